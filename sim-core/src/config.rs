@@ -1,0 +1,289 @@
+//! The typed, validated run configuration.
+//!
+//! Built from a TOML scenario by [`crate::scenario`], or directly in code by researchers who
+//! script against sim-core. Every field is explicit: defaults were already applied, and
+//! relative values such as `"1BDP"` were resolved when the config was built. `Config`
+//! serialises back into the scenario format (`resolved_config` in run output), and that
+//! output parses again to the same `Config`.
+
+use crate::time::{SimDuration, SimTime};
+use crate::units::{Bytes, Rate};
+use serde::{Deserialize, Serialize};
+
+/// A complete, validated run configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// Scenario name (for file names and reports).
+    pub name: String,
+    /// Free text.
+    pub description: String,
+    /// Base seed; run `i` of a multi-run uses `seed + i` (wrapping).
+    pub seed: u64,
+    /// Number of runs (seeds) per sweep point.
+    pub runs: u32,
+    /// Bounds every run.
+    pub sim: SimLimits,
+    /// Hosts, routers and links.
+    pub topology: Topology,
+    /// Applications (traffic).
+    pub flows: Vec<FlowConfig>,
+    /// What to record.
+    pub output: OutputConfig,
+}
+
+/// Bounds on a run: it ends with status `time_limit` or `event_budget` when one is hit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimLimits {
+    /// Simulated-time limit.
+    pub time_limit: SimDuration,
+    /// Maximum number of events processed.
+    pub max_events: u64,
+}
+
+/// The network.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Topology {
+    /// client - bottleneck - server: one link per direction.
+    TwoHosts {
+        /// client -> server.
+        forward: LinkConfig,
+        /// server -> client.
+        reverse: LinkConfig,
+        /// Scheduled switches of the client's path.
+        handovers: Vec<Handover>,
+    },
+    /// N client/server pairs, each with its own access links, through router R1 (client
+    /// side) and R2 (server side) joined by the shared bottleneck.
+    Dumbbell {
+        /// Per-pair access links.
+        pairs: Vec<PairLinks>,
+        /// R1 -> R2.
+        bottleneck_forward: LinkConfig,
+        /// R2 -> R1.
+        bottleneck_reverse: LinkConfig,
+        /// Scheduled switches of a client's access links.
+        handovers: Vec<Handover>,
+    },
+}
+
+/// Access links of one dumbbell pair.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairLinks {
+    /// client -> R1.
+    pub client_up: LinkConfig,
+    /// R1 -> client.
+    pub client_down: LinkConfig,
+    /// server -> R2.
+    pub server_up: LinkConfig,
+    /// R2 -> server.
+    pub server_down: LinkConfig,
+}
+
+/// At `at`, the client of pair `pair` (0 for `two_hosts`) leaves its current access links
+/// for new ones. Packets queued or propagating on the old links are dropped (reason
+/// `handover`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Handover {
+    /// When.
+    pub at: SimTime,
+    /// Which client (pair index).
+    pub pair: usize,
+    /// New client -> network link (the whole forward path for `two_hosts`).
+    pub forward: LinkConfig,
+    /// New network -> client link.
+    pub reverse: LinkConfig,
+    /// What happens to the client's address.
+    pub address: AddressChange,
+}
+
+/// Address effect of a handover.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AddressChange {
+    /// Same address and port (a link change under the same address).
+    None,
+    /// New port, same IP (NAT rebinding).
+    Port,
+    /// New IP address (a new network).
+    Ip,
+}
+
+/// One unidirectional link.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinkConfig {
+    /// Serialization rate in bit/s (> 0).
+    pub rate: Rate,
+    /// One-way propagation delay.
+    pub delay: SimDuration,
+    /// Per-packet bytes added to the datagram size (IP + UDP headers = 28 by default).
+    pub overhead: Bytes,
+    /// Drop-tail limit on what waits for the serializer.
+    pub queue: QueueLimit,
+    /// Random or deterministic loss.
+    pub loss: LossModel,
+    /// Where loss is applied.
+    pub loss_position: LossPosition,
+    /// Probability that a packet is corrupted (uses link time, receiver discards it).
+    pub corruption: f64,
+    /// Delay variation.
+    pub jitter: Option<Jitter>,
+    /// Scheduled changes, sorted by time.
+    pub changes: Vec<LinkChange>,
+}
+
+/// Drop-tail limits. Counts packets waiting for the serializer only: not the one being
+/// serialized, nor those propagating. `None` = unlimited in that unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueLimit {
+    /// Limit in bytes (datagram size + overhead), resolved from `"1BDP"` etc.
+    pub bytes: Option<u64>,
+    /// Limit in packets.
+    pub packets: Option<u64>,
+}
+
+/// Loss models.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum LossModel {
+    /// No loss.
+    None,
+    /// Each packet lost independently with probability `p`.
+    Bernoulli {
+        /// Loss probability.
+        p: f64,
+    },
+    /// Deterministic: packets number `offset`, `offset + every`, ... (0-based arrival index)
+    /// are lost.
+    Periodic {
+        /// Period in packets (>= 1).
+        every: u64,
+        /// Index of the first lost packet (< every).
+        offset: u64,
+    },
+    /// Two-state Gilbert-Elliott, as netem's `loss_gilb_ell`: starts in Good; a packet is
+    /// lost with probability 1-k in Good and 1-h in Bad, judged in the state it arrives in;
+    /// then the state moves (G->B with p, B->G with r).
+    GilbertElliott {
+        /// P(Good -> Bad).
+        p: f64,
+        /// P(Bad -> Good).
+        r: f64,
+        /// P(delivered | Good).
+        k: f64,
+        /// P(delivered | Bad).
+        h: f64,
+    },
+    /// netem's 4-state model (`loss state p13 p31 p32 p23 p14`, `loss_4state`): the
+    /// transition is drawn first, and the packet is lost if the state entered is 3 or 4.
+    FourState {
+        /// P(1 -> 3).
+        p13: f64,
+        /// P(3 -> 1).
+        p31: f64,
+        /// P(3 -> 2).
+        p32: f64,
+        /// P(2 -> 3).
+        p23: f64,
+        /// P(1 -> 4).
+        p14: f64,
+    },
+}
+
+/// Where the loss (and corruption) stages act.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossPosition {
+    /// Before the queue, as netem: lost packets use no link time. Default.
+    Ingress,
+    /// After serialization, as on a radio link: lost packets used link time.
+    Egress,
+}
+
+/// Delay variation added to the propagation delay of each packet.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Jitter {
+    /// Distribution.
+    pub distribution: JitterDistribution,
+    /// Uniform: half-width J (delay in [d-J, d+J]); normal: standard deviation. The
+    /// resulting delay is clamped at 0.
+    pub amount: SimDuration,
+    /// `false`: arrival = max(computed, previous arrival) (no reordering); `true`: packets
+    /// may overtake each other.
+    pub reorder: bool,
+}
+
+/// Jitter distribution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JitterDistribution {
+    /// Uniform in [-J, +J].
+    Uniform,
+    /// Normal with standard deviation J (Box–Muller on libm).
+    Normal,
+}
+
+/// A scheduled change of link parameters. Fields left `None` keep their value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinkChange {
+    /// When.
+    pub at: SimTime,
+    /// New rate; 0 means the link is down (packets wait in the queue).
+    pub rate: Option<Rate>,
+    /// New propagation delay (FIFO order is kept when it drops).
+    pub delay: Option<SimDuration>,
+    /// New loss model.
+    pub loss: Option<LossModel>,
+    /// New corruption probability.
+    pub corruption: Option<f64>,
+}
+
+/// One application instance.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlowConfig {
+    /// Which client/server pair carries it (0 for `two_hosts`).
+    pub pair: usize,
+    /// A background flow does not have to finish for the run to be `completed`.
+    pub background: bool,
+    /// What it does.
+    pub app: AppConfig,
+}
+
+/// Applications.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AppConfig {
+    /// Constant-bit-rate UDP (like `iperf -u`): fixed-size datagrams at fixed spacing.
+    Cbr {
+        /// client -> server (`up`) or server -> client (`down`).
+        direction: Direction,
+        /// Sending rate in bit/s of UDP payload + link overhead of the first link, so that a
+        /// source at the link rate exactly fills the link.
+        rate: Rate,
+        /// UDP payload size of each datagram.
+        size: Bytes,
+        /// First datagram at.
+        start: SimTime,
+        /// Number of datagrams to send.
+        count: u64,
+    },
+}
+
+/// Direction of a one-way flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// client -> server.
+    Up,
+    /// server -> client.
+    Down,
+}
+
+/// What a run records besides its summary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutputConfig {
+    /// Record time series (queue length per link, delivered bytes per flow).
+    pub series: bool,
+    /// Sampling interval of the time series.
+    pub sample_interval: SimDuration,
+}

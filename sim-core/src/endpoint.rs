@@ -1,0 +1,53 @@
+//! The driver interface between the engine and protocol endpoints.
+//!
+//! An endpoint is a sans-IO state machine: the engine feeds it input with
+//! `handle_*(now, ..)` and drains output with `poll_*(now)`. It never sees the scheduler,
+//! the links or other endpoints; the engine never reaches into its state. QUIC, TCP, SCTP
+//! and the UDP constant-bit-rate apps all implement this one trait.
+//!
+//! The engine's contract, after any input it gave an endpoint:
+//! 1. it calls [`Endpoint::poll_transmit`] until it returns `None`, and sends each datagram
+//!    on the host's outgoing link at `now`;
+//! 2. it calls [`Endpoint::poll_timeout`] and (re)arms one timer for the returned instant;
+//!    a previously armed instant is forgotten. When that instant comes it calls
+//!    [`Endpoint::handle_timeout`] (never earlier than the instant asked for).
+//!
+//! An endpoint that wants to send later (pacing) returns `None` from `poll_transmit` and
+//! asks for a timeout at the release time.
+
+use crate::metrics::EndpointMetrics;
+use crate::packet::{Addr, Datagram};
+use crate::time::SimTime;
+
+/// A sans-IO protocol or application endpoint bound to one local address.
+pub trait Endpoint {
+    /// Called once when the run starts (time zero or the endpoint's start time).
+    fn start(&mut self, now: SimTime);
+
+    /// A datagram addressed to this endpoint arrived intact.
+    fn handle_datagram(&mut self, now: SimTime, datagram: Datagram);
+
+    /// The instant returned by the last [`Endpoint::poll_timeout`] has come.
+    fn handle_timeout(&mut self, now: SimTime);
+
+    /// The next datagram to send now, if any.
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram>;
+
+    /// The earliest instant at which the endpoint wants [`Endpoint::handle_timeout`].
+    fn poll_timeout(&self) -> Option<SimTime>;
+
+    /// The host's address changed (handover to a new network, or NAT rebinding). The
+    /// endpoint sends from `new` from now on. Default: ignore.
+    fn handle_local_address_change(&mut self, _now: SimTime, _new: Addr) {}
+
+    /// The endpoint's local address.
+    fn local_addr(&self) -> Addr;
+
+    /// `true` once the endpoint's work is finished (a source sent everything, a transfer
+    /// completed). A run is `completed` when every foreground endpoint is done and the
+    /// network holds none of their packets.
+    fn is_done(&self) -> bool;
+
+    /// The endpoint's metrics for the run result.
+    fn metrics(&self, now: SimTime) -> EndpointMetrics;
+}
