@@ -287,3 +287,69 @@ pub struct OutputConfig {
     /// Sampling interval of the time series.
     pub sample_interval: SimDuration,
 }
+
+impl LinkConfig {
+    /// A link with the documented defaults (28 B overhead, unlimited queue, no loss, no
+    /// jitter, no changes) and the given rate and delay. Handy for scripting; scenario files
+    /// default the queue to `"1BDP"` instead.
+    pub fn new(rate: Rate, delay: SimDuration) -> Self {
+        LinkConfig {
+            rate,
+            delay,
+            overhead: Bytes(28),
+            queue: QueueLimit {
+                bytes: None,
+                packets: None,
+            },
+            loss: LossModel::None,
+            loss_position: LossPosition::Ingress,
+            corruption: 0.0,
+            jitter: None,
+            changes: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// A `two_hosts` configuration with the given links and flows and default everything
+    /// else (seed 1, one run, 600 s time limit, 10^8 events, no series).
+    pub fn two_hosts(forward: LinkConfig, reverse: LinkConfig, flows: Vec<FlowConfig>) -> Self {
+        Config {
+            name: "scenario".into(),
+            description: String::new(),
+            seed: 1,
+            runs: 1,
+            sim: SimLimits {
+                time_limit: SimDuration::from_secs(600),
+                max_events: 100_000_000,
+            },
+            topology: Topology::TwoHosts {
+                forward,
+                reverse,
+                handovers: Vec::new(),
+            },
+            flows,
+            output: OutputConfig {
+                series: false,
+                sample_interval: SimDuration::from_millis(10),
+            },
+        }
+    }
+}
+
+impl FlowConfig {
+    /// A foreground CBR flow on pair 0, client -> server, starting at time zero.
+    pub fn cbr_up(rate: Rate, size: Bytes, count: u64) -> Self {
+        FlowConfig {
+            pair: 0,
+            background: false,
+            app: AppConfig::Cbr {
+                direction: Direction::Up,
+                rate,
+                size,
+                start: SimTime::ZERO,
+                count,
+            },
+        }
+    }
+}

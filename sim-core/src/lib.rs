@@ -27,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod apps;
+pub mod cc;
 pub mod config;
 pub mod endpoint;
 pub mod engine;

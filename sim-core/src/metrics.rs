@@ -145,6 +145,12 @@ pub struct LinkReport {
     pub max_queue_bytes: u64,
     /// Time the serializer was busy, in seconds.
     pub busy_secs: f64,
+    /// Packets judged by the loss stage.
+    pub loss_judged: u64,
+    /// Maximal runs of consecutive packets lost by the loss stage (in judging order).
+    pub loss_bursts: u64,
+    /// Mean length of those runs, in packets (0 if none).
+    pub mean_loss_burst: f64,
 }
 
 /// Network-level accounting of one flow.
@@ -160,10 +166,8 @@ pub struct FlowReport {
     pub drops: DropCounts,
     /// Datagrams still in the network when the run ended.
     pub in_network: u64,
-    /// Link drops / packets sent.
+    /// Drops (any reason) / packets sent.
     pub loss_ratio: f64,
-    /// Mean number of consecutive drops in a loss burst (by send order within the flow).
-    pub mean_loss_burst: f64,
     /// Endpoint metrics, one per endpoint of the flow (source first).
     pub endpoints: Vec<EndpointMetrics>,
 }

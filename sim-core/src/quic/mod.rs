@@ -1,3 +1,30 @@
-//! QUIC (RFC 9000 / 9002) endpoints. Under construction: see issue 3.
+//! QUIC (RFC 9000 / RFC 9001 / RFC 9002) endpoints for the simulator.
+//!
+//! Layout:
+//! - [`wire`]: packet and frame descriptors carried in [`crate::packet::Payload::Quic`],
+//!   with their honest on-the-wire sizes (no payload bytes are materialised);
+//! - [`config`]: [`QuicConfig`], every parameter with its documented default;
+//! - [`ranges`]: an ordered set of half-open `u64` ranges (reassembly, ACK ranges);
+//! - [`flow_control`]: the receiver's window-update policy ([`flow_control::Allowance`]);
+//! - [`streams`]: send and receive halves of streams, and the sender's scheduler;
+//! - [`connection`]: the connection state machine (handshake, packet number spaces, ACKs,
+//!   frames, flow control, recovery glue);
+//! - [`endpoint`]: [`QuicEndpoint`], a connection plus the `bulk` workload, implementing
+//!   [`crate::endpoint::Endpoint`];
+//! - [`recovery`] and [`rtt`]: RFC 9002 loss detection, PTO and the RTT estimator.
 
+pub mod config;
+pub mod connection;
+pub mod endpoint;
+pub mod flow_control;
+pub mod ranges;
+pub mod recovery;
+pub mod rtt;
+pub mod streams;
 pub mod wire;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::QuicConfig;
+pub use endpoint::{QuicEndpoint, Role};

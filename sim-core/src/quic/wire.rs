@@ -1,5 +1,4 @@
-//! QUIC packet and frame descriptors carried in [`crate::packet::Payload::Quic`].
-
-/// One UDP datagram's worth of QUIC packets (placeholder until the QUIC core lands).
+//! stub
+/// stub
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct QuicDatagram {}

@@ -1,0 +1,7 @@
+// Runs a wasm32-wasip1 binary under node's built-in WASI: node wasi-run.mjs FILE.wasm ARGS...
+import { readFile } from 'node:fs/promises';
+import { WASI } from 'node:wasi';
+const wasi = new WASI({ version: 'preview1', args: process.argv.slice(2), env: {}, preopens: { '.': '.' } });
+const m = await WebAssembly.compile(await readFile(process.argv[2]));
+const code = wasi.start(await WebAssembly.instantiate(m, wasi.getImportObject()));
+process.exit(code ?? 0);

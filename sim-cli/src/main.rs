@@ -1,0 +1,298 @@
+//! `quicsim`: the command line of the quicsim simulator.
+//!
+//! All file and terminal I/O lives here; sim-core stays pure.
+
+use clap::{Parser, Subcommand};
+use rayon::prelude::*;
+use serde_json::{json, Value};
+use sim_core::metrics::{EndpointMetrics, RunResult};
+use sim_core::scenario::{parse_str, Scenario};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// quicsim — a deterministic packet-level simulator of QUIC over impaired links.
+#[derive(Parser, Debug)]
+#[command(name = "quicsim", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a scenario: every sweep point x every run, in parallel across runs.
+    ///
+    /// Run i (0-based) of a point uses seed `base + i` (wrapping), where base is `--seed` or
+    /// the scenario's `seed`; `quicsim run FILE --seed S --runs 1` with a printed seed S
+    /// reproduces that run exactly. Every sweep point uses the same seeds (common random
+    /// numbers).
+    Run {
+        /// Scenario file (TOML).
+        file: PathBuf,
+        /// Base seed (overrides the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Runs per sweep point (overrides the scenario's `runs`).
+        #[arg(long)]
+        runs: Option<u32>,
+        /// Print the results as JSON instead of a human summary.
+        #[arg(long)]
+        json: bool,
+        /// Write result.json, summary.csv and (with series on) one time-series CSV per run
+        /// into this directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Record time series (same as `[output] series = true`).
+        #[arg(long)]
+        series: bool,
+    },
+    /// Check a scenario file and report its sweep size, without running it.
+    Validate {
+        /// Scenario file (TOML).
+        file: PathBuf,
+    },
+}
+
+/// Exit code for bad input (scenario or arguments).
+const EXIT_BAD_INPUT: u8 = 2;
+
+fn load(file: &Path) -> Result<Scenario, (u8, String)> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| (EXIT_BAD_INPUT, format!("{}: cannot read: {e}", file.display())))?;
+    parse_str(&text).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", file.display())))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let res = match cli.command {
+        Command::Validate { file } => load(&file).map(|s| {
+            println!(
+                "{}: ok — {} sweep point(s) x {} run(s)",
+                file.display(),
+                s.points.len(),
+                s.base.runs
+            );
+        }),
+        Command::Run {
+            file,
+            seed,
+            runs,
+            json,
+            out,
+            series,
+        } => load(&file).and_then(|s| run_cmd(s, seed, runs, json, out, series)),
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((code, msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+struct Job {
+    point: usize,
+    seed: u64,
+}
+
+fn run_cmd(
+    mut s: Scenario,
+    seed: Option<u64>,
+    runs: Option<u32>,
+    as_json: bool,
+    out: Option<PathBuf>,
+    series: bool,
+) -> Result<(), (u8, String)> {
+    if runs == Some(0) {
+        return Err((EXIT_BAD_INPUT, "--runs: 0 is not allowed: expected >= 1".into()));
+    }
+    let base_seed = seed.unwrap_or(s.base.seed);
+    let n_runs = runs.unwrap_or(s.base.runs);
+    for p in s.points.iter_mut() {
+        p.config.seed = base_seed;
+        p.config.runs = n_runs;
+        if series {
+            p.config.output.series = true;
+        }
+    }
+    s.base.seed = base_seed;
+    s.base.runs = n_runs;
+    if series {
+        s.base.output.series = true;
+    }
+    let jobs: Vec<Job> = (0..s.points.len())
+        .flat_map(|point| {
+            (0..n_runs).map(move |i| Job {
+                point,
+                seed: base_seed.wrapping_add(i as u64),
+            })
+        })
+        .collect();
+    // Parallel across runs, never within one; collect() keeps the job order.
+    let results: Vec<Result<RunResult, String>> = jobs
+        .par_iter()
+        .map(|j| sim_core::run(&s.points[j.point].config, j.seed).map_err(|e| e.to_string()))
+        .collect();
+    let mut ok = Vec::with_capacity(results.len());
+    for r in results {
+        ok.push(r.map_err(|e| (EXIT_BAD_INPUT, e))?);
+    }
+    let doc = to_json(&s, &jobs, &ok);
+    if let Some(dir) = &out {
+        write_out(dir, &s, &jobs, &ok, &doc).map_err(|e| (1, e))?;
+    }
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
+    } else {
+        print_summary(&s, &jobs, &ok);
+    }
+    Ok(())
+}
+
+fn run_json(r: &RunResult) -> Value {
+    let mut v = serde_json::to_value(r).expect("RunResult serialises");
+    if let Value::Object(m) = &mut v {
+        m.remove("resolved_config");
+        m.remove("series");
+        m.remove("schema_version");
+        m.remove("quicsim_version");
+    }
+    v
+}
+
+fn to_json(s: &Scenario, jobs: &[Job], results: &[RunResult]) -> Value {
+    let points: Vec<Value> = s
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            json!({
+                "index": i,
+                "params": p.params.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
+                "resolved_config": p.config,
+            })
+        })
+        .collect();
+    let runs: Vec<Value> = jobs
+        .iter()
+        .zip(results)
+        .map(|(j, r)| {
+            let mut v = run_json(r);
+            if let Value::Object(m) = &mut v {
+                m.insert("point".into(), json!(j.point));
+            }
+            v
+        })
+        .collect();
+    json!({
+        "schema_version": sim_core::metrics::SCHEMA_VERSION,
+        "quicsim_version": env!("CARGO_PKG_VERSION"),
+        "scenario": s.base.name,
+        "resolved_config": s.base,
+        "points": points,
+        "runs": runs,
+    })
+}
+
+fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
+    println!("scenario {} — {} point(s) x {} run(s)", s.base.name, s.points.len(), s.base.runs);
+    let mut last_point = usize::MAX;
+    for (j, r) in jobs.iter().zip(results) {
+        if j.point != last_point {
+            last_point = j.point;
+            let p = &s.points[j.point];
+            if !p.params.is_empty() {
+                let ps: Vec<String> = p.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+                println!("point {}: {}", j.point, ps.join(", "));
+            }
+        }
+        println!(
+            "  seed {:<20} {:<12} end {:>10.6} s  events {:>10}  digest {}",
+            r.seed,
+            format!("{:?}", r.status).to_lowercase(),
+            r.end_time_secs,
+            r.events,
+            r.digest
+        );
+        for f in &r.flows {
+            print!(
+                "    flow {}: sent {} delivered {} dropped {} (loss {:.4} %)",
+                f.flow,
+                f.packets_sent,
+                f.packets_delivered,
+                f.drops.total(),
+                f.loss_ratio * 100.0
+            );
+            for e in &f.endpoints {
+                if let EndpointMetrics::CbrSink {
+                    goodput_bps: Some(g),
+                    delay_mean_secs: Some(d),
+                    ..
+                } = e
+                {
+                    print!("  goodput {:.3} Mbit/s  mean delay {:.3} ms", g / 1e6, d * 1e3);
+                }
+            }
+            println!();
+        }
+        for l in &r.links {
+            if l.drops.total() > 0 {
+                println!(
+                    "    link {}: in {} out {} drops {:?}",
+                    l.name, l.packets_in, l.packets_out, l.drops
+                );
+            }
+        }
+    }
+}
+
+fn write_out(
+    dir: &Path,
+    s: &Scenario,
+    jobs: &[Job],
+    results: &[RunResult],
+    doc: &Value,
+) -> Result<(), String> {
+    let io = |e: std::io::Error| format!("{}: {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(io)?;
+    std::fs::write(
+        dir.join("result.json"),
+        serde_json::to_string_pretty(doc).expect("JSON"),
+    )
+    .map_err(io)?;
+    let mut csv = String::from(
+        "point,seed,status,end_time_s,events,digest,flow,packets_sent,packets_delivered,drops,loss_ratio\n",
+    );
+    for (j, r) in jobs.iter().zip(results) {
+        for f in &r.flows {
+            csv.push_str(&format!(
+                "{},{},{:?},{},{},{},{},{},{},{},{}\n",
+                j.point,
+                r.seed,
+                r.status,
+                r.end_time_secs,
+                r.events,
+                r.digest,
+                f.flow,
+                f.packets_sent,
+                f.packets_delivered,
+                f.drops.total(),
+                f.loss_ratio
+            ));
+        }
+        if let Some(series) = &r.series {
+            let mut t = series.columns.join(",");
+            t.push('\n');
+            for row in &series.rows {
+                let cells: Vec<String> = row.iter().map(|x| x.to_string()).collect();
+                t.push_str(&cells.join(","));
+                t.push('\n');
+            }
+            let name = format!("series-{}-p{}-seed{}.csv", s.base.name, j.point, r.seed);
+            std::fs::write(dir.join(name), t).map_err(io)?;
+        }
+    }
+    std::fs::write(dir.join("summary.csv"), csv).map_err(io)?;
+    Ok(())
+}

@@ -1,0 +1,390 @@
+//! Unidirectional links: drop-tail queue, serializer, propagation, impairments.
+//!
+//! A packet offered to a link goes through, in order:
+//! 1. **ingress impairments** (when `loss_position = ingress`, the default, as netem):
+//!    the loss stage and the corruption stage each judge the packet; a lost packet uses no
+//!    link time;
+//! 2. **the drop-tail queue**: if the serializer is busy (or the link is down) the packet
+//!    waits. The limit counts only packets *waiting for the serializer*: not the one being
+//!    serialized, nor those propagating. A packet that would exceed the packet or byte
+//!    limit is dropped (`queue_overflow`);
+//! 3. **the serializer** at `rate`: the wire size is datagram size + `overhead`.
+//!    Departure times come from cumulative bits since the serializer last became busy, in
+//!    `u128` integer arithmetic (`start + ceil(bits * 1e9 / rate)`), so back-to-back
+//!    packets never accumulate rounding drift;
+//! 4. **egress impairments** (when `loss_position = egress`, as on a radio): the packet
+//!    used link time and may still be lost or corrupted;
+//! 5. **propagation**: `delay` plus jitter. Without reordering, arrival =
+//!    max(computed, previous arrival), which also keeps FIFO order when a scheduled change
+//!    lowers the delay.
+//!
+//! A corrupted packet travels normally and is discarded by the node at the far end
+//! (counted as a `corruption` drop on this link).
+//!
+//! Scheduled changes of rate apply from the next packet to start serialization (the packet
+//! on the serializer finishes at the old rate). Rate 0 means the link is down: packets
+//! wait in the queue (subject to its limit) until the rate becomes positive again.
+//!
+//! A link can be *flushed* (handover): every packet waiting, serializing or propagating is
+//! dropped with reason `handover`, and events already scheduled for it are ignored (the
+//! link's generation number changes).
+
+pub mod impair;
+
+use crate::config::{LinkConfig, LinkChange, LossPosition, QueueLimit};
+use crate::metrics::{DropReason, LinkReport};
+use crate::packet::Datagram;
+use crate::rng::RngStream;
+use crate::time::{SimDuration, SimTime};
+use crate::units::Rate;
+use impair::{CorruptionStage, JitterStage, LossStage};
+use std::collections::VecDeque;
+
+/// Index of a link in the network.
+pub type LinkId = usize;
+
+/// What happened to a packet offered to a link.
+#[derive(Debug)]
+pub enum Offer {
+    /// Dropped at ingress.
+    Dropped(DropReason, Datagram),
+    /// Waiting in the queue, or the serializer started on it.
+    Accepted,
+    /// Accepted and the serializer became busy: schedule a `TxDone` at this time.
+    StartedTx(SimTime),
+}
+
+/// What the end of a serialization produced.
+#[derive(Debug)]
+pub struct TxDone {
+    /// The packet, dropped at egress, or `None` if it propagates (an arrival must be
+    /// scheduled at `arrival`).
+    pub dropped: Option<(DropReason, Datagram)>,
+    /// When the packet reaches the far end (if it was not dropped).
+    pub arrival: Option<SimTime>,
+    /// If the serializer started on the next packet: when it will be done.
+    pub next_tx_done: Option<SimTime>,
+}
+
+/// One unidirectional link.
+pub struct Link {
+    /// Stable name (also the prefix of its random streams).
+    pub name: String,
+    /// Node at the sending end.
+    pub from: usize,
+    /// Node at the receiving end.
+    pub to: usize,
+    rate: Rate,
+    delay: SimDuration,
+    overhead: u64,
+    limit: QueueLimit,
+    position: LossPosition,
+    loss: LossStage,
+    corruption: CorruptionStage,
+    jitter: JitterStage,
+    reorder: bool,
+    changes: Vec<LinkChange>,
+    next_change: usize,
+
+    queue: VecDeque<Datagram>,
+    queue_bytes: u64,
+    serializing: Option<Datagram>,
+    tx_started: SimTime,
+    epoch_start: SimTime,
+    epoch_bits: u128,
+    epoch_valid: bool,
+    /// Propagating packets, ordered by arrival time (then by departure order).
+    propagating: VecDeque<(SimTime, u64, Datagram)>,
+    prop_seq: u64,
+    last_arrival: SimTime,
+    /// Bumped by [`Link::flush`]; events carry it so stale ones are ignored.
+    pub generation: u32,
+    /// Accounting.
+    pub report: LinkReport,
+    busy_ns: u128,
+    loss_judged: u64,
+    loss_in_burst: bool,
+}
+
+impl Link {
+    /// Builds a link; its random streams are derived from `seed` and `name`.
+    pub fn new(name: &str, from: usize, to: usize, cfg: &LinkConfig, seed: u64) -> Self {
+        let mut changes = cfg.changes.clone();
+        changes.sort_by_key(|c| c.at);
+        Link {
+            name: name.to_string(),
+            from,
+            to,
+            rate: cfg.rate,
+            delay: cfg.delay,
+            overhead: cfg.overhead.0,
+            limit: cfg.queue,
+            position: cfg.loss_position,
+            loss: LossStage::new(
+                &cfg.loss,
+                RngStream::derive(seed, &format!("link/{name}/loss")),
+            ),
+            corruption: CorruptionStage::new(
+                cfg.corruption,
+                RngStream::derive(seed, &format!("link/{name}/corruption")),
+            ),
+            jitter: JitterStage::new(
+                cfg.jitter,
+                RngStream::derive(seed, &format!("link/{name}/jitter")),
+            ),
+            reorder: cfg.jitter.map(|j| j.reorder).unwrap_or(false),
+            changes,
+            next_change: 0,
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            serializing: None,
+            tx_started: SimTime::ZERO,
+            epoch_start: SimTime::ZERO,
+            epoch_bits: 0,
+            epoch_valid: false,
+            propagating: VecDeque::new(),
+            prop_seq: 0,
+            last_arrival: SimTime::ZERO,
+            generation: 0,
+            report: LinkReport {
+                name: name.to_string(),
+                ..Default::default()
+            },
+            busy_ns: 0,
+            loss_judged: 0,
+            loss_in_burst: false,
+        }
+    }
+
+    /// Scheduled changes of this link (sorted by time).
+    pub fn changes(&self) -> &[LinkChange] {
+        &self.changes
+    }
+
+    /// Current rate.
+    pub fn rate(&self) -> Rate {
+        self.rate
+    }
+
+    /// Current propagation delay.
+    pub fn delay(&self) -> SimDuration {
+        self.delay
+    }
+
+    /// Packets waiting for the serializer.
+    pub fn queue_packets(&self) -> u64 {
+        self.queue.len() as u64
+    }
+
+    /// Bytes (size + overhead) waiting for the serializer.
+    pub fn queue_bytes(&self) -> u64 {
+        self.queue_bytes
+    }
+
+    /// Packets anywhere on the link (waiting, serializing, propagating).
+    pub fn packets_on_link(&self) -> u64 {
+        self.queue.len() as u64 + self.serializing.is_some() as u64 + self.propagating.len() as u64
+    }
+
+    fn wire_bytes(&self, d: &Datagram) -> u64 {
+        d.size as u64 + self.overhead
+    }
+
+    /// Runs the loss and corruption stages on one packet (always both: fixed draws per
+    /// packet). Returns the drop reason, or marks the packet corrupted.
+    fn impair(&mut self, d: &mut Datagram) -> Option<DropReason> {
+        let lost = self.loss.judge();
+        let corrupt = self.corruption.judge();
+        self.loss_judged += 1;
+        match lost {
+            Some(_) => {
+                if !self.loss_in_burst {
+                    self.report.loss_bursts += 1;
+                }
+                self.loss_in_burst = true;
+            }
+            None => self.loss_in_burst = false,
+        }
+        if lost.is_some() {
+            return lost;
+        }
+        if corrupt && !d.corrupted {
+            d.corrupted = true;
+            self.report.corrupted += 1;
+        }
+        None
+    }
+
+    /// Offers a packet to the link at `now`.
+    pub fn offer(&mut self, now: SimTime, mut d: Datagram) -> Offer {
+        let wire = self.wire_bytes(&d);
+        self.report.packets_in += 1;
+        self.report.bytes_in += wire;
+        if self.position == LossPosition::Ingress {
+            if let Some(reason) = self.impair(&mut d) {
+                self.report.drops.add(reason, 1);
+                return Offer::Dropped(reason, d);
+            }
+        }
+        let idle = self.serializing.is_none() && self.rate.0 > 0 && self.queue.is_empty();
+        if idle {
+            let done = self.start_tx(now, d);
+            return Offer::StartedTx(done);
+        }
+        let over_packets = self
+            .limit
+            .packets
+            .is_some_and(|p| self.queue.len() as u64 + 1 > p);
+        let over_bytes = self
+            .limit
+            .bytes
+            .is_some_and(|b| self.queue_bytes + wire > b);
+        if over_packets || over_bytes {
+            self.report.drops.add(DropReason::QueueOverflow, 1);
+            return Offer::Dropped(DropReason::QueueOverflow, d);
+        }
+        self.queue_bytes += wire;
+        self.queue.push_back(d);
+        self.report.max_queue_packets = self.report.max_queue_packets.max(self.queue.len() as u64);
+        self.report.max_queue_bytes = self.report.max_queue_bytes.max(self.queue_bytes);
+        Offer::Accepted
+    }
+
+    fn start_tx(&mut self, now: SimTime, d: Datagram) -> SimTime {
+        let bits = self.wire_bytes(&d) as u128 * 8;
+        // A new epoch whenever the serializer was idle (or the rate changed): departures
+        // inside an epoch come from cumulative bits, so they never drift.
+        let continuing = self.epoch_valid && self.serializing.is_none() && {
+            let end = self.epoch_end();
+            end == now
+        };
+        if !continuing {
+            self.epoch_start = now;
+            self.epoch_bits = 0;
+            self.epoch_valid = true;
+        }
+        self.epoch_bits += bits;
+        let done = self.epoch_end();
+        self.serializing = Some(d);
+        self.tx_started = now;
+        done
+    }
+
+    fn epoch_end(&self) -> SimTime {
+        let ns = (self.epoch_bits * 1_000_000_000).div_ceil(self.rate.0 as u128);
+        SimTime(self.epoch_start.0 + ns as u64)
+    }
+
+    /// The serializer finished the current packet at `now`.
+    pub fn tx_done(&mut self, now: SimTime) -> TxDone {
+        let mut d = self
+            .serializing
+            .take()
+            .expect("tx_done without a packet on the serializer");
+        self.busy_ns += (now.0 - self.tx_started.0) as u128;
+        let mut dropped = None;
+        let mut arrival = None;
+        let egress_loss = if self.position == LossPosition::Egress {
+            self.impair(&mut d)
+        } else {
+            None
+        };
+        if let Some(reason) = egress_loss {
+            self.report.drops.add(reason, 1);
+            dropped = Some((reason, d));
+        } else {
+            let delay = self.jitter.sample(self.delay);
+            let mut at = now + delay;
+            if !self.reorder {
+                at = at.max(self.last_arrival);
+            }
+            self.last_arrival = self.last_arrival.max(at);
+            let seq = self.prop_seq;
+            self.prop_seq += 1;
+            // Keep `propagating` sorted by (arrival, seq); without reordering this is a push.
+            let pos = self
+                .propagating
+                .partition_point(|(t, s, _)| (*t, *s) <= (at, seq));
+            self.propagating.insert(pos, (at, seq, d));
+            arrival = Some(at);
+        }
+        let next_tx_done = self.try_start(now);
+        TxDone {
+            dropped,
+            arrival,
+            next_tx_done,
+        }
+    }
+
+    /// Starts the serializer on the head of the queue if it is idle and the link is up.
+    fn try_start(&mut self, now: SimTime) -> Option<SimTime> {
+        if self.serializing.is_some() || self.rate.0 == 0 {
+            return None;
+        }
+        let d = self.queue.pop_front()?;
+        self.queue_bytes -= self.wire_bytes(&d);
+        Some(self.start_tx(now, d))
+    }
+
+    /// The earliest propagating packet reached the far end. Corrupted packets are returned
+    /// too (the caller discards them and counts the drop).
+    pub fn arrive(&mut self) -> Datagram {
+        let (_, _, d) = self
+            .propagating
+            .pop_front()
+            .expect("arrival without a propagating packet");
+        self.report.packets_out += 1;
+        d
+    }
+
+    /// Applies the next scheduled change (its time has come). Returns a `TxDone` time if
+    /// the serializer started because the link came back up.
+    pub fn apply_change(&mut self, now: SimTime, idx: usize) -> Option<SimTime> {
+        let c = self.changes[idx].clone();
+        self.next_change = idx + 1;
+        if let Some(r) = c.rate {
+            if r != self.rate {
+                self.rate = r;
+                self.epoch_valid = false;
+            }
+        }
+        if let Some(d) = c.delay {
+            self.delay = d;
+        }
+        if let Some(l) = &c.loss {
+            self.loss.set_model(l);
+        }
+        if let Some(p) = c.corruption {
+            self.corruption.set_p(p);
+        }
+        self.try_start(now)
+    }
+
+    /// Drops everything on the link (handover). Returns the dropped packets.
+    pub fn flush(&mut self) -> Vec<Datagram> {
+        let mut out: Vec<Datagram> = self.queue.drain(..).collect();
+        self.queue_bytes = 0;
+        if let Some(d) = self.serializing.take() {
+            out.push(d);
+        }
+        out.extend(self.propagating.drain(..).map(|(_, _, d)| d));
+        self.report.drops.add(DropReason::Handover, out.len() as u64);
+        self.generation += 1;
+        self.epoch_valid = false;
+        out
+    }
+
+    /// Finalises the report at the end of a run.
+    pub fn finish_report(&mut self) -> LinkReport {
+        let mut r = self.report.clone();
+        r.busy_secs = self.busy_ns as f64 / 1e9;
+        r.loss_judged = self.loss_judged;
+        let lost = r.drops.random_loss();
+        r.mean_loss_burst = if r.loss_bursts > 0 {
+            lost as f64 / r.loss_bursts as f64
+        } else {
+            0.0
+        };
+        r
+    }
+}

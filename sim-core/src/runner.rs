@@ -1,0 +1,483 @@
+//! The one entry point: [`run`] builds the network and endpoints from a [`Config`], drives
+//! the event loop and returns a serialisable [`RunResult`].
+//!
+//! A run ends with a status (see [`RunStatus`]):
+//! - `completed`: every foreground flow is finished — all its endpoints report done and the
+//!   network holds none of its packets;
+//! - `time_limit`: the next event lies beyond `sim.time_limit` (the run stops at the limit);
+//! - `event_budget`: `sim.max_events` events were processed;
+//! - `stalled`: nothing is left to happen but work is unfinished (e.g. a link went down for
+//!   good with packets queued, or a protocol gave up).
+//!
+//! The digest is FNV-1a 64 ([`crate::hash`]) over every processed event (time, kind and the
+//! ids involved) and every packet fate (delivery or drop with its reason).
+
+use crate::apps::cbr::{CbrSink, CbrSource};
+use crate::config::{AddressChange, AppConfig, Config, Direction, Topology};
+use crate::endpoint::Endpoint;
+use crate::engine::Scheduler;
+use crate::hash::Fnv1a64;
+use crate::link::{LinkId, Offer};
+use crate::metrics::{
+    DropCounts, DropReason, FlowReport, RunResult, RunStatus, Series, SCHEMA_VERSION,
+};
+use crate::network::{server_ip, Network, NodeKind};
+use crate::packet::{Addr, Datagram};
+use crate::time::SimTime;
+
+/// Runs `config` with `seed` and returns its result.
+///
+/// The config is validated first ([`Config::validate`]); an invalid one gives the error
+/// naming the field. The same config and seed always give the same result, bit for bit, on
+/// every target.
+pub fn run(config: &Config, seed: u64) -> Result<RunResult, crate::validate::ConfigError> {
+    config.validate()?;
+    let mut sim = Sim::new(config, seed);
+    let status = sim.run_loop();
+    Ok(sim.finish(status))
+}
+
+#[derive(Debug)]
+enum Ev {
+    Start(usize),
+    Timer(usize, u64),
+    TxDone(LinkId, u32),
+    Arrive(LinkId, u32),
+    Change(LinkId, u32, usize),
+    Handover(usize),
+    Sample,
+}
+
+impl Ev {
+    fn code(&self) -> (u8, u64, u64) {
+        match *self {
+            Ev::Start(e) => (1, e as u64, 0),
+            Ev::Timer(e, g) => (2, e as u64, g),
+            Ev::TxDone(l, g) => (3, l as u64, g as u64),
+            Ev::Arrive(l, g) => (4, l as u64, g as u64),
+            Ev::Change(l, g, i) => (5, l as u64, ((g as u64) << 32) | i as u64),
+            Ev::Handover(i) => (6, i as u64, 0),
+            Ev::Sample => (7, 0, 0),
+        }
+    }
+}
+
+struct Slot {
+    ep: Box<dyn Endpoint>,
+    host: usize,
+    flow: usize,
+    start: SimTime,
+    started: bool,
+    armed: Option<SimTime>,
+    gen: u64,
+}
+
+#[derive(Default)]
+struct FlowAcct {
+    background: bool,
+    sent: u64,
+    delivered: u64,
+    drops: DropCounts,
+    in_network: u64,
+    endpoints: Vec<usize>,
+    delivered_bytes: u64,
+}
+
+struct Sim<'a> {
+    cfg: &'a Config,
+    seed: u64,
+    sched: Scheduler<Ev>,
+    net: Network,
+    eps: Vec<Slot>,
+    flows: Vec<FlowAcct>,
+    drops: DropCounts,
+    digest: Fnv1a64,
+    events: u64,
+    series: Option<Series>,
+}
+
+impl<'a> Sim<'a> {
+    fn new(cfg: &'a Config, seed: u64) -> Self {
+        let net = Network::build(&cfg.topology, seed);
+        let mut sim = Sim {
+            cfg,
+            seed,
+            sched: Scheduler::new(),
+            net,
+            eps: Vec::new(),
+            flows: Vec::new(),
+            drops: DropCounts::default(),
+            digest: Fnv1a64::new(),
+            events: 0,
+            series: None,
+        };
+        sim.build_flows();
+        for (l, link) in sim.net.links.iter().enumerate() {
+            for (i, c) in link.changes().iter().enumerate() {
+                sim.sched.schedule(c.at, Ev::Change(l, link.generation, i));
+            }
+        }
+        let handovers = match &cfg.topology {
+            Topology::TwoHosts { handovers, .. } | Topology::Dumbbell { handovers, .. } => {
+                handovers
+            }
+        };
+        for (i, h) in handovers.iter().enumerate() {
+            sim.sched.schedule(h.at, Ev::Handover(i));
+        }
+        for i in 0..sim.eps.len() {
+            let at = sim.eps[i].start;
+            sim.sched.schedule(at, Ev::Start(i));
+        }
+        if cfg.output.series {
+            let mut columns = vec!["time_s".to_string()];
+            for l in &sim.net.links {
+                columns.push(format!("{}.queue_packets", l.name));
+                columns.push(format!("{}.queue_bytes", l.name));
+            }
+            for f in 0..sim.flows.len() {
+                columns.push(format!("flow{f}.delivered_bytes"));
+            }
+            sim.series = Some(Series {
+                columns,
+                rows: Vec::new(),
+            });
+            sim.sched.schedule(SimTime::ZERO, Ev::Sample);
+        }
+        sim
+    }
+
+    fn add_endpoint(&mut self, flow: usize, host: usize, start: SimTime, ep: Box<dyn Endpoint>) {
+        let idx = self.eps.len();
+        self.eps.push(Slot {
+            ep,
+            host,
+            flow,
+            start,
+            started: false,
+            armed: None,
+            gen: 0,
+        });
+        self.net.nodes[host].endpoints.push(idx);
+        self.flows[flow].endpoints.push(idx);
+    }
+
+    fn build_flows(&mut self) {
+        for (fi, f) in self.cfg.flows.iter().enumerate() {
+            self.flows.push(FlowAcct {
+                background: f.background,
+                ..Default::default()
+            });
+            let pair = self.net.pairs[f.pair].clone();
+            let port = 10_000 + fi as u16;
+            let caddr = Addr::new(self.net.nodes[pair.client].ip, port);
+            let saddr = Addr::new(server_ip(f.pair), port);
+            match &f.app {
+                AppConfig::Cbr {
+                    direction,
+                    rate,
+                    size,
+                    start,
+                    count,
+                } => {
+                    let (src_host, src, dst_host, dst) = match direction {
+                        Direction::Up => (pair.client, caddr, pair.server, saddr),
+                        Direction::Down => (pair.server, saddr, pair.client, caddr),
+                    };
+                    let source =
+                        CbrSource::new(src, dst, fi as u32, *rate, size.0 as u32, *start, *count);
+                    self.add_endpoint(fi, src_host, *start, Box::new(source));
+                    self.add_endpoint(fi, dst_host, SimTime::ZERO, Box::new(CbrSink::new(dst)));
+                }
+            }
+        }
+    }
+
+    fn hash_event(&mut self, t: SimTime, ev: &Ev) {
+        let (k, a, b) = ev.code();
+        self.digest.write_u64(t.0);
+        self.digest.write(&[k]);
+        self.digest.write_u64(a);
+        self.digest.write_u64(b);
+    }
+
+    fn drop_packet(&mut self, d: &Datagram, reason: DropReason) {
+        self.drops.add(reason, 1);
+        let f = &mut self.flows[d.flow as usize];
+        f.drops.add(reason, 1);
+        f.in_network -= 1;
+        self.digest.write(&[0xd0, reason as u8]);
+        self.digest.write_u64(d.flow as u64);
+    }
+
+    /// Offers a packet to a link and schedules what follows.
+    fn offer(&mut self, now: SimTime, link: LinkId, d: Datagram) {
+        match self.net.links[link].offer(now, d) {
+            Offer::Dropped(reason, d) => self.drop_packet(&d, reason),
+            Offer::Accepted => {}
+            Offer::StartedTx(at) => {
+                let g = self.net.links[link].generation;
+                self.sched.schedule(at, Ev::TxDone(link, g));
+            }
+        }
+    }
+
+    /// A packet is at `node`: deliver it to an endpoint or forward it.
+    fn at_node(&mut self, now: SimTime, node: usize, d: Datagram) {
+        if self.net.nodes[node].kind == NodeKind::Host {
+            if d.dst.ip != self.net.nodes[node].ip {
+                return self.drop_packet(&d, DropReason::NoRoute);
+            }
+            let target = self.net.nodes[node]
+                .endpoints
+                .iter()
+                .copied()
+                .find(|&e| self.eps[e].ep.local_addr() == d.dst);
+            match target {
+                Some(e) => {
+                    let f = &mut self.flows[d.flow as usize];
+                    f.delivered += 1;
+                    f.delivered_bytes += d.size as u64;
+                    f.in_network -= 1;
+                    self.digest.write(&[0xde]);
+                    self.digest.write_u64(d.flow as u64);
+                    self.eps[e].ep.handle_datagram(now, d);
+                    self.service(now, e);
+                }
+                None => self.drop_packet(&d, DropReason::NoEndpoint),
+            }
+        } else {
+            match self.net.route(node, d.dst.ip) {
+                Some(l) => self.offer(now, l, d),
+                None => self.drop_packet(&d, DropReason::NoRoute),
+            }
+        }
+    }
+
+    /// After input to endpoint `e`: send what it has, re-arm its timer.
+    fn service(&mut self, now: SimTime, e: usize) {
+        while let Some(mut d) = self.eps[e].ep.poll_transmit(now) {
+            d.sent_at = now;
+            d.corrupted = false;
+            let f = &mut self.flows[d.flow as usize];
+            f.sent += 1;
+            f.in_network += 1;
+            let host = self.eps[e].host;
+            match self.net.route(host, d.dst.ip) {
+                Some(l) => self.offer(now, l, d),
+                None => self.drop_packet(&d, DropReason::NoRoute),
+            }
+        }
+        let want = self.eps[e].ep.poll_timeout();
+        let slot = &mut self.eps[e];
+        if want != slot.armed {
+            slot.gen += 1;
+            slot.armed = want;
+            if let Some(t) = want {
+                let g = slot.gen;
+                self.sched.schedule(t.max(now), Ev::Timer(e, g));
+            }
+        }
+    }
+
+    fn all_done(&self) -> bool {
+        self.flows.iter().all(|f| {
+            f.background
+                || (f.in_network == 0
+                    && f.endpoints
+                        .iter()
+                        .all(|&e| self.eps[e].started && self.eps[e].ep.is_done()))
+        })
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        let Some(series) = self.series.as_mut() else {
+            return;
+        };
+        let mut row = vec![now.as_secs_f64()];
+        for l in &self.net.links {
+            row.push(l.queue_packets() as f64);
+            row.push(l.queue_bytes() as f64);
+        }
+        for f in &self.flows {
+            row.push(f.delivered_bytes as f64);
+        }
+        series.rows.push(row);
+    }
+
+    fn run_loop(&mut self) -> RunStatus {
+        let limit = SimTime::ZERO.saturating_add(self.cfg.sim.time_limit);
+        if self.all_done() {
+            return RunStatus::Completed;
+        }
+        loop {
+            let Some(next) = self.sched.peek_time() else {
+                return RunStatus::Stalled;
+            };
+            if next > limit {
+                return RunStatus::TimeLimit;
+            }
+            if self.events >= self.cfg.sim.max_events {
+                return RunStatus::EventBudget;
+            }
+            let Some((now, ev)) = self.sched.pop() else {
+                return RunStatus::Stalled;
+            };
+            // Stale timers and stale link events are skipped without counting.
+            let live = match ev {
+                Ev::Timer(e, g) => self.eps[e].gen == g && self.eps[e].armed.is_some(),
+                Ev::TxDone(l, g) | Ev::Arrive(l, g) | Ev::Change(l, g, _) => {
+                    self.net.links[l].generation == g
+                }
+                _ => true,
+            };
+            if !live {
+                continue;
+            }
+            if matches!(ev, Ev::Sample) {
+                self.sample(now);
+                // Keep sampling only while something else can still happen.
+                if !self.sched.is_empty() {
+                    let dt = self.cfg.output.sample_interval;
+                    self.sched.schedule(now + dt, Ev::Sample);
+                }
+                continue;
+            }
+            self.events += 1;
+            self.hash_event(now, &ev);
+            self.handle(now, ev);
+            if self.all_done() {
+                return RunStatus::Completed;
+            }
+        }
+    }
+
+    fn handle(&mut self, now: SimTime, ev: Ev) {
+        match ev {
+            Ev::Start(e) => {
+                self.eps[e].started = true;
+                self.eps[e].ep.start(now);
+                self.service(now, e);
+            }
+            Ev::Timer(e, _) => {
+                self.eps[e].armed = None;
+                self.eps[e].ep.handle_timeout(now);
+                self.service(now, e);
+            }
+            Ev::TxDone(l, g) => {
+                let done = self.net.links[l].tx_done(now);
+                if let Some((reason, d)) = done.dropped {
+                    self.drop_packet(&d, reason);
+                }
+                if let Some(at) = done.arrival {
+                    self.sched.schedule(at, Ev::Arrive(l, g));
+                }
+                if let Some(at) = done.next_tx_done {
+                    self.sched.schedule(at, Ev::TxDone(l, g));
+                }
+            }
+            Ev::Arrive(l, _) => {
+                let d = self.net.links[l].arrive();
+                if d.corrupted {
+                    self.net.links[l].report.drops.add(DropReason::Corruption, 1);
+                    return self.drop_packet(&d, DropReason::Corruption);
+                }
+                let to = self.net.links[l].to;
+                self.at_node(now, to, d);
+            }
+            Ev::Change(l, g, i) => {
+                if let Some(at) = self.net.links[l].apply_change(now, i) {
+                    self.sched.schedule(at, Ev::TxDone(l, g));
+                }
+            }
+            Ev::Handover(i) => self.handover(now, i),
+            Ev::Sample => {}
+        }
+    }
+
+    fn handover(&mut self, now: SimTime, i: usize) {
+        let h = match &self.cfg.topology {
+            Topology::TwoHosts { handovers, .. } | Topology::Dumbbell { handovers, .. } => {
+                handovers[i].clone()
+            }
+        };
+        let effect = self.net.handover(&h);
+        for d in &effect.flushed {
+            self.drop_packet(d, DropReason::Handover);
+        }
+        // Scheduled changes of the new links.
+        let n = self.net.links.len();
+        for l in n - 2..n {
+            let g = self.net.links[l].generation;
+            let times: Vec<SimTime> = self.net.links[l].changes().iter().map(|c| c.at).collect();
+            for (ci, at) in times.into_iter().enumerate() {
+                self.sched.schedule(at, Ev::Change(l, g, ci));
+            }
+        }
+        if effect.address != AddressChange::None {
+            let eps = self.net.nodes[effect.client].endpoints.clone();
+            for e in eps {
+                let old = self.eps[e].ep.local_addr();
+                let new = match effect.address {
+                    AddressChange::Ip => Addr::new(effect.new_ip, old.port),
+                    // NAT rebinding: the port seen by the network changes.
+                    _ => Addr::new(old.ip, old.port.wrapping_add(1000)),
+                };
+                self.eps[e].ep.handle_local_address_change(now, new);
+                self.service(now, e);
+            }
+        }
+    }
+
+    fn finish(mut self, status: RunStatus) -> RunResult {
+        let end = match status {
+            RunStatus::TimeLimit => SimTime::ZERO.saturating_add(self.cfg.sim.time_limit),
+            _ => self.sched.now(),
+        };
+        self.digest.write(&[0xff, status as u8]);
+        self.digest.write_u64(end.0);
+        let links = self
+            .net
+            .links
+            .iter_mut()
+            .map(|l| l.finish_report())
+            .collect();
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| FlowReport {
+                flow: i as u32,
+                packets_sent: f.sent,
+                packets_delivered: f.delivered,
+                drops: f.drops,
+                in_network: f.in_network,
+                loss_ratio: if f.sent > 0 {
+                    f.drops.total() as f64 / f.sent as f64
+                } else {
+                    0.0
+                },
+                endpoints: f
+                    .endpoints
+                    .iter()
+                    .map(|&e| self.eps[e].ep.metrics(end))
+                    .collect(),
+            })
+            .collect();
+        RunResult {
+            schema_version: SCHEMA_VERSION,
+            quicsim_version: env!("CARGO_PKG_VERSION").to_string(),
+            seed: self.seed,
+            status,
+            end_time_secs: end.as_secs_f64(),
+            end_time: end,
+            events: self.events,
+            digest: format!("{:016x}", self.digest.finish()),
+            drops: self.drops,
+            links,
+            flows,
+            series: self.series,
+            resolved_config: self.cfg.clone(),
+        }
+    }
+}
