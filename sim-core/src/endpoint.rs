@@ -50,4 +50,14 @@ pub trait Endpoint {
 
     /// The endpoint's metrics for the run result.
     fn metrics(&self, now: SimTime) -> EndpointMetrics;
+
+    /// Names of the time-series columns this endpoint records when `output.series` is on
+    /// (e.g. `cwnd`, `bytes_in_flight`); fixed for the whole run. Default: none.
+    fn series_columns(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Appends the current value of each column named by [`Endpoint::series_columns`], in
+    /// the same order. Called at every sampling instant.
+    fn series_values(&self, _out: &mut Vec<f64>) {}
 }

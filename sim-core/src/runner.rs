@@ -138,6 +138,11 @@ impl<'a> Sim<'a> {
             for f in 0..sim.flows.len() {
                 columns.push(format!("flow{f}.delivered_bytes"));
             }
+            for (i, slot) in sim.eps.iter().enumerate() {
+                for c in slot.ep.series_columns() {
+                    columns.push(format!("flow{}.ep{i}.{c}", slot.flow));
+                }
+            }
             sim.series = Some(Series {
                 columns,
                 rows: Vec::new(),
@@ -301,6 +306,9 @@ impl<'a> Sim<'a> {
         }
         for f in &self.flows {
             row.push(f.delivered_bytes as f64);
+        }
+        for slot in &self.eps {
+            slot.ep.series_values(&mut row);
         }
         series.rows.push(row);
     }
