@@ -236,13 +236,27 @@ fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
             }
             println!();
         }
+        let models = link_models(&s.points[j.point].config);
         for l in &r.links {
-            if l.drops.total() > 0 {
-                println!(
-                    "    link {}: in {} out {} drops {:?}",
-                    l.name, l.packets_in, l.packets_out, l.drops
-                );
+            if l.drops.total() == 0 && l.loss_judged == 0 {
+                continue;
             }
+            let mut line = format!("    link {}: in {} out {}", l.name, l.packets_in, l.packets_out);
+            if l.loss_judged > 0 && l.drops.random_loss() > 0 {
+                line.push_str(&format!(
+                    ", random loss {:.4} % of {} judged, mean burst {:.3}",
+                    100.0 * l.drops.random_loss() as f64 / l.loss_judged as f64,
+                    l.loss_judged,
+                    l.mean_loss_burst
+                ));
+                if let Some(m) = models.iter().find(|(n, _)| *n == l.name).and_then(|(_, m)| *m) {
+                    line.push_str(&format!(" (model {:.4} %)", 100.0 * m));
+                }
+            }
+            for (reason, n) in drop_list(&l.drops) {
+                line.push_str(&format!(", {reason} {n}"));
+            }
+            println!("{line}");
         }
     }
 }
@@ -295,4 +309,44 @@ fn write_out(
     }
     std::fs::write(dir.join("summary.csv"), csv).map_err(io)?;
     Ok(())
+}
+
+/// (link name, stationary loss of its initial loss model) for the links the config names.
+fn link_models(cfg: &sim_core::Config) -> Vec<(String, Option<f64>)> {
+    use sim_core::config::Topology;
+    let mut v = Vec::new();
+    match &cfg.topology {
+        Topology::TwoHosts { forward, reverse, .. } => {
+            v.push(("forward".to_string(), forward.loss.stationary_loss()));
+            v.push(("reverse".to_string(), reverse.loss.stationary_loss()));
+        }
+        Topology::Dumbbell { pairs, bottleneck_forward, bottleneck_reverse, .. } => {
+            v.push(("bottleneck_forward".into(), bottleneck_forward.loss.stationary_loss()));
+            v.push(("bottleneck_reverse".into(), bottleneck_reverse.loss.stationary_loss()));
+            for (i, p) in pairs.iter().enumerate() {
+                v.push((format!("pair{i}/client_up"), p.client_up.loss.stationary_loss()));
+                v.push((format!("pair{i}/client_down"), p.client_down.loss.stationary_loss()));
+                v.push((format!("pair{i}/server_up"), p.server_up.loss.stationary_loss()));
+                v.push((format!("pair{i}/server_down"), p.server_down.loss.stationary_loss()));
+            }
+        }
+    }
+    v
+}
+
+fn drop_list(d: &sim_core::metrics::DropCounts) -> Vec<(&'static str, u64)> {
+    [
+        ("queue_overflow", d.queue_overflow),
+        ("loss_bernoulli", d.loss_bernoulli),
+        ("loss_periodic", d.loss_periodic),
+        ("loss_gilbert_elliott", d.loss_gilbert_elliott),
+        ("loss_four_state", d.loss_four_state),
+        ("corruption", d.corruption),
+        ("handover", d.handover),
+        ("no_route", d.no_route),
+        ("no_endpoint", d.no_endpoint),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .collect()
 }

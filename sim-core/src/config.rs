@@ -353,3 +353,45 @@ impl FlowConfig {
         }
     }
 }
+
+impl LossModel {
+    /// Long-run fraction of packets this model loses, from its formula (NOTES-rfc §7):
+    /// Bernoulli `p`; periodic `1/every`; Gilbert-Elliott `(1-k)·π_G + (1-h)·π_B` with
+    /// `π_G = r/(p+r)`, `π_B = p/(p+r)`; 4-state `π_3 + π_4` of the chain's stationary
+    /// distribution (loss is decided by the state entered), which solves to unnormalised
+    /// `π_1 = 1, π_3 = p13/p31, π_2 = π_3·p32/p23, π_4 = p14`.
+    /// `None` when the chain has no unique stationary distribution (e.g. p31 = 0).
+    pub fn stationary_loss(&self) -> Option<f64> {
+        match *self {
+            LossModel::None => Some(0.0),
+            LossModel::Bernoulli { p } => Some(p),
+            LossModel::Periodic { every, .. } => Some(1.0 / every as f64),
+            LossModel::GilbertElliott { p, r, k, h } => {
+                if p + r <= 0.0 {
+                    return None;
+                }
+                let (pg, pb) = (r / (p + r), p / (p + r));
+                Some((1.0 - k) * pg + (1.0 - h) * pb)
+            }
+            LossModel::FourState {
+                p13,
+                p31,
+                p32,
+                p23,
+                p14,
+            } => {
+                if p13 == 0.0 {
+                    // State 1 is never left for 3; only isolated losses via state 4.
+                    return Some(p14 / (1.0 + p14));
+                }
+                if p31 == 0.0 || (p32 > 0.0 && p23 == 0.0) {
+                    return None;
+                }
+                let pi3 = p13 / p31;
+                let pi2 = if p32 > 0.0 { pi3 * p32 / p23 } else { 0.0 };
+                let pi4 = p14;
+                Some((pi3 + pi4) / (1.0 + pi2 + pi3 + pi4))
+            }
+        }
+    }
+}
