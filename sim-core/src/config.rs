@@ -153,8 +153,10 @@ pub enum LossModel {
         /// Loss probability.
         p: f64,
     },
-    /// Deterministic: packets number `offset`, `offset + every`, ... (0-based arrival index)
-    /// are lost.
+    /// Deterministic: packets number `offset`, `offset + every`, ... are lost, counting
+    /// (from 0) the packets this link's loss stage judged since the model was last set: the
+    /// packets arriving at the link with `loss_position = ingress`, the packets serialized
+    /// with `egress`. A scheduled change of the loss model restarts the count.
     Periodic {
         /// Period in packets (>= 1).
         every: u64,

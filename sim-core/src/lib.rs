@@ -42,6 +42,7 @@ pub mod runner;
 pub mod scenario;
 pub mod time;
 pub mod units;
+pub mod validate;
 
 pub use config::Config;
 pub use metrics::{RunResult, RunStatus};

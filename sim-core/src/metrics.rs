@@ -208,6 +208,8 @@ pub enum EndpointMetrics {
         /// Payload throughput between first and last arrival, bit/s.
         goodput_bps: Option<f64>,
     },
+    /// A QUIC endpoint (client or server); see [`crate::quic::endpoint::QuicMetrics`].
+    Quic(Box<crate::quic::endpoint::QuicMetrics>),
 }
 
 /// Sampled time series (when `output.series` is on).

@@ -157,7 +157,7 @@ pub fn parse_bytes(s: &str) -> Result<Bytes, UnitError> {
 
 fn format_scaled(v: u64, units: &[(u64, &str)]) -> String {
     for &(scale, name) in units {
-        if v != 0 && v % scale == 0 {
+        if v != 0 && v.is_multiple_of(scale) {
             return format!("{}{}", v / scale, name);
         }
     }

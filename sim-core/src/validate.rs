@@ -70,7 +70,8 @@ pub(crate) const MAX_OVERHEAD: u64 = 1000;
 /// Largest UDP payload of an IPv4 datagram (65535 - 20 - 8).
 pub(crate) const MAX_UDP_PAYLOAD: u64 = 65_507;
 
-pub(crate) const PROBABILITY: &str = "a probability in [0, 1]: a number such as 0.02 or a percentage string such as \"2%\"";
+pub(crate) const PROBABILITY: &str =
+    "a probability in [0, 1]: a number such as 0.02 or a percentage string such as \"2%\"";
 
 /// Maps a key of the thing being checked to the full path of the field it was written at.
 /// The empty key names the thing itself.
@@ -192,7 +193,10 @@ pub(crate) fn check_change(change: &LinkChange, path: PathFn) -> Result<(), Conf
     {
         return Err(ConfigError::new(
             path(""),
-            format!("{{ at = \"{}\" }}", format_duration(crate::time::SimDuration(change.at.0))),
+            format!(
+                "{{ at = \"{}\" }}",
+                format_duration(crate::time::SimDuration(change.at.0))
+            ),
             "at least one of rate, delay, loss, corruption besides at",
         ));
     }
@@ -257,7 +261,10 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
         return Err(ConfigError::new(
             path("pair"),
             flow.pair.to_string(),
-            format!("a pair index in [0, {}] (the topology has {pairs} pair(s))", pairs - 1),
+            format!(
+                "a pair index in [0, {}] (the topology has {pairs} pair(s))",
+                pairs.saturating_sub(1)
+            ),
         ));
     }
     match &flow.app {
@@ -302,7 +309,10 @@ pub(crate) fn check_handover_order(
             return Err(ConfigError::new(
                 format!("{path}[{i}].pair"),
                 h.pair.to_string(),
-                format!("a pair index in [0, {}] (the topology has {pairs} pair(s))", pairs - 1),
+                format!(
+                    "a pair index in [0, {}] (the topology has {pairs} pair(s))",
+                    pairs.saturating_sub(1)
+                ),
             ));
         }
         if i > 0 {
@@ -650,7 +660,7 @@ mod tests {
 
     #[test]
     fn changes_order_and_content() {
-        let ch = |ms, rate| LinkChange {
+        let ch = |ms: u64, rate| LinkChange {
             at: SimTime(ms * 1_000_000),
             rate,
             delay: None,
@@ -692,7 +702,7 @@ mod tests {
 
     #[test]
     fn handover_rules() {
-        let h = |ms, pair| Handover {
+        let h = |ms: u64, pair| Handover {
             at: SimTime(ms * 1_000_000),
             pair,
             forward: link(),

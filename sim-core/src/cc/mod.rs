@@ -1,1 +1,160 @@
-//! cc stub
+//! Congestion controllers, shared by QUIC (and later TCP and SCTP).
+//!
+//! The interface is byte-based and knows nothing of QUIC: a transport's loss-recovery
+//! module owns `bytes_in_flight`, decides which packets are acknowledged or lost, and
+//! reports them here. The controller only owns the congestion window and its own state.
+//!
+//! The call order a transport must follow (RFC 9002 Appendix A.7 / B) when an
+//! acknowledgement arrives is: update the RTT estimate, report losses
+//! ([`CongestionController::on_congestion_event`], then possibly
+//! [`CongestionController::on_persistent_congestion`]), then report each newly acknowledged
+//! in-flight packet ([`CongestionController::on_packet_acked`]).
+
+use crate::time::{SimDuration, SimTime};
+use serde::{Deserialize, Serialize};
+
+pub mod newreno;
+
+pub use newreno::NewReno;
+
+/// A snapshot of the path's RTT estimate, passed to controllers that need it (CUBIC,
+/// HyStart++, BBR). NewReno ignores it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RttSnapshot {
+    /// Minimum RTT observed (RFC 9002 §5.2).
+    pub min_rtt: SimDuration,
+    /// Smoothed RTT (RFC 9002 §5.3).
+    pub smoothed_rtt: SimDuration,
+    /// Most recent RTT sample.
+    pub latest_rtt: SimDuration,
+    /// RTT variation.
+    pub rttvar: SimDuration,
+}
+
+/// A byte-based congestion controller.
+///
+/// Every method takes the current simulated time so that time-based controllers (CUBIC)
+/// fit the same interface. Implementations must be deterministic: integer arithmetic, or
+/// `libm` for transcendental functions.
+pub trait CongestionController: std::fmt::Debug {
+    /// A packet counted in bytes in flight was sent. `bytes_in_flight_after` includes it.
+    fn on_packet_sent(&mut self, now: SimTime, bytes: u64, bytes_in_flight_after: u64);
+
+    /// One newly acknowledged in-flight packet of `bytes` bytes, sent at `sent_time`.
+    /// `app_limited`: the sender was not congestion-window-limited when it was sent
+    /// (RFC 9002 §7.8: do not grow the window then).
+    fn on_packet_acked(
+        &mut self,
+        now: SimTime,
+        sent_time: SimTime,
+        bytes: u64,
+        app_limited: bool,
+        rtt: &RttSnapshot,
+    );
+
+    /// Loss (or an ECN-CE increase) of packets, the newest of which was sent at
+    /// `newest_lost_sent_time` (RFC 9002 §7.3.2, B.6). `bytes_in_flight` is the value after
+    /// the lost packets were removed from it.
+    fn on_congestion_event(
+        &mut self,
+        now: SimTime,
+        newest_lost_sent_time: SimTime,
+        bytes_in_flight: u64,
+    );
+
+    /// Persistent congestion was established (RFC 9002 §7.6.2): collapse to the minimum
+    /// window and leave any recovery period.
+    fn on_persistent_congestion(&mut self, now: SimTime);
+
+    /// The current congestion window in bytes.
+    fn window(&self) -> u64;
+
+    /// The slow-start threshold in bytes, `None` while it is still infinite.
+    fn ssthresh(&self) -> Option<u64>;
+
+    /// Whether a packet sent at `sent_time` was sent at or before the start of the current
+    /// recovery period (RFC 9002 B.4 `InCongestionRecovery`).
+    fn in_recovery(&self, sent_time: SimTime) -> bool;
+
+    /// A short stable name (`"newreno"`), for traces and results.
+    fn name(&self) -> &'static str;
+}
+
+/// Which congestion controller to use. Serialised in snake_case (`"new_reno"`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CcAlgorithm {
+    /// RFC 9002 Appendix B NewReno (`"new_reno"`, alias `"newreno"`).
+    #[default]
+    #[serde(alias = "newreno")]
+    NewReno,
+}
+
+impl CcAlgorithm {
+    /// The controller's stable name, as returned by [`CongestionController::name`].
+    pub fn name(self) -> &'static str {
+        match self {
+            CcAlgorithm::NewReno => newreno::NAME,
+        }
+    }
+}
+
+/// RFC 9002 §7.2 kInitialWindow: `min(10·mds, max(14720, 2·mds))` bytes.
+pub fn default_initial_window(max_datagram_size: u64) -> u64 {
+    (10 * max_datagram_size).min(14_720u64.max(2 * max_datagram_size))
+}
+
+/// RFC 9002 §7.2 kMinimumWindow: `2·mds` bytes.
+pub fn minimum_window(max_datagram_size: u64) -> u64 {
+    2 * max_datagram_size
+}
+
+/// Builds a controller. `initial_window` is in bytes (callers convert a packet count with
+/// `packets · max_datagram_size`); pass [`default_initial_window`] for the RFC default.
+pub fn build(
+    alg: CcAlgorithm,
+    max_datagram_size: u64,
+    initial_window: u64,
+) -> Box<dyn CongestionController> {
+    match alg {
+        CcAlgorithm::NewReno => Box::new(NewReno::new(max_datagram_size, initial_window)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc_default_windows() {
+        // 1200 B: min(12000, max(14720, 2400)) = 12000.
+        assert_eq!(default_initial_window(1200), 12_000);
+        // 1472 B: min(14720, 14720) = 14720.
+        assert_eq!(default_initial_window(1472), 14_720);
+        // 1500 B: min(15000, 14720) = 14720.
+        assert_eq!(default_initial_window(1500), 14_720);
+        // 9000 B: min(90000, max(14720, 18000)) = 18000.
+        assert_eq!(default_initial_window(9000), 18_000);
+        assert_eq!(minimum_window(1200), 2400);
+    }
+
+    #[test]
+    fn build_and_serde_names() {
+        let cc = build(CcAlgorithm::NewReno, 1200, 12_000);
+        assert_eq!(cc.name(), "newreno");
+        assert_eq!(cc.window(), 12_000);
+        assert_eq!(cc.ssthresh(), None);
+        assert_eq!(CcAlgorithm::NewReno.name(), "newreno");
+        #[derive(Deserialize, Serialize)]
+        struct W {
+            cc: CcAlgorithm,
+        }
+        let w: W = toml::from_str("cc = \"new_reno\"").unwrap();
+        assert_eq!(w.cc, CcAlgorithm::NewReno);
+        let w: W = toml::from_str("cc = \"newreno\"").unwrap();
+        assert_eq!(w.cc, CcAlgorithm::NewReno);
+    }
+}

@@ -14,7 +14,7 @@
 //!    packets never accumulate rounding drift;
 //! 4. **egress impairments** (when `loss_position = egress`, as on a radio): the packet
 //!    used link time and may still be lost or corrupted;
-//! 5. **propagation**: `delay` plus jitter. Without reordering, arrival =
+//! 5. **propagation**: `delay` plus jitter (drawn for every serialized packet). Without reordering, arrival =
 //!    max(computed, previous arrival), which also keeps FIFO order when a scheduled change
 //!    lowers the delay.
 //!
@@ -289,11 +289,13 @@ impl Link {
         } else {
             None
         };
+        // Jitter is drawn for every serialized packet, lost at egress or not, so its draws
+        // line up by serialized-packet index across runs (common random numbers).
+        let delay = self.jitter.sample(self.delay);
         if let Some(reason) = egress_loss {
             self.report.drops.add(reason, 1);
             dropped = Some((reason, d));
         } else {
-            let delay = self.jitter.sample(self.delay);
             let mut at = now + delay;
             if !self.reorder {
                 at = at.max(self.last_arrival);

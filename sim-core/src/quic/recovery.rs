@@ -174,6 +174,8 @@ impl<F> Default for AckOutcome<F> {
 pub struct TimeoutOutcome<F> {
     /// Packets declared lost by the time threshold, in packet-number order.
     pub lost: Vec<SentPacket<F>>,
+    /// The space of the `lost` packets (set when the loss timer, not the PTO, fired).
+    pub lost_space: Option<Space>,
     /// PTO: send one or two ack-eliciting probe packets in this space (new data, else a
     /// retransmission, else PING; they may exceed the congestion window, §6.2.4).
     pub pto_probe: Option<Space>,
@@ -188,6 +190,7 @@ impl<F> Default for TimeoutOutcome<F> {
     fn default() -> Self {
         TimeoutOutcome {
             lost: Vec::new(),
+            lost_space: None,
             pto_probe: None,
             anti_deadlock: false,
             persistent_congestion: false,
@@ -293,7 +296,10 @@ impl<F> Recovery<F> {
         is_client: bool,
         cc: Box<dyn CongestionController>,
     ) -> Self {
-        assert!(config.time_threshold_den > 0, "time_threshold_den must be positive");
+        assert!(
+            config.time_threshold_den > 0,
+            "time_threshold_den must be positive"
+        );
         Recovery {
             rtt: RttEstimator::new(config.initial_rtt),
             config,
@@ -395,8 +401,8 @@ impl<F> Recovery<F> {
     /// kGranularity)`, truncated to the nanosecond.
     pub fn loss_delay(&self) -> SimDuration {
         let base = self.rtt.latest_rtt().max(self.rtt.smoothed_rtt()).0 as u128;
-        let d = base * self.config.time_threshold_num as u128
-            / self.config.time_threshold_den as u128;
+        let d =
+            base * self.config.time_threshold_num as u128 / self.config.time_threshold_den as u128;
         SimDuration(d.min(u64::MAX as u128) as u64).max(self.config.granularity)
     }
 
@@ -563,7 +569,9 @@ impl<F> Recovery<F> {
                 } else {
                     ack_delay
                 };
-                let mad = self.handshake_confirmed.then_some(self.config.max_ack_delay);
+                let mad = self
+                    .handshake_confirmed
+                    .then_some(self.config.max_ack_delay);
                 self.rtt.update(now, latest, delay, mad);
                 self.stats.rtt_samples += 1;
                 out.rtt_sample = true;
@@ -611,12 +619,14 @@ impl<F> Recovery<F> {
         }
         if let Some((_, space)) = self.earliest_loss_time() {
             // Time-threshold loss detection.
+            // May find nothing if an RTT sample from another space has lengthened the
+            // loss delay since loss_time was set; detection then re-arms a later loss_time.
             let lost = self.detect_and_remove_lost_packets(now, space);
-            debug_assert!(!lost.is_empty());
             if !lost.is_empty() {
                 out.persistent_congestion = self.on_packets_lost(now, space, &lost);
             }
             out.lost = lost.into_iter().map(|e| e.pkt).collect();
+            out.lost_space = Some(space);
             self.set_loss_detection_timer(now);
             self.housekeeping(now);
             return out;
@@ -799,7 +809,8 @@ impl<F> Recovery<F> {
             let p = &e.pkt;
             if p.in_flight {
                 self.remove_from_flight(si, p);
-                newest_lost_sent = Some(newest_lost_sent.map_or(p.time_sent, |t| t.max(p.time_sent)));
+                newest_lost_sent =
+                    Some(newest_lost_sent.map_or(p.time_sent, |t| t.max(p.time_sent)));
                 self.stats.lost_packets += 1;
                 self.stats.lost_bytes += p.size;
                 self.spaces[si].lost.insert(
@@ -1034,71 +1045,62 @@ mod tests {
     }
 
     #[test]
-    fn packet_threshold_and_time_threshold_losses() {
+    fn packet_threshold_then_time_threshold_with_exact_timers() {
         let mut r = server();
         r.set_handshake_confirmed();
         for pn in 0..6 {
-            r.on_packet_sent(at(pn * 10), Space::ApplicationData, pkt(pn, at(pn * 10), 1000));
+            r.on_packet_sent(at(pn), Space::ApplicationData, pkt(pn, at(pn), 1000));
         }
-        // Ack pn 4 at 110 ms (sent at 40: sample 70 ms, srtt 70, rttvar 35).
-        // Packet threshold: 4 >= pn + 3 for pn 0, 1. pn 2 (sent 20) and 3 (sent 30):
-        // loss_delay = 9/8·70 = 78.75 ms; 20 + 78.75 = 98.75 <= 110 -> lost by time;
-        // 30 + 78.75 = 108.75 <= 110 -> lost too. Make it tighter below.
-        let o = r.on_ack_received(at(110), Space::ApplicationData, &[(4, 4)], ms(0));
+        assert_eq!(r.bytes_in_flight(), 6000);
+        // Ack of pn 4 (sent at 4 ms) at 100 ms: first sample 96 ms, loss_delay =
+        // 9/8·96 = 108 ms. Packet threshold (4 >= pn + 3): pn 0, 1. pn 2 and 3 are not
+        // old enough (2 + 108 = 110 > 100): loss_time = 110 ms.
+        let o = r.on_ack_received(at(100), Space::ApplicationData, &[(4, 4)], ms(0));
+        assert!(o.rtt_sample);
         assert_eq!(pns(&o.acked), vec![4]);
-        assert_eq!(pns(&o.lost), vec![0, 1, 2, 3]);
-        assert_eq!(r.bytes_in_flight(), 1000);
-
-        let mut r = server();
-        r.set_handshake_confirmed();
-        for pn in 0..6 {
-            r.on_packet_sent(at(pn * 10), Space::ApplicationData, pkt(pn, at(pn * 10), 1000));
-        }
-        // Ack pn 4 at 80 ms: sample 40 ms, loss_delay 45 ms. pn 0, 1 by packet threshold;
-        // pn 2 (20 + 45 = 65 <= 80) by time; pn 3 (30 + 45 = 75 <= 80) by time.
-        let o = r.on_ack_received(at(80), Space::ApplicationData, &[(4, 4)], ms(0));
-        assert_eq!(pns(&o.lost), vec![0, 1, 2, 3]);
-
-        let mut r = server();
-        r.set_handshake_confirmed();
-        for pn in 0..4 {
-            r.on_packet_sent(at(pn * 10), Space::ApplicationData, pkt(pn, at(pn * 10), 1000));
-        }
-        // Ack pn 3 at 50 ms: sample 20 ms, loss_delay 22.5 ms. pn 0 by packet threshold;
-        // pn 1: 10 + 22.5 = 32.5 <= 50 -> lost by time; pn 2: 20 + 22.5 = 42.5 <= 50 lost.
-        // Use an ack at 40 instead for a pending loss time:
-        let o = r.on_ack_received(at(40), Space::ApplicationData, &[(3, 3)], ms(0));
-        // sample 10 ms, loss_delay 11.25 ms: pn 0 (packet thr.), pn 1: 10 + 11.25 =
-        // 21.25 <= 40 lost; pn 2: 20 + 11.25 = 31.25 <= 40 lost.
-        assert_eq!(pns(&o.lost), vec![0, 1, 2]);
-
-        // Pending time-threshold loss with an exact timer.
-        let mut r = server();
-        r.set_handshake_confirmed();
-        r.on_packet_sent(at(0), Space::ApplicationData, pkt(0, at(0), 1000));
-        r.on_packet_sent(at(50), Space::ApplicationData, pkt(1, at(50), 1000));
-        r.on_packet_sent(at(60), Space::ApplicationData, pkt(2, at(60), 1000));
-        // Ack pn 1 at 150 ms: sample 100 ms; loss_delay 112.5 ms. pn 0: 0 + 112.5 > 150?
-        // No: 112.5 <= 150 -> lost. Ack pn 2 first instead.
-        let o = r.on_ack_received(at(160), Space::ApplicationData, &[(2, 2)], ms(0));
-        // sample 100 ms, loss_delay 112.5 ms; pn 0: 112.5 <= 160 -> lost;
-        // pn 1: 50 + 112.5 = 162.5 > 160 and 2 < 1 + 3 -> pending, loss_time 162.5 ms.
-        assert_eq!(pns(&o.lost), vec![0]);
-        let lt = SimTime(162_500_000);
-        assert_eq!(r.loss_detection_timer(), Some(lt));
+        assert_eq!(pns(&o.lost), vec![0, 1]);
+        assert_eq!(r.loss_delay(), ms(108));
+        assert_eq!(r.loss_detection_timer(), Some(at(110)));
+        assert_eq!(r.bytes_in_flight(), 3000);
+        // Congestion event at 100 ms (newest lost sent at 1 ms): 12 000 -> 6 000. The ACK
+        // of pn 4 (sent before the recovery start) does not grow the window.
+        assert_eq!(r.cwnd(), 6_000);
         // Firing early does nothing.
-        let o = r.on_loss_detection_timeout(SimTime(162_499_999));
+        let o = r.on_loss_detection_timeout(SimTime(at(110).0 - 1));
         assert!(o.lost.is_empty() && o.pto_probe.is_none());
-        let o = r.on_loss_detection_timeout(lt);
-        assert_eq!(pns(&o.lost), vec![1]);
+        // At 110 ms: pn 2 lost (2 + 108 <= 110); pn 3 pending until 111 ms.
+        let o = r.on_loss_detection_timeout(at(110));
+        assert_eq!(pns(&o.lost), vec![2]);
         assert_eq!(o.pto_probe, None);
+        assert_eq!(r.loss_detection_timer(), Some(at(111)));
+        let o = r.on_loss_detection_timeout(at(111));
+        assert_eq!(pns(&o.lost), vec![3]);
+        // Still one recovery period: pn 2 and 3 were sent before 100 ms.
+        assert_eq!(r.cwnd(), 6_000);
+        assert_eq!(r.stats().congestion_events, 3);
+        assert_eq!(r.stats().lost_packets, 4);
         assert_eq!(r.pto_count(), 0);
-        assert_eq!(r.bytes_in_flight(), 0);
-        assert_eq!(r.loss_detection_timer(), None);
-        // Both losses in one recovery period? pn 0 triggered recovery at 160 ms; pn 1 was
-        // sent at 50 <= 160: no second reduction.
-        assert_eq!(r.stats().congestion_events, 2);
-        assert_eq!(r.cwnd(), 12_000 / 2 + 0);
+        // pn 5 (above largest acked) remains: now the PTO, from its send time (5 ms):
+        // srtt 96, rttvar 48 -> 96 + 192 + 25 = 313 ms.
+        assert_eq!(r.bytes_in_flight(), 1000);
+        assert_eq!(r.loss_detection_timer(), Some(at(5 + 313)));
+    }
+
+    #[test]
+    fn time_threshold_uses_max_of_latest_and_smoothed_and_granularity() {
+        let mut r = server();
+        r.set_handshake_confirmed();
+        // Samples: 100 ms then 20 ms: srtt = (700 + 20)/8 = 90, latest 20 -> 9/8·90.
+        r.on_packet_sent(at(0), Space::ApplicationData, pkt(0, at(0), 1000));
+        r.on_ack_received(at(100), Space::ApplicationData, &[(0, 0)], ms(0));
+        r.on_packet_sent(at(100), Space::ApplicationData, pkt(1, at(100), 1000));
+        r.on_ack_received(at(120), Space::ApplicationData, &[(1, 1)], ms(0));
+        assert_eq!(r.loss_delay(), SimDuration::from_micros(101_250));
+        // Tiny RTTs: the granularity floor (1 ms).
+        let mut r = server();
+        r.on_packet_sent(at(0), Space::Initial, pkt(0, at(0), 1200));
+        r.on_ack_received(SimTime(100_000), Space::Initial, &[(0, 0)], ms(0));
+        assert_eq!(r.loss_delay(), ms(1));
     }
 
     #[test]
@@ -1109,51 +1111,97 @@ mod tests {
             r.on_packet_sent(at(pn), Space::ApplicationData, pkt(pn, at(pn), 1000));
         }
         let o = r.on_ack_received(at(100), Space::ApplicationData, &[(3, 4)], ms(0));
-        assert_eq!(pns(&o.lost), vec![0, 1, 2]);
-        // The late ACK of 0..=2 (reordering): spurious.
+        // Packet threshold: 4 >= pn + 3 for pn 0, 1; pn 2: 2 + 9/8·96 > 100, pending.
+        assert_eq!(pns(&o.lost), vec![0, 1]);
+        // The late ACK of everything (reordering): two spurious losses, pn 2 acked.
         let o = r.on_ack_received(at(101), Space::ApplicationData, &[(0, 4)], ms(0));
-        assert_eq!(o.spurious_losses, 3);
-        assert!(o.acked.is_empty());
-        assert_eq!(r.stats().spurious_losses, 3);
+        assert_eq!(o.spurious_losses, 2);
+        assert_eq!(pns(&o.acked), vec![2]);
+        assert_eq!(r.stats().spurious_losses, 2);
+        assert_eq!(r.bytes_in_flight(), 0);
     }
 
-    /// RFC 9002 §7.6.3: srtt 1, rttvar 0, max_ack_delay 0 in a sense PTO = 1 + max(0, g)
-    /// ... here in ms with granularity 1 ms: srtt 1 s? We use the RFC's numbers scaled to
-    /// seconds with a 0.5 s smoothed RTT and 0.25 s granularity... (see below).
-    #[test]
-    fn persistent_congestion_rfc_example() {
-        // RFC example: smoothed_rtt + max(4·rttvar, g) + max_ack_delay = 2, threshold 3:
-        // duration 6. Packets 0..8 sent at t = 0..8; 0 is acked at t = 12 ... (the RFC's
-        // table). Reproduce in seconds: first sample srtt = 1 s, rttvar = 0.5 s would give
-        // 1 + 2 = 3, so instead set granularity 1 s, rttvar 0 impossible on first sample;
-        // use srtt 1 s from a 1 s sample with rttvar 0.5 s -> 4·rttvar = 2 s. We obtain
-        // PTO-sum 2 by making the sample 0.5 s: srtt 0.5, rttvar 0.25, 4·rttvar = 1,
-        // max_ack_delay 0.5 s -> 0.5 + 1 + 0.5 = 2 s. Duration 6 s.
+    /// Runs RFC 9002 §7.6.3's table, shifted by 1 s so that the handshake can provide the
+    /// first RTT sample (at 0.2 s) before the table starts. Just before the ACK of #9 the
+    /// RTT state is set so that after that ACK's own sample (0.2 s)
+    /// `smoothed_rtt + max(4·rttvar, g) + max_ack_delay = 0.2 + 4·0.45 + 0 = 2` s, as the
+    /// example assumes. `first_sample` overrides the time of the first RTT sample;
+    /// `cross_ack` acknowledges a Handshake packet sent at t = 4.5.
+    fn rfc_7_6_3(
+        first_sample: Option<SimTime>,
+        cross_ack: bool,
+    ) -> (Recovery<u64>, AckOutcome<u64>) {
         let cfg = RecoveryConfig {
-            max_ack_delay: SimDuration::from_millis(500),
+            max_ack_delay: SimDuration::ZERO,
             ..RecoveryConfig::default()
         };
         let mut r: Recovery<u64> = Recovery::new(cfg, false);
+        let t = |x_ms: u64| SimTime::ZERO + ms(1000 + x_ms);
+        r.on_packet_sent(SimTime(0), Space::Handshake, pkt(0, SimTime(0), 1000));
+        r.on_ack_received(at(200), Space::Handshake, &[(0, 0)], ms(0));
         r.set_handshake_confirmed();
-        let s = |x: u64| SimTime::ZERO + SimDuration::from_secs(x);
-        // pn 0 at t=0, acked at t=0.5 (the first RTT sample, at 0.5 s).
-        r.on_packet_sent(s(0), Space::ApplicationData, pkt(0, s(0), 1000));
-        r.on_ack_received(SimTime(500_000_000), Space::ApplicationData, &[(0, 0)], ms(0));
-        assert_eq!(r.persistent_congestion_duration(), SimDuration::from_secs(6));
-        // pn 1..=7 at t = 1..=7 (the RFC: packets sent at 1..8, all lost; ours 1..=8 with
-        // pn 8 at t = 8 acknowledged later). All PTO probes are lost.
-        for pn in 1..=8 {
-            r.on_packet_sent(s(pn), Space::ApplicationData, pkt(pn, s(pn), 1000));
+        r.on_packet_sent(t(0), Space::ApplicationData, pkt(1, t(0), 1000));
+        r.on_packet_sent(t(1000), Space::ApplicationData, pkt(2, t(1000), 1000));
+        r.on_ack_received(t(1200), Space::ApplicationData, &[(1, 1)], ms(0));
+        for pn in 3..=7 {
+            let ts = t((pn - 1) * 1000);
+            r.on_packet_sent(ts, Space::ApplicationData, pkt(pn, ts, 1000));
+            if pn == 5 && cross_ack {
+                r.on_packet_sent(t(4500), Space::Handshake, pkt(1, t(4500), 1000));
+                r.on_ack_received(t(4900), Space::Handshake, &[(1, 1)], ms(0));
+            }
         }
-        // Ack of pn 9, sent at 8.5, arriving at 12: 1..=8 lost by time threshold
-        // (loss_delay = 9/8·max(srtt, 3.5 s) ~ ...); pn 6..=8 by time too.
-        r.on_packet_sent(SimTime(8_500_000_000), Space::ApplicationData, pkt(9, SimTime(8_500_000_000), 1000));
-        let o = r.on_ack_received(s(12), Space::ApplicationData, &[(9, 9)], ms(0));
-        // The RTT sample (3.5 s) moved the duration, so check with the state after it:
-        // lost 1..=6 by packet threshold (9 >= pn + 3) and 7, 8 by time if old enough.
-        let lost = pns(&o.lost);
-        assert!(lost.starts_with(&[1, 2, 3, 4, 5, 6]), "{lost:?}");
-        let _ = o.persistent_congestion;
+        r.on_packet_sent(t(8000), Space::ApplicationData, pkt(8, t(8000), 1000));
+        r.on_packet_sent(t(12000), Space::ApplicationData, pkt(9, t(12000), 1000));
+        let fs = first_sample.or(r.rtt.first_sample_time());
+        r.rtt.force_state(ms(200), ms(600), ms(200), ms(200), fs);
+        let o = r.on_ack_received(t(12200), Space::ApplicationData, &[(9, 9)], ms(0));
+        assert_eq!(r.rtt().smoothed_rtt(), ms(200));
+        assert_eq!(r.rtt().rttvar(), ms(450));
+        (r, o)
+    }
+
+    #[test]
+    fn persistent_congestion_rfc_example() {
+        let (r, o) = rfc_7_6_3(None, false);
+        assert_eq!(
+            pns(&o.lost),
+            vec![2, 3, 4, 5, 6, 7, 8],
+            "packets 2 through 8"
+        );
+        // Period 8 - 1 = 7 s > duration 2·3 = 6 s, nothing acknowledged in between.
+        assert_eq!(
+            r.persistent_congestion_duration(),
+            SimDuration::from_secs(6)
+        );
+        assert!(o.persistent_congestion);
+        // kMinimumWindow, then the ACK of #9 (processed after the losses, A.7) grows it
+        // in slow start: 2400 + 1000.
+        assert_eq!(r.cwnd(), 3_400);
+        assert_eq!(r.stats().persistent_congestion, 1);
+        // After persistent congestion min_rtt is the latest sample.
+        assert_eq!(r.rtt().min_rtt(), ms(200));
+    }
+
+    #[test]
+    fn persistent_congestion_needs_no_ack_in_between_in_any_space() {
+        // A Handshake packet sent at 4.5 and acknowledged splits the run into #2..#5 and
+        // #6..#8 (3 s and 3 s): no persistent congestion, an ordinary halving.
+        let (r, o) = rfc_7_6_3(None, true);
+        assert_eq!(pns(&o.lost), vec![2, 3, 4, 5, 6, 7, 8]);
+        assert!(!o.persistent_congestion);
+        // Slow start: 12 000 + 3 acked packets of 1000 B, halved.
+        assert_eq!(r.cwnd(), 7_500);
+    }
+
+    #[test]
+    fn persistent_congestion_only_after_first_rtt_sample() {
+        // If the first RTT sample had been taken only at t = 1.2 (the ACK of #1), packet
+        // #2 (sent at t = 1) cannot start the period: 8 - 2 = 6 s is not > 6 s.
+        let first = SimTime::ZERO + ms(2200);
+        let (_, o) = rfc_7_6_3(Some(first), false);
+        assert_eq!(pns(&o.lost), vec![2, 3, 4, 5, 6, 7, 8]);
+        assert!(!o.persistent_congestion);
     }
 
     proptest! {
@@ -1161,11 +1209,14 @@ mod tests {
         #[test]
         fn bytes_in_flight_is_sum_of_outstanding(ops in proptest::collection::vec((0u8..4, 0u64..40, 1u64..1500), 1..200)) {
             let mut r: Recovery<u64> = Recovery::new(RecoveryConfig::default(), true);
+            // Time in ns; PTO backoff can push timers far away, which the test skips.
             let mut now = 0u64;
             let mut next = [0u64; 3];
+            // Packet numbers returned as acked, lost or discarded, per space.
+            let mut done: [BTreeSet<u64>; 3] = Default::default();
             for (op, x, size) in ops {
-                now += x;
-                let t = at(now);
+                now += x * 1_000_000;
+                let t = SimTime(now);
                 let sp = Space::ALL[(x % 3) as usize];
                 match op {
                     0 | 1 => {
@@ -1183,15 +1234,27 @@ mod tests {
                         let lo = hi.saturating_sub(x % 4);
                         let mut ranges = vec![(lo, hi)];
                         if lo > 2 { ranges.push((0, lo - 2)); }
-                        r.on_ack_received(t, sp, &ranges, ms(x % 30));
+                        let o = r.on_ack_received(t, sp, &ranges, ms(x % 30));
+                        for p in o.acked.iter().chain(o.lost.iter()) {
+                            prop_assert!(done[sp.idx()].insert(p.pn), "pn {} returned twice", p.pn);
+                        }
                     }
                     _ => {
                         if x % 11 == 0 && sp != Space::ApplicationData {
-                            r.discard_space(sp);
-                        } else if let Some(tt) = r.loss_detection_timer() {
+                            for p in r.discard_space(sp) {
+                                prop_assert!(done[sp.idx()].insert(p.pn));
+                            }
+                        } else if let Some(tt) = r.loss_detection_timer().filter(|tt| tt.0 < 1 << 50) {
                             let tt = tt.max(t);
-                            now = tt.as_nanos() / 1_000_000 + 1;
-                            r.on_loss_detection_timeout(tt);
+                            now = tt.as_nanos();
+                            let o = r.on_loss_detection_timeout(tt);
+                            if let Some(ls) = o.lost_space {
+                                for p in &o.lost {
+                                    prop_assert!(done[ls.idx()].insert(p.pn));
+                                }
+                            } else {
+                                prop_assert!(o.lost.is_empty());
+                            }
                         } else {
                             r.set_handshake_confirmed();
                         }
@@ -1207,6 +1270,13 @@ mod tests {
                 }
                 prop_assert_eq!(sum, r.bytes_in_flight());
                 prop_assert!(r.cwnd() >= 2400);
+                // Conservation: every sent packet is outstanding or was returned once.
+                for sp in Space::ALL {
+                    let i = sp.idx();
+                    let outstanding: BTreeSet<u64> = r.spaces[i].sent.keys().copied().collect();
+                    prop_assert!(outstanding.is_disjoint(&done[i]));
+                    prop_assert_eq!(outstanding.len() + done[i].len(), next[i] as usize);
+                }
             }
         }
     }

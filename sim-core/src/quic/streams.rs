@@ -6,14 +6,19 @@
 
 use super::flow_control::RecvFlow;
 use super::ranges::RangeSet;
-use super::wire::varint_len;
+
 use crate::time::SimTime;
 
 /// Largest data length a frame with `fixed` header bytes (type, id, offset) can carry in
 /// `budget` bytes, accounting for the length field's own varint size.
 pub fn max_data_len(fixed: u64, budget: u64) -> Option<u64> {
     let mut best: Option<u64> = None;
-    for (lv, max_v) in [(1u64, 63u64), (2, 16_383), (4, (1 << 30) - 1), (8, (1 << 62) - 1)] {
+    for (lv, max_v) in [
+        (1u64, 63u64),
+        (2, 16_383),
+        (4, (1 << 30) - 1),
+        (8, (1 << 62) - 1),
+    ] {
         if let Some(cap) = budget.checked_sub(fixed + lv) {
             let n = cap.min(max_v);
             best = Some(best.map_or(n, |b| b.max(n)));
@@ -188,7 +193,10 @@ impl RecvBuf {
             self.final_size = Some(offset + len);
         }
         let before = self.delivered;
-        self.delivered = self.received.contiguous_end(self.delivered).max(self.delivered);
+        self.delivered = self
+            .received
+            .contiguous_end(self.delivered)
+            .max(self.delivered);
         (new, self.delivered - before)
     }
 
@@ -259,6 +267,7 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quic::wire::varint_len;
 
     #[test]
     fn data_len_fits_budget() {
@@ -266,7 +275,10 @@ mod tests {
             if let Some(n) = max_data_len(2, budget) {
                 assert!(2 + varint_len(n) + n <= budget, "budget {budget} n {n}");
                 // Tight: one more byte would not fit.
-                assert!(2 + varint_len(n + 1) + n + 1 > budget, "budget {budget} n {n}");
+                assert!(
+                    2 + varint_len(n + 1) + n + 1 > budget,
+                    "budget {budget} n {n}"
+                );
             }
         }
     }

@@ -1,4 +1,351 @@
-//! stub
-/// stub
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct QuicDatagram {}
+//! QUIC packet and frame descriptors carried in [`crate::packet::Payload::Quic`].
+//!
+//! Payload bytes are never materialised: a frame is a descriptor (offsets, lengths,
+//! limits) and [`Frame::wire_size`] gives the number of bytes its RFC 9000 §19 encoding
+//! would take, so datagram sizes, serialization times and queue occupancy are honest.
+//!
+//! # Byte accounting
+//! `Datagram.size` (the UDP payload) is the sum of the sizes of the coalesced QUIC
+//! packets it carries (RFC 9000 §12.2). One packet's size is
+//! `header + packet number + frames + AEAD tag`, with
+//! - long header (Initial, Handshake; RFC 9000 §17.2): 1 (first byte) + 4 (version)
+//!   + 1 + DCID + 1 + SCID (+ token length varint + token for Initial, §17.2.2)
+//!   + varint(Length), where Length covers the packet number, the frames and the tag;
+//! - short header (1-RTT; §17.3.1): 1 + DCID;
+//! - packet number: 1-4 bytes, chosen as RFC 9000 §17.1 / Appendix A.2 do from the
+//!   distance to the largest packet number the peer acknowledged;
+//! - [`AEAD_TAG_LEN`] = 16 bytes (RFC 9001 §5.3).
+//!
+//! The link adds its own per-packet overhead (IP + UDP headers) on top.
+
+/// Length of the AEAD authentication tag of every protected packet (RFC 9001 §5.3:
+/// AEAD_AES_128_GCM and AEAD_CHACHA20_POLY1305 both have a 16-byte tag).
+pub const AEAD_TAG_LEN: u64 = 16;
+
+/// Header protection samples 16 bytes starting 4 bytes after the start of the packet
+/// number (RFC 9001 §5.4.2), so packet number + frames must total at least 4 bytes;
+/// senders pad shorter packets.
+pub const MIN_PN_PLUS_PAYLOAD: u64 = 4;
+
+/// QUIC version field length (RFC 9000 §17.2).
+pub const VERSION_LEN: u64 = 4;
+
+/// Bytes of a QUIC variable-length integer encoding `v` (RFC 9000 §16): 1, 2, 4 or 8.
+pub fn varint_len(v: u64) -> u64 {
+    if v < (1 << 6) {
+        1
+    } else if v < (1 << 14) {
+        2
+    } else if v < (1 << 30) {
+        4
+    } else {
+        8
+    }
+}
+
+/// Packet number length in bytes for `pn` given the largest packet number the peer has
+/// acknowledged in the same space (RFC 9000 §17.1 and Appendix A.2): the encoding must
+/// represent more than twice the number of unacknowledged packets.
+pub fn pn_len(pn: u64, largest_acked: Option<u64>) -> u64 {
+    let num_unacked = match largest_acked {
+        Some(la) => pn.saturating_sub(la),
+        None => pn + 1,
+    };
+    // min bits = floor(log2(num_unacked)) + 1 + 1, rounded up to whole bytes.
+    let bits = 64 - num_unacked.leading_zeros() as u64 + 1;
+    bits.div_ceil(8).clamp(1, 4)
+}
+
+/// The packet types the model sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PacketType {
+    /// Long header, Initial packet number space (RFC 9000 §17.2.2).
+    Initial,
+    /// Long header, Handshake packet number space (RFC 9000 §17.2.4).
+    Handshake,
+    /// Short header, application data space (RFC 9000 §17.3.1).
+    OneRtt,
+}
+
+impl PacketType {
+    /// Index of the packet number space (0 Initial, 1 Handshake, 2 application data).
+    pub fn space_index(self) -> usize {
+        match self {
+            PacketType::Initial => 0,
+            PacketType::Handshake => 1,
+            PacketType::OneRtt => 2,
+        }
+    }
+
+    /// The packet type of space index `i` (inverse of [`PacketType::space_index`]).
+    pub fn of_space(i: usize) -> PacketType {
+        match i {
+            0 => PacketType::Initial,
+            1 => PacketType::Handshake,
+            _ => PacketType::OneRtt,
+        }
+    }
+}
+
+/// Header length in bytes, excluding the packet number and the Length field of long
+/// headers (both depend on the packet; see [`packet_size`]).
+pub fn header_len_without_pn(ty: PacketType, dcid_len: u64, scid_len: u64, token_len: u64) -> u64 {
+    match ty {
+        // first byte + version + DCID len + DCID + SCID len + SCID + token length + token
+        PacketType::Initial => {
+            1 + VERSION_LEN + 1 + dcid_len + 1 + scid_len + varint_len(token_len) + token_len
+        }
+        PacketType::Handshake => 1 + VERSION_LEN + 1 + dcid_len + 1 + scid_len,
+        // first byte + DCID (its length is implicit)
+        PacketType::OneRtt => 1 + dcid_len,
+    }
+}
+
+/// Full size of a packet: header (with the Length field of long headers) + packet number
+/// + frames + AEAD tag.
+pub fn packet_size(hdr_without_pn: u64, ty: PacketType, pn_len: u64, frames_len: u64) -> u64 {
+    let protected = pn_len + frames_len + AEAD_TAG_LEN;
+    let length_field = match ty {
+        PacketType::OneRtt => 0,
+        _ => varint_len(protected),
+    };
+    hdr_without_pn + length_field + protected
+}
+
+/// One frame, as a descriptor (RFC 9000 §19). Sizes are those of the encoding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// `len` PADDING bytes (type 0x00, one byte each; §19.1).
+    Padding {
+        /// Number of padding bytes.
+        len: u64,
+    },
+    /// PING (0x01, §19.2).
+    Ping,
+    /// ACK (0x02, §19.3) without ECN counts.
+    Ack {
+        /// Acknowledged ranges, largest first, inclusive `(smallest, largest)`.
+        ranges: Vec<(u64, u64)>,
+        /// The ACK Delay field as encoded: microseconds >> ack_delay_exponent.
+        ack_delay_encoded: u64,
+    },
+    /// CRYPTO (0x06, §19.6).
+    Crypto {
+        /// Byte offset in the space's crypto stream.
+        offset: u64,
+        /// Length in bytes.
+        len: u64,
+    },
+    /// STREAM (0x08-0x0f, §19.8). The model always sets the LEN bit and sets OFF only
+    /// when the offset is non-zero.
+    Stream {
+        /// Stream ID.
+        id: u64,
+        /// Byte offset.
+        offset: u64,
+        /// Length in bytes (may be 0 with `fin`).
+        len: u64,
+        /// FIN bit: this frame ends the stream.
+        fin: bool,
+    },
+    /// MAX_DATA (0x10, §19.9).
+    MaxData(u64),
+    /// MAX_STREAM_DATA (0x11, §19.10).
+    MaxStreamData {
+        /// Stream ID.
+        id: u64,
+        /// New limit (absolute offset).
+        max: u64,
+    },
+    /// MAX_STREAMS (0x12 bidirectional / 0x13 unidirectional, §19.11).
+    MaxStreams {
+        /// Bidirectional (`true`) or unidirectional.
+        bidi: bool,
+        /// Cumulative stream count.
+        max: u64,
+    },
+    /// DATA_BLOCKED (0x14, §19.12).
+    DataBlocked(u64),
+    /// STREAM_DATA_BLOCKED (0x15, §19.13).
+    StreamDataBlocked {
+        /// Stream ID.
+        id: u64,
+        /// The limit at which the sender is blocked.
+        limit: u64,
+    },
+    /// NEW_CONNECTION_ID (0x18, §19.15).
+    NewConnectionId {
+        /// Sequence number.
+        seq: u64,
+        /// Retire Prior To.
+        retire_prior_to: u64,
+        /// Length of the connection ID (1-20).
+        cid_len: u64,
+    },
+    /// PATH_CHALLENGE (0x1a, §19.17) with its 8-byte data.
+    PathChallenge(u64),
+    /// PATH_RESPONSE (0x1b, §19.18) echoing the challenge data.
+    PathResponse(u64),
+    /// CONNECTION_CLOSE (0x1c transport, §19.19).
+    ConnectionClose {
+        /// Error code.
+        error_code: u64,
+        /// Reason phrase length.
+        reason_len: u64,
+    },
+    /// HANDSHAKE_DONE (0x1e, §19.20).
+    HandshakeDone,
+}
+
+impl Frame {
+    /// Encoded size in bytes.
+    pub fn wire_size(&self) -> u64 {
+        match self {
+            Frame::Padding { len } => *len,
+            Frame::Ping | Frame::HandshakeDone => 1,
+            Frame::Ack {
+                ranges,
+                ack_delay_encoded,
+            } => ack_frame_size(ranges, *ack_delay_encoded),
+            Frame::Crypto { offset, len } => 1 + varint_len(*offset) + varint_len(*len) + len,
+            Frame::Stream {
+                id, offset, len, ..
+            } => stream_frame_size(*id, *offset, *len),
+            Frame::MaxData(v) | Frame::DataBlocked(v) => 1 + varint_len(*v),
+            Frame::MaxStreamData { id, max } => 1 + varint_len(*id) + varint_len(*max),
+            Frame::MaxStreams { max, .. } => 1 + varint_len(*max),
+            Frame::StreamDataBlocked { id, limit } => 1 + varint_len(*id) + varint_len(*limit),
+            Frame::NewConnectionId {
+                seq,
+                retire_prior_to,
+                cid_len,
+            } => {
+                // type + seq + retire + length byte + CID + 16-byte stateless reset token
+                1 + varint_len(*seq) + varint_len(*retire_prior_to) + 1 + cid_len + 16
+            }
+            Frame::PathChallenge(_) | Frame::PathResponse(_) => 1 + 8,
+            Frame::ConnectionClose {
+                error_code,
+                reason_len,
+            } => {
+                // type + error code + frame type (1 byte) + reason length + reason
+                1 + varint_len(*error_code) + 1 + varint_len(*reason_len) + reason_len
+            }
+        }
+    }
+
+    /// `true` for frames that elicit an acknowledgement (all but ACK, PADDING and
+    /// CONNECTION_CLOSE; RFC 9002 §2).
+    pub fn is_ack_eliciting(&self) -> bool {
+        !matches!(
+            self,
+            Frame::Ack { .. } | Frame::Padding { .. } | Frame::ConnectionClose { .. }
+        )
+    }
+}
+
+/// Size of a STREAM frame: type + stream ID + offset (omitted when 0) + length + data.
+pub fn stream_frame_size(id: u64, offset: u64, len: u64) -> u64 {
+    let off = if offset > 0 { varint_len(offset) } else { 0 };
+    1 + varint_len(id) + off + varint_len(len) + len
+}
+
+/// Size of an ACK frame with `ranges` (largest first, inclusive) and the encoded delay.
+pub fn ack_frame_size(ranges: &[(u64, u64)], ack_delay_encoded: u64) -> u64 {
+    let Some(&(first_lo, largest)) = ranges.first() else {
+        return 0;
+    };
+    let mut n = 1 + varint_len(largest) + varint_len(ack_delay_encoded);
+    n += varint_len(ranges.len() as u64 - 1);
+    n += varint_len(largest - first_lo);
+    let mut prev_lo = first_lo;
+    for &(lo, hi) in &ranges[1..] {
+        // Gap = previous smallest - this largest - 2; ACK Range Length = hi - lo (§19.3.1).
+        n += varint_len(prev_lo - hi - 2) + varint_len(hi - lo);
+        prev_lo = lo;
+    }
+    n
+}
+
+/// One QUIC packet inside a datagram.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuicPacket {
+    /// Packet type (and so packet number space).
+    pub ty: PacketType,
+    /// Full packet number.
+    pub pn: u64,
+    /// Size in bytes: header + packet number + frames + AEAD tag.
+    pub size: u64,
+    /// Frames, in order.
+    pub frames: Vec<Frame>,
+}
+
+impl QuicPacket {
+    /// `true` if any frame is ack-eliciting.
+    pub fn is_ack_eliciting(&self) -> bool {
+        self.frames.iter().any(Frame::is_ack_eliciting)
+    }
+}
+
+/// One UDP datagram's worth of coalesced QUIC packets (RFC 9000 §12.2).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct QuicDatagram {
+    /// The packets, in order (a short-header packet, if any, is last).
+    pub packets: Vec<QuicPacket>,
+}
+
+impl QuicDatagram {
+    /// Sum of the packet sizes: the UDP payload size.
+    pub fn size(&self) -> u64 {
+        self.packets.iter().map(|p| p.size).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints() {
+        assert_eq!(varint_len(0), 1);
+        assert_eq!(varint_len(63), 1);
+        assert_eq!(varint_len(64), 2);
+        assert_eq!(varint_len(16383), 2);
+        assert_eq!(varint_len(16384), 4);
+        assert_eq!(varint_len((1 << 30) - 1), 4);
+        assert_eq!(varint_len(1 << 30), 8);
+    }
+
+    #[test]
+    fn packet_number_lengths() {
+        // RFC 9000 A.2 example: largest acked 0xabe8b3, sending 0xac5c02 -> 16 bits.
+        assert_eq!(pn_len(0xac5c02, Some(0xabe8b3)), 2);
+        // ... sending 0xace8fe -> 24 bits.
+        assert_eq!(pn_len(0xace8fe, Some(0xabe8b3)), 3);
+        assert_eq!(pn_len(0, None), 1);
+        assert_eq!(pn_len(127, None), 2);
+    }
+
+    #[test]
+    fn ack_sizes() {
+        // One range [0, 10], delay 0: type, largest, delay, count, first range.
+        assert_eq!(ack_frame_size(&[(0, 10)], 0), 5);
+        // Two ranges: + gap + length.
+        assert_eq!(ack_frame_size(&[(8, 10), (0, 5)], 0), 7);
+    }
+
+    #[test]
+    fn stream_and_header_sizes() {
+        assert_eq!(stream_frame_size(0, 0, 100), 1 + 1 + 2 + 100);
+        assert_eq!(stream_frame_size(4, 1000, 1000), 1 + 1 + 2 + 2 + 1000);
+        // Short header with 8-byte DCID: 9 bytes before the packet number.
+        assert_eq!(header_len_without_pn(PacketType::OneRtt, 8, 8, 0), 9);
+        // Initial, 8-byte CIDs, no token: 1+4+1+8+1+8+1 = 24.
+        assert_eq!(header_len_without_pn(PacketType::Initial, 8, 8, 0), 24);
+        assert_eq!(packet_size(9, PacketType::OneRtt, 1, 100), 9 + 1 + 100 + 16);
+        assert_eq!(
+            packet_size(24, PacketType::Initial, 1, 100),
+            24 + 2 + 1 + 100 + 16
+        );
+    }
+}

@@ -237,7 +237,11 @@ pub(super) fn from_value<T: DeserializeOwned>(
     what: &str,
 ) -> Result<T, ConfigError> {
     let Value::Table(table) = v else {
-        return Err(ConfigError::new(path, render(v), format!("a table ({what})")));
+        return Err(ConfigError::new(
+            path,
+            render(v),
+            format!("a table ({what})"),
+        ));
     };
     v.clone().try_into::<T>().map_err(|e| {
         let msg = e.message().to_string();
