@@ -153,25 +153,29 @@ fn run_cmd(
 fn run_json(r: &RunResult) -> Value {
     let mut v = serde_json::to_value(r).expect("RunResult serialises");
     if let Value::Object(m) = &mut v {
-        m.remove("resolved_config");
-        m.remove("series");
-        m.remove("schema_version");
-        m.remove("quicsim_version");
+        for k in ["resolved_config", "series", "schema_version", "quicsim_version"] {
+            m.shift_remove(k);
+        }
     }
     v
 }
 
 fn to_json(s: &Scenario, jobs: &[Job], results: &[RunResult]) -> Value {
+    // Without a sweep the single point is the base config, already printed once.
+    let swept = s.points.iter().any(|p| !p.params.is_empty());
     let points: Vec<Value> = s
         .points
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            json!({
+            let mut v = json!({
                 "index": i,
                 "params": p.params.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
-                "resolved_config": p.config,
-            })
+            });
+            if swept {
+                v["resolved_config"] = serde_json::to_value(&p.config).expect("config serialises");
+            }
+            v
         })
         .collect();
     let runs: Vec<Value> = jobs
@@ -224,6 +228,16 @@ fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
                 f.drops.total(),
                 f.loss_ratio * 100.0
             );
+            let reasons: Vec<String> = drop_list(&f.drops)
+                .into_iter()
+                .map(|(r, n)| format!("{r} {n}"))
+                .collect();
+            if !reasons.is_empty() {
+                print!(" [{}]", reasons.join(", "));
+            }
+            if f.in_network > 0 {
+                print!(" in network {}", f.in_network);
+            }
             for e in &f.endpoints {
                 if let EndpointMetrics::CbrSink {
                     goodput_bps: Some(g),
@@ -236,7 +250,6 @@ fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
             }
             println!();
         }
-        let models = link_models(&s.points[j.point].config);
         for l in &r.links {
             if l.drops.total() == 0 && l.loss_judged == 0 {
                 continue;
@@ -245,11 +258,11 @@ fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
             if l.loss_judged > 0 && l.drops.random_loss() > 0 {
                 line.push_str(&format!(
                     ", random loss {:.4} % of {} judged, mean burst {:.3}",
-                    100.0 * l.drops.random_loss() as f64 / l.loss_judged as f64,
+                    100.0 * l.loss_rate,
                     l.loss_judged,
                     l.mean_loss_burst
                 ));
-                if let Some(m) = models.iter().find(|(n, _)| *n == l.name).and_then(|(_, m)| *m) {
+                if let Some(m) = l.model_loss_rate {
                     line.push_str(&format!(" (model {:.4} %)", 100.0 * m));
                 }
             }
@@ -309,29 +322,6 @@ fn write_out(
     }
     std::fs::write(dir.join("summary.csv"), csv).map_err(io)?;
     Ok(())
-}
-
-/// (link name, stationary loss of its initial loss model) for the links the config names.
-fn link_models(cfg: &sim_core::Config) -> Vec<(String, Option<f64>)> {
-    use sim_core::config::Topology;
-    let mut v = Vec::new();
-    match &cfg.topology {
-        Topology::TwoHosts { forward, reverse, .. } => {
-            v.push(("forward".to_string(), forward.loss.stationary_loss()));
-            v.push(("reverse".to_string(), reverse.loss.stationary_loss()));
-        }
-        Topology::Dumbbell { pairs, bottleneck_forward, bottleneck_reverse, .. } => {
-            v.push(("bottleneck_forward".into(), bottleneck_forward.loss.stationary_loss()));
-            v.push(("bottleneck_reverse".into(), bottleneck_reverse.loss.stationary_loss()));
-            for (i, p) in pairs.iter().enumerate() {
-                v.push((format!("pair{i}/client_up"), p.client_up.loss.stationary_loss()));
-                v.push((format!("pair{i}/client_down"), p.client_down.loss.stationary_loss()));
-                v.push((format!("pair{i}/server_up"), p.server_up.loss.stationary_loss()));
-                v.push((format!("pair{i}/server_down"), p.server_down.loss.stationary_loss()));
-            }
-        }
-    }
-    v
 }
 
 fn drop_list(d: &sim_core::metrics::DropCounts) -> Vec<(&'static str, u64)> {

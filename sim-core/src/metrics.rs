@@ -151,6 +151,11 @@ pub struct LinkReport {
     pub loss_bursts: u64,
     /// Mean length of those runs, in packets (0 if none).
     pub mean_loss_burst: f64,
+    /// Measured: packets lost by the loss stage / packets judged (0 if none judged).
+    pub loss_rate: f64,
+    /// The long-run loss rate of the link's initial loss model, from its formula
+    /// ([`crate::config::LossModel::stationary_loss`]); `None` if it has none.
+    pub model_loss_rate: Option<f64>,
 }
 
 /// Network-level accounting of one flow.

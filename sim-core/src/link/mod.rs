@@ -148,6 +148,7 @@ impl Link {
             generation: 0,
             report: LinkReport {
                 name: name.to_string(),
+                model_loss_rate: cfg.loss.stationary_loss(),
                 ..Default::default()
             },
             busy_ns: 0,
@@ -382,6 +383,11 @@ impl Link {
         r.busy_secs = self.busy_ns as f64 / 1e9;
         r.loss_judged = self.loss_judged;
         let lost = r.drops.random_loss();
+        r.loss_rate = if r.loss_judged > 0 {
+            lost as f64 / r.loss_judged as f64
+        } else {
+            0.0
+        };
         r.mean_loss_burst = if r.loss_bursts > 0 {
             lost as f64 / r.loss_bursts as f64
         } else {
