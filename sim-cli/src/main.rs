@@ -57,8 +57,12 @@ enum Command {
 const EXIT_BAD_INPUT: u8 = 2;
 
 fn load(file: &Path) -> Result<Scenario, (u8, String)> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| (EXIT_BAD_INPUT, format!("{}: cannot read: {e}", file.display())))?;
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        (
+            EXIT_BAD_INPUT,
+            format!("{}: cannot read: {e}", file.display()),
+        )
+    })?;
     parse_str(&text).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", file.display())))
 }
 
@@ -105,7 +109,10 @@ fn run_cmd(
     series: bool,
 ) -> Result<(), (u8, String)> {
     if runs == Some(0) {
-        return Err((EXIT_BAD_INPUT, "--runs: 0 is not allowed: expected >= 1".into()));
+        return Err((
+            EXIT_BAD_INPUT,
+            "--runs: 0 is not allowed: expected >= 1".into(),
+        ));
     }
     let base_seed = seed.unwrap_or(s.base.seed);
     let n_runs = runs.unwrap_or(s.base.runs);
@@ -153,7 +160,12 @@ fn run_cmd(
 fn run_json(r: &RunResult) -> Value {
     let mut v = serde_json::to_value(r).expect("RunResult serialises");
     if let Value::Object(m) = &mut v {
-        for k in ["resolved_config", "series", "schema_version", "quicsim_version"] {
+        for k in [
+            "resolved_config",
+            "series",
+            "schema_version",
+            "quicsim_version",
+        ] {
             m.shift_remove(k);
         }
     }
@@ -200,7 +212,12 @@ fn to_json(s: &Scenario, jobs: &[Job], results: &[RunResult]) -> Value {
 }
 
 fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
-    println!("scenario {} — {} point(s) x {} run(s)", s.base.name, s.points.len(), s.base.runs);
+    println!(
+        "scenario {} — {} point(s) x {} run(s)",
+        s.base.name,
+        s.points.len(),
+        s.base.runs
+    );
     let mut last_point = usize::MAX;
     for (j, r) in jobs.iter().zip(results) {
         if j.point != last_point {
@@ -245,7 +262,11 @@ fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
                     ..
                 } = e
                 {
-                    print!("  goodput {:.3} Mbit/s  mean delay {:.3} ms", g / 1e6, d * 1e3);
+                    print!(
+                        "  goodput {:.3} Mbit/s  mean delay {:.3} ms",
+                        g / 1e6,
+                        d * 1e3
+                    );
                 }
             }
             println!();
@@ -254,7 +275,10 @@ fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
             if l.drops.total() == 0 && l.loss_judged == 0 {
                 continue;
             }
-            let mut line = format!("    link {}: in {} out {}", l.name, l.packets_in, l.packets_out);
+            let mut line = format!(
+                "    link {}: in {} out {}",
+                l.name, l.packets_in, l.packets_out
+            );
             if l.loss_judged > 0 && l.drops.random_loss() > 0 {
                 line.push_str(&format!(
                     ", random loss {:.4} % of {} judged, mean burst {:.3}",

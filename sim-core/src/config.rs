@@ -17,7 +17,8 @@ pub struct Config {
     pub name: String,
     /// Free text.
     pub description: String,
-    /// Base seed; run `i` of a multi-run uses `seed + i` (wrapping).
+    /// Base seed; run `i` of a multi-run uses `seed + i` (wrapping). Scenario files write
+    /// seeds above 2^63 - 1 (TOML's integer limit) as decimal strings.
     pub seed: u64,
     /// Number of runs (seeds) per sweep point.
     pub runs: u32,
@@ -259,8 +260,9 @@ pub enum AppConfig {
     Cbr {
         /// client -> server (`up`) or server -> client (`down`).
         direction: Direction,
-        /// Sending rate in bit/s of UDP payload + link overhead of the first link, so that a
-        /// source at the link rate exactly fills the link.
+        /// Sending rate in bit/s, counting whole IPv4 packets: `(size + 28 B) * 8` bits per
+        /// datagram (28 B = IPv4 + UDP headers), so a source at a link's rate exactly fills a
+        /// link with the default 28 B overhead.
         rate: Rate,
         /// UDP payload size of each datagram.
         size: Bytes,

@@ -17,7 +17,7 @@
 //!     size = "1000B"
 //!     duration = "1s"
 //! "#).unwrap();
-//! let result = sim_core::run(&cfg.base, 42);
+//! let result = sim_core::run(&cfg.base, 42).unwrap();
 //! assert_eq!(result.status, sim_core::metrics::RunStatus::Completed);
 //! ```
 //!

@@ -387,7 +387,10 @@ impl<'a> Sim<'a> {
             Ev::Arrive(l, _) => {
                 let d = self.net.links[l].arrive();
                 if d.corrupted {
-                    self.net.links[l].report.drops.add(DropReason::Corruption, 1);
+                    self.net.links[l]
+                        .report
+                        .drops
+                        .add(DropReason::Corruption, 1);
                     return self.drop_packet(&d, DropReason::Corruption);
                 }
                 let to = self.net.links[l].to;

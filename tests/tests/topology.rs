@@ -115,7 +115,10 @@ fn egress_loss_uses_link_time_and_ingress_loss_does_not() {
         busy.push(r.links[0].busy_secs);
     }
     // 1 ms of serialization per packet: 50 packets at ingress, 100 at egress.
-    assert!((busy[0] - 0.050).abs() < 1e-9 && (busy[1] - 0.100).abs() < 1e-9, "{busy:?}");
+    assert!(
+        (busy[0] - 0.050).abs() < 1e-9 && (busy[1] - 0.100).abs() < 1e-9,
+        "{busy:?}"
+    );
 }
 
 #[test]

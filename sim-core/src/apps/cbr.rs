@@ -41,7 +41,10 @@ impl CbrSource {
         start: SimTime,
         count: u64,
     ) -> Self {
-        assert!(rate.0 > 0, "CBR rate must be positive (validated by the config)");
+        assert!(
+            rate.0 > 0,
+            "CBR rate must be positive (validated by the config)"
+        );
         CbrSource {
             local,
             peer,

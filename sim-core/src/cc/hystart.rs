@@ -273,7 +273,8 @@ mod tests {
         assert_eq!(h.phase(), Phase::Done);
         let flight = 20;
         assert!(
-            css_acks >= (CSS_ROUNDS as usize - 1) * flight && css_acks <= (CSS_ROUNDS as usize + 1) * flight,
+            css_acks >= (CSS_ROUNDS as usize - 1) * flight
+                && css_acks <= (CSS_ROUNDS as usize + 1) * flight,
             "{css_acks}"
         );
     }

@@ -31,7 +31,7 @@
 
 pub mod impair;
 
-use crate::config::{LinkConfig, LinkChange, LossPosition, QueueLimit};
+use crate::config::{LinkChange, LinkConfig, LossPosition, QueueLimit};
 use crate::metrics::{DropReason, LinkReport};
 use crate::packet::Datagram;
 use crate::rng::RngStream;
@@ -371,7 +371,9 @@ impl Link {
             out.push(d);
         }
         out.extend(self.propagating.drain(..).map(|(_, _, d)| d));
-        self.report.drops.add(DropReason::Handover, out.len() as u64);
+        self.report
+            .drops
+            .add(DropReason::Handover, out.len() as u64);
         self.generation += 1;
         self.epoch_valid = false;
         out

@@ -277,8 +277,11 @@ pub struct Recovery<F> {
     timer: Option<SimTime>,
     last_now: SimTime,
     next_seq: u64,
-    /// Send-order numbers of acknowledged packets newer than the oldest outstanding one.
+    /// Send-order numbers of acknowledged packets newer than the oldest outstanding
+    /// ack-eliciting one.
     acked_seqs: BTreeSet<u64>,
+    /// Send-order numbers of outstanding ack-eliciting in-flight packets.
+    eliciting_seqs: BTreeSet<u64>,
     stats: RecoveryStats,
 }
 
@@ -316,6 +319,7 @@ impl<F> Recovery<F> {
             last_now: SimTime::ZERO,
             next_seq: 0,
             acked_seqs: BTreeSet::new(),
+            eliciting_seqs: BTreeSet::new(),
             stats: RecoveryStats::default(),
         }
     }
@@ -477,6 +481,9 @@ impl<F> Recovery<F> {
         let (in_flight, size) = (pkt.in_flight, pkt.size);
         let seq = self.next_seq;
         self.next_seq += 1;
+        if in_flight && pkt.ack_eliciting {
+            self.eliciting_seqs.insert(seq);
+        }
         s.sent.insert(pkt.pn, Entry { pkt, seq });
         if in_flight {
             self.cc.on_packet_sent(now, size, self.bytes_in_flight);
@@ -590,7 +597,7 @@ impl<F> Recovery<F> {
         for e in &newly {
             let p = &e.pkt;
             if p.in_flight {
-                self.remove_from_flight(si, p);
+                self.remove_from_flight(si, p, e.seq);
                 self.cc
                     .on_packet_acked(now, p.time_sent, p.size, p.app_limited, &snap);
             }
@@ -661,7 +668,7 @@ impl<F> Recovery<F> {
         let mut out = Vec::with_capacity(sent.len());
         for (_, e) in sent {
             if e.pkt.in_flight {
-                self.remove_from_flight(si, &e.pkt);
+                self.remove_from_flight(si, &e.pkt, e.seq);
             }
             out.push(e.pkt);
         }
@@ -683,12 +690,13 @@ impl<F> Recovery<F> {
 
     // ----- internals ---------------------------------------------------------------------
 
-    fn remove_from_flight(&mut self, si: usize, p: &SentPacket<F>) {
+    fn remove_from_flight(&mut self, si: usize, p: &SentPacket<F>, seq: u64) {
         let s = &mut self.spaces[si];
         s.bytes_in_flight -= p.size;
         self.bytes_in_flight -= p.size;
         if p.ack_eliciting {
             s.ack_eliciting_in_flight -= 1;
+            self.eliciting_seqs.remove(&seq);
         }
     }
 
@@ -808,7 +816,7 @@ impl<F> Recovery<F> {
         for e in lost {
             let p = &e.pkt;
             if p.in_flight {
-                self.remove_from_flight(si, p);
+                self.remove_from_flight(si, p, e.seq);
                 newest_lost_sent =
                     Some(newest_lost_sent.map_or(p.time_sent, |t| t.max(p.time_sent)));
                 self.stats.lost_packets += 1;
@@ -886,13 +894,12 @@ impl<F> Recovery<F> {
     }
 
     fn prune_acked_seqs(&mut self) {
-        // Persistent congestion only compares packets that are still outstanding, so an
-        // acknowledged packet older than every outstanding one is never "between" two.
+        // Persistent congestion only compares outstanding ack-eliciting packets, so an
+        // acknowledged packet older than every such packet is never "between" two.
         let oldest = self
-            .spaces
-            .iter()
-            .filter_map(|s| s.sent.first_key_value().map(|(_, e)| e.seq))
-            .min()
+            .eliciting_seqs
+            .first()
+            .copied()
             .unwrap_or(self.next_seq);
         while let Some(&q) = self.acked_seqs.first() {
             if q < oldest {
@@ -1269,6 +1276,8 @@ mod tests {
                     sum += ss;
                 }
                 prop_assert_eq!(sum, r.bytes_in_flight());
+                let ae: u64 = r.spaces.iter().map(|s| s.ack_eliciting_in_flight).sum();
+                prop_assert_eq!(ae, r.eliciting_seqs.len() as u64);
                 prop_assert!(r.cwnd() >= 2400);
                 // Conservation: every sent packet is outstanding or was returned once.
                 for sp in Space::ALL {

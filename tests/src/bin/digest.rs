@@ -19,10 +19,7 @@ fn main() {
                 for i in 0..cfg.runs.min(3) {
                     let seed = cfg.seed.wrapping_add(i as u64);
                     match sim_core::run(cfg, seed) {
-                        Ok(r) => println!(
-                            "{path} {seed} {:?} {} {}",
-                            r.status, r.events, r.digest
-                        ),
+                        Ok(r) => println!("{path} {seed} {:?} {} {}", r.status, r.events, r.digest),
                         Err(e) => {
                             eprintln!("{path}: {e}");
                             failed = true;

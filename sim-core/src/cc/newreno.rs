@@ -1,0 +1,259 @@
+//! NewReno exactly as RFC 9002 Appendix B describes it (byte counting).
+//!
+//! - Slow start (B.5): while `cwnd < ssthresh`, `cwnd += acked_bytes` per acknowledged
+//!   packet (the window may overshoot ssthresh by the last packet, as in the RFC).
+//! - Congestion avoidance (B.5): `cwnd += mds·acked_bytes / cwnd`. The division is done in
+//!   integers and its remainder (in byte² units) is carried to the next acknowledgement,
+//!   so the sum of increments over a window of acknowledgements is exact to one byte and
+//!   does not drift downwards as truncating each term would.
+//! - Congestion event (B.6): once per recovery period, `ssthresh = cwnd/2`
+//!   (kLossReductionFactor = 1/2, truncating), `cwnd = max(ssthresh, kMinimumWindow)`,
+//!   `recovery_start_time = now`. Packets sent at or before `recovery_start_time` neither
+//!   grow the window nor start a new reduction (B.4).
+//! - Persistent congestion (B.8, §7.6.2): `cwnd = kMinimumWindow`, recovery period ended;
+//!   ssthresh is unchanged, so the sender re-enters slow start.
+//! - App-limited packets (§7.8) do not grow the window.
+
+use super::{minimum_window, CongestionController, RttSnapshot};
+use crate::time::SimTime;
+
+/// The name [`NewReno`] reports.
+pub const NAME: &str = "newreno";
+
+/// RFC 9002 Appendix B NewReno state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewReno {
+    max_datagram_size: u64,
+    min_window: u64,
+    cwnd: u64,
+    /// `None` = infinite.
+    ssthresh: Option<u64>,
+    /// `None` = no recovery period yet (the RFC's 0).
+    recovery_start_time: Option<SimTime>,
+    /// Congestion-avoidance remainder, in byte² (numerator of the pending fraction of a
+    /// byte, over the window at the time it is applied).
+    ca_remainder: u64,
+}
+
+impl NewReno {
+    /// A controller with `initial_window` bytes of window and datagrams of
+    /// `max_datagram_size` bytes (kMinimumWindow = 2·mds).
+    pub fn new(max_datagram_size: u64, initial_window: u64) -> Self {
+        assert!(max_datagram_size > 0, "max_datagram_size must be positive");
+        let min_window = minimum_window(max_datagram_size);
+        NewReno {
+            max_datagram_size,
+            min_window,
+            cwnd: initial_window.max(1),
+            ssthresh: None,
+            recovery_start_time: None,
+            ca_remainder: 0,
+        }
+    }
+
+    /// kMinimumWindow in bytes.
+    pub fn minimum_window(&self) -> u64 {
+        self.min_window
+    }
+
+    /// Start of the current (or last) recovery period, `None` if none yet.
+    pub fn recovery_start_time(&self) -> Option<SimTime> {
+        self.recovery_start_time
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.ssthresh.is_none_or(|s| self.cwnd < s)
+    }
+}
+
+impl CongestionController for NewReno {
+    fn on_packet_sent(&mut self, _now: SimTime, _bytes: u64, _bytes_in_flight_after: u64) {}
+
+    fn on_packet_acked(
+        &mut self,
+        _now: SimTime,
+        sent_time: SimTime,
+        bytes: u64,
+        app_limited: bool,
+        _rtt: &RttSnapshot,
+    ) {
+        // B.5: no growth for packets sent before the recovery period started...
+        if self.in_recovery(sent_time) {
+            return;
+        }
+        // ... nor while application or flow-control limited (§7.8).
+        if app_limited {
+            return;
+        }
+        if self.in_slow_start() {
+            // Slow start: one byte of window per acknowledged byte.
+            self.cwnd = self.cwnd.saturating_add(bytes);
+        } else {
+            // Congestion avoidance: cwnd += mds·bytes/cwnd with the remainder carried.
+            let num =
+                (self.max_datagram_size as u128) * (bytes as u128) + self.ca_remainder as u128;
+            let cwnd = self.cwnd as u128;
+            let inc = num / cwnd;
+            self.ca_remainder = (num - inc * cwnd) as u64;
+            self.cwnd = self.cwnd.saturating_add(inc as u64);
+        }
+    }
+
+    fn on_congestion_event(
+        &mut self,
+        now: SimTime,
+        newest_lost_sent_time: SimTime,
+        _bytes_in_flight: u64,
+    ) {
+        // B.6: at most one reduction per round trip.
+        if self.in_recovery(newest_lost_sent_time) {
+            return;
+        }
+        self.recovery_start_time = Some(now);
+        let ssthresh = self.cwnd / 2; // kLossReductionFactor = 0.5
+        self.ssthresh = Some(ssthresh);
+        self.cwnd = ssthresh.max(self.min_window);
+        self.ca_remainder = 0;
+    }
+
+    fn on_persistent_congestion(&mut self, _now: SimTime) {
+        // B.8: collapse to the minimum window; congestion_recovery_start_time = 0.
+        self.cwnd = self.min_window;
+        self.recovery_start_time = None;
+        self.ca_remainder = 0;
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> Option<u64> {
+        self.ssthresh
+    }
+
+    fn in_recovery(&self, sent_time: SimTime) -> bool {
+        self.recovery_start_time.is_some_and(|r| sent_time <= r)
+    }
+
+    fn name(&self) -> &'static str {
+        NAME
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::SimDuration;
+
+    const MDS: u64 = 1200;
+
+    fn t(ms: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_millis(ms)
+    }
+
+    fn ack(cc: &mut NewReno, now: u64, sent: u64, bytes: u64) {
+        cc.on_packet_acked(t(now), t(sent), bytes, false, &RttSnapshot::default());
+    }
+
+    #[test]
+    fn slow_start_doubles_per_round() {
+        let mut cc = NewReno::new(MDS, 10 * MDS);
+        // Round 1: 10 packets acked -> 20 MDS; round 2: 20 acked -> 40 MDS.
+        for _ in 0..10 {
+            ack(&mut cc, 100, 1, MDS);
+        }
+        assert_eq!(cc.window(), 20 * MDS);
+        for _ in 0..20 {
+            ack(&mut cc, 200, 101, MDS);
+        }
+        assert_eq!(cc.window(), 40 * MDS);
+        assert_eq!(cc.ssthresh(), None);
+    }
+
+    #[test]
+    fn app_limited_packets_do_not_grow() {
+        let mut cc = NewReno::new(MDS, 10 * MDS);
+        cc.on_packet_acked(t(10), t(1), MDS, true, &RttSnapshot::default());
+        assert_eq!(cc.window(), 10 * MDS);
+    }
+
+    #[test]
+    fn loss_halves_once_per_recovery_period_then_congestion_avoidance() {
+        let mut cc = NewReno::new(MDS, 10 * MDS);
+        for _ in 0..10 {
+            ack(&mut cc, 100, 1, MDS);
+        }
+        assert_eq!(cc.window(), 24_000);
+        // Loss of a packet sent at 150 ms, detected at 300 ms.
+        cc.on_congestion_event(t(300), t(150), 0);
+        assert_eq!(cc.ssthresh(), Some(12_000));
+        assert_eq!(cc.window(), 12_000);
+        assert!(cc.in_recovery(t(300)));
+        assert!(!cc.in_recovery(t(301)));
+        // Another loss of a packet sent before the recovery started: no second reduction.
+        cc.on_congestion_event(t(350), t(299), 0);
+        assert_eq!(cc.window(), 12_000);
+        // Acks of packets sent during or before recovery start do not grow the window.
+        ack(&mut cc, 360, 300, MDS);
+        assert_eq!(cc.window(), 12_000);
+        // A packet sent after recovery start: congestion avoidance (cwnd == ssthresh).
+        // 1200·1200/12000 = 120 exactly.
+        ack(&mut cc, 400, 301, MDS);
+        assert_eq!(cc.window(), 12_120);
+        // 1200·1200/12120 = 118.81..: 118, remainder 1_440_000 - 118·12120 = 9840.
+        ack(&mut cc, 401, 302, MDS);
+        assert_eq!(cc.window(), 12_238);
+        assert_eq!(cc.ca_remainder, 9_840);
+        // (1_440_000 + 9840)/12238 = 118.47..: 118, remainder 1_449_840 - 1_444_084 = 5756.
+        ack(&mut cc, 402, 303, MDS);
+        assert_eq!(cc.window(), 12_356);
+        assert_eq!(cc.ca_remainder, 5_756);
+        // A loss of a packet sent after the recovery start starts a new period.
+        cc.on_congestion_event(t(500), t(402), 0);
+        assert_eq!(cc.ssthresh(), Some(6_178));
+        assert_eq!(cc.window(), 6_178);
+        assert_eq!(cc.ca_remainder, 0);
+    }
+
+    #[test]
+    fn congestion_avoidance_does_not_drift() {
+        // cwnd = ssthresh = 12 000 after a loss; 1000 acks of 100 B each, where truncating
+        // every term would lose up to 1 byte per ack. Compare with the exact recurrence.
+        let mut cc = NewReno::new(MDS, 24_000);
+        cc.on_congestion_event(t(1), t(0), 0);
+        assert_eq!(cc.window(), 12_000);
+        let mut exact = 12_000f64;
+        for i in 0..1000 {
+            cc.on_packet_acked(t(2 + i), t(2 + i), 100, false, &RttSnapshot::default());
+            exact += 1200.0 * 100.0 / exact;
+        }
+        let got = cc.window() as f64;
+        assert!((got - exact).abs() <= 2.0, "got {got}, exact {exact}");
+    }
+
+    #[test]
+    fn floor_at_minimum_window_and_persistent_congestion() {
+        let mut cc = NewReno::new(MDS, 3 * MDS);
+        cc.on_congestion_event(t(10), t(5), 0);
+        // ssthresh = 1800, cwnd = max(1800, 2400) = 2400.
+        assert_eq!(cc.ssthresh(), Some(1_800));
+        assert_eq!(cc.window(), 2_400);
+        // cwnd >= ssthresh: congestion avoidance from here: 1200·1200/2400 = 600.
+        ack(&mut cc, 20, 11, MDS);
+        assert_eq!(cc.window(), 2_400 + 600);
+
+        let mut cc = NewReno::new(MDS, 10 * MDS);
+        for _ in 0..30 {
+            ack(&mut cc, 100, 1, MDS);
+        }
+        cc.on_congestion_event(t(200), t(150), 0);
+        assert_eq!(cc.window(), 24_000);
+        cc.on_persistent_congestion(t(200));
+        assert_eq!(cc.window(), 2_400);
+        assert_eq!(cc.ssthresh(), Some(24_000));
+        assert_eq!(cc.recovery_start_time(), None);
+        // Back in slow start, and packets sent before 200 ms now grow the window.
+        ack(&mut cc, 210, 150, MDS);
+        assert_eq!(cc.window(), 3_600);
+    }
+}

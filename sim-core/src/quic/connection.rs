@@ -1,0 +1,1651 @@
+//! The QUIC connection state machine: 1-RTT handshake with anti-amplification, three
+//! packet number spaces, ACK generation, frames, streams, flow control, and the glue to
+//! RFC 9002 loss recovery ([`Recovery`]).
+//!
+//! Sans-IO like every endpoint: [`Connection::handle_datagram`] and
+//! [`Connection::handle_timeout`] feed it, [`Connection::poll_transmit`] and
+//! [`Connection::poll_timeout`] drain it. It knows nothing of the workload: the
+//! application opens streams, writes lengths and reacts to [`ConnEvent`]s.
+//!
+//! Handshake model (RFC 9000 §7, RFC 9001 §4): the TLS messages are byte counts from
+//! [`QuicConfig`]. The client sends its ClientHello in Initial CRYPTO frames (datagram
+//! padded to 1200 B). The server, once it has the whole ClientHello, has Handshake and
+//! 1-RTT send keys and queues its ServerHello (Initial) and its Handshake flight. The
+//! client gets Handshake keys with the whole ServerHello, and completes the handshake with
+//! the whole server flight: it then queues its Finished (Handshake) and may send 1-RTT
+//! data. The server completes (and confirms, RFC 9001 §4.1.2) on the client's Finished,
+//! then sends HANDSHAKE_DONE, which confirms the handshake for the client. Keys are
+//! discarded per RFC 9001 §4.9. Packets that cannot be decrypted yet are buffered (at most
+//! [`MAX_UNDECRYPTABLE`]) and processed when the keys arrive.
+
+use super::config::{QuicConfig, SchedulerKind};
+use super::flow_control::RecvFlow;
+use super::ranges::RangeSet;
+use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
+use super::streams::{max_data_len, Chunk, RecvBuf, SendBuf, Stream};
+use super::wire::{
+    header_len_without_pn, packet_size, pn_len, varint_len, Frame, PacketType, QuicDatagram,
+    QuicPacket, AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
+};
+use crate::time::{SimDuration, SimTime};
+use crate::units::Rate;
+use std::collections::BTreeMap;
+
+/// Smallest datagram carrying an ack-eliciting Initial packet (RFC 9000 §14.1: clients
+/// pad every Initial-carrying datagram, servers every ack-eliciting one).
+pub const MIN_INITIAL_DATAGRAM: u64 = 1200;
+
+/// Packets buffered while their keys are not yet available (RFC 9001 §5.7 allows
+/// buffering; quinn and quiche buffer a bounded number).
+pub const MAX_UNDECRYPTABLE: usize = 16;
+
+/// Anti-amplification factor (RFC 9000 §8.1).
+pub const AMPLIFICATION_FACTOR: u64 = 3;
+
+/// Which side of the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// Opens the connection and the streams.
+    Client,
+    /// Accepts the connection.
+    Server,
+}
+
+/// Something the application should know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnEvent {
+    /// The handshake completed: streams may be opened and written.
+    Connected,
+    /// The peer raised the stream limit: more streams may be opened.
+    StreamsAvailable,
+    /// The peer opened stream `id`.
+    StreamOpened(u64),
+    /// Every byte of stream `id` up to its FIN was read by the application.
+    StreamReadComplete(u64),
+    /// Everything written on stream `id`, FIN included, was acknowledged.
+    StreamSendComplete(u64),
+}
+
+/// Why the sender was not sending while it had stream data (time accounting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockState {
+    /// Nothing to send, or sending.
+    None,
+    /// Data waits but the congestion window is full.
+    Cwnd,
+    /// Data waits but stream or connection flow control forbids it.
+    FlowControl,
+    /// Data waits but the server is at its anti-amplification limit.
+    Amplification,
+}
+
+/// What the connection remembers about each sent packet (the `F` of [`Recovery`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SentInfo {
+    /// Retransmittable frames (ACK and PADDING are never retransmitted).
+    pub frames: Vec<Frame>,
+    /// Ranges of the ACK frame the packet carried, if any (to stop acknowledging what the
+    /// peer knows, RFC 9000 §13.2.4).
+    pub ack_ranges: Option<Vec<(u64, u64)>>,
+    /// The packet carried retransmitted data.
+    pub retransmission: bool,
+    /// Packet number space index (0 Initial, 1 Handshake, 2 application data).
+    pub space: usize,
+}
+
+/// Per packet number space state.
+#[derive(Debug, Default)]
+struct PnSpace {
+    next_pn: u64,
+    largest_acked_by_peer: Option<u64>,
+    /// Every packet number received (duplicate detection).
+    received: RangeSet,
+    /// Packet numbers still to report in ACK frames.
+    to_ack: RangeSet,
+    largest_recv: Option<u64>,
+    largest_recv_time: SimTime,
+    eliciting_since_ack: u64,
+    ack_immediate: bool,
+    ack_deadline: Option<SimTime>,
+    new_since_ack: bool,
+    crypto_send: SendBuf,
+    crypto_recv: RecvBuf,
+    discarded: bool,
+    probes: u8,
+}
+
+/// Counters reported in the endpoint metrics.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConnStats {
+    /// Datagrams sent.
+    pub datagrams_sent: u64,
+    /// UDP payload bytes sent.
+    pub bytes_sent: u64,
+    /// QUIC packets sent (coalesced packets counted separately).
+    pub packets_sent: u64,
+    /// Packets that carried retransmitted data (STREAM or CRYPTO).
+    pub packets_retransmitted: u64,
+    /// Packets declared lost by loss detection.
+    pub packets_lost: u64,
+    /// Ack-eliciting packets declared lost.
+    pub ack_eliciting_lost: u64,
+    /// Stream bytes retransmitted.
+    pub stream_bytes_retransmitted: u64,
+    /// Datagrams received.
+    pub datagrams_received: u64,
+    /// Packets received twice (dropped).
+    pub duplicate_packets: u64,
+    /// Packets dropped because their keys were discarded or the buffer was full.
+    pub undecryptable_dropped: u64,
+    /// Stream bytes received more than once.
+    pub duplicate_stream_bytes: u64,
+    /// Stream bytes read by the application.
+    pub stream_bytes_read: u64,
+    /// Sent datagrams that were in flight beyond the congestion window without being a
+    /// PTO probe (must stay 0).
+    pub cwnd_violations: u64,
+    /// Flow-control limits exceeded by the peer (must stay 0).
+    pub flow_control_violations: u64,
+    /// Stream-count limit exceeded by the peer (must stay 0).
+    pub stream_limit_violations: u64,
+    /// DATA_BLOCKED frames sent.
+    pub data_blocked_sent: u64,
+    /// STREAM_DATA_BLOCKED frames sent.
+    pub stream_data_blocked_sent: u64,
+    /// MAX_DATA frames sent.
+    pub max_data_sent: u64,
+    /// MAX_STREAM_DATA frames sent.
+    pub max_stream_data_sent: u64,
+    /// Time the sender had data but a full congestion window.
+    pub cwnd_blocked: SimDuration,
+    /// Time the sender had data but no flow-control credit.
+    pub flow_control_blocked: SimDuration,
+    /// Time the server had data but was at its anti-amplification limit.
+    pub amplification_blocked: SimDuration,
+    /// Datagrams the anti-amplification limit held back (count of blocked polls).
+    pub amplification_blocked_events: u64,
+}
+
+/// One QUIC connection.
+#[derive(Debug)]
+pub struct Connection {
+    cfg: QuicConfig,
+    role: Role,
+    spaces: [PnSpace; 3],
+    recovery: Recovery<SentInfo>,
+    // handshake
+    has_hs_keys: bool,
+    has_1rtt_send: bool,
+    can_recv_1rtt: bool,
+    handshake_complete: bool,
+    handshake_confirmed: bool,
+    handshake_done_pending: bool,
+    /// Server: the client's address is validated (RFC 9000 §8.1).
+    address_validated: bool,
+    amp_received: u64,
+    amp_sent: u64,
+    undecryptable: Vec<QuicPacket>,
+    // streams
+    streams: BTreeMap<u64, Stream>,
+    local_opened: u64,
+    peer_max_streams: u64,
+    local_max_streams: u64,
+    remote_closed: u64,
+    max_streams_pending: bool,
+    rr_cursor: Option<u64>,
+    // connection flow control, send side
+    peer_max_data: u64,
+    data_sent: u64,
+    data_blocked_at: Option<u64>,
+    data_blocked_pending: bool,
+    peer_stream_window: u64,
+    // connection flow control, receive side
+    recv_fc: RecvFlow,
+    path_responses: Vec<u64>,
+    // application reader
+    read_rate: Option<Rate>,
+    reader: Option<(SimTime, u64, u64)>,
+    reader_cursor: Option<u64>,
+    // pacing (RFC 9002 §7.7)
+    pacing_tokens: u64,
+    pacing_last: SimTime,
+    pacing_gain_permille: u64,
+    // timing
+    started_at: SimTime,
+    last_activity: SimTime,
+    closed: bool,
+    block_state: BlockState,
+    block_since: SimTime,
+    /// When the handshake completed locally.
+    pub handshake_complete_at: Option<SimTime>,
+    /// When the handshake was confirmed locally.
+    pub handshake_confirmed_at: Option<SimTime>,
+    events: Vec<ConnEvent>,
+    /// Counters.
+    pub stats: ConnStats,
+}
+
+fn space_of(i: usize) -> Space {
+    Space::ALL[i]
+}
+
+impl Connection {
+    /// A connection with `cfg`. `read_rate` limits how fast this side's application
+    /// reads received stream data (`None`: instantly).
+    pub fn new(role: Role, cfg: QuicConfig, read_rate: Option<Rate>) -> Self {
+        let mut rc = RecoveryConfig::with_max_datagram_size(cfg.max_udp_payload);
+        rc.initial_rtt = cfg.initial_rtt;
+        rc.max_ack_delay = cfg.max_ack_delay;
+        rc.packet_threshold = cfg.packet_threshold;
+        rc.initial_window = cfg.initial_cwnd();
+        rc.cc = cfg.cc;
+        let recovery = Recovery::new(rc, role == Role::Client);
+        let recv_fc = RecvFlow::new(cfg.allowance, cfg.connection_window);
+        let local_max_streams = cfg.max_streams_bidi;
+        Connection {
+            role,
+            spaces: Default::default(),
+            recovery,
+            has_hs_keys: false,
+            has_1rtt_send: false,
+            can_recv_1rtt: false,
+            handshake_complete: false,
+            handshake_confirmed: false,
+            handshake_done_pending: false,
+            address_validated: role == Role::Client,
+            amp_received: 0,
+            amp_sent: 0,
+            undecryptable: Vec::new(),
+            streams: BTreeMap::new(),
+            local_opened: 0,
+            peer_max_streams: 0,
+            local_max_streams,
+            remote_closed: 0,
+            max_streams_pending: false,
+            rr_cursor: None,
+            peer_max_data: 0,
+            data_sent: 0,
+            data_blocked_at: None,
+            data_blocked_pending: false,
+            peer_stream_window: 0,
+            recv_fc,
+            path_responses: Vec::new(),
+            read_rate,
+            reader: None,
+            reader_cursor: None,
+            pacing_tokens: cfg.initial_cwnd(),
+            pacing_last: SimTime::ZERO,
+            pacing_gain_permille: (cfg.pacing_gain * 1000.0).round() as u64,
+            started_at: SimTime::ZERO,
+            last_activity: SimTime::ZERO,
+            closed: false,
+            block_state: BlockState::None,
+            block_since: SimTime::ZERO,
+            handshake_complete_at: None,
+            handshake_confirmed_at: None,
+            events: Vec::new(),
+            stats: ConnStats::default(),
+            cfg,
+        }
+    }
+
+    // ----- accessors -------------------------------------------------------------------
+
+    /// The role.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+    /// The configuration.
+    pub fn config(&self) -> &QuicConfig {
+        &self.cfg
+    }
+    /// Loss recovery (RTT, congestion controller, bytes in flight).
+    pub fn recovery(&self) -> &Recovery<SentInfo> {
+        &self.recovery
+    }
+    /// The streams, by ID.
+    pub fn streams(&self) -> &BTreeMap<u64, Stream> {
+        &self.streams
+    }
+    /// The handshake completed.
+    pub fn is_handshake_complete(&self) -> bool {
+        self.handshake_complete
+    }
+    /// The handshake is confirmed.
+    pub fn is_handshake_confirmed(&self) -> bool {
+        self.handshake_confirmed
+    }
+    /// The connection was closed (idle timeout or CONNECTION_CLOSE).
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+    /// When the connection started.
+    pub fn started_at(&self) -> SimTime {
+        self.started_at
+    }
+    /// Connection-level receive flow control.
+    pub fn recv_flow(&self) -> &RecvFlow {
+        &self.recv_fc
+    }
+    /// Connection-level send credit state: (bytes sent, peer's MAX_DATA).
+    pub fn send_flow(&self) -> (u64, u64) {
+        (self.data_sent, self.peer_max_data)
+    }
+    /// Takes the pending application events.
+    pub fn take_events(&mut self) -> Vec<ConnEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    // ----- application API -------------------------------------------------------------
+
+    /// Opens a new locally initiated bidirectional stream, if the peer's limit allows.
+    pub fn open_stream(&mut self) -> Option<u64> {
+        if !self.handshake_complete && self.role == Role::Client {
+            return None;
+        }
+        if self.local_opened >= self.peer_max_streams {
+            return None;
+        }
+        let initiator_bit = match self.role {
+            Role::Client => 0,
+            Role::Server => 1,
+        };
+        let id = self.local_opened * 4 + initiator_bit; // RFC 9000 §2.1
+        self.local_opened += 1;
+        let fc = RecvFlow::new(self.cfg.allowance, self.cfg.stream_window);
+        self.streams
+            .insert(id, Stream::new(id, self.peer_stream_window, fc));
+        Some(id)
+    }
+
+    /// Writes `len` bytes (and the FIN if `fin`) on stream `id`.
+    pub fn write(&mut self, id: u64, len: u64, fin: bool) {
+        if let Some(s) = self.streams.get_mut(&id) {
+            s.send.write(len, fin);
+        }
+    }
+
+    // ----- input -------------------------------------------------------------------------
+
+    /// Starts the connection (the client queues its ClientHello).
+    pub fn start(&mut self, now: SimTime) {
+        self.started_at = now;
+        self.last_activity = now;
+        self.block_since = now;
+        if self.role == Role::Client {
+            let n = self.cfg.client_hello_size;
+            self.spaces[0].crypto_send.write(n, false);
+        }
+    }
+
+    /// A datagram of `size` UDP payload bytes arrived.
+    pub fn handle_datagram(&mut self, now: SimTime, dgram: &QuicDatagram, size: u64) {
+        if self.closed {
+            return;
+        }
+        self.stats.datagrams_received += 1;
+        self.last_activity = now;
+        if self.role == Role::Server {
+            // RFC 9000 §8.1: all bytes received count, even of discarded packets.
+            self.amp_received += size;
+        }
+        for pkt in &dgram.packets {
+            self.on_packet(now, pkt.clone());
+        }
+        self.update_amplification_state();
+    }
+
+    fn can_decrypt(&self, i: usize) -> bool {
+        match i {
+            0 => true,
+            1 => self.has_hs_keys,
+            _ => self.can_recv_1rtt,
+        }
+    }
+
+    fn on_packet(&mut self, now: SimTime, pkt: QuicPacket) {
+        let i = pkt.ty.space_index();
+        if self.spaces[i].discarded {
+            self.stats.undecryptable_dropped += 1;
+            return;
+        }
+        if !self.can_decrypt(i) {
+            if self.undecryptable.len() < MAX_UNDECRYPTABLE {
+                self.undecryptable.push(pkt);
+            } else {
+                self.stats.undecryptable_dropped += 1;
+            }
+            return;
+        }
+        let pn = pkt.pn;
+        let eliciting = pkt.is_ack_eliciting();
+        {
+            let threshold = self.cfg.ack_eliciting_threshold;
+            let max_ack_delay = self.cfg.max_ack_delay;
+            let sp = &mut self.spaces[i];
+            if sp.received.contains(pn) {
+                self.stats.duplicate_packets += 1;
+                return;
+            }
+            sp.received.insert(pn, pn + 1);
+            sp.to_ack.insert(pn, pn + 1);
+            let prev_largest = sp.largest_recv;
+            if prev_largest.is_none_or(|l| pn > l) {
+                sp.largest_recv = Some(pn);
+                sp.largest_recv_time = now;
+            }
+            sp.new_since_ack = true;
+            if eliciting {
+                // RFC 9000 §13.2.1: immediately on out-of-order (a lower number than one
+                // received, or missing packets before this one).
+                let out_of_order = match prev_largest {
+                    Some(l) => pn < l || pn > l + 1,
+                    None => pn > 0,
+                };
+                sp.eliciting_since_ack += 1;
+                // Initial and Handshake are not delayed (RFC 9000 §13.2.1); otherwise
+                // every `threshold` ack-eliciting packets (§13.2.2) or max_ack_delay.
+                if i < 2 || out_of_order || sp.eliciting_since_ack >= threshold {
+                    sp.ack_immediate = true;
+                } else if sp.ack_deadline.is_none() {
+                    sp.ack_deadline = Some(now + max_ack_delay);
+                }
+            }
+        }
+        for f in pkt.frames {
+            self.on_frame(now, i, f);
+            if self.closed {
+                return;
+            }
+        }
+        if self.role == Role::Server && i == 1 && !self.address_validated {
+            // RFC 9000 §8.1: a Handshake packet from the client validates its address.
+            self.address_validated = true;
+        }
+        if self.role == Role::Server && i == 1 && !self.spaces[0].discarded {
+            // RFC 9001 §4.9.1: the server discards Initial keys when it first
+            // successfully processes a Handshake packet.
+            self.discard_space(0);
+        }
+    }
+
+    fn on_frame(&mut self, now: SimTime, i: usize, f: Frame) {
+        match f {
+            Frame::Padding { .. } | Frame::Ping => {}
+            Frame::Ack {
+                ranges,
+                ack_delay_encoded,
+            } => {
+                let us = ack_delay_encoded << self.cfg.ack_delay_exponent;
+                self.on_ack_frame(now, i, &ranges, SimDuration::from_micros(us));
+            }
+            Frame::Crypto { offset, len } => {
+                self.spaces[i].crypto_recv.on_data(offset, len, false);
+                self.check_handshake_progress(now);
+            }
+            Frame::Stream {
+                id,
+                offset,
+                len,
+                fin,
+            } => self.on_stream_frame(now, id, offset, len, fin),
+            Frame::MaxData(v) => {
+                self.peer_max_data = self.peer_max_data.max(v);
+            }
+            Frame::MaxStreamData { id, max } => {
+                if let Some(s) = self.streams.get_mut(&id) {
+                    s.send_limit = s.send_limit.max(max);
+                }
+            }
+            Frame::MaxStreams { bidi, max } => {
+                if bidi && max > self.peer_max_streams {
+                    self.peer_max_streams = max;
+                    self.events.push(ConnEvent::StreamsAvailable);
+                }
+            }
+            Frame::DataBlocked(_) | Frame::StreamDataBlocked { .. } => {}
+            Frame::NewConnectionId { .. } | Frame::PathResponse(_) => {}
+            Frame::PathChallenge(x) => self.path_responses.push(x),
+            Frame::ConnectionClose { .. } => {
+                // Draining (RFC 9000 §10.2.2): send nothing more.
+                self.closed = true;
+            }
+            Frame::HandshakeDone => {
+                if self.role == Role::Client && !self.handshake_confirmed {
+                    self.confirm_handshake(now);
+                }
+            }
+        }
+    }
+
+    fn check_handshake_progress(&mut self, now: SimTime) {
+        match self.role {
+            Role::Client => {
+                if !self.has_hs_keys
+                    && self.spaces[0].crypto_recv.delivered >= self.cfg.server_hello_size
+                {
+                    self.has_hs_keys = true;
+                    self.recovery.set_has_handshake_keys();
+                    self.process_undecryptable(now);
+                }
+                if self.has_hs_keys
+                    && !self.handshake_complete
+                    && self.spaces[1].crypto_recv.delivered >= self.cfg.server_handshake_size
+                {
+                    self.handshake_complete = true;
+                    self.handshake_complete_at = Some(now);
+                    let n = self.cfg.client_finished_size;
+                    self.spaces[1].crypto_send.write(n, false);
+                    self.has_1rtt_send = true;
+                    self.can_recv_1rtt = true;
+                    self.apply_peer_transport_parameters();
+                    self.events.push(ConnEvent::Connected);
+                    self.process_undecryptable(now);
+                }
+            }
+            Role::Server => {
+                if !self.has_hs_keys
+                    && self.spaces[0].crypto_recv.delivered >= self.cfg.client_hello_size
+                {
+                    self.has_hs_keys = true;
+                    self.has_1rtt_send = true;
+                    self.recovery.set_has_handshake_keys();
+                    let (sh, flight) = (self.cfg.server_hello_size, self.cfg.server_handshake_size);
+                    self.spaces[0].crypto_send.write(sh, false);
+                    self.spaces[1].crypto_send.write(flight, false);
+                    self.apply_peer_transport_parameters();
+                    self.process_undecryptable(now);
+                }
+                if self.has_hs_keys
+                    && !self.handshake_complete
+                    && self.spaces[1].crypto_recv.delivered >= self.cfg.client_finished_size
+                {
+                    self.handshake_complete = true;
+                    self.handshake_complete_at = Some(now);
+                    self.can_recv_1rtt = true;
+                    self.handshake_done_pending = true; // RFC 9000 §19.20
+                    self.confirm_handshake(now); // RFC 9001 §4.1.2: server confirms at completion
+                    self.events.push(ConnEvent::Connected);
+                    self.process_undecryptable(now);
+                }
+            }
+        }
+    }
+
+    /// Both endpoints use the same [`QuicConfig`], so the peer's transport parameters are
+    /// ours: they become known with the ClientHello (server) or EncryptedExtensions
+    /// (client, at handshake completion).
+    fn apply_peer_transport_parameters(&mut self) {
+        self.peer_max_data = self.peer_max_data.max(self.cfg.connection_window);
+        self.peer_max_streams = self.peer_max_streams.max(self.cfg.max_streams_bidi);
+        self.peer_stream_window = self.cfg.stream_window;
+        self.recovery.set_peer_max_ack_delay(self.cfg.max_ack_delay);
+    }
+
+    fn confirm_handshake(&mut self, now: SimTime) {
+        self.handshake_confirmed = true;
+        self.handshake_confirmed_at = Some(now);
+        self.recovery.set_handshake_confirmed();
+        if self.role == Role::Client {
+            self.recovery.set_peer_completed_address_validation();
+        }
+        // RFC 9001 §4.9.2: discard Handshake keys once the handshake is confirmed.
+        self.discard_space(1);
+        if !self.spaces[0].discarded {
+            self.discard_space(0);
+        }
+    }
+
+    fn discard_space(&mut self, i: usize) {
+        if self.spaces[i].discarded {
+            return;
+        }
+        let sp = &mut self.spaces[i];
+        sp.discarded = true;
+        sp.probes = 0;
+        sp.ack_immediate = false;
+        sp.ack_deadline = None;
+        sp.new_since_ack = false;
+        sp.crypto_send = SendBuf::default();
+        self.recovery.discard_space(space_of(i));
+        self.undecryptable.retain(|p| p.ty.space_index() != i);
+    }
+
+    fn process_undecryptable(&mut self, now: SimTime) {
+        let pending = std::mem::take(&mut self.undecryptable);
+        for p in pending {
+            self.on_packet(now, p);
+        }
+    }
+
+    fn on_ack_frame(&mut self, now: SimTime, i: usize, ranges: &[(u64, u64)], delay: SimDuration) {
+        // Acknowledgements of packets never sent are a PROTOCOL_VIOLATION (RFC 9000
+        // §13.1); the model never produces them.
+        let out = self
+            .recovery
+            .on_ack_received(now, space_of(i), ranges, delay);
+        for p in out.acked {
+            let sp = &mut self.spaces[i];
+            sp.largest_acked_by_peer = Some(sp.largest_acked_by_peer.map_or(p.pn, |l| l.max(p.pn)));
+            self.on_packet_acked(now, i, p.info);
+        }
+        for p in out.lost {
+            self.on_packet_lost(i, p);
+        }
+    }
+
+    fn on_packet_acked(&mut self, now: SimTime, i: usize, info: SentInfo) {
+        if let Some(ranges) = info.ack_ranges {
+            // RFC 9000 §13.2.4: stop acknowledging what the peer has seen acknowledged
+            // (exactly the ranges that ACK carried, so a late packet below its Largest
+            // Acknowledged is still reported).
+            for (lo, hi) in ranges {
+                self.spaces[i].to_ack.remove(lo, hi + 1);
+            }
+        }
+        for f in info.frames {
+            match f {
+                Frame::Stream {
+                    id,
+                    offset,
+                    len,
+                    fin,
+                } => {
+                    if let Some(s) = self.streams.get_mut(&id) {
+                        s.send.on_ack(offset, len, fin);
+                        if s.send_complete_at.is_none() && s.send.is_complete() {
+                            s.send_complete_at = Some(now);
+                            self.events.push(ConnEvent::StreamSendComplete(id));
+                            self.maybe_close_stream(id);
+                        }
+                    }
+                }
+                Frame::Crypto { offset, len } => {
+                    self.spaces[i].crypto_send.on_ack(offset, len, false);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn on_packet_lost(&mut self, i: usize, p: SentPacket<SentInfo>) {
+        self.stats.packets_lost += 1;
+        if p.ack_eliciting {
+            self.stats.ack_eliciting_lost += 1;
+        }
+        self.requeue_frames(i, &p.info.frames);
+    }
+
+    /// Queues the frames of a lost (or probed) packet again, by frame type (RFC 9000
+    /// §13.3): data ranges not yet acknowledged, flow-control limits at their current
+    /// value, HANDSHAKE_DONE; never ACK, PADDING, PING or PATH_*.
+    fn requeue_frames(&mut self, i: usize, frames: &[Frame]) {
+        for f in frames {
+            match *f {
+                Frame::Stream {
+                    id,
+                    offset,
+                    len,
+                    fin,
+                } => {
+                    if let Some(s) = self.streams.get_mut(&id) {
+                        s.send.on_lost(offset, len, fin);
+                    }
+                }
+                Frame::Crypto { offset, len } if !self.spaces[i].discarded => {
+                    self.spaces[i].crypto_send.on_lost(offset, len, false);
+                }
+                Frame::MaxData(v) if v == self.recv_fc.limit => {
+                    self.recv_fc.update_pending = true;
+                }
+                Frame::MaxStreamData { id, max } => {
+                    if let Some(s) = self.streams.get_mut(&id) {
+                        if max == s.recv_fc.limit && !s.recv.is_fully_received() {
+                            s.recv_fc.update_pending = true;
+                        }
+                    }
+                }
+                Frame::MaxStreams { max, .. } if max == self.local_max_streams => {
+                    self.max_streams_pending = true;
+                }
+                Frame::DataBlocked(v) if v == self.peer_max_data && self.data_sent >= v => {
+                    self.data_blocked_pending = true;
+                }
+                Frame::StreamDataBlocked { id, limit } => {
+                    if let Some(s) = self.streams.get_mut(&id) {
+                        if s.send_limit == limit && s.send.sent >= limit && s.send.unsent() > 0 {
+                            s.blocked_pending = true;
+                        }
+                    }
+                }
+                Frame::HandshakeDone => self.handshake_done_pending = true,
+                _ => {}
+            }
+        }
+    }
+
+    fn on_stream_frame(&mut self, now: SimTime, id: u64, offset: u64, len: u64, fin: bool) {
+        let remote_bit = match self.role {
+            Role::Client => 1,
+            Role::Server => 0,
+        };
+        if !self.streams.contains_key(&id) {
+            if id & 1 != remote_bit || id & 2 != 0 {
+                return; // not a remote bidirectional stream we know: ignore
+            }
+            let index = id / 4;
+            if index >= self.local_max_streams {
+                self.stats.stream_limit_violations += 1; // STREAM_LIMIT_ERROR
+                return;
+            }
+            // RFC 9000 §3.2: opening a stream opens all lower-numbered ones of its type.
+            for k in 0..=index {
+                let sid = k * 4 + remote_bit;
+                if !self.streams.contains_key(&sid) {
+                    let fc = RecvFlow::new(self.cfg.allowance, self.cfg.stream_window);
+                    self.streams
+                        .insert(sid, Stream::new(sid, self.peer_stream_window, fc));
+                    self.events.push(ConnEvent::StreamOpened(sid));
+                }
+            }
+        }
+        let s = self.streams.get_mut(&id).expect("stream exists");
+        if offset + len > s.recv_fc.limit {
+            self.stats.flow_control_violations += 1; // FLOW_CONTROL_ERROR
+        }
+        let prev_high = s.recv.highest;
+        let (new, delivered) = s.recv.on_data(offset, len, fin);
+        self.stats.duplicate_stream_bytes += len - new;
+        let grew = s.recv.highest - prev_high;
+        s.recv_fc.received = s.recv.highest;
+        if delivered > 0 && s.first_byte_at.is_none() {
+            s.first_byte_at = Some(now);
+        }
+        self.recv_fc.received += grew;
+        if self.recv_fc.received > self.recv_fc.limit {
+            self.stats.flow_control_violations += 1;
+        }
+        self.on_readable(now);
+        self.check_read_complete(now, id);
+    }
+
+    // ----- the application reader ---------------------------------------------------------
+
+    fn on_readable(&mut self, now: SimTime) {
+        match self.read_rate {
+            None => {
+                let ids: Vec<u64> = self
+                    .streams
+                    .iter()
+                    .filter(|(_, s)| s.recv.readable() > 0)
+                    .map(|(&id, _)| id)
+                    .collect();
+                for id in ids {
+                    let n = self.streams[&id].recv.readable();
+                    self.consume(now, id, n);
+                }
+            }
+            Some(_) => {
+                if self.reader.is_none() {
+                    self.start_read(now);
+                }
+            }
+        }
+    }
+
+    /// The reader takes the next chunk (round robin over readable streams, at most one
+    /// datagram's worth) and finishes reading it after `len / read_rate`.
+    fn start_read(&mut self, now: SimTime) {
+        let Some(rate) = self.read_rate else { return };
+        let after = self.reader_cursor;
+        let pick = self
+            .streams
+            .iter()
+            .filter(|(&id, s)| s.recv.readable() > 0 && after.is_none_or(|c| id > c))
+            .map(|(&id, _)| id)
+            .next()
+            .or_else(|| {
+                self.streams
+                    .iter()
+                    .find(|(_, s)| s.recv.readable() > 0)
+                    .map(|(&id, _)| id)
+            });
+        if let Some(id) = pick {
+            let len = self.streams[&id]
+                .recv
+                .readable()
+                .min(self.cfg.max_udp_payload);
+            let d = rate.tx_time(len).unwrap_or(SimDuration::ZERO);
+            self.reader = Some((now + d, id, len));
+            self.reader_cursor = Some(id);
+        }
+    }
+
+    fn consume(&mut self, now: SimTime, id: u64, n: u64) {
+        let srtt = self.recovery.rtt().smoothed_rtt();
+        let Some(s) = self.streams.get_mut(&id) else {
+            return;
+        };
+        s.recv.consumed += n;
+        s.recv_fc.consumed = s.recv.consumed;
+        if !s.recv.is_fully_received() {
+            s.recv_fc.maybe_update(now, srtt);
+        }
+        self.recv_fc.consumed += n;
+        self.recv_fc.maybe_update(now, srtt);
+        self.stats.stream_bytes_read += n;
+        self.check_read_complete(now, id);
+    }
+
+    fn check_read_complete(&mut self, now: SimTime, id: u64) {
+        let Some(s) = self.streams.get_mut(&id) else {
+            return;
+        };
+        if s.recv_complete_at.is_none() && s.recv.is_fully_read() {
+            s.recv_complete_at = Some(now);
+            s.recv_fc.update_pending = false;
+            self.events.push(ConnEvent::StreamReadComplete(id));
+            self.maybe_close_stream(id);
+        }
+    }
+
+    /// A remote-initiated stream finished in both directions frees a stream credit:
+    /// raise MAX_STREAMS (RFC 9000 §4.6).
+    fn maybe_close_stream(&mut self, id: u64) {
+        let remote_bit = match self.role {
+            Role::Client => 1,
+            Role::Server => 0,
+        };
+        if id & 1 != remote_bit {
+            return;
+        }
+        let s = &self.streams[&id];
+        if s.recv_complete_at.is_some() && s.send_complete_at.is_some() {
+            self.remote_closed += 1;
+            self.local_max_streams = self.cfg.max_streams_bidi + self.remote_closed;
+            self.max_streams_pending = true;
+        }
+    }
+
+    // ----- timers --------------------------------------------------------------------------
+
+    fn idle_deadline(&self) -> SimTime {
+        // RFC 9000 §10.1: at least three times the current PTO.
+        let pto = self.recovery.pto_duration(Space::Initial);
+        let d = self.cfg.idle_timeout.max(pto.saturating_mul(3));
+        self.last_activity.saturating_add(d)
+    }
+
+    /// The earliest instant the connection needs [`Connection::handle_timeout`].
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        if self.closed {
+            return None;
+        }
+        let mut t = Some(self.idle_deadline());
+        let mut consider = |x: Option<SimTime>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |c: SimTime| c.min(x)));
+            }
+        };
+        for sp in &self.spaces {
+            if !sp.discarded {
+                consider(sp.ack_deadline);
+            }
+        }
+        consider(self.recovery.loss_detection_timer());
+        consider(self.reader.map(|r| r.0));
+        if self.has_paced_work() {
+            consider(self.pacer_release_time());
+        }
+        t
+    }
+
+    /// Ack-eliciting data waits and only the pacer holds it back.
+    fn has_paced_work(&self) -> bool {
+        self.cfg.pacing
+            && self.recovery.can_send(self.cfg.max_udp_payload)
+            && (0..3).any(|i| self.can_send_space(i) && self.has_new_data(i))
+    }
+
+    /// Timers that are due fire.
+    pub fn handle_timeout(&mut self, now: SimTime) {
+        if self.closed {
+            return;
+        }
+        if now >= self.idle_deadline() {
+            self.closed = true; // RFC 9000 §10.1: silently closed
+            return;
+        }
+        for sp in self.spaces.iter_mut() {
+            if sp.ack_deadline.is_some_and(|d| d <= now) {
+                sp.ack_immediate = true;
+            }
+        }
+        if let Some((t, id, len)) = self.reader {
+            if t <= now {
+                self.reader = None;
+                self.consume(now, id, len);
+                self.start_read(now);
+            }
+        }
+        if self
+            .recovery
+            .loss_detection_timer()
+            .is_some_and(|t| t <= now)
+        {
+            let out = self.recovery.on_loss_detection_timeout(now);
+            for p in out.lost {
+                let si = p.info.space;
+                self.on_packet_lost(si, p);
+            }
+            if let Some(space) = out.pto_probe {
+                let i = Space::ALL.iter().position(|s| *s == space).unwrap_or(2);
+                self.arm_probe(i);
+            }
+        }
+    }
+
+    /// A PTO fired for space `i`: the next `pto_probes` ack-eliciting packets of that
+    /// space may ignore the congestion window (RFC 9002 §6.2.4). With no new data to
+    /// send, the oldest outstanding packet's data is queued again; with nothing at all,
+    /// the probe is a PING.
+    fn arm_probe(&mut self, i: usize) {
+        if self.spaces[i].discarded {
+            return;
+        }
+        self.spaces[i].probes = self.cfg.pto_probes;
+        if self.has_new_data(i) {
+            return;
+        }
+        let frames: Vec<Frame> = self
+            .recovery
+            .outstanding(space_of(i))
+            .find(|p| p.ack_eliciting && p.info.frames.iter().any(is_retransmittable))
+            .map(|p| p.info.frames.clone())
+            .unwrap_or_default();
+        self.requeue_frames(i, &frames);
+    }
+
+    fn has_new_data(&self, i: usize) -> bool {
+        let sp = &self.spaces[i];
+        if sp.crypto_send.has_new() || sp.crypto_send.has_retx() {
+            return true;
+        }
+        i == 2 && (self.has_control_frames() || self.has_sendable_stream_data())
+    }
+
+    fn has_control_frames(&self) -> bool {
+        self.handshake_done_pending
+            || self.recv_fc.update_pending
+            || self.max_streams_pending
+            || self.data_blocked_pending
+            || !self.path_responses.is_empty()
+            || self.streams.values().any(|s| {
+                s.blocked_pending || (s.recv_fc.update_pending && !s.recv.is_fully_received())
+            })
+    }
+
+    /// Stream data that flow control lets us send now (retransmissions always can).
+    fn has_sendable_stream_data(&self) -> bool {
+        let conn_credit = self.peer_max_data.saturating_sub(self.data_sent);
+        self.streams.values().any(|s| {
+            s.send.has_retx()
+                || (s.send.has_new()
+                    && (s.send.unsent() == 0 || (s.send_credit() > 0 && conn_credit > 0)))
+        })
+    }
+
+    fn has_unsent_stream_data(&self) -> bool {
+        self.streams
+            .values()
+            .any(|s| s.send.has_retx() || s.send.has_new())
+    }
+
+    // ----- output --------------------------------------------------------------------------
+
+    fn can_send_space(&self, i: usize) -> bool {
+        if self.spaces[i].discarded {
+            return false;
+        }
+        match i {
+            0 => true,
+            1 => self.has_hs_keys,
+            _ => self.has_1rtt_send,
+        }
+    }
+
+    fn amplification_budget(&self) -> u64 {
+        if self.address_validated {
+            u64::MAX
+        } else {
+            (AMPLIFICATION_FACTOR * self.amp_received).saturating_sub(self.amp_sent)
+        }
+    }
+
+    fn update_amplification_state(&mut self) {
+        if self.role == Role::Server {
+            // At the limit when not even a minimal packet fits (RFC 9002 §6.2.2.1: no PTO
+            // is armed then).
+            let at_limit = !self.address_validated && self.amplification_budget() < 64;
+            self.recovery.set_at_anti_amplification_limit(at_limit);
+        }
+    }
+
+    /// Refills the pacing bucket: `gain * cwnd / srtt` bytes per unit time, capped at the
+    /// initial window (RFC 9002 §7.7). Sub-byte remainders are dropped at each refill.
+    fn pacer_refill(&mut self, now: SimTime) {
+        let elapsed = now.saturating_since(self.pacing_last).as_nanos() as u128;
+        self.pacing_last = now;
+        let cap = self.cfg.initial_cwnd().max(self.cfg.max_udp_payload);
+        let srtt = self.recovery.rtt().smoothed_rtt().as_nanos().max(1) as u128;
+        let num = self.pacing_gain_permille as u128 * self.recovery.cwnd() as u128;
+        let add = elapsed * num / (1000 * srtt);
+        self.pacing_tokens = (self.pacing_tokens as u128 + add).min(cap as u128) as u64;
+    }
+
+    /// When the bucket will hold a full datagram again (`None` if it does now or pacing is
+    /// off).
+    fn pacer_release_time(&self) -> Option<SimTime> {
+        if !self.cfg.pacing {
+            return None;
+        }
+        let mds = self.cfg.max_udp_payload;
+        if self.pacing_tokens >= mds {
+            return None;
+        }
+        let missing = (mds - self.pacing_tokens) as u128;
+        let srtt = self.recovery.rtt().smoothed_rtt().as_nanos().max(1) as u128;
+        let num = (self.pacing_gain_permille as u128 * self.recovery.cwnd() as u128).max(1);
+        let wait = (missing * 1000 * srtt).div_ceil(num);
+        Some(self.pacing_last + SimDuration(wait.min(u64::MAX as u128) as u64))
+    }
+
+    /// The next datagram to send now, with its UDP payload size.
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<(QuicDatagram, u64)> {
+        if self.closed {
+            return None;
+        }
+        let mds = self.cfg.max_udp_payload;
+        let amp = self.amplification_budget();
+        let budget = mds.min(amp);
+        self.pacer_refill(now);
+        let cc_ok = self.recovery.can_send(mds);
+        let paced_ok = !self.cfg.pacing || self.pacing_tokens >= mds;
+        let send_ok = cc_ok && paced_ok;
+        let mut packets: Vec<(QuicPacket, SentInfo)> = Vec::new();
+        let mut size = 0u64;
+        for i in 0..3 {
+            if !self.can_send_space(i) {
+                continue;
+            }
+            let remaining = budget - size;
+            // An ack-eliciting Initial needs a datagram of at least 1200 bytes
+            // (RFC 9000 §14.1); the server may not be able to afford it.
+            let initial_ok =
+                i != 0 || remaining >= MIN_INITIAL_DATAGRAM || self.role == Role::Client;
+            if let Some((pkt, info)) = self.build_packet(now, i, remaining, send_ok, initial_ok) {
+                size += pkt.size;
+                let short = pkt.ty == PacketType::OneRtt;
+                packets.push((pkt, info));
+                if short {
+                    break; // a short-header packet must be last (RFC 9000 §12.2)
+                }
+            }
+        }
+        if packets.is_empty() {
+            if self.role == Role::Server && amp < mds && self.has_unsent_anything() {
+                self.stats.amplification_blocked_events += 1;
+            }
+            self.update_block_state(now, cc_ok);
+            self.update_amplification_state();
+            return None;
+        }
+        // Padding (RFC 9000 §14.1): a client pads every datagram carrying an Initial
+        // packet; a server every datagram carrying an ack-eliciting Initial packet.
+        let has_initial = packets.iter().any(|(p, _)| p.ty == PacketType::Initial);
+        let eliciting_initial = packets
+            .iter()
+            .any(|(p, _)| p.ty == PacketType::Initial && p.is_ack_eliciting());
+        let must_pad = match self.role {
+            Role::Client => has_initial,
+            Role::Server => eliciting_initial,
+        };
+        if must_pad && size < MIN_INITIAL_DATAGRAM {
+            let pad = (MIN_INITIAL_DATAGRAM - size).min(budget - size);
+            let last = packets.last_mut().expect("non-empty");
+            last.0.frames.push(Frame::Padding { len: pad });
+            last.0.size += pad;
+            size += pad;
+        }
+        // Register with loss recovery.
+        let bif_before = self.recovery.bytes_in_flight();
+        let cwnd = self.recovery.cwnd();
+        let mut any_in_flight = false;
+        let mut probe = false;
+        for (pkt, _) in &packets {
+            let i = pkt.ty.space_index();
+            if pkt.is_ack_eliciting() && self.spaces[i].probes > 0 {
+                self.spaces[i].probes -= 1;
+                probe = true;
+            }
+        }
+        let app_limited = !self.has_sendable_stream_data();
+        let mut out = QuicDatagram::default();
+        for (pkt, info) in packets {
+            let i = pkt.ty.space_index();
+            let eliciting = pkt.is_ack_eliciting();
+            let padded = pkt
+                .frames
+                .iter()
+                .any(|f| matches!(f, Frame::Padding { .. }));
+            let in_flight = eliciting || padded; // RFC 9002 §2: PADDING counts in flight
+            any_in_flight |= in_flight;
+            self.stats.packets_sent += 1;
+            if info.retransmission {
+                self.stats.packets_retransmitted += 1;
+            }
+            let sent = SentPacket {
+                pn: pkt.pn,
+                time_sent: now,
+                size: pkt.size,
+                ack_eliciting: eliciting,
+                in_flight,
+                app_limited,
+                info,
+            };
+            self.recovery.on_packet_sent(now, space_of(i), sent);
+            if self.role == Role::Client && i == 1 && !self.spaces[0].discarded {
+                // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
+                // Handshake packet.
+                out.packets.push(pkt);
+                self.discard_space(0);
+                continue;
+            }
+            out.packets.push(pkt);
+        }
+        if any_in_flight && !probe && bif_before + size > cwnd {
+            self.stats.cwnd_violations += 1;
+        }
+        if any_in_flight {
+            self.pacing_tokens = self.pacing_tokens.saturating_sub(size);
+        }
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += size;
+        if !self.address_validated {
+            self.amp_sent += size;
+        }
+        self.update_amplification_state();
+        self.set_block_state(now, BlockState::None);
+        debug_assert_eq!(out.size(), size);
+        Some((out, size))
+    }
+
+    fn has_unsent_anything(&self) -> bool {
+        (0..3).any(|i| !self.spaces[i].discarded && self.spaces[i].crypto_send.has_new())
+            || self.has_unsent_stream_data()
+    }
+
+    fn update_block_state(&mut self, now: SimTime, cc_ok: bool) {
+        let st = if !self.has_unsent_stream_data() {
+            BlockState::None
+        } else if self.has_sendable_stream_data() {
+            if self.amplification_budget() < self.cfg.max_udp_payload {
+                BlockState::Amplification
+            } else if !cc_ok {
+                BlockState::Cwnd
+            } else {
+                BlockState::None
+            }
+        } else {
+            BlockState::FlowControl
+        };
+        self.set_block_state(now, st);
+    }
+
+    fn set_block_state(&mut self, now: SimTime, st: BlockState) {
+        if st == self.block_state {
+            return;
+        }
+        let d = now.saturating_since(self.block_since);
+        match self.block_state {
+            BlockState::None => {}
+            BlockState::Cwnd => self.stats.cwnd_blocked += d,
+            BlockState::FlowControl => self.stats.flow_control_blocked += d,
+            BlockState::Amplification => self.stats.amplification_blocked += d,
+        }
+        self.block_state = st;
+        self.block_since = now;
+    }
+
+    /// Closes the time accounting at `now` (for end-of-run metrics).
+    pub fn blocked_times(&self, now: SimTime) -> (SimDuration, SimDuration, SimDuration) {
+        let d = now.saturating_since(self.block_since);
+        let (mut c, mut f, mut a) = (
+            self.stats.cwnd_blocked,
+            self.stats.flow_control_blocked,
+            self.stats.amplification_blocked,
+        );
+        match self.block_state {
+            BlockState::None => {}
+            BlockState::Cwnd => c += d,
+            BlockState::FlowControl => f += d,
+            BlockState::Amplification => a += d,
+        }
+        (c, f, a)
+    }
+
+    fn ack_due(&self, i: usize, now: SimTime) -> bool {
+        let sp = &self.spaces[i];
+        sp.ack_immediate || sp.ack_deadline.is_some_and(|d| d <= now)
+    }
+
+    /// The ACK frame of space `i` fitting in `room` bytes: the most recent
+    /// `max_ack_ranges` ranges, largest first.
+    fn build_ack(&self, i: usize, now: SimTime, room: u64) -> Option<Frame> {
+        let sp = &self.spaces[i];
+        let mut ranges: Vec<(u64, u64)> = sp
+            .to_ack
+            .iter()
+            .rev()
+            .take(self.cfg.max_ack_ranges)
+            .map(|(s, e)| (s, e - 1))
+            .collect();
+        if ranges.is_empty() {
+            return None;
+        }
+        let largest = ranges[0].1;
+        let delay = if sp.largest_recv == Some(largest) {
+            now.saturating_since(sp.largest_recv_time)
+        } else {
+            SimDuration::ZERO
+        };
+        // RFC 9000 §19.3: ACK Delay in microseconds scaled down by 2^ack_delay_exponent.
+        let ack_delay_encoded = (delay.as_nanos() / 1_000) >> self.cfg.ack_delay_exponent;
+        loop {
+            let f = Frame::Ack {
+                ranges: ranges.clone(),
+                ack_delay_encoded,
+            };
+            if f.wire_size() <= room {
+                return Some(f);
+            }
+            ranges.pop();
+            if ranges.is_empty() {
+                return None;
+            }
+        }
+    }
+
+    fn build_packet(
+        &mut self,
+        now: SimTime,
+        i: usize,
+        remaining: u64,
+        cc_ok: bool,
+        initial_ok: bool,
+    ) -> Option<(QuicPacket, SentInfo)> {
+        let ty = PacketType::of_space(i);
+        let cid = self.cfg.cid_len;
+        let hdr = header_len_without_pn(ty, cid, cid, 0);
+        let pn = self.spaces[i].next_pn;
+        let pnl = pn_len(pn, self.spaces[i].largest_acked_by_peer);
+        // Long headers carry a Length varint: 2 bytes for any packet up to 16383 bytes.
+        let length_field = if ty == PacketType::OneRtt { 0 } else { 2 };
+        let fixed = hdr + length_field + pnl + AEAD_TAG_LEN;
+        if remaining < fixed + MIN_PN_PLUS_PAYLOAD {
+            return None;
+        }
+        let mut room = remaining - fixed;
+        let mut frames: Vec<Frame> = Vec::new();
+        let mut info = SentInfo {
+            space: i,
+            ..SentInfo::default()
+        };
+
+        let ack_wanted = self.spaces[i].new_since_ack && !self.spaces[i].to_ack.is_empty();
+        let ack_due = self.ack_due(i, now);
+        if ack_wanted {
+            if let Some(f) = self.build_ack(i, now, room) {
+                if let Frame::Ack { ref ranges, .. } = f {
+                    info.ack_ranges = Some(ranges.clone());
+                }
+                room -= f.wire_size();
+                frames.push(f);
+            }
+        }
+        let probe = self.spaces[i].probes > 0;
+        let mut eliciting = false;
+        if (cc_ok || probe) && initial_ok {
+            if i == 2 {
+                eliciting |= self.write_control_frames(&mut frames, &mut room);
+            }
+            if i < 2 {
+                eliciting |= self.write_crypto_frames(i, &mut frames, &mut room, &mut info);
+            } else {
+                eliciting |= self.write_stream_frames(&mut frames, &mut room, &mut info);
+            }
+            if probe && !eliciting && room >= 1 {
+                frames.push(Frame::Ping);
+                room -= 1;
+                eliciting = true;
+            }
+        }
+        if frames.is_empty() || (!eliciting && !ack_due) {
+            return None;
+        }
+        let _ = room;
+        let mut frames_len: u64 = frames.iter().map(Frame::wire_size).sum();
+        if pnl + frames_len < MIN_PN_PLUS_PAYLOAD {
+            // RFC 9001 §5.4.2: enough bytes for the header-protection sample.
+            let pad = MIN_PN_PLUS_PAYLOAD - pnl - frames_len;
+            frames.push(Frame::Padding { len: pad });
+            frames_len += pad;
+        }
+        let size = packet_size(hdr, ty, pnl, frames_len);
+        debug_assert!(size <= remaining, "packet {size} > room {remaining}");
+        let sp = &mut self.spaces[i];
+        sp.next_pn += 1;
+        if info.ack_ranges.is_some() {
+            sp.ack_immediate = false;
+            sp.ack_deadline = None;
+            sp.eliciting_since_ack = 0;
+            sp.new_since_ack = false;
+        }
+        info.frames = frames
+            .iter()
+            .filter(|f| is_retransmittable(f))
+            .cloned()
+            .collect();
+        Some((
+            QuicPacket {
+                ty,
+                pn,
+                size,
+                frames,
+            },
+            info,
+        ))
+    }
+
+    fn write_control_frames(&mut self, frames: &mut Vec<Frame>, room: &mut u64) -> bool {
+        let mut wrote = false;
+        let push = |f: Frame, frames: &mut Vec<Frame>, room: &mut u64| -> bool {
+            let n = f.wire_size();
+            if n <= *room {
+                *room -= n;
+                frames.push(f);
+                true
+            } else {
+                false
+            }
+        };
+        if self.handshake_done_pending && push(Frame::HandshakeDone, frames, room) {
+            self.handshake_done_pending = false;
+            wrote = true;
+        }
+        while let Some(&x) = self.path_responses.first() {
+            if !push(Frame::PathResponse(x), frames, room) {
+                break;
+            }
+            self.path_responses.remove(0);
+            wrote = true;
+        }
+        if self.recv_fc.update_pending && push(Frame::MaxData(self.recv_fc.limit), frames, room) {
+            self.recv_fc.update_pending = false;
+            self.stats.max_data_sent += 1;
+            wrote = true;
+        }
+        if self.max_streams_pending
+            && push(
+                Frame::MaxStreams {
+                    bidi: true,
+                    max: self.local_max_streams,
+                },
+                frames,
+                room,
+            )
+        {
+            self.max_streams_pending = false;
+            wrote = true;
+        }
+        // Blocked signals (RFC 9000 §4.1): once per limit.
+        let conn_credit = self.peer_max_data.saturating_sub(self.data_sent);
+        let mut conn_blocked = false;
+        for s in self.streams.values_mut() {
+            if s.send.unsent() > 0 && s.send_credit() == 0 && s.blocked_at != Some(s.send_limit) {
+                s.blocked_at = Some(s.send_limit);
+                s.blocked_pending = true;
+            }
+            if s.send.unsent() > 0 && s.send_credit() > 0 && conn_credit == 0 {
+                conn_blocked = true;
+            }
+        }
+        if conn_blocked && self.data_blocked_at != Some(self.peer_max_data) {
+            self.data_blocked_at = Some(self.peer_max_data);
+            self.data_blocked_pending = true;
+        }
+        if self.data_blocked_pending && push(Frame::DataBlocked(self.peer_max_data), frames, room) {
+            self.data_blocked_pending = false;
+            self.stats.data_blocked_sent += 1;
+            wrote = true;
+        }
+        let mut n_msd = 0;
+        let mut n_sdb = 0;
+        for s in self.streams.values_mut() {
+            if s.recv_fc.update_pending && !s.recv.is_fully_received() {
+                let f = Frame::MaxStreamData {
+                    id: s.id,
+                    max: s.recv_fc.limit,
+                };
+                if push(f, frames, room) {
+                    s.recv_fc.update_pending = false;
+                    n_msd += 1;
+                    wrote = true;
+                }
+            } else if s.recv.is_fully_received() {
+                s.recv_fc.update_pending = false;
+            }
+            if s.blocked_pending {
+                let f = Frame::StreamDataBlocked {
+                    id: s.id,
+                    limit: s.send_limit,
+                };
+                if push(f, frames, room) {
+                    s.blocked_pending = false;
+                    n_sdb += 1;
+                    wrote = true;
+                }
+            }
+        }
+        self.stats.max_stream_data_sent += n_msd;
+        self.stats.stream_data_blocked_sent += n_sdb;
+        wrote
+    }
+
+    fn write_crypto_frames(
+        &mut self,
+        i: usize,
+        frames: &mut Vec<Frame>,
+        room: &mut u64,
+        info: &mut SentInfo,
+    ) -> bool {
+        let mut wrote = false;
+        loop {
+            let cs = &mut self.spaces[i].crypto_send;
+            let retx = cs.has_retx();
+            let offset = if retx {
+                cs.retx.first().map_or(cs.written, |r| r.0)
+            } else {
+                cs.sent
+            };
+            if !retx && cs.sent >= cs.written {
+                break;
+            }
+            let fixed = 1 + varint_len(offset);
+            let Some(max_len) = max_data_len(fixed, *room) else {
+                break;
+            };
+            if max_len == 0 {
+                break;
+            }
+            let chunk: Option<Chunk> = if retx {
+                cs.next_retx(max_len)
+            } else {
+                cs.next_new(max_len, u64::MAX)
+            };
+            let Some(c) = chunk else { break };
+            if c.len == 0 {
+                break;
+            }
+            let f = Frame::Crypto {
+                offset: c.offset,
+                len: c.len,
+            };
+            *room -= f.wire_size();
+            frames.push(f);
+            info.retransmission |= c.retx;
+            wrote = true;
+        }
+        wrote
+    }
+
+    /// STREAM frames: retransmissions first (lowest stream ID first), then new data in
+    /// scheduler order within stream and connection flow control.
+    fn write_stream_frames(
+        &mut self,
+        frames: &mut Vec<Frame>,
+        room: &mut u64,
+        info: &mut SentInfo,
+    ) -> bool {
+        let mut wrote = false;
+        // Retransmissions.
+        while let Some((&id, s)) = self.streams.iter_mut().find(|(_, s)| s.send.has_retx()) {
+            let offset = s.send.retx.first().map_or(s.send.written, |r| r.0);
+            let fixed = 1 + varint_len(id) + if offset > 0 { varint_len(offset) } else { 0 };
+            let Some(max_len) = max_data_len(fixed, *room) else {
+                break;
+            };
+            if max_len == 0 && !s.send.retx.is_empty() {
+                break;
+            }
+            let Some(c) = s.send.next_retx(max_len) else {
+                break;
+            };
+            let f = Frame::Stream {
+                id,
+                offset: c.offset,
+                len: c.len,
+                fin: c.fin,
+            };
+            *room -= f.wire_size();
+            frames.push(f);
+            self.stats.stream_bytes_retransmitted += c.len;
+            info.retransmission = true;
+            wrote = true;
+        }
+        // New data.
+        loop {
+            let conn_credit = self.peer_max_data.saturating_sub(self.data_sent);
+            let eligible = |s: &Stream| {
+                s.send.has_new()
+                    && (s.send.unsent() == 0 || (s.send_credit() > 0 && conn_credit > 0))
+            };
+            let pick = match self.cfg.scheduler {
+                SchedulerKind::Sequential => self
+                    .streams
+                    .iter()
+                    .find(|(_, s)| eligible(s))
+                    .map(|(&id, _)| id),
+                SchedulerKind::RoundRobin => {
+                    let after = self.rr_cursor;
+                    self.streams
+                        .iter()
+                        .find(|(&id, s)| after.is_none_or(|c| id > c) && eligible(s))
+                        .or_else(|| self.streams.iter().find(|(_, s)| eligible(s)))
+                        .map(|(&id, _)| id)
+                }
+            };
+            let Some(id) = pick else { break };
+            let s = self.streams.get_mut(&id).expect("picked");
+            let offset = s.send.sent;
+            let fixed = 1 + varint_len(id) + if offset > 0 { varint_len(offset) } else { 0 };
+            let Some(max_len) = max_data_len(fixed, *room) else {
+                break;
+            };
+            if max_len == 0 && s.send.unsent() > 0 {
+                break;
+            }
+            let credit = s.send_credit().min(conn_credit);
+            let Some(c) = s.send.next_new(max_len, credit) else {
+                break;
+            };
+            self.data_sent += c.len;
+            let f = Frame::Stream {
+                id,
+                offset: c.offset,
+                len: c.len,
+                fin: c.fin,
+            };
+            *room -= f.wire_size();
+            frames.push(f);
+            self.rr_cursor = Some(id);
+            wrote = true;
+        }
+        wrote
+    }
+
+    // ----- checks ----------------------------------------------------------------------
+
+    /// Model invariants (used by tests): bytes in flight equal the sum of outstanding
+    /// in-flight packets; the sender never exceeded a flow-control limit or the congestion
+    /// window outside probes; the peer never exceeded ours.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let sum: u64 = Space::ALL
+            .iter()
+            .flat_map(|&s| self.recovery.outstanding(s))
+            .filter(|p| p.in_flight)
+            .map(|p| p.size)
+            .sum();
+        if sum != self.recovery.bytes_in_flight() {
+            return Err(format!(
+                "bytes_in_flight {} != outstanding {sum}",
+                self.recovery.bytes_in_flight()
+            ));
+        }
+        if self.data_sent > self.peer_max_data {
+            return Err(format!(
+                "data_sent {} > MAX_DATA {}",
+                self.data_sent, self.peer_max_data
+            ));
+        }
+        for s in self.streams.values() {
+            if s.send.sent > s.send_limit {
+                return Err(format!(
+                    "stream {} sent {} > limit {}",
+                    s.id, s.send.sent, s.send_limit
+                ));
+            }
+            if s.recv.consumed > s.recv.delivered {
+                return Err(format!("stream {} consumed beyond delivered", s.id));
+            }
+        }
+        if self.stats.cwnd_violations > 0 {
+            return Err(format!("{} cwnd violations", self.stats.cwnd_violations));
+        }
+        if self.stats.flow_control_violations > 0 || self.stats.stream_limit_violations > 0 {
+            return Err("peer exceeded a limit".into());
+        }
+        Ok(())
+    }
+}
+
+fn is_retransmittable(f: &Frame) -> bool {
+    !matches!(
+        f,
+        Frame::Ack { .. }
+            | Frame::Padding { .. }
+            | Frame::Ping
+            | Frame::PathChallenge(_)
+            | Frame::PathResponse(_)
+    )
+}

@@ -1,0 +1,554 @@
+//! QUIC validation against analytic models (derivations in `docs/validation.md`).
+//!
+//! The models are written from the protocol rules (RFC 9000 / 9002) and the link model,
+//! with the wire sizes of `sim_core::quic::wire`; no constant is fitted to simulation
+//! output. Tolerances are stated up front and never widened to make a test pass.
+//!
+//! Heavy grids are `#[ignore]`: run them with
+//! `cargo test -p quicsim-tests --release --test quic_validation -- --ignored --nocapture`.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// The analytic models, as functions of protocol and link parameters only.
+pub mod model {
+    use super::*;
+    use sim_core::quic::wire::{
+        ack_frame_size, header_len_without_pn, packet_size, pn_len, stream_frame_size, varint_len,
+        PacketType, AEAD_TAG_LEN,
+    };
+
+    /// `ceil((bytes + overhead)·8·10⁹ / rate)` ns, as the link serializes.
+    pub fn tx(rate_bps: u64, overhead: u64, bytes: u64) -> u64 {
+        (((bytes + overhead) as u128 * 8 * 1_000_000_000).div_ceil(rate_bps as u128)) as u64
+    }
+
+    /// A FIFO link: serializer then propagation.
+    #[derive(Clone, Copy, Debug)]
+    struct Link {
+        rate: u64,
+        delay: u64,
+        overhead: u64,
+        free: u64,
+    }
+    impl Link {
+        /// Enqueue `bytes` at `t`; returns the arrival time at the far end.
+        fn send(&mut self, t: u64, bytes: u64) -> u64 {
+            let done = self.free.max(t) + tx(self.rate, self.overhead, bytes);
+            self.free = done;
+            done + self.delay
+        }
+    }
+
+    /// Everything the transfer models depend on.
+    #[derive(Clone, Debug)]
+    pub struct Params {
+        /// client -> server rate (bit/s) and one-way delay (ns).
+        pub up_rate: u64,
+        /// One-way delay client -> server (ns).
+        pub up_delay: u64,
+        /// server -> client (data direction) rate (bit/s).
+        pub down_rate: u64,
+        /// One-way delay server -> client (ns).
+        pub down_delay: u64,
+        /// Link overhead per datagram (28).
+        pub overhead: u64,
+        /// max_udp_payload (the CC unit).
+        pub mds: u64,
+        /// Connection ID length.
+        pub cid_len: u64,
+        /// Initial congestion window (bytes).
+        pub cwnd0: u64,
+        /// ClientHello, ServerHello, server Handshake flight, client Finished sizes.
+        pub client_hello: u64,
+        /// ServerHello size.
+        pub server_hello: u64,
+        /// EE + Cert + CV + Finished.
+        pub server_handshake: u64,
+        /// Client Finished.
+        pub client_finished: u64,
+        /// Request bytes (client -> server STREAM data).
+        pub request: u64,
+        /// Response bytes.
+        pub bytes: u64,
+        /// ACK after this many ack-eliciting packets.
+        pub ack_threshold: u64,
+        /// max_ack_delay (ns).
+        pub max_ack_delay: u64,
+        /// Static stream window `W` (bytes); `None` = never limiting.
+        pub stream_window: Option<u64>,
+    }
+
+    /// What the transfer model predicts.
+    #[derive(Clone, Debug, Default)]
+    pub struct Prediction {
+        /// When the client's final handshake datagram (Finished + request) reaches the
+        /// server: the server starts sending data.
+        pub data_start: u64,
+        /// Arrival of the first data packet at the client.
+        pub first_byte: u64,
+        /// Arrival of the last data packet at the client: the completion time.
+        pub completion: u64,
+        /// Data packets sent.
+        pub packets: u64,
+        /// MAX_STREAM_DATA updates sent.
+        pub updates: u64,
+    }
+
+    /// Size of a long-header packet carrying `frames` bytes of frames with packet number
+    /// `pn` (nothing acknowledged yet in the space).
+    fn long_packet(ty: PacketType, cid: u64, pn: u64, frames: u64) -> u64 {
+        packet_size(
+            header_len_without_pn(ty, cid, cid, 0),
+            ty,
+            pn_len(pn, None),
+            frames,
+        )
+    }
+
+    fn crypto_frame(offset: u64, len: u64) -> u64 {
+        1 + varint_len(offset) + varint_len(len) + len
+    }
+
+    /// The server's first flight as datagrams of at most `mds` bytes: an Initial packet
+    /// (ACK of the client's Initial + ServerHello) and Handshake packets carrying the
+    /// Handshake flight, coalesced and filled greedily.
+    pub fn server_flight(p: &Params) -> Vec<u64> {
+        let initial = long_packet(
+            PacketType::Initial,
+            p.cid_len,
+            0,
+            ack_frame_size(&[(0, 0)], 0) + crypto_frame(0, p.server_hello),
+        );
+        let mut dgrams = Vec::new();
+        let mut cur = initial;
+        let mut off = 0;
+        let mut pn = 0;
+        while off < p.server_handshake {
+            let room = p.mds - cur;
+            // Largest CRYPTO chunk that fits in a Handshake packet in `room` bytes.
+            let empty = long_packet(PacketType::Handshake, p.cid_len, pn, crypto_frame(off, 0));
+            if room <= empty + 8 {
+                dgrams.push(cur);
+                cur = 0;
+                continue;
+            }
+            let mut len = (p.server_handshake - off).min(room - empty);
+            while long_packet(PacketType::Handshake, p.cid_len, pn, crypto_frame(off, len)) > room {
+                len -= 1;
+            }
+            cur += long_packet(PacketType::Handshake, p.cid_len, pn, crypto_frame(off, len));
+            off += len;
+            pn += 1;
+        }
+        if cur > 0 {
+            dgrams.push(cur);
+        }
+        dgrams
+    }
+
+    /// STREAM payload that fits in a full 1-RTT packet at `offset` with packet number
+    /// length `pnl`.
+    fn full_payload(p: &Params, offset: u64, pnl: u64) -> u64 {
+        let hdr = header_len_without_pn(PacketType::OneRtt, p.cid_len, p.cid_len, 0);
+        let room = p.mds - hdr - pnl - AEAD_TAG_LEN;
+        let mut len = room - stream_frame_size(0, offset, 0);
+        while stream_frame_size(0, offset, len) > room {
+            len -= 1;
+        }
+        len
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+    enum Ev {
+        /// Data packet (index) arrives at the client.
+        Arrive(u64),
+        /// The client's delayed-ACK timer (generation).
+        AckTimer(u64),
+        /// An ACK of packets `..=idx` reaches the server.
+        Ack(u64),
+        /// A MAX_STREAM_DATA (new limit) reaches the server.
+        Limit(u64),
+    }
+
+    struct Sim<'a> {
+        p: &'a Params,
+        up: Link,
+        down: Link,
+        q: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+        seq: u64,
+        // sender
+        cwnd: u64,
+        bif: u64,
+        sizes: Vec<u64>,
+        payload: Vec<u64>,
+        offset: u64,
+        limit: u64,
+        largest_acked: Option<u64>,
+        acked_upto: u64,
+        // receiver
+        consumed: u64,
+        last_arrived: u64,
+        unacked: u64,
+        timer_gen: u64,
+        rlimit: u64,
+        client_pn: u64,
+        out: Prediction,
+    }
+
+    impl Sim<'_> {
+        fn push(&mut self, t: u64, e: Ev) {
+            self.seq += 1;
+            self.q.push(Reverse((t, self.seq, e)));
+        }
+
+        fn hdr1(&self) -> u64 {
+            header_len_without_pn(PacketType::OneRtt, self.p.cid_len, self.p.cid_len, 0)
+        }
+
+        /// The sender releases packets while `bytes_in_flight + MDS <= cwnd` (RFC 9002
+        /// §7) and flow control allows.
+        fn send_data(&mut self, now: u64) {
+            let p = self.p;
+            while self.offset < p.bytes && self.offset < self.limit && self.bif + p.mds <= self.cwnd
+            {
+                let pn = self.sizes.len() as u64;
+                let pnl = pn_len(pn, self.largest_acked);
+                let full = full_payload(p, self.offset, pnl);
+                let len = full
+                    .min(p.bytes - self.offset)
+                    .min(self.limit - self.offset);
+                let size = if len == full {
+                    p.mds
+                } else {
+                    packet_size(
+                        self.hdr1(),
+                        PacketType::OneRtt,
+                        pnl,
+                        stream_frame_size(0, self.offset, len),
+                    )
+                };
+                self.offset += len;
+                self.bif += size;
+                self.sizes.push(size);
+                self.payload.push(len);
+                let arr = self.down.send(now, size);
+                self.push(arr, Ev::Arrive(pn));
+            }
+        }
+
+        /// The client sends an ACK-only datagram (plus a MAX_STREAM_DATA if `update`).
+        fn send_ack(&mut self, now: u64, update: Option<u64>) {
+            let largest = self.last_arrived;
+            let mut frames = ack_frame_size(&[(0, largest)], 0);
+            if let Some(l) = update {
+                frames += 1 + varint_len(0) + varint_len(l);
+            }
+            let size = packet_size(
+                self.hdr1(),
+                PacketType::OneRtt,
+                pn_len(self.client_pn, None).min(2),
+                frames,
+            );
+            self.client_pn += 1;
+            self.unacked = 0;
+            self.timer_gen += 1;
+            let arr = self.up.send(now, size);
+            self.push(arr, Ev::Ack(largest));
+            if let Some(l) = update {
+                self.push(arr, Ev::Limit(l));
+            }
+        }
+
+        fn run(&mut self) {
+            let p = self.p;
+            let w = p.stream_window.unwrap_or(u64::MAX);
+            while let Some(Reverse((now, _, ev))) = self.q.pop() {
+                match ev {
+                    Ev::Arrive(i) => {
+                        if i == 0 {
+                            self.out.first_byte = now;
+                        }
+                        self.last_arrived = i;
+                        self.consumed += self.payload[i as usize];
+                        if self.consumed == p.bytes {
+                            self.out.completion = now;
+                        }
+                        // Static allowance: `limit - consumed < W/2` -> `consumed + W`.
+                        let mut update = None;
+                        if p.stream_window.is_some()
+                            && self.rlimit - self.consumed < w / 2
+                            && self.consumed + w > self.rlimit
+                        {
+                            self.rlimit = self.consumed + w;
+                            update = Some(self.rlimit);
+                            self.out.updates += 1;
+                        }
+                        self.unacked += 1;
+                        if self.unacked >= p.ack_threshold || update.is_some() {
+                            self.send_ack(now, update);
+                        } else if self.unacked == 1 {
+                            self.timer_gen += 1;
+                            let g = self.timer_gen;
+                            self.push(now + p.max_ack_delay, Ev::AckTimer(g));
+                        }
+                    }
+                    Ev::AckTimer(g) => {
+                        if g == self.timer_gen && self.unacked > 0 {
+                            self.send_ack(now, None);
+                        }
+                    }
+                    Ev::Ack(i) => {
+                        let upto = i + 1;
+                        if upto > self.acked_upto {
+                            let acked: u64 = self.sizes[self.acked_upto as usize..upto as usize]
+                                .iter()
+                                .sum();
+                            self.acked_upto = upto;
+                            self.bif -= acked;
+                            // Slow start, no loss (B.5): one byte per acknowledged byte.
+                            self.cwnd += acked;
+                            self.largest_acked = Some(i);
+                        }
+                        self.send_data(now);
+                    }
+                    Ev::Limit(l) => {
+                        self.limit = self.limit.max(l);
+                        self.send_data(now);
+                    }
+                }
+            }
+            self.out.packets = self.sizes.len() as u64;
+        }
+    }
+
+    /// The lossless transfer model of `docs/validation.md` §1–2: handshake, then ACK-
+    /// clocked slow start (RFC 9002 B.5) with an ACK every `ack_threshold` packets or
+    /// after max_ack_delay (RFC 9000 §13.2), optionally a static stream window (§2).
+    pub fn transfer(p: &Params) -> Prediction {
+        let mut up = Link {
+            rate: p.up_rate,
+            delay: p.up_delay,
+            overhead: p.overhead,
+            free: 0,
+        };
+        let mut down = Link {
+            rate: p.down_rate,
+            delay: p.down_delay,
+            overhead: p.overhead,
+            free: 0,
+        };
+
+        // ---- handshake (§1.1) ------------------------------------------------------
+        let a1 = up.send(0, 1200); // client Initial, padded (RFC 9000 §14.1)
+        let flight = server_flight(p);
+        let mut client_sends = Vec::new();
+        for (k, &g) in flight.iter().enumerate() {
+            let arr = down.send(a1, g);
+            let last = k + 1 == flight.len();
+            let size = if k == 0 && !last {
+                1200 // Initial ACK (+ Handshake ACK): carries an Initial, so padded
+            } else if !last {
+                long_packet(
+                    PacketType::Handshake,
+                    p.cid_len,
+                    0,
+                    ack_frame_size(&[(0, 0)], 0),
+                )
+            } else {
+                // Handshake: ACK + Finished; 1-RTT: the request STREAM frame.
+                let hs = long_packet(
+                    PacketType::Handshake,
+                    p.cid_len,
+                    1,
+                    ack_frame_size(&[(0, 2)], 0) + crypto_frame(0, p.client_finished),
+                );
+                let hdr = header_len_without_pn(PacketType::OneRtt, p.cid_len, p.cid_len, 0);
+                let one = packet_size(
+                    hdr,
+                    PacketType::OneRtt,
+                    1,
+                    stream_frame_size(0, 0, p.request),
+                );
+                let s = hs + one;
+                if k == 0 {
+                    s.max(1200)
+                } else {
+                    s
+                }
+            };
+            client_sends.push((arr, size));
+        }
+        let mut t3 = 0;
+        for (arr, size) in client_sends {
+            t3 = up.send(arr, size);
+        }
+
+        // ---- data (§1.2-1.3, §2) -------------------------------------------------------
+        let mut sim = Sim {
+            p,
+            up,
+            down,
+            q: BinaryHeap::new(),
+            seq: 0,
+            cwnd: p.cwnd0,
+            bif: 0,
+            sizes: Vec::new(),
+            payload: Vec::new(),
+            offset: 0,
+            limit: p.stream_window.unwrap_or(u64::MAX),
+            largest_acked: None,
+            acked_upto: 0,
+            consumed: 0,
+            last_arrived: 0,
+            unacked: 0,
+            timer_gen: 0,
+            rlimit: p.stream_window.unwrap_or(u64::MAX),
+            client_pn: 1,
+            out: Prediction {
+                data_start: t3,
+                ..Prediction::default()
+            },
+        };
+        sim.send_data(t3);
+        sim.run();
+        sim.out
+    }
+
+    /// Mathis et al.: packets per RTT `sqrt(3/(2p))`.
+    pub fn mathis_packets_per_rtt(p: f64) -> f64 {
+        (1.5 / p).sqrt()
+    }
+
+    /// The discrete NewReno cycle of `docs/validation.md` §3: `(sqrt(1 + 24N) − 1)/4`
+    /// packets sent per RTT, `N = 1/p`, of which `(N − 1)/N` are delivered.
+    pub fn reno_discrete_goodput_packets_per_rtt(p: f64) -> f64 {
+        let n = 1.0 / p;
+        ((1.0 + 24.0 * n).sqrt() - 1.0) / 4.0 * (n - 1.0) / n
+    }
+}
+
+use model::{transfer, Params};
+
+const MS: u64 = 1_000_000;
+
+/// The defaults of `sim_core::quic::QuicConfig` that the models need, over `two_hosts`
+/// links of `rate` and one-way `delay` in both directions.
+fn params(rate: u64, delay_ms: u64, bytes: u64) -> Params {
+    Params {
+        up_rate: rate,
+        up_delay: delay_ms * MS,
+        down_rate: rate,
+        down_delay: delay_ms * MS,
+        overhead: 28,
+        mds: 1250,
+        cid_len: 8,
+        cwnd0: sim_core::cc::default_initial_window(1250),
+        client_hello: 300,
+        server_hello: 90,
+        server_handshake: 3000,
+        client_finished: 36,
+        request: 100,
+        bytes,
+        ack_threshold: 2,
+        max_ack_delay: 25 * MS,
+        stream_window: None,
+    }
+}
+
+#[test]
+fn model_handshake_and_first_byte() {
+    // 1 Gbit/s, 50 ms: serialization is negligible; data starts after 1 RTT and the
+    // first byte arrives after 1.5 RTT of propagation... i.e. 2 RTT + serialization
+    // counting the client's request leg: 0 -> server (d), -> client (d), -> server (d),
+    // -> client (d) = 4d = 2 RTT.
+    let p = params(1_000_000_000, 50, 100_000);
+    let m = transfer(&p);
+    assert!(
+        m.first_byte > 200 * MS && m.first_byte < 200 * MS + MS / 2,
+        "{m:?}"
+    );
+    assert_eq!(model::server_flight(&p).len(), 3);
+    assert!(model::server_flight(&p).iter().sum::<u64>() <= 3600);
+}
+
+#[test]
+fn model_slow_start_rounds_match_the_closed_form() {
+    // 10 Gbit/s: tau ~ 1 us. Rounds of 10, 20, 40 packets (IW 12 500 B = 10 x 1250),
+    // an ACK per 2 packets (even rounds, no delayed-ACK timer): 70 packets finish at
+    // data_start + 2 RTT + d (+ 40 tau), RTT = 100 ms.
+    let mut p = params(10_000_000_000, 50, 0);
+    // Size that gives exactly 70 full packets: measure the payload of 70 packets.
+    p.bytes = 70 * 1000;
+    let m = transfer(&p);
+    assert!(m.packets < 70);
+    // Now find the byte count giving 70 packets from the model's own packetization.
+    let mut lo: u64 = 70_000;
+    let mut hi = 70 * 1250;
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        p.bytes = mid;
+        if transfer(&p).packets <= 70 {
+            lo = mid
+        } else {
+            hi = mid - 1
+        }
+    }
+    p.bytes = lo;
+    let m = transfer(&p);
+    assert_eq!(m.packets, 70);
+    let rtt = 100 * MS;
+    let t = m.completion - m.data_start;
+    assert!(
+        t >= 2 * rtt + 50 * MS && t < 2 * rtt + 50 * MS + 200_000,
+        "{t}"
+    );
+    // One more packet (71): round 3 starts one RTT later.
+    p.bytes = lo + 1;
+    let m = transfer(&p);
+    let t = m.completion - m.data_start;
+    assert!(t >= 3 * rtt + 50 * MS, "{t}");
+}
+
+/// Closed form of `docs/validation.md` §2 for the steady state, bytes/s.
+fn fc_closed_form(p: &Params, w: u64, full_payload: u64, ack_update_size: u64) -> f64 {
+    let tau = model::tx(p.down_rate, p.overhead, p.mds) as f64;
+    let tu = model::tx(p.up_rate, p.overhead, ack_update_size) as f64;
+    let two_d = (p.up_delay + p.down_delay) as f64;
+    let (grant, m) = if (w / 2).is_multiple_of(full_payload) {
+        (w as f64 / 2.0 + full_payload as f64, 2.0)
+    } else {
+        (w as f64 / 2.0 + full_payload as f64 / 2.0, 1.0)
+    };
+    grant / ((two_d + m * tau + tu) / 1e9)
+}
+
+#[test]
+fn model_flow_control_recurrence_matches_the_closed_form() {
+    // W = 8 000 B << BDP (100 Mbit/s x 100 ms = 1.25 MB); steady state from two sizes.
+    for w in [8_000u64, 9_000, 6_000] {
+        let mut p = params(100_000_000, 50, 2_000_000);
+        p.stream_window = Some(w);
+        let a = transfer(&p);
+        p.bytes = 4_000_000;
+        let b = transfer(&p);
+        let measured = 2_000_000.0 / ((b.completion - a.completion) as f64 / 1e9);
+        // Full payload at offsets >= 16384 (4-byte offset varint) with a 2-byte pn.
+        let full = 1250 - 9 - 2 - 16 - (1 + 1 + 4 + 2);
+        let cf = fc_closed_form(&p, w, full, 9 + 2 + 16 + 8 + 6);
+        let err = (measured - cf).abs() / cf;
+        eprintln!(
+            "W {w}: recurrence {measured:.0} B/s, closed form {cf:.0} B/s ({:.2} %), updates {}",
+            100.0 * err,
+            b.updates
+        );
+        assert!(err < 0.02, "W {w}: {measured} vs {cf}");
+    }
+}
+
+#[test]
+fn mathis_and_discrete_reno() {
+    assert!((model::mathis_packets_per_rtt(0.02) - 8.660).abs() < 1e-3);
+    let d = model::reno_discrete_goodput_packets_per_rtt(0.02);
+    assert!((d - 8.414 * 0.98).abs() < 1e-2, "{d}");
+}
