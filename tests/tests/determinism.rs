@@ -121,9 +121,17 @@ fn start_time_shifts_do_not_change_the_loss_count() {
         vec![FlowConfig::cbr_up(Rate(2_000_000), Bytes(800), 3000)],
     );
     let a = sim_core::run(&cfg, 9).unwrap();
-    if let AppConfig::Cbr { start, .. } = &mut cfg.flows[0].app {
-        *start = SimTime(123_456_789);
-    }
+    cfg.flows[0] = FlowConfig {
+        pair: 0,
+        background: false,
+        app: AppConfig::Cbr {
+            direction: Direction::Up,
+            rate: Rate(2_000_000),
+            size: Bytes(800),
+            start: SimTime(123_456_789),
+            count: 3000,
+        },
+    };
     let b = sim_core::run(&cfg, 9).unwrap();
     assert_eq!(a.drops.loss_gilbert_elliott, b.drops.loss_gilbert_elliott);
     assert_ne!(a.digest, b.digest);

@@ -147,8 +147,8 @@ pub mod model {
         dgrams
     }
 
-    /// STREAM payload that fits in a full 1-RTT packet at `offset` with packet number
-    /// length `pnl`.
+    /// STREAM payload that fits in a full 1-RTT packet at `offset` when the packet
+    /// number and other frames take `pnl` bytes.
     fn full_payload(p: &Params, offset: u64, pnl: u64) -> u64 {
         let hdr = header_len_without_pn(PacketType::OneRtt, p.cid_len, p.cid_len, 0);
         let room = p.mds - hdr - pnl - AEAD_TAG_LEN;
@@ -165,8 +165,8 @@ pub mod model {
         Arrive(u64),
         /// The client's delayed-ACK timer (generation).
         AckTimer(u64),
-        /// An ACK of packets `..=idx` reaches the server.
-        Ack(u64),
+        /// An ACK of packets `..=idx`, in client packet number `pn`, reaches the server.
+        Ack(u64, u64),
         /// A MAX_STREAM_DATA (new limit) reaches the server.
         Limit(u64),
     }
@@ -186,6 +186,8 @@ pub mod model {
         limit: u64,
         largest_acked: Option<u64>,
         acked_upto: u64,
+        /// Largest client packet number to acknowledge in the next data packet.
+        ack_to_send: Option<u64>,
         // receiver
         consumed: u64,
         last_arrived: u64,
@@ -214,7 +216,11 @@ pub mod model {
             {
                 let pn = self.sizes.len() as u64;
                 let pnl = pn_len(pn, self.largest_acked);
-                let full = full_payload(p, self.offset, pnl);
+                let ack = self
+                    .ack_to_send
+                    .take()
+                    .map_or(0, |c| ack_frame_size(&[(0, c)], 0));
+                let full = full_payload(p, self.offset, pnl + ack);
                 let len = full
                     .min(p.bytes - self.offset)
                     .min(self.limit - self.offset);
@@ -225,7 +231,7 @@ pub mod model {
                         self.hdr1(),
                         PacketType::OneRtt,
                         pnl,
-                        stream_frame_size(0, self.offset, len),
+                        ack + stream_frame_size(0, self.offset, len),
                     )
                 };
                 self.offset += len;
@@ -254,7 +260,7 @@ pub mod model {
             self.unacked = 0;
             self.timer_gen += 1;
             let arr = self.up.send(now, size);
-            self.push(arr, Ev::Ack(largest));
+            self.push(arr, Ev::Ack(largest, self.client_pn - 1));
             if let Some(l) = update {
                 self.push(arr, Ev::Limit(l));
             }
@@ -298,7 +304,10 @@ pub mod model {
                             self.send_ack(now, None);
                         }
                     }
-                    Ev::Ack(i) => {
+                    Ev::Ack(i, cpn) => {
+                        // The server acknowledges the client's packets in its next data
+                        // packet (an ACK frame may ride in any packet, RFC 9000 §13.2.1).
+                        self.ack_to_send = Some(cpn);
                         let upto = i + 1;
                         if upto > self.acked_upto {
                             let acked: u64 = self.sizes[self.acked_upto as usize..upto as usize]
@@ -399,6 +408,7 @@ pub mod model {
             limit: p.stream_window.unwrap_or(u64::MAX),
             largest_acked: None,
             acked_upto: 0,
+            ack_to_send: None,
             consumed: 0,
             last_arrived: 0,
             unacked: 0,

@@ -954,9 +954,34 @@ impl Connection {
             return;
         }
         self.spaces[i].probes = self.cfg.pto_probes;
+        // RFC 9002 §6.2.4: "in addition to sending data in the packet number space for
+        // which the timer expired, the sender SHOULD send ack-eliciting packets from other
+        // packet number spaces with in-flight data, coalescing packets if possible". The
+        // model extends this to handshake spaces holding lost CRYPTO data waiting for the
+        // congestion window (else a lost ServerHello can wait forever behind Handshake
+        // packets the client cannot decrypt, hence never acknowledges).
+        for j in 0..2 {
+            if j != i
+                && !self.spaces[j].discarded
+                && self.can_send_space(j)
+                && (self.recovery.ack_eliciting_in_flight(space_of(j)) > 0
+                    || self.spaces[j].crypto_send.has_retx())
+            {
+                self.spaces[j].probes = self.spaces[j].probes.max(1);
+                if !self.has_new_data(j) {
+                    self.requeue_oldest_outstanding(j);
+                }
+            }
+        }
         if self.has_new_data(i) {
             return;
         }
+        self.requeue_oldest_outstanding(i);
+    }
+
+    /// Queues the data of the oldest outstanding ack-eliciting packet of space `i` again
+    /// (a probe's "retransmission", RFC 9002 §6.2.4), without declaring it lost.
+    fn requeue_oldest_outstanding(&mut self, i: usize) {
         let frames: Vec<Frame> = self
             .recovery
             .outstanding(space_of(i))
@@ -1121,6 +1146,7 @@ impl Connection {
         let bif_before = self.recovery.bytes_in_flight();
         let cwnd = self.recovery.cwnd();
         let mut any_in_flight = false;
+        let mut any_eliciting = false;
         let mut probe = false;
         for (pkt, _) in &packets {
             let i = pkt.ty.space_index();
@@ -1140,6 +1166,7 @@ impl Connection {
                 .any(|f| matches!(f, Frame::Padding { .. }));
             let in_flight = eliciting || padded; // RFC 9002 §2: PADDING counts in flight
             any_in_flight |= in_flight;
+            any_eliciting |= eliciting;
             self.stats.packets_sent += 1;
             if info.retransmission {
                 self.stats.packets_retransmitted += 1;
@@ -1163,7 +1190,10 @@ impl Connection {
             }
             out.packets.push(pkt);
         }
-        if any_in_flight && !probe && bif_before + size > cwnd {
+        // Only ack-eliciting datagrams are congestion controlled: an ACK-only Initial that
+        // a client must pad to 1200 B (RFC 9000 §14.1) is in flight (PADDING, RFC 9002 §2)
+        // but is not held back by the window.
+        if any_eliciting && !probe && bif_before + size > cwnd {
             self.stats.cwnd_violations += 1;
         }
         if any_in_flight {

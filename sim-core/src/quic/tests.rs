@@ -45,6 +45,7 @@ struct Harness {
     drop_if: Option<DropPredicate>,
     /// Client stream progress after every client event: (time, [(id, highest, consumed)]).
     progress: Vec<(SimTime, StreamProgress)>,
+    debug: bool,
 }
 
 impl Harness {
@@ -75,6 +76,7 @@ impl Harness {
             trace: Vec::new(),
             drop_if: None,
             progress: Vec::new(),
+            debug: false,
         }
     }
 
@@ -93,6 +95,34 @@ impl Harness {
             // One draw per datagram whatever the outcome.
             let lost_random = self.rng[side].chance(self.loss);
             let lost_pred = side == 1 && self.drop_if.as_mut().is_some_and(|f| f(&d));
+            if self.debug {
+                if let crate::packet::Payload::Quic(q) = &d.payload {
+                    let desc: Vec<String> = q
+                        .packets
+                        .iter()
+                        .map(|p| {
+                            let fr: Vec<String> = p
+                                .frames
+                                .iter()
+                                .map(|f| match f {
+                                    super::wire::Frame::Padding { len } => format!("PAD{len}"),
+                                    other => format!("{other:?}"),
+                                })
+                                .collect();
+                            format!("{:?}#{} [{}]", p.ty, p.pn, fr.join(", "))
+                        })
+                        .collect();
+                    let lost = self.drops[side].contains(&idx) || lost_random || lost_pred;
+                    println!(
+                        "{} {} size {} {}{}",
+                        now,
+                        if side == 0 { "C->S" } else { "S->C" },
+                        d.size,
+                        if lost { "LOST " } else { "" },
+                        desc.join(" | ")
+                    );
+                }
+            }
             if self.drops[side].contains(&idx) || lost_random || lost_pred {
                 self.dropped[side] += 1;
                 continue;
@@ -471,6 +501,11 @@ proptest! {
         rr in any::<bool>(),
         read_kbps in prop::option::of(200u64..50_000),
         drops in prop::collection::btree_set(0u64..40, 0..4),
+        client_drops in prop::collection::btree_set(0u64..10, 0..3),
+        hello in 200u64..2_500,
+        flight in 500u64..12_000,
+        mtu in 1200u64..1500,
+        pacing in any::<bool>(),
     ) {
         let cfg = QuicConfig {
             bytes,
@@ -479,11 +514,17 @@ proptest! {
             connection_window: conn_kb * 1000,
             scheduler: if rr { SchedulerKind::RoundRobin } else { SchedulerKind::Sequential },
             read_rate: read_kbps.map(|k| Rate(k * 1000)),
+            client_hello_size: hello,
+            server_handshake_size: flight,
+            max_udp_payload: mtu,
+            pacing,
             ..QuicConfig::default()
         };
+        prop_assert!(cfg.validate().is_ok());
         let mut h = Harness::new(cfg.clone(), delay_ms, Some(Rate(rate_mbps * 1_000_000)), seed);
         h.loss = f64::from(loss_pct) / 100.0;
         h.drops[1] = drops;
+        h.drops[0] = client_drops;
         let ok = h.run(SimTime(3_000_000_000_000), 20_000_000);
         prop_assert!(ok, "run did not finish: t={} events={}", h.now, h.events);
         let c = h.eps[0].connection();
@@ -540,4 +581,100 @@ fn config_serde_round_trip_and_units() {
     assert_eq!(back, d);
     assert!(d.validate().is_ok());
     assert!(toml::from_str::<QuicConfig>("nonsense = 1").is_err());
+}
+
+#[test]
+#[ignore = "timing probe: a 50 MB transfer"]
+fn perf_large_transfer() {
+    let cfg = QuicConfig {
+        bytes: 50_000_000,
+        streams: 10,
+        stream_window: 5_000_000,
+        ..QuicConfig::default()
+    };
+    let mut h = Harness::new(cfg, 10, Some(Rate(100_000_000)), 1);
+    h.loss = 0.001;
+    assert!(h.run(SimTime(600_000_000_000), 100_000_000));
+    let c = h.metrics(0);
+    println!(
+        "events {} completion {:?} goodput {:?}",
+        h.events, c.completion_secs, c.goodput_bps
+    );
+    let s = h.metrics(1);
+    println!(
+        "server lost {} cwnd_end {} pto {}",
+        s.packets_lost, s.cwnd_end, s.pto_count
+    );
+}
+
+#[test]
+#[ignore = "debug"]
+fn debug_case() {
+    let cfg = QuicConfig {
+        bytes: 0,
+        streams: 1,
+        stream_window: 4000,
+        connection_window: 8000,
+        scheduler: SchedulerKind::Sequential,
+        client_hello_size: 1319,
+        server_handshake_size: 5227,
+        max_udp_payload: 1200,
+        pacing: false,
+        ..QuicConfig::default()
+    };
+    let mut h = Harness::new(cfg, 1, Some(Rate(1_000_000)), 233059);
+    h.loss = 0.04;
+    h.debug = true;
+    let ok = h.run(SimTime(3_000_000_000_000), 20_000_000);
+    println!("ok {ok} now {} c {:?}", h.now, h.metrics(0));
+    println!("s {:?}", h.metrics(1));
+    println!("srv {:#?}", h.eps[1].connection());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases()))]
+
+    /// Harsher corners: heavy loss, tiny ACK-range caps, other ACK thresholds, one probe,
+    /// small initial windows, long CIDs. Same exactly-once, in-order and invariant checks.
+    #[test]
+    fn stress_corners_complete_exactly_once(
+        seed in 0u64..1_000_000,
+        loss_pct in 0u32..30,
+        delay_ms in 1u64..50,
+        bytes in 0u64..150_000,
+        streams in 1u64..5,
+        max_ack_ranges in 1usize..4,
+        ack_thr in 1u64..10,
+        probes in 1u8..3,
+        iw in 2u64..40,
+        cid in 1u64..21,
+        window_kb in 2u64..200,
+    ) {
+        let cfg = QuicConfig {
+            bytes,
+            streams,
+            max_ack_ranges,
+            ack_eliciting_threshold: ack_thr,
+            pto_probes: probes,
+            initial_cwnd_packets: Some(iw),
+            cid_len: cid,
+            stream_window: window_kb * 1000,
+            idle_timeout: SimDuration::from_secs(100_000),
+            ..QuicConfig::default()
+        };
+        prop_assert!(cfg.validate().is_ok());
+        let mut h = Harness::new(cfg, delay_ms, Some(Rate(10_000_000)), seed);
+        h.loss = f64::from(loss_pct) / 100.0;
+        let ok = h.run(SimTime(30_000_000_000_000), 20_000_000);
+        prop_assert!(ok, "run did not finish: t={} events={}", h.now, h.events);
+        let c = h.eps[0].connection();
+        for k in 0..streams {
+            let id = 4 * k;
+            let s = &c.streams()[&id];
+            let want = h.eps[0].response_size(id);
+            prop_assert_eq!(s.recv.consumed, want);
+            prop_assert_eq!(s.recv.received.total(), want);
+        }
+        prop_assert_eq!(h.metrics(0).stream_bytes_read, bytes);
+    }
 }
