@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use sim_core::metrics::{EndpointMetrics, RunResult};
+use sim_core::qlog::{self, QlogFormat, QlogWriter, TraceKey};
 use sim_core::scenario::{parse_str, Scenario};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -45,6 +46,15 @@ enum Command {
         /// Record time series (same as `[output] series = true`).
         #[arg(long)]
         series: bool,
+        /// Write qlog traces (JSON-SEQ, `.sqlog`) into this directory: one file per run,
+        /// connection and vantage point, named
+        /// `<scenario>-s<seed>-p<point>-f<flow>-c<conn>-<client|server>.sqlog`.
+        #[arg(long, value_name = "DIR")]
+        qlog: Option<PathBuf>,
+        /// qlog shape: `draft` (the current IETF qlog drafts) or `qvis` (qlog 0.3, what
+        /// qvis reads).
+        #[arg(long, value_name = "FORMAT", default_value = "draft", value_parser = ["draft", "qvis"])]
+        qlog_format: String,
     },
     /// Check a scenario file and report its sweep size, without running it.
     Validate {
@@ -84,7 +94,15 @@ fn main() -> ExitCode {
             json,
             out,
             series,
-        } => load(&file).and_then(|s| run_cmd(s, seed, runs, json, out, series)),
+            qlog,
+            qlog_format,
+        } => load(&file).and_then(|s| {
+            let qlog = qlog.map(|dir| {
+                let fmt = QlogFormat::parse(&qlog_format).expect("clap checked the value");
+                (dir, fmt)
+            });
+            run_cmd(s, seed, runs, json, out, series, qlog)
+        }),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -107,6 +125,7 @@ fn run_cmd(
     as_json: bool,
     out: Option<PathBuf>,
     series: bool,
+    qlog: Option<(PathBuf, QlogFormat)>,
 ) -> Result<(), (u8, String)> {
     if runs == Some(0) {
         return Err((
@@ -136,14 +155,23 @@ fn run_cmd(
             })
         })
         .collect();
+    if let Some((dir, _)) = &qlog {
+        std::fs::create_dir_all(dir).map_err(|e| (1, format!("{}: {e}", dir.display())))?;
+    }
     // Parallel across runs, never within one; collect() keeps the job order.
-    let results: Vec<Result<RunResult, String>> = jobs
+    let results: Vec<Result<RunResult, (u8, String)>> = jobs
         .par_iter()
-        .map(|j| sim_core::run(&s.points[j.point].config, j.seed).map_err(|e| e.to_string()))
+        .map(|j| {
+            let cfg = &s.points[j.point].config;
+            match &qlog {
+                None => sim_core::run(cfg, j.seed).map_err(|e| (EXIT_BAD_INPUT, e.to_string())),
+                Some((dir, fmt)) => run_with_qlog(cfg, j, dir, *fmt),
+            }
+        })
         .collect();
     let mut ok = Vec::with_capacity(results.len());
     for r in results {
-        ok.push(r.map_err(|e| (EXIT_BAD_INPUT, e))?);
+        ok.push(r?);
     }
     let doc = to_json(&s, &jobs, &ok);
     if let Some(dir) = &out {
@@ -155,6 +183,31 @@ fn run_cmd(
         print_summary(&s, &jobs, &ok);
     }
     Ok(())
+}
+
+/// One run streaming qlog traces into `dir` (one buffered file per connection and vantage
+/// point; written as the run goes, never held in memory).
+fn run_with_qlog(
+    cfg: &sim_core::Config,
+    j: &Job,
+    dir: &Path,
+    fmt: QlogFormat,
+) -> Result<RunResult, (u8, String)> {
+    let title = format!("{} point {} seed {}", cfg.name, j.point, j.seed);
+    let open = |key: &TraceKey| {
+        let path = dir.join(qlog::file_name(&cfg.name, j.seed, j.point, key));
+        std::fs::File::create(&path)
+            .map(std::io::BufWriter::new)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+    };
+    let mut writer = QlogWriter::new(fmt, title, Box::new(open));
+    let result = sim_core::runner::run_traced(cfg, j.seed, &mut writer)
+        .map_err(|e| (EXIT_BAD_INPUT, e.to_string()))?;
+    let io = |e: std::io::Error| (1, format!("qlog: {e}"));
+    for (_, w) in writer.into_outputs().map_err(io)? {
+        w.into_inner().map_err(|e| io(e.into_error()))?;
+    }
+    Ok(result)
 }
 
 fn run_json(r: &RunResult) -> Value {
@@ -256,6 +309,9 @@ fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
                 print!(" in network {}", f.in_network);
             }
             for e in &f.endpoints {
+                if let EndpointMetrics::Quic(q) = e {
+                    print_quic(q);
+                }
                 if let EndpointMetrics::CbrSink {
                     goodput_bps: Some(g),
                     delay_mean_secs: Some(d),
@@ -363,4 +419,32 @@ fn drop_list(d: &sim_core::metrics::DropCounts) -> Vec<(&'static str, u64)> {
     .into_iter()
     .filter(|(_, n)| *n > 0)
     .collect()
+}
+
+fn print_quic(q: &sim_core::quic::endpoint::QuicMetrics) {
+    let secs = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.6} s"));
+    print!(
+        "\n      quic {}: handshake {} completion {} first byte {}",
+        q.role,
+        secs(q.handshake_secs),
+        secs(q.completion_secs),
+        secs(q.time_to_first_byte_secs)
+    );
+    if let Some(g) = q.goodput_bps {
+        print!(" goodput {:.3} Mbit/s", g / 1e6);
+    }
+    print!(
+        "\n        packets sent {} lost {} ({:.3} %) retransmitted {} spurious {} PTOs {} congestion events {}; blocked: cwnd {:.3} s, flow control {:.3} s; srtt {:.3} ms, cwnd at end {} B",
+        q.packets_sent,
+        q.packets_lost,
+        100.0 * q.loss_ratio,
+        q.packets_retransmitted,
+        q.spurious_losses,
+        q.pto_count,
+        q.congestion_events,
+        q.cwnd_blocked_secs,
+        q.flow_control_blocked_secs,
+        q.srtt_end_secs * 1e3,
+        q.cwnd_end
+    );
 }

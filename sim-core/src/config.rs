@@ -271,6 +271,10 @@ pub enum AppConfig {
         /// Number of datagrams to send.
         count: u64,
     },
+    /// A QUIC connection (client on the pair's client host, server on its server host)
+    /// running the `bulk` workload: the client requests `bytes` over `streams` streams and
+    /// the server answers. Every parameter is in [`crate::quic::QuicConfig`].
+    QuicBulk(crate::quic::QuicConfig),
 }
 
 /// Direction of a one-way flow.

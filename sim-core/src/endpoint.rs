@@ -18,6 +18,7 @@
 use crate::metrics::EndpointMetrics;
 use crate::packet::{Addr, Datagram};
 use crate::time::SimTime;
+use crate::trace::TraceEvent;
 
 /// A sans-IO protocol or application endpoint bound to one local address.
 pub trait Endpoint {
@@ -60,4 +61,20 @@ pub trait Endpoint {
     /// Appends the current value of each column named by [`Endpoint::series_columns`], in
     /// the same order. Called at every sampling instant.
     fn series_values(&self, _out: &mut Vec<f64>) {}
+
+    /// Switches event tracing on or off ([`crate::trace`]). While on, the endpoint buffers
+    /// the protocol events it produces (packets sent, received, lost, metrics, ...) until
+    /// [`Endpoint::drain_trace`]; while off (the default) it buffers nothing. Tracing must
+    /// never change what the endpoint does. The runner switches it on before
+    /// [`Endpoint::start`] only when the run's tracer wants records. Default: ignore (an
+    /// endpoint without events).
+    fn set_tracing(&mut self, _on: bool) {}
+
+    /// Hands the buffered trace events to `sink`, oldest first, with the simulated time
+    /// each happened, and forgets them. The runner calls it after every call into the
+    /// endpoint (`start`, `handle_*`, `poll_transmit`), so records reach the tracer in
+    /// time order — provided each event is stamped with the `now` of the call that produced
+    /// it (never an earlier instant such as the start of a blocked period: tracers may
+    /// rely on non-decreasing times). Default: nothing buffered.
+    fn drain_trace(&mut self, _sink: &mut dyn FnMut(SimTime, TraceEvent)) {}
 }

@@ -36,11 +36,13 @@ pub mod link;
 pub mod metrics;
 pub mod network;
 pub mod packet;
+pub mod qlog;
 pub mod quic;
 pub mod rng;
 pub mod runner;
 pub mod scenario;
 pub mod time;
+pub mod trace;
 pub mod units;
 pub mod validate;
 

@@ -11,6 +11,11 @@
 //!
 //! The digest is FNV-1a 64 ([`crate::hash`]) over every processed event (time, kind and the
 //! ids involved) and every packet fate (delivery or drop with its reason).
+//!
+//! [`run_traced`] runs the same way and streams events to a [`Tracer`] ([`crate::trace`]):
+//! the runner's own network events (link changes, handovers, drops) and the endpoints'
+//! protocol events, drained after every call into an endpoint. Tracing adds no scheduler
+//! event and no digest input: a traced run has the same result and digest.
 
 use crate::apps::cbr::{CbrSink, CbrSource};
 use crate::config::{AddressChange, AppConfig, Config, Direction, Topology};
@@ -23,16 +28,35 @@ use crate::metrics::{
 };
 use crate::network::{server_ip, Network, NodeKind};
 use crate::packet::{Addr, Datagram};
+use crate::quic::{QuicEndpoint, Role};
 use crate::time::SimTime;
+use crate::trace::{
+    DatagramContent, EndpointId, EndpointInfo, NoopTracer, RunInfo, TraceEvent, TraceRecord,
+    TraceSource, Tracer, Vantage,
+};
 
 /// Runs `config` with `seed` and returns its result.
 ///
 /// The config is validated first ([`Config::validate`]); an invalid one gives the error
 /// naming the field. The same config and seed always give the same result, bit for bit, on
-/// every target.
+/// every target. Same as [`run_traced`] with a [`NoopTracer`].
 pub fn run(config: &Config, seed: u64) -> Result<RunResult, crate::validate::ConfigError> {
+    run_traced(config, seed, &mut NoopTracer)
+}
+
+/// Runs `config` with `seed` like [`run`], streaming the run's events to `tracer`.
+///
+/// When [`Tracer::enabled`] is `true` the tracer gets [`Tracer::begin`] with the run's
+/// endpoints, then every [`TraceRecord`] in time order, then [`Tracer::finish`] with the
+/// end time; endpoints have tracing switched on ([`Endpoint::set_tracing`]). When it is
+/// `false` nothing is traced. Either way the result (digest included) is that of [`run`].
+pub fn run_traced(
+    config: &Config,
+    seed: u64,
+    tracer: &mut dyn Tracer,
+) -> Result<RunResult, crate::validate::ConfigError> {
     config.validate()?;
-    let mut sim = Sim::new(config, seed);
+    let mut sim = Sim::new(config, seed, tracer);
     let status = sim.run_loop();
     Ok(sim.finish(status))
 }
@@ -64,6 +88,7 @@ impl Ev {
 
 struct Slot {
     ep: Box<dyn Endpoint>,
+    id: EndpointId,
     host: usize,
     flow: usize,
     start: SimTime,
@@ -94,11 +119,15 @@ struct Sim<'a> {
     digest: Fnv1a64,
     events: u64,
     series: Option<Series>,
+    tracer: &'a mut dyn Tracer,
+    /// `tracer.enabled()`, cached: every trace hook is behind this one branch.
+    tracing: bool,
 }
 
 impl<'a> Sim<'a> {
-    fn new(cfg: &'a Config, seed: u64) -> Self {
+    fn new(cfg: &'a Config, seed: u64, tracer: &'a mut dyn Tracer) -> Self {
         let net = Network::build(&cfg.topology, seed);
+        let tracing = tracer.enabled();
         let mut sim = Sim {
             cfg,
             seed,
@@ -110,8 +139,13 @@ impl<'a> Sim<'a> {
             digest: Fnv1a64::new(),
             events: 0,
             series: None,
+            tracer,
+            tracing,
         };
         sim.build_flows();
+        if sim.tracing {
+            sim.begin_trace();
+        }
         for (l, link) in sim.net.links.iter().enumerate() {
             for (i, c) in link.changes().iter().enumerate() {
                 sim.sched.schedule(c.at, Ev::Change(l, link.generation, i));
@@ -154,8 +188,20 @@ impl<'a> Sim<'a> {
 
     fn add_endpoint(&mut self, flow: usize, host: usize, start: SimTime, ep: Box<dyn Endpoint>) {
         let idx = self.eps.len();
+        let vantage = if host == self.net.pairs[self.cfg.flows[flow].pair].client {
+            Vantage::Client
+        } else {
+            Vantage::Server
+        };
+        let id = EndpointId {
+            flow: flow as u32,
+            endpoint: idx as u32,
+            vantage,
+            connection: 0,
+        };
         self.eps.push(Slot {
             ep,
+            id,
             host,
             flow,
             start,
@@ -194,8 +240,74 @@ impl<'a> Sim<'a> {
                     self.add_endpoint(fi, src_host, *start, Box::new(source));
                     self.add_endpoint(fi, dst_host, SimTime::ZERO, Box::new(CbrSink::new(dst)));
                 }
+                AppConfig::QuicBulk(q) => {
+                    let (fid, cfg) = (fi as u32, q.clone());
+                    let client = QuicEndpoint::new(Role::Client, cfg.clone(), caddr, saddr, fid);
+                    let server = QuicEndpoint::new(Role::Server, cfg, saddr, caddr, fid);
+                    self.add_endpoint(fi, pair.client, SimTime::ZERO, Box::new(client));
+                    self.add_endpoint(fi, pair.server, SimTime::ZERO, Box::new(server));
+                }
             }
         }
+    }
+
+    /// Switches tracing on in every endpoint and tells the tracer what the run looks like.
+    fn begin_trace(&mut self) {
+        let mut endpoints = Vec::with_capacity(self.eps.len());
+        for (i, slot) in self.eps.iter_mut().enumerate() {
+            slot.ep.set_tracing(true);
+            let flow = &self.flows[slot.flow];
+            let first = flow.endpoints.first() == Some(&i);
+            let kind = match &self.cfg.flows[slot.flow].app {
+                AppConfig::Cbr { .. } if first => "cbr_source",
+                AppConfig::Cbr { .. } => "cbr_sink",
+                AppConfig::QuicBulk(_) => "quic",
+            };
+            let peer = flow.endpoints.iter().copied().find(|&o| o != i);
+            endpoints.push((slot.id, kind, slot.ep.local_addr(), peer));
+        }
+        let endpoints = endpoints
+            .into_iter()
+            .map(|(id, kind, local, peer)| EndpointInfo {
+                id,
+                kind,
+                local: local.to_string(),
+                remote: peer.map(|p| self.eps[p].ep.local_addr().to_string()),
+            })
+            .collect();
+        let info = RunInfo {
+            scenario: self.cfg.name.clone(),
+            seed: self.seed,
+            endpoints,
+            links: self.net.links.iter().map(|l| l.name.clone()).collect(),
+        };
+        self.tracer.begin(&info);
+    }
+
+    /// Passes endpoint `e`'s buffered trace events to the tracer (only when tracing).
+    fn drain_trace(&mut self, e: usize) {
+        if !self.tracing {
+            return;
+        }
+        let source = TraceSource::Endpoint(self.eps[e].id);
+        let tracer = &mut *self.tracer;
+        self.eps[e].ep.drain_trace(&mut |time, event| {
+            tracer.record(&TraceRecord {
+                time,
+                source,
+                event,
+            })
+        });
+    }
+
+    /// A network event for the tracer (only when tracing).
+    fn trace_net(&mut self, flow: Option<u32>, event: TraceEvent) {
+        let time = self.sched.now();
+        self.tracer.record(&TraceRecord {
+            time,
+            source: TraceSource::Network { flow },
+            event,
+        });
     }
 
     fn hash_event(&mut self, t: SimTime, ev: &Ev) {
@@ -206,7 +318,17 @@ impl<'a> Sim<'a> {
         self.digest.write_u64(b);
     }
 
-    fn drop_packet(&mut self, d: &Datagram, reason: DropReason) {
+    /// Accounts a dropped datagram; `link` is where it happened (`None`: at a node).
+    fn drop_packet(&mut self, d: &Datagram, reason: DropReason, link: Option<LinkId>) {
+        if self.tracing {
+            let event = TraceEvent::LinkDrop {
+                link: link.map(|l| self.net.links[l].name.clone()),
+                reason,
+                size: d.size,
+                content: DatagramContent::of(d),
+            };
+            self.trace_net(Some(d.flow), event);
+        }
         self.drops.add(reason, 1);
         let f = &mut self.flows[d.flow as usize];
         f.drops.add(reason, 1);
@@ -218,7 +340,7 @@ impl<'a> Sim<'a> {
     /// Offers a packet to a link and schedules what follows.
     fn offer(&mut self, now: SimTime, link: LinkId, d: Datagram) {
         match self.net.links[link].offer(now, d) {
-            Offer::Dropped(reason, d) => self.drop_packet(&d, reason),
+            Offer::Dropped(reason, d) => self.drop_packet(&d, reason, Some(link)),
             Offer::Accepted => {}
             Offer::StartedTx(at) => {
                 let g = self.net.links[link].generation;
@@ -231,7 +353,7 @@ impl<'a> Sim<'a> {
     fn at_node(&mut self, now: SimTime, node: usize, d: Datagram) {
         if self.net.nodes[node].kind == NodeKind::Host {
             if d.dst.ip != self.net.nodes[node].ip {
-                return self.drop_packet(&d, DropReason::NoRoute);
+                return self.drop_packet(&d, DropReason::NoRoute, None);
             }
             let target = self.net.nodes[node]
                 .endpoints
@@ -249,19 +371,21 @@ impl<'a> Sim<'a> {
                     self.eps[e].ep.handle_datagram(now, d);
                     self.service(now, e);
                 }
-                None => self.drop_packet(&d, DropReason::NoEndpoint),
+                None => self.drop_packet(&d, DropReason::NoEndpoint, None),
             }
         } else {
             match self.net.route(node, d.dst.ip) {
                 Some(l) => self.offer(now, l, d),
-                None => self.drop_packet(&d, DropReason::NoRoute),
+                None => self.drop_packet(&d, DropReason::NoRoute, None),
             }
         }
     }
 
     /// After input to endpoint `e`: send what it has, re-arm its timer.
     fn service(&mut self, now: SimTime, e: usize) {
+        self.drain_trace(e);
         while let Some(mut d) = self.eps[e].ep.poll_transmit(now) {
+            self.drain_trace(e);
             d.sent_at = now;
             d.corrupted = false;
             let f = &mut self.flows[d.flow as usize];
@@ -270,7 +394,7 @@ impl<'a> Sim<'a> {
             let host = self.eps[e].host;
             match self.net.route(host, d.dst.ip) {
                 Some(l) => self.offer(now, l, d),
-                None => self.drop_packet(&d, DropReason::NoRoute),
+                None => self.drop_packet(&d, DropReason::NoRoute, None),
             }
         }
         let want = self.eps[e].ep.poll_timeout();
@@ -375,7 +499,7 @@ impl<'a> Sim<'a> {
             Ev::TxDone(l, g) => {
                 let done = self.net.links[l].tx_done(now);
                 if let Some((reason, d)) = done.dropped {
-                    self.drop_packet(&d, reason);
+                    self.drop_packet(&d, reason, Some(l));
                 }
                 if let Some(at) = done.arrival {
                     self.sched.schedule(at, Ev::Arrive(l, g));
@@ -391,12 +515,20 @@ impl<'a> Sim<'a> {
                         .report
                         .drops
                         .add(DropReason::Corruption, 1);
-                    return self.drop_packet(&d, DropReason::Corruption);
+                    return self.drop_packet(&d, DropReason::Corruption, Some(l));
                 }
                 let to = self.net.links[l].to;
                 self.at_node(now, to, d);
             }
             Ev::Change(l, g, i) => {
+                if self.tracing {
+                    let link = &self.net.links[l];
+                    let event = TraceEvent::LinkChanged {
+                        link: link.name.clone(),
+                        change: link.changes()[i].clone(),
+                    };
+                    self.trace_net(None, event);
+                }
                 if let Some(at) = self.net.links[l].apply_change(now, i) {
                     self.sched.schedule(at, Ev::TxDone(l, g));
                 }
@@ -413,8 +545,22 @@ impl<'a> Sim<'a> {
             }
         };
         let effect = self.net.handover(&h);
+        if self.tracing {
+            let n = self.net.links.len();
+            let event = TraceEvent::Handover {
+                index: i as u32,
+                pair: h.pair as u32,
+                address: h.address,
+                new_links: [
+                    self.net.links[n - 2].name.clone(),
+                    self.net.links[n - 1].name.clone(),
+                ],
+                flushed: effect.flushed.len() as u64,
+            };
+            self.trace_net(None, event);
+        }
         for d in &effect.flushed {
-            self.drop_packet(d, DropReason::Handover);
+            self.drop_packet(d, DropReason::Handover, None);
         }
         // Scheduled changes of the new links.
         let n = self.net.links.len();
@@ -447,6 +593,9 @@ impl<'a> Sim<'a> {
         };
         self.digest.write(&[0xff, status as u8]);
         self.digest.write_u64(end.0);
+        if self.tracing {
+            self.tracer.finish(end);
+        }
         let links = self
             .net
             .links

@@ -294,6 +294,9 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
             }
             check_toml_int(*count, &path("count"), "a number of datagrams")
         }
+        AppConfig::QuicBulk(q) => q
+            .validate()
+            .map_err(|(field, value, allowed)| ConfigError::new(path(field), value, allowed)),
     }
 }
 
@@ -512,7 +515,10 @@ mod tests {
     fn set_cbr(c: &mut Config, f: impl FnOnce(&mut Rate, &mut Bytes, &mut u64)) {
         let AppConfig::Cbr {
             rate, size, count, ..
-        } = &mut c.flows[0].app;
+        } = &mut c.flows[0].app
+        else {
+            unreachable!("the test config has a cbr flow")
+        };
         f(rate, size, count)
     }
 

@@ -226,45 +226,112 @@ impl QuicConfig {
         crate::cc::default_initial_window(self.max_udp_payload) // RFC 9002 §7.2
     }
 
-    /// Checks the values; the error names the field.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.max_udp_payload < 1200 {
-            return Err("max_udp_payload: must be at least 1200 (RFC 9000 §14)".into());
+    /// Checks the values. The error is `(field, value, allowed)`: the key, the offending
+    /// value as written, and what is allowed there (a noun phrase that reads after
+    /// "expected"), the shape of [`crate::validate::ConfigError`].
+    pub fn validate(&self) -> Result<(), (&'static str, String, String)> {
+        fn bad<T: std::fmt::Display>(
+            field: &'static str,
+            v: T,
+            allowed: &str,
+        ) -> Result<(), (&'static str, String, String)> {
+            Err((field, v.to_string(), allowed.to_string()))
+        }
+        if self.max_udp_payload < 1200 || self.max_udp_payload > 65_527 {
+            return bad(
+                "max_udp_payload",
+                self.max_udp_payload,
+                "a size in [1200, 65527] bytes (RFC 9000 §14, §18.2)",
+            );
         }
         if !(1..=20).contains(&self.cid_len) {
-            return Err("cid_len: must be 1..=20 (RFC 9000 §17.2)".into());
+            return bad(
+                "cid_len",
+                self.cid_len,
+                "a length in [1, 20] (RFC 9000 §17.2)",
+            );
         }
         if self.streams == 0 {
-            return Err("streams: must be at least 1".into());
+            return bad("streams", 0, "a number of streams >= 1");
         }
         if self.ack_eliciting_threshold == 0 {
-            return Err("ack_eliciting_threshold: must be at least 1".into());
+            return bad("ack_eliciting_threshold", 0, "a number of packets >= 1");
         }
         if self.max_ack_ranges == 0 {
-            return Err("max_ack_ranges: must be at least 1".into());
+            return bad("max_ack_ranges", 0, "a number of ranges >= 1");
         }
-        if self.stream_window == 0 || self.connection_window == 0 {
-            return Err("stream_window / connection_window: must be positive".into());
+        if self.pto_probes == 0 || self.pto_probes > 2 {
+            return bad("pto_probes", self.pto_probes, "1 or 2 (RFC 9002 §6.2.4)");
         }
-        if self.max_streams_bidi == 0 {
-            return Err("max_streams_bidi: must be at least 1".into());
+        if self.stream_window == 0 {
+            return bad("stream_window", 0, "a window > 0 bytes");
+        }
+        if self.connection_window == 0 || self.connection_window >= 1 << 62 {
+            return bad(
+                "connection_window",
+                self.connection_window,
+                "a window in [1, 2^62 - 1] bytes",
+            );
+        }
+        if self.max_streams_bidi == 0 || self.max_streams_bidi > 1 << 60 {
+            return bad(
+                "max_streams_bidi",
+                self.max_streams_bidi,
+                "a count in [1, 2^60] (RFC 9000 §4.6)",
+            );
         }
         if self.ack_delay_exponent > 20 {
-            return Err("ack_delay_exponent: must be at most 20 (RFC 9000 §18.2)".into());
+            return bad(
+                "ack_delay_exponent",
+                self.ack_delay_exponent,
+                "an exponent in [0, 20] (RFC 9000 §18.2)",
+            );
         }
         if self.packet_threshold < 3 {
-            return Err("packet_threshold: SHOULD NOT be below 3 (RFC 9002 §6.1.1)".into());
+            return bad(
+                "packet_threshold",
+                self.packet_threshold,
+                "a threshold >= 3 (RFC 9002 §6.1.1: SHOULD NOT be below 3)",
+            );
+        }
+        if self.initial_rtt.as_nanos() == 0 {
+            return bad("initial_rtt", "0s", "a time > 0");
+        }
+        if self.max_ack_delay >= SimDuration::from_secs(16) {
+            return bad(
+                "max_ack_delay",
+                self.max_ack_delay,
+                "a time below 2^14 ms (RFC 9000 §18.2)",
+            );
         }
         if self.initial_cwnd() < 2 * self.max_udp_payload {
-            return Err(
-                "initial_cwnd_*: below kMinimumWindow = 2 datagrams (RFC 9002 §7.2)".into(),
+            return bad(
+                "initial_cwnd_bytes",
+                self.initial_cwnd(),
+                "an initial window of at least 2 datagrams (kMinimumWindow, RFC 9002 §7.2)",
             );
         }
         if !(self.pacing_gain >= 1.0 && self.pacing_gain <= 100.0) {
-            return Err("pacing_gain: must be in [1, 100]".into());
+            return bad("pacing_gain", self.pacing_gain, "a factor in [1, 100]");
         }
-        if matches!(self.read_rate, Some(r) if r.bps() == 0) {
-            return Err("read_rate: must be positive (omit it for unlimited)".into());
+        if let Some(r) = self.read_rate {
+            if r.bps() == 0 {
+                return bad("read_rate", "0bps", "a rate > 0 (omit it for unlimited)");
+            }
+        }
+        if self.client_hello_size == 0 || self.server_hello_size == 0 {
+            return bad(
+                "client_hello_size",
+                self.client_hello_size.min(self.server_hello_size),
+                "TLS message sizes > 0 bytes",
+            );
+        }
+        if self.server_handshake_size == 0 || self.client_finished_size == 0 {
+            return bad(
+                "server_handshake_size",
+                self.server_handshake_size.min(self.client_finished_size),
+                "TLS message sizes > 0 bytes",
+            );
         }
         Ok(())
     }

@@ -28,6 +28,10 @@ use super::wire::{
     QuicPacket, AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
 };
 use crate::time::{SimDuration, SimTime};
+use crate::trace::{
+    BlockedReason, ConnectionState, Initiator, LossTrigger, RecoveryMetrics, RecoveryParameters,
+    SendTrigger, TraceBuffer, TraceEvent, TransportParameters,
+};
 use crate::units::Rate;
 use std::collections::BTreeMap;
 
@@ -213,6 +217,7 @@ pub struct Connection {
     // timing
     started_at: SimTime,
     last_activity: SimTime,
+    eliciting_sent_since_recv: bool,
     closed: bool,
     block_state: BlockState,
     block_since: SimTime,
@@ -223,6 +228,14 @@ pub struct Connection {
     events: Vec<ConnEvent>,
     /// Counters.
     pub stats: ConnStats,
+    /// Protocol events for [`crate::trace`] (buffered only while tracing is on; never
+    /// changes behaviour).
+    pub trace: TraceBuffer,
+    trace_state: Option<ConnectionState>,
+    trace_metrics: Option<RecoveryMetrics>,
+    trace_cc_state: Option<&'static str>,
+    trace_last_cwnd: u64,
+    last_loss_trigger: LossTrigger,
 }
 
 fn space_of(i: usize) -> Space {
@@ -278,6 +291,7 @@ impl Connection {
             pacing_gain_permille: (cfg.pacing_gain * 1000.0).round() as u64,
             started_at: SimTime::ZERO,
             last_activity: SimTime::ZERO,
+            eliciting_sent_since_recv: false,
             closed: false,
             block_state: BlockState::None,
             block_since: SimTime::ZERO,
@@ -285,6 +299,12 @@ impl Connection {
             handshake_confirmed_at: None,
             events: Vec::new(),
             stats: ConnStats::default(),
+            trace: TraceBuffer::default(),
+            trace_state: None,
+            trace_metrics: None,
+            trace_cc_state: None,
+            trace_last_cwnd: 0,
+            last_loss_trigger: LossTrigger::ReorderingThreshold,
             cfg,
         }
     }
@@ -372,9 +392,163 @@ impl Connection {
         self.started_at = now;
         self.last_activity = now;
         self.block_since = now;
+        if self.trace.is_on() {
+            let params = self.transport_parameters();
+            self.trace.push(
+                now,
+                TraceEvent::ParametersSet {
+                    initiator: Initiator::Local,
+                    params,
+                },
+            );
+            let rp = self.recovery_parameters();
+            self.trace.push(now, TraceEvent::RecoveryParametersSet(rp));
+            self.trace_cwnd_state(now, None);
+            self.trace_metrics_update(now);
+        }
         if self.role == Role::Client {
             let n = self.cfg.client_hello_size;
             self.spaces[0].crypto_send.write(n, false);
+            self.trace_connection_state(now, ConnectionState::Attempted);
+        }
+    }
+
+    // ----- tracing (observes only) ------------------------------------------------------
+
+    fn transport_parameters(&self) -> TransportParameters {
+        let c = &self.cfg;
+        TransportParameters {
+            max_idle_timeout: Some(c.idle_timeout),
+            max_udp_payload_size: Some(c.max_udp_payload),
+            ack_delay_exponent: Some(u64::from(c.ack_delay_exponent)),
+            max_ack_delay: Some(c.max_ack_delay),
+            active_connection_id_limit: Some(2),
+            initial_max_data: Some(c.connection_window),
+            initial_max_stream_data_bidi_local: Some(c.stream_window),
+            initial_max_stream_data_bidi_remote: Some(c.stream_window),
+            initial_max_stream_data_uni: Some(0),
+            initial_max_streams_bidi: Some(c.max_streams_bidi),
+            initial_max_streams_uni: Some(0),
+            disable_active_migration: None,
+        }
+    }
+
+    fn recovery_parameters(&self) -> RecoveryParameters {
+        let rc = self.recovery.config();
+        RecoveryParameters {
+            reordering_threshold: rc.packet_threshold,
+            time_threshold: rc.time_threshold_num as f64 / rc.time_threshold_den as f64,
+            timer_granularity: rc.granularity,
+            initial_rtt: rc.initial_rtt,
+            max_datagram_size: rc.max_datagram_size,
+            initial_congestion_window: rc.initial_window,
+            minimum_congestion_window: crate::cc::minimum_window(rc.max_datagram_size),
+            loss_reduction_factor: 0.5,
+            persistent_congestion_threshold: rc.persistent_congestion_threshold,
+            congestion_controller: self.recovery.cc().name(),
+        }
+    }
+
+    fn trace_connection_state(&mut self, now: SimTime, new: ConnectionState) {
+        if self.trace.is_on() && self.trace_state != Some(new) {
+            let old = self.trace_state;
+            self.trace
+                .push(now, TraceEvent::ConnectionStateUpdated { old, new });
+        }
+        self.trace_state = Some(new);
+    }
+
+    /// Emits the recovery metrics that changed since the last emission, and the
+    /// congestion state when the window moved.
+    fn trace_metrics_update(&mut self, now: SimTime) {
+        if !self.trace.is_on() {
+            return;
+        }
+        let r = &self.recovery;
+        let rtt = r.rtt();
+        let srtt = rtt.smoothed_rtt();
+        let packets_in_flight = Space::ALL
+            .iter()
+            .flat_map(|&sp| r.outstanding(sp))
+            .filter(|p| p.in_flight)
+            .count() as u64;
+        let pacing_rate = if self.cfg.pacing && srtt.as_nanos() > 0 {
+            let bits = self.pacing_gain_permille as u128 * r.cwnd() as u128 * 8 * 1_000_000;
+            Some((bits / srtt.as_nanos() as u128).min(u64::MAX as u128) as u64)
+        } else {
+            None
+        };
+        let now_m = RecoveryMetrics {
+            min_rtt: rtt.has_sample().then(|| rtt.min_rtt()),
+            smoothed_rtt: Some(srtt),
+            latest_rtt: rtt.has_sample().then(|| rtt.latest_rtt()),
+            rtt_variance: Some(rtt.rttvar()),
+            pto_count: Some(r.pto_count()),
+            congestion_window: Some(r.cwnd()),
+            bytes_in_flight: Some(r.bytes_in_flight()),
+            ssthresh: r.cc().ssthresh(),
+            packets_in_flight: Some(packets_in_flight),
+            pacing_rate,
+        };
+        let d = RecoveryMetrics::changes(self.trace_metrics.as_ref(), &now_m);
+        if !d.is_empty() {
+            self.trace.push(now, TraceEvent::MetricsUpdated(d));
+        }
+        self.trace_metrics = Some(now_m);
+        self.trace_cwnd_state(now, None);
+    }
+
+    /// Congestion state from the window: `recovery` after a reduction, then
+    /// `slow_start` / `congestion_avoidance` once it grows again.
+    fn trace_cwnd_state(&mut self, now: SimTime, trigger: Option<&'static str>) {
+        let cwnd = self.recovery.cwnd();
+        let ss = self.recovery.cc().ssthresh();
+        let grown_state = if ss.is_none_or(|s| cwnd < s) {
+            "slow_start"
+        } else {
+            "congestion_avoidance"
+        };
+        let new = if self.trace_cc_state.is_none() {
+            grown_state
+        } else if cwnd < self.trace_last_cwnd {
+            "recovery"
+        } else if cwnd > self.trace_last_cwnd {
+            grown_state
+        } else {
+            self.trace_cc_state.unwrap_or(grown_state)
+        };
+        self.trace_last_cwnd = cwnd;
+        if self.trace_cc_state != Some(new) {
+            let old = self.trace_cc_state;
+            let trigger = trigger.or(match new {
+                "recovery" => Some("loss"),
+                _ => None,
+            });
+            self.trace.push(
+                now,
+                TraceEvent::CongestionStateUpdated { old, new, trigger },
+            );
+            self.trace_cc_state = Some(new);
+        }
+    }
+
+    fn blocked_reason(&self, st: BlockState) -> Option<(Option<u64>, BlockedReason)> {
+        match st {
+            BlockState::None => None,
+            BlockState::Cwnd => Some((None, BlockedReason::CongestionControl)),
+            BlockState::Amplification => Some((None, BlockedReason::AmplificationProtection)),
+            BlockState::FlowControl => {
+                if self.peer_max_data <= self.data_sent {
+                    Some((None, BlockedReason::ConnectionFlowControl))
+                } else {
+                    let id = self
+                        .streams
+                        .values()
+                        .find(|s| s.send.unsent() > 0 && s.send_credit() == 0)
+                        .map(|s| s.id);
+                    Some((id, BlockedReason::StreamFlowControl))
+                }
+            }
         }
     }
 
@@ -385,14 +559,19 @@ impl Connection {
         }
         self.stats.datagrams_received += 1;
         self.last_activity = now;
+        self.eliciting_sent_since_recv = false;
         if self.role == Role::Server {
             // RFC 9000 §8.1: all bytes received count, even of discarded packets.
             self.amp_received += size;
+        }
+        if self.role == Role::Server && self.trace_state.is_none() {
+            self.trace_connection_state(now, ConnectionState::Attempted);
         }
         for pkt in &dgram.packets {
             self.on_packet(now, pkt.clone());
         }
         self.update_amplification_state();
+        self.trace_metrics_update(now);
     }
 
     fn can_decrypt(&self, i: usize) -> bool {
@@ -452,9 +631,21 @@ impl Connection {
                 }
             }
         }
+        if self.trace.is_on() {
+            let datagram_id = self.stats.datagrams_received.saturating_sub(1);
+            let packet = pkt.clone();
+            self.trace.push(
+                now,
+                TraceEvent::PacketReceived {
+                    packet,
+                    datagram_id,
+                },
+            );
+        }
         for f in pkt.frames {
             self.on_frame(now, i, f);
             if self.closed {
+                self.trace_connection_state(now, ConnectionState::Closed);
                 return;
             }
         }
@@ -526,6 +717,7 @@ impl Connection {
                 {
                     self.has_hs_keys = true;
                     self.recovery.set_has_handshake_keys();
+                    self.trace_connection_state(now, ConnectionState::HandshakeStarted);
                     self.process_undecryptable(now);
                 }
                 if self.has_hs_keys
@@ -538,7 +730,8 @@ impl Connection {
                     self.spaces[1].crypto_send.write(n, false);
                     self.has_1rtt_send = true;
                     self.can_recv_1rtt = true;
-                    self.apply_peer_transport_parameters();
+                    self.apply_peer_transport_parameters(now);
+                    self.trace_connection_state(now, ConnectionState::HandshakeComplete);
                     self.events.push(ConnEvent::Connected);
                     self.process_undecryptable(now);
                 }
@@ -553,7 +746,8 @@ impl Connection {
                     let (sh, flight) = (self.cfg.server_hello_size, self.cfg.server_handshake_size);
                     self.spaces[0].crypto_send.write(sh, false);
                     self.spaces[1].crypto_send.write(flight, false);
-                    self.apply_peer_transport_parameters();
+                    self.apply_peer_transport_parameters(now);
+                    self.trace_connection_state(now, ConnectionState::HandshakeStarted);
                     self.process_undecryptable(now);
                 }
                 if self.has_hs_keys
@@ -564,6 +758,7 @@ impl Connection {
                     self.handshake_complete_at = Some(now);
                     self.can_recv_1rtt = true;
                     self.handshake_done_pending = true; // RFC 9000 §19.20
+                    self.trace_connection_state(now, ConnectionState::HandshakeComplete);
                     self.confirm_handshake(now); // RFC 9001 §4.1.2: server confirms at completion
                     self.events.push(ConnEvent::Connected);
                     self.process_undecryptable(now);
@@ -575,7 +770,17 @@ impl Connection {
     /// Both endpoints use the same [`QuicConfig`], so the peer's transport parameters are
     /// ours: they become known with the ClientHello (server) or EncryptedExtensions
     /// (client, at handshake completion).
-    fn apply_peer_transport_parameters(&mut self) {
+    fn apply_peer_transport_parameters(&mut self, now: SimTime) {
+        if self.trace.is_on() {
+            let params = self.transport_parameters();
+            self.trace.push(
+                now,
+                TraceEvent::ParametersSet {
+                    initiator: Initiator::Remote,
+                    params,
+                },
+            );
+        }
         self.peer_max_data = self.peer_max_data.max(self.cfg.connection_window);
         self.peer_max_streams = self.peer_max_streams.max(self.cfg.max_streams_bidi);
         self.peer_stream_window = self.cfg.stream_window;
@@ -584,6 +789,7 @@ impl Connection {
 
     fn confirm_handshake(&mut self, now: SimTime) {
         self.handshake_confirmed = true;
+        self.trace_connection_state(now, ConnectionState::HandshakeConfirmed);
         self.handshake_confirmed_at = Some(now);
         self.recovery.set_handshake_confirmed();
         if self.role == Role::Client {
@@ -629,8 +835,19 @@ impl Connection {
             sp.largest_acked_by_peer = Some(sp.largest_acked_by_peer.map_or(p.pn, |l| l.max(p.pn)));
             self.on_packet_acked(now, i, p.info);
         }
+        let largest = self.spaces[i].largest_acked_by_peer.unwrap_or(0);
+        let threshold = self.cfg.packet_threshold;
         for p in out.lost {
-            self.on_packet_lost(i, p);
+            // RFC 9002 §6.1: which threshold fired (packet threshold takes precedence).
+            let trigger = if largest >= p.pn.saturating_add(threshold) {
+                LossTrigger::ReorderingThreshold
+            } else {
+                LossTrigger::TimeThreshold
+            };
+            self.on_packet_lost(now, i, p, trigger);
+        }
+        if out.persistent_congestion {
+            self.trace_cwnd_state(now, Some("persistent_congestion"));
         }
     }
 
@@ -668,8 +885,27 @@ impl Connection {
         }
     }
 
-    fn on_packet_lost(&mut self, i: usize, p: SentPacket<SentInfo>) {
+    fn on_packet_lost(
+        &mut self,
+        now: SimTime,
+        i: usize,
+        p: SentPacket<SentInfo>,
+        trigger: LossTrigger,
+    ) {
         self.stats.packets_lost += 1;
+        self.last_loss_trigger = trigger;
+        if self.trace.is_on() {
+            self.trace.push(
+                now,
+                TraceEvent::PacketLost {
+                    packet_type: PacketType::of_space(i),
+                    packet_number: p.pn,
+                    size: p.size,
+                    frames: p.info.frames.clone(),
+                    trigger,
+                },
+            );
+        }
         if p.ack_eliciting {
             self.stats.ack_eliciting_lost += 1;
         }
@@ -831,6 +1067,8 @@ impl Connection {
         if !s.recv.is_fully_received() {
             s.recv_fc.maybe_update(now, srtt);
         }
+        let stream_window = s.recv_fc.allowance.window();
+        self.recv_fc.allowance.on_stream_window(stream_window);
         self.recv_fc.consumed += n;
         self.recv_fc.maybe_update(now, srtt);
         self.stats.stream_bytes_read += n;
@@ -914,6 +1152,7 @@ impl Connection {
         }
         if now >= self.idle_deadline() {
             self.closed = true; // RFC 9000 §10.1: silently closed
+            self.trace_connection_state(now, ConnectionState::Closed);
             return;
         }
         for sp in self.spaces.iter_mut() {
@@ -936,13 +1175,14 @@ impl Connection {
             let out = self.recovery.on_loss_detection_timeout(now);
             for p in out.lost {
                 let si = p.info.space;
-                self.on_packet_lost(si, p);
+                self.on_packet_lost(now, si, p, LossTrigger::TimeThreshold);
             }
             if let Some(space) = out.pto_probe {
                 let i = Space::ALL.iter().position(|s| *s == space).unwrap_or(2);
                 self.arm_probe(i);
             }
         }
+        self.trace_metrics_update(now);
     }
 
     /// A PTO fired for space `i`: the next `pto_probes` ack-eliciting packets of that
@@ -1136,11 +1376,26 @@ impl Connection {
             Role::Server => eliciting_initial,
         };
         if must_pad && size < MIN_INITIAL_DATAGRAM {
-            let pad = (MIN_INITIAL_DATAGRAM - size).min(budget - size);
-            let last = packets.last_mut().expect("non-empty");
-            last.0.frames.push(Frame::Padding { len: pad });
-            last.0.size += pad;
-            size += pad;
+            // PADDING in the last packet. A long header's Length varint can grow by a byte
+            // with the padding, so the size is recomputed, not just added.
+            let want = (MIN_INITIAL_DATAGRAM - size).min(budget - size);
+            let cid = self.cfg.cid_len;
+            let last = &mut packets.last_mut().expect("non-empty").0;
+            let hdr = header_len_without_pn(last.ty, cid, cid, 0);
+            let largest_acked = self.spaces[last.ty.space_index()].largest_acked_by_peer;
+            let pnl = pn_len(last.pn, largest_acked);
+            let frames_len: u64 = last.frames.iter().map(Frame::wire_size).sum();
+            debug_assert_eq!(packet_size(hdr, last.ty, pnl, frames_len), last.size);
+            let mut pad = want;
+            while pad > 0 && packet_size(hdr, last.ty, pnl, frames_len + pad) > last.size + want {
+                pad -= 1;
+            }
+            if pad > 0 {
+                last.frames.push(Frame::Padding { len: pad });
+                let new_size = packet_size(hdr, last.ty, pnl, frames_len + pad);
+                size += new_size - last.size;
+                last.size = new_size;
+            }
         }
         // Register with loss recovery.
         let bif_before = self.recovery.bytes_in_flight();
@@ -1148,17 +1403,43 @@ impl Connection {
         let mut any_in_flight = false;
         let mut any_eliciting = false;
         let mut probe = false;
+        let mut probe_flags = Vec::with_capacity(packets.len());
         for (pkt, _) in &packets {
             let i = pkt.ty.space_index();
-            if pkt.is_ack_eliciting() && self.spaces[i].probes > 0 {
+            let is_probe = pkt.is_ack_eliciting() && self.spaces[i].probes > 0;
+            if is_probe {
                 self.spaces[i].probes -= 1;
                 probe = true;
             }
+            probe_flags.push(is_probe);
         }
+        let datagram_id = self.stats.datagrams_sent;
         let app_limited = !self.has_sendable_stream_data();
         let mut out = QuicDatagram::default();
-        for (pkt, info) in packets {
+        for ((pkt, info), is_probe) in packets.into_iter().zip(probe_flags) {
             let i = pkt.ty.space_index();
+            if self.trace.is_on() {
+                let trigger = if is_probe {
+                    Some(SendTrigger::PtoProbe)
+                } else if info.retransmission && i < 2 {
+                    Some(SendTrigger::RetransmitCrypto)
+                } else if info.retransmission {
+                    Some(match self.last_loss_trigger {
+                        LossTrigger::ReorderingThreshold => SendTrigger::RetransmitReordered,
+                        _ => SendTrigger::RetransmitTimeout,
+                    })
+                } else {
+                    None
+                };
+                self.trace.push(
+                    now,
+                    TraceEvent::PacketSent {
+                        packet: pkt.clone(),
+                        datagram_id,
+                        trigger,
+                    },
+                );
+            }
             let eliciting = pkt.is_ack_eliciting();
             let padded = pkt
                 .frames
@@ -1199,6 +1480,12 @@ impl Connection {
         if any_in_flight {
             self.pacing_tokens = self.pacing_tokens.saturating_sub(size);
         }
+        if any_eliciting && !self.eliciting_sent_since_recv {
+            // RFC 9000 §10.1: the idle timer also restarts on the first ack-eliciting
+            // packet sent since the last reception.
+            self.eliciting_sent_since_recv = true;
+            self.last_activity = now;
+        }
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += size;
         if !self.address_validated {
@@ -1206,6 +1493,7 @@ impl Connection {
         }
         self.update_amplification_state();
         self.set_block_state(now, BlockState::None);
+        self.trace_metrics_update(now);
         debug_assert_eq!(out.size(), size);
         Some((out, size))
     }
@@ -1235,6 +1523,28 @@ impl Connection {
     fn set_block_state(&mut self, now: SimTime, st: BlockState) {
         if st == self.block_state {
             return;
+        }
+        if self.trace.is_on() {
+            if let Some((stream, reason)) = self.blocked_reason(self.block_state) {
+                self.trace.push(
+                    now,
+                    TraceEvent::DataBlockedUpdated {
+                        stream,
+                        blocked: false,
+                        reason,
+                    },
+                );
+            }
+            if let Some((stream, reason)) = self.blocked_reason(st) {
+                self.trace.push(
+                    now,
+                    TraceEvent::DataBlockedUpdated {
+                        stream,
+                        blocked: true,
+                        reason,
+                    },
+                );
+            }
         }
         let d = now.saturating_since(self.block_since);
         match self.block_state {

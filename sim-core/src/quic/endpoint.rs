@@ -354,6 +354,14 @@ impl Endpoint for QuicEndpoint {
         EndpointMetrics::Quic(Box::new(self.quic_metrics(now)))
     }
 
+    fn set_tracing(&mut self, on: bool) {
+        self.conn.trace.set_on(on);
+    }
+
+    fn drain_trace(&mut self, sink: &mut dyn FnMut(SimTime, crate::trace::TraceEvent)) {
+        self.conn.trace.drain(sink);
+    }
+
     fn series_columns(&self) -> Vec<String> {
         self.series_sample().into_iter().map(|(k, _)| k).collect()
     }

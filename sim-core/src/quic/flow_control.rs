@@ -4,8 +4,9 @@
 //! (static, improved static, autotuning, fast autotuning) are interchangeable
 //! implementations; this module has the `static` one. One instance runs per stream and
 //! one for the connection. The connection owns the bookkeeping ([`RecvFlow`]) and asks the
-//! allowance after every consumption (and arrival) whether to send MAX_STREAM_DATA /
-//! MAX_DATA.
+//! allowance after every consumption by the application whether to send
+//! MAX_STREAM_DATA / MAX_DATA; after a stream's allowance was asked, the connection-level
+//! one is told that stream's current window ([`Allowance::on_stream_window`]).
 
 use super::config::AllowanceKind;
 use crate::time::{SimDuration, SimTime};
@@ -34,10 +35,11 @@ pub trait Allowance: std::fmt::Debug {
     /// advertise, strictly greater than `input.limit`, or `None` to wait.
     fn update(&mut self, input: &AllowanceInput) -> Option<u64>;
 
-    /// Raise the window to at least `w` (a connection-level allowance coupled to its
-    /// streams' windows, as Google quiche keeps the session window at least 1.5 times the
-    /// stream window). Default: ignore.
-    fn ensure_window_at_least(&mut self, _w: u64) {}
+    /// Called on the connection-level allowance with a stream's current window after that
+    /// stream's allowance was asked for an update, so a connection window can follow its
+    /// streams (Google quiche keeps the session window at least 1.5 times the stream
+    /// window). Default: ignore.
+    fn on_stream_window(&mut self, _stream_window: u64) {}
 
     /// A short stable name for results.
     fn name(&self) -> &'static str;

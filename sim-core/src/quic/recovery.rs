@@ -209,7 +209,9 @@ pub struct RecoveryStats {
     pub spurious_losses: u64,
     /// PTO expiries (including anti-deadlock ones).
     pub ptos: u64,
-    /// Congestion events reported to the controller (one per loss batch).
+    /// Congestion events that started a new recovery period (B.6), i.e. window
+    /// reductions; losses of packets sent before the current recovery started do not
+    /// count.
     pub congestion_events: u64,
     /// Persistent congestion declarations.
     pub persistent_congestion: u64,
@@ -831,7 +833,10 @@ impl<F> Recovery<F> {
             }
         }
         if let Some(t) = newest_lost_sent {
-            self.stats.congestion_events += 1;
+            if !self.cc.in_recovery(t) {
+                // A new recovery period starts (B.6): count it.
+                self.stats.congestion_events += 1;
+            }
             self.cc.on_congestion_event(now, t, self.bytes_in_flight);
         }
         // §7.6.2: only packets sent after the first RTT sample.
@@ -1084,7 +1089,7 @@ mod tests {
         assert_eq!(pns(&o.lost), vec![3]);
         // Still one recovery period: pn 2 and 3 were sent before 100 ms.
         assert_eq!(r.cwnd(), 6_000);
-        assert_eq!(r.stats().congestion_events, 3);
+        assert_eq!(r.stats().congestion_events, 1);
         assert_eq!(r.stats().lost_packets, 4);
         assert_eq!(r.pto_count(), 0);
         // pn 5 (above largest acked) remains: now the PTO, from its send time (5 ms):

@@ -32,6 +32,10 @@ struct Harness {
     busy: [SimTime; 2],
     drops: [BTreeSet<u64>; 2],
     loss: f64,
+    /// Simple Gilbert loss (p: good->bad, r: bad->good; all lost in bad) instead of
+    /// Bernoulli when set; state per direction.
+    ge: Option<(f64, f64)>,
+    ge_bad: [bool; 2],
     rng: [RngStream; 2],
     sent: [u64; 2],
     dropped: [u64; 2],
@@ -46,6 +50,8 @@ struct Harness {
     /// Client stream progress after every client event: (time, [(id, highest, consumed)]).
     progress: Vec<(SimTime, StreamProgress)>,
     debug: bool,
+    /// Trace event kinds drained from both endpoints (tracing on when `Some`).
+    traced: Option<BTreeMap<&'static str, u64>>,
 }
 
 impl Harness {
@@ -62,6 +68,8 @@ impl Harness {
             busy: [SimTime::ZERO; 2],
             drops: [BTreeSet::new(), BTreeSet::new()],
             loss: 0.0,
+            ge: None,
+            ge_bad: [false; 2],
             rng: [
                 RngStream::derive(seed, "test/c2s"),
                 RngStream::derive(seed, "test/s2c"),
@@ -77,6 +85,7 @@ impl Harness {
             drop_if: None,
             progress: Vec::new(),
             debug: false,
+            traced: None,
         }
     }
 
@@ -87,13 +96,27 @@ impl Harness {
         k
     }
 
+    fn drain(&mut self, side: usize) {
+        if let Some(counts) = self.traced.as_mut() {
+            self.eps[side].drain_trace(&mut |_, e| *counts.entry(e.kind()).or_default() += 1);
+        }
+    }
+
     fn flush(&mut self, side: usize) {
         let now = self.now;
         while let Some(d) = self.eps[side].poll_transmit(now) {
             let idx = self.sent[side];
             self.sent[side] += 1;
             // One draw per datagram whatever the outcome.
-            let lost_random = self.rng[side].chance(self.loss);
+            let lost_random = match self.ge {
+                None => self.rng[side].chance(self.loss),
+                Some((p, r)) => {
+                    let lost = self.ge_bad[side];
+                    let u = self.rng[side].uniform();
+                    self.ge_bad[side] = if lost { u >= r } else { u < p };
+                    lost
+                }
+            };
             let lost_pred = side == 1 && self.drop_if.as_mut().is_some_and(|f| f(&d));
             if self.debug {
                 if let crate::packet::Payload::Quic(q) = &d.payload {
@@ -147,8 +170,12 @@ impl Harness {
     /// Runs until both endpoints are done and nothing is in flight, or `limit`.
     fn run(&mut self, limit: SimTime, max_events: u64) -> bool {
         for side in 0..2 {
+            if self.traced.is_some() {
+                self.eps[side].set_tracing(true);
+            }
             self.eps[side].start(SimTime::ZERO);
             self.flush(side);
+            self.drain(side);
         }
         while let Some((k, ev)) = self.queue.pop_first() {
             if k.0 > limit || self.events >= max_events {
@@ -161,6 +188,7 @@ impl Harness {
                     self.trace.push((k.0.as_nanos(), side, d.size));
                     self.eps[side].handle_datagram(self.now, d);
                     self.flush(side);
+                    self.drain(side);
                     if side == 0 {
                         let p = self.eps[0]
                             .connection()
@@ -178,6 +206,7 @@ impl Harness {
                     self.armed[side] = None;
                     self.eps[side].handle_timeout(self.now);
                     self.flush(side);
+                    self.drain(side);
                 }
             }
             for e in &self.eps {
@@ -279,8 +308,9 @@ fn anti_amplification_costs_one_round_trip() {
     assert_eq!(c.handshake_secs, Some(0.040));
     assert_eq!(c.time_to_first_byte_secs, Some(0.060));
     let s = h.metrics(1);
-    // The server never sent more than 3x what it received before validation.
-    assert!(s.amplification_blocked_secs > 0.0 || s.pto_count == 0);
+    // The server hit the limit (RFC 9000 §8.1) and needed no PTO to get out of it.
+    assert!(h.eps[1].connection().stats.amplification_blocked_events > 0);
+    assert_eq!(s.pto_count, 0);
     // The first server burst stays within 3 x 1200 B.
     let first_burst: u64 = h
         .trace
@@ -456,6 +486,46 @@ fn read_rate_limits_completion() {
 }
 
 #[test]
+fn tracing_observes_without_changing_the_run() {
+    let run = |trace: bool| {
+        let cfg = QuicConfig {
+            bytes: 300_000,
+            streams: 3,
+            stream_window: 30_000,
+            ..QuicConfig::default()
+        };
+        let mut h = Harness::new(cfg, 10, Some(Rate(10_000_000)), 4);
+        h.loss = 0.03;
+        if trace {
+            h.traced = Some(BTreeMap::new());
+        }
+        assert!(h.run(SimTime(120_000_000_000), 5_000_000));
+        (h.metrics(0), h.metrics(1), h.trace.clone(), h.traced.take())
+    };
+    let off = run(false);
+    let on = run(true);
+    assert_eq!((&off.0, &off.1, &off.2), (&on.0, &on.1, &on.2));
+    let counts = on.3.unwrap();
+    let sent = counts["packet_sent"];
+    assert_eq!(sent, on.0.packets_sent + on.1.packets_sent);
+    assert_eq!(counts["packet_lost"], on.0.packets_lost + on.1.packets_lost);
+    for kind in [
+        "packet_received",
+        "parameters_set",
+        "recovery_parameters_set",
+        "connection_state_updated",
+        "metrics_updated",
+        "congestion_state_updated",
+        "data_blocked_updated",
+    ] {
+        assert!(
+            counts.get(kind).copied().unwrap_or(0) > 0,
+            "no {kind}: {counts:?}"
+        );
+    }
+}
+
+#[test]
 fn same_seed_same_result() {
     let run = |seed| {
         let cfg = QuicConfig {
@@ -483,7 +553,10 @@ fn proptest_cases() -> u32 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(proptest_cases()))]
+    #![proptest_config(ProptestConfig {
+        failure_persistence: None,
+        ..ProptestConfig::with_cases(proptest_cases())
+    })]
 
     /// Over seeds, loss rates, rates, RTTs, sizes, stream counts and windows: every byte of
     /// every stream is delivered exactly once and in order, limits and bytes-in-flight
@@ -506,6 +579,7 @@ proptest! {
         flight in 500u64..12_000,
         mtu in 1200u64..1500,
         pacing in any::<bool>(),
+        ge in prop::option::of((0.001f64..0.03, 0.4f64..0.9)),
     ) {
         let cfg = QuicConfig {
             bytes,
@@ -525,7 +599,16 @@ proptest! {
         h.loss = f64::from(loss_pct) / 100.0;
         h.drops[1] = drops;
         h.drops[0] = client_drops;
+        h.ge = ge;
         let ok = h.run(SimTime(3_000_000_000_000), 20_000_000);
+        if !ok && h.ge.is_some() {
+            // Bursty loss can legitimately strand a sender in uncapped PTO backoff (RFC
+            // 9002 §6.2.1) when the GE "bad" state outlives the few probes per round; that
+            // is not a deadlock of the model. Anything else must finish.
+            let backoff = h.eps.iter().map(|e| e.connection().recovery().pto_count()).max();
+            prop_assert!(backoff.unwrap_or(0) >= 6, "stalled without backoff at t={}", h.now);
+            return Ok(());
+        }
         prop_assert!(ok, "run did not finish: t={} events={}", h.now, h.events);
         let c = h.eps[0].connection();
         let mut total = 0;
@@ -607,32 +690,11 @@ fn perf_large_transfer() {
     );
 }
 
-#[test]
-#[ignore = "debug"]
-fn debug_case() {
-    let cfg = QuicConfig {
-        bytes: 0,
-        streams: 1,
-        stream_window: 4000,
-        connection_window: 8000,
-        scheduler: SchedulerKind::Sequential,
-        client_hello_size: 1319,
-        server_handshake_size: 5227,
-        max_udp_payload: 1200,
-        pacing: false,
-        ..QuicConfig::default()
-    };
-    let mut h = Harness::new(cfg, 1, Some(Rate(1_000_000)), 233059);
-    h.loss = 0.04;
-    h.debug = true;
-    let ok = h.run(SimTime(3_000_000_000_000), 20_000_000);
-    println!("ok {ok} now {} c {:?}", h.now, h.metrics(0));
-    println!("s {:?}", h.metrics(1));
-    println!("srv {:#?}", h.eps[1].connection());
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(proptest_cases()))]
+    #![proptest_config(ProptestConfig {
+        failure_persistence: None,
+        ..ProptestConfig::with_cases(proptest_cases())
+    })]
 
     /// Harsher corners: heavy loss, tiny ACK-range caps, other ACK thresholds, one probe,
     /// small initial windows, long CIDs. Same exactly-once, in-order and invariant checks.
@@ -676,5 +738,116 @@ proptest! {
             prop_assert_eq!(s.recv.received.total(), want);
         }
         prop_assert_eq!(h.metrics(0).stream_bytes_read, bytes);
+    }
+}
+
+// ------------------------------------------------------------ through the engine (runner)
+
+fn engine_config(link: &str, flow: &str) -> crate::Config {
+    let text = format!(
+        "[topology]\nkind = \"two_hosts\"\n{link}\n[[flows]]\nkind = \"quic_bulk\"\n{flow}\n"
+    );
+    crate::scenario::parse_str(&text)
+        .unwrap_or_else(|e| panic!("{e}: {text}"))
+        .base
+}
+
+fn quic_metrics(r: &crate::RunResult, role: &str) -> QuicMetrics {
+    r.flows[0]
+        .endpoints
+        .iter()
+        .find_map(|m| match m {
+            crate::metrics::EndpointMetrics::Quic(q) if q.role == role => Some((**q).clone()),
+            _ => None,
+        })
+        .expect("quic endpoint metrics")
+}
+
+#[test]
+fn engine_runs_the_examples() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/examples");
+    for (file, bytes) in [
+        ("quic-bulk.toml", 10_000_000),
+        ("quic-bulk-ge.toml", 2_000_000),
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let cfg = crate::scenario::parse_str(&text).unwrap().base;
+        let r = crate::run(&cfg, cfg.seed).unwrap();
+        assert_eq!(r.status, crate::RunStatus::Completed, "{file}");
+        let c = quic_metrics(&r, "client");
+        assert_eq!(c.stream_bytes_read, bytes, "{file}");
+        // Same seed, same run.
+        let again = crate::run(&cfg, cfg.seed).unwrap();
+        assert_eq!(again.digest, r.digest);
+        assert_eq!(again.flows, r.flows);
+    }
+}
+
+#[test]
+fn engine_clean_path_first_byte_at_two_rtt() {
+    // 10 ms each way at 1 Gb/s: TTFB = 2 RTT + a few microseconds of serialization.
+    let cfg = engine_config(
+        "link = { rate = \"1Gbps\", delay = \"10ms\" }",
+        "bytes = 10000",
+    );
+    let r = crate::run(&cfg, 1).unwrap();
+    assert_eq!(r.status, crate::RunStatus::Completed);
+    let c = quic_metrics(&r, "client");
+    let ttfb = c.time_to_first_byte_secs.unwrap();
+    assert!((0.040..0.0401).contains(&ttfb), "ttfb {ttfb}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        failure_persistence: None,
+        ..ProptestConfig::with_cases(proptest_cases())
+    })]
+
+    /// Through the engine, over loss models (none, Bernoulli, Gilbert-Elliott in either
+    /// direction), rates, delays, queue sizes, sizes and stream counts: the run completes
+    /// and the client reads exactly the response bytes of every stream.
+    #[test]
+    fn engine_transfers_complete_over_loss_models(
+        seed in 0u64..1_000_000,
+        model in 0u8..4,
+        p_pct in 0u32..8,
+        rate_mbps in 1u64..50,
+        delay_ms in 1u64..60,
+        queue_bdp in 1u64..4,
+        bytes in 0u64..300_000,
+        streams in 1u64..6,
+        window_kb in 8u64..1_500,
+    ) {
+        let p = f64::from(p_pct) / 100.0;
+        let loss = match model {
+            0 => String::new(),
+            1 => format!(", loss = {p}"),
+            2 => ", loss = { model = \"gilbert_elliott\", p = 0.00125, r = 0.125, h = 0.5, k = 0.955 }"
+                .to_string(),
+            _ => format!(
+                ", loss = {{ model = \"gilbert_elliott\", p = {}, r = 0.5, h = 0.0, k = 1.0 }}",
+                (p / 2.0).max(0.001)
+            ),
+        };
+        let link = format!(
+            "link = {{ rate = \"{rate_mbps}Mbps\", delay = \"{delay_ms}ms\", queue = \"{queue_bdp}BDP\"{loss} }}"
+        );
+        let flow = format!("bytes = {bytes}\nstreams = {streams}\nstream_window = {}", window_kb * 1000);
+        let mut cfg = engine_config(&link, &flow);
+        cfg.sim.time_limit = SimDuration::from_secs(3_000);
+        let r = crate::run(&cfg, seed).unwrap();
+        let c = quic_metrics(&r, "client");
+        if r.status != crate::RunStatus::Completed {
+            // Only bursty loss may strand the connection (PTO backoff beyond the peer's
+            // idle timeout, or beyond the time limit); see the harness property above.
+            let s = quic_metrics(&r, "server");
+            prop_assert!(model >= 2, "{:?} without bursty loss", r.status);
+            prop_assert!(s.closed || c.closed || s.pto_count + c.pto_count >= 6, "{:?}", r.status);
+            prop_assert!(c.stream_bytes_read <= bytes);
+            return Ok(());
+        }
+        prop_assert_eq!(c.stream_bytes_read, bytes);
+        prop_assert!(c.stream_completion_secs.iter().all(Option::is_some));
+        prop_assert_eq!(c.stream_completion_secs.len() as u64, streams);
     }
 }

@@ -58,7 +58,7 @@ const LOSS_MODELS: &[&str] = &[
 ];
 /// Flow kinds. A new kind = a raw struct in `raw.rs`, an entry here and an arm in
 /// [`parse_flow`].
-const FLOW_KINDS: &[&str] = &["cbr"];
+const FLOW_KINDS: &[&str] = &["cbr", "quic_bulk"];
 
 /// The link tables that apply to one link, least specific first, each with its path.
 #[derive(Clone, Default)]
@@ -1000,8 +1000,9 @@ fn parse_cbr(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigEr
             }
         }
     };
-    let AppConfig::Cbr { count: c, .. } = &mut flow.app;
-    *c = count;
+    if let AppConfig::Cbr { count: c, .. } = &mut flow.app {
+        *c = count;
+    }
     check_flow(&flow, pairs, &|k| join(path, k))?;
     Ok(flow)
 }
@@ -1025,6 +1026,26 @@ fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigE
     )?;
     match kind {
         "cbr" => parse_cbr(v, path, pairs),
+        "quic_bulk" => {
+            let raw: RawQuicBulk = from_value(v, path, "a quic_bulk flow")?;
+            let at = |k: &str| join(path, k);
+            let pair = match &raw.pair {
+                Some(p) => get_int(p, &at("pair"), 0, i64::MAX, &pair_allowed(pairs))? as usize,
+                None => 0,
+            };
+            let background = match &raw.background {
+                Some(b) => get_bool(b, &at("background"))?,
+                None => false,
+            };
+            let quic = from_value(&Value::Table(raw.quic), path, "a quic_bulk flow")?;
+            let flow = FlowConfig {
+                pair,
+                background,
+                app: AppConfig::QuicBulk(quic),
+            };
+            check_flow(&flow, pairs, &at)?;
+            Ok(flow)
+        }
         other => Err(ConfigError::new(kind_path, other, kind_allowed)),
     }
 }

@@ -210,6 +210,19 @@ pub(super) struct RawCbr {
     pub count: Option<Value>,
 }
 
+/// `[[flows]]` with `kind = "quic_bulk"`: `pair` and `background` as for every flow; every
+/// other key is a field of [`crate::quic::QuicConfig`] (unknown keys are rejected when that
+/// table is deserialised).
+#[derive(Deserialize)]
+pub(super) struct RawQuicBulk {
+    #[allow(dead_code)]
+    pub kind: Value,
+    pub pair: Option<Value>,
+    pub background: Option<Value>,
+    #[serde(flatten)]
+    pub quic: toml::Table,
+}
+
 /// What `value` shows of a TOML value: strings without quotes, everything else as inline
 /// TOML, cut at 120 characters.
 pub(super) fn render(v: &Value) -> String {

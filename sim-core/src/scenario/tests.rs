@@ -64,7 +64,10 @@ fn cbr(flow: &FlowConfig) -> (Direction, Rate, Bytes, SimTime, u64) {
         size,
         start,
         count,
-    } = &flow.app;
+    } = &flow.app
+    else {
+        panic!("expected a cbr flow")
+    };
     (*direction, *rate, *size, *start, *count)
 }
 

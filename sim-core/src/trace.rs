@@ -1,0 +1,593 @@
+//! Streaming event tracing: the [`Tracer`] trait and the events it receives.
+//!
+//! A tracer observes a run as it happens, one [`TraceRecord`] at a time, in simulated-time
+//! order. Nothing here keeps the trace: a tracer writes each record out (see
+//! [`crate::qlog::QlogWriter`]) or aggregates it, so a trace of an arbitrarily long run
+//! costs constant memory.
+//!
+//! Where the records come from:
+//! - the runner emits the protocol-neutral network events itself: scheduled link changes
+//!   ([`TraceEvent::LinkChanged`]), handovers ([`TraceEvent::Handover`]) and every packet
+//!   the network drops ([`TraceEvent::LinkDrop`]);
+//! - endpoints emit protocol events (packets sent, received and lost, recovery metrics,
+//!   congestion state, blocking, parameters). An endpoint buffers them only while tracing is
+//!   on ([`crate::endpoint::Endpoint::set_tracing`]) and the runner drains the buffer after
+//!   every call into the endpoint ([`crate::endpoint::Endpoint::drain_trace`]), so the
+//!   buffer never holds more than one input's worth of events.
+//!
+//! Tracing observes and never changes a run: it adds no scheduler events and touches no
+//! random stream, so the digest is the same with tracing on or off. With [`NoopTracer`]
+//! (what [`crate::run`] uses) tracing is never switched on and costs one branch per
+//! endpoint call.
+//!
+//! The event types are owned and small; QUIC-specific variants reuse the wire descriptors
+//! of [`crate::quic::wire`] (packet type, frames) so a trace shows exactly what was sent.
+
+use crate::config::{AddressChange, LinkChange};
+use crate::metrics::DropReason;
+use crate::packet::{Datagram, Payload};
+use crate::quic::wire::{Frame, PacketType, QuicPacket};
+use crate::time::{SimDuration, SimTime};
+
+/// Which side of a client/server pair an endpoint runs on. For QUIC it is the connection
+/// role; for the CBR apps it is the host (the pair's client or server host).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Vantage {
+    /// The client host (the connection initiator).
+    Client,
+    /// The server host.
+    Server,
+}
+
+impl Vantage {
+    /// `"client"` or `"server"` (the qlog vantage point type).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Vantage::Client => "client",
+            Vantage::Server => "server",
+        }
+    }
+}
+
+/// Identifies the endpoint a record comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EndpointId {
+    /// Flow index in the scenario (`flows[i]`).
+    pub flow: u32,
+    /// Endpoint index in the run (the runner's slot; stable for a config).
+    pub endpoint: u32,
+    /// Client or server side.
+    pub vantage: Vantage,
+    /// Connection index within the flow (every flow has exactly one connection today, 0).
+    pub connection: u32,
+}
+
+/// Where a record comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceSource {
+    /// An endpoint's protocol event.
+    Endpoint(EndpointId),
+    /// The network (runner). `flow` is set for events about one flow's packet (drops) and
+    /// `None` for events that concern everyone (link changes, handovers).
+    Network {
+        /// The flow concerned, if one.
+        flow: Option<u32>,
+    },
+}
+
+/// One traced event with its time and source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceRecord {
+    /// Simulated time of the event.
+    pub time: SimTime,
+    /// Who emitted it.
+    pub source: TraceSource,
+    /// What happened.
+    pub event: TraceEvent,
+}
+
+/// What the run looks like, given to [`Tracer::begin`] before the first record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunInfo {
+    /// Scenario name (`name` in the scenario file).
+    pub scenario: String,
+    /// The run's seed.
+    pub seed: u64,
+    /// Every endpoint of the run, in endpoint-index order.
+    pub endpoints: Vec<EndpointInfo>,
+    /// Names of the links at the start (handovers add links later).
+    pub links: Vec<String>,
+}
+
+/// One endpoint of the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EndpointInfo {
+    /// Its identity (flow, index, vantage, connection).
+    pub id: EndpointId,
+    /// The application / protocol: `"quic"`, `"cbr_source"`, `"cbr_sink"`.
+    pub kind: &'static str,
+    /// Its local address at the start, e.g. `"10.0.0.1:10000"`.
+    pub local: String,
+    /// The address it talks to, if it knows (a CBR sink does not).
+    pub remote: Option<String>,
+}
+
+/// Receives a run's events as they happen.
+///
+/// Records arrive in non-decreasing [`TraceRecord::time`]; records of the same instant
+/// arrive in the order they happened. Implementations must not assume they can see a
+/// record again: whatever they keep, they keep themselves.
+pub trait Tracer {
+    /// Whether this tracer wants records at all. When `false` the runner switches tracing
+    /// off in every endpoint and never builds a record. Default: `true`.
+    fn enabled(&self) -> bool {
+        true
+    }
+    /// Called once before the first record.
+    fn begin(&mut self, _info: &RunInfo) {}
+    /// One event.
+    fn record(&mut self, record: &TraceRecord);
+    /// Called once after the last record, with the run's end time.
+    fn finish(&mut self, _end: SimTime) {}
+}
+
+/// A tracer that wants nothing: tracing stays off and costs nothing measurable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoopTracer;
+
+impl Tracer for NoopTracer {
+    fn enabled(&self) -> bool {
+        false
+    }
+    fn record(&mut self, _record: &TraceRecord) {}
+}
+
+/// Any `FnMut(&TraceRecord)` is a tracer (handy in tests and scripts).
+impl<F: FnMut(&TraceRecord)> Tracer for F {
+    fn record(&mut self, record: &TraceRecord) {
+        self(record)
+    }
+}
+
+/// A QUIC packet as seen by the link that dropped it (no frames).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketRef {
+    /// Packet type (and so number space).
+    pub packet_type: PacketType,
+    /// Packet number.
+    pub packet_number: u64,
+    /// Size in bytes (header + packet number + frames + AEAD tag).
+    pub size: u64,
+}
+
+/// What a dropped datagram carried.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DatagramContent {
+    /// QUIC packets (coalesced ones in order).
+    Quic(Vec<PacketRef>),
+    /// A CBR probe with its sequence number.
+    Cbr {
+        /// Sequence number.
+        seq: u64,
+    },
+    /// Anything else.
+    Other,
+}
+
+impl DatagramContent {
+    /// Describes a datagram's payload.
+    pub fn of(d: &Datagram) -> Self {
+        match &d.payload {
+            Payload::Quic(q) => DatagramContent::Quic(
+                q.packets
+                    .iter()
+                    .map(|p| PacketRef {
+                        packet_type: p.ty,
+                        packet_number: p.pn,
+                        size: p.size,
+                    })
+                    .collect(),
+            ),
+            Payload::Cbr { seq } => DatagramContent::Cbr { seq: *seq },
+            Payload::Raw { .. } => DatagramContent::Other,
+        }
+    }
+}
+
+/// Why a packet was declared lost (RFC 9002 §6.1, §6.2.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossTrigger {
+    /// Packet threshold: `kPacketThreshold` later packets were acknowledged (§6.1.1).
+    ReorderingThreshold,
+    /// Time threshold: sent long enough before an acknowledged packet (§6.1.2).
+    TimeThreshold,
+    /// Declared lost when a PTO expired (§6.2.4, optional).
+    PtoExpired,
+}
+
+/// Why a packet was sent (qlog `packet_sent` trigger), when not "new data".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendTrigger {
+    /// A probe sent because the PTO expired (RFC 9002 §6.2.4).
+    PtoProbe,
+    /// Carries data of a packet declared lost by the packet threshold.
+    RetransmitReordered,
+    /// Carries data of a packet declared lost by the time threshold.
+    RetransmitTimeout,
+    /// Retransmitted CRYPTO data during the handshake (RFC 9002 §6.2.3).
+    RetransmitCrypto,
+}
+
+/// Why sending is (or is no longer) blocked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockedReason {
+    /// The congestion window is full.
+    CongestionControl,
+    /// Pacing holds the next packet back.
+    Pacing,
+    /// A server at its anti-amplification limit (RFC 9000 §8.1).
+    AmplificationProtection,
+    /// The peer's connection-level limit (MAX_DATA) is reached.
+    ConnectionFlowControl,
+    /// The peer's stream-level limit (MAX_STREAM_DATA) is reached.
+    StreamFlowControl,
+    /// No stream can be opened (MAX_STREAMS).
+    StreamId,
+    /// The application has nothing to send.
+    Application,
+}
+
+/// QUIC connection states (the qlog base and granular states the model has).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionState {
+    /// Initial packet sent (client) or received (server).
+    Attempted,
+    /// Handshake packets sent or received.
+    HandshakeStarted,
+    /// Handshake complete: 1-RTT data can be sent (RFC 9001 §4.1.1).
+    HandshakeComplete,
+    /// Handshake confirmed (RFC 9001 §4.1.2).
+    HandshakeConfirmed,
+    /// Closed (idle timeout or CONNECTION_CLOSE).
+    Closed,
+}
+
+/// Recovery metrics; only the fields that changed are set (qlog `recovery_metrics_updated`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryMetrics {
+    /// Minimum RTT.
+    pub min_rtt: Option<SimDuration>,
+    /// Smoothed RTT.
+    pub smoothed_rtt: Option<SimDuration>,
+    /// Latest RTT sample.
+    pub latest_rtt: Option<SimDuration>,
+    /// RTT variation.
+    pub rtt_variance: Option<SimDuration>,
+    /// Consecutive PTO expirations.
+    pub pto_count: Option<u32>,
+    /// Congestion window, bytes.
+    pub congestion_window: Option<u64>,
+    /// Bytes in flight.
+    pub bytes_in_flight: Option<u64>,
+    /// Slow-start threshold, bytes (only once finite).
+    pub ssthresh: Option<u64>,
+    /// Packets in flight over all number spaces.
+    pub packets_in_flight: Option<u64>,
+    /// Pacing rate, bit/s.
+    pub pacing_rate: Option<u64>,
+}
+
+impl RecoveryMetrics {
+    /// `true` if no field is set.
+    pub fn is_empty(&self) -> bool {
+        *self == RecoveryMetrics::default()
+    }
+
+    /// The fields of `now` that differ from `prev` (all of `now` if `prev` is `None`).
+    pub fn changes(prev: Option<&RecoveryMetrics>, now: &RecoveryMetrics) -> RecoveryMetrics {
+        let Some(p) = prev else { return *now };
+        fn d<T: PartialEq + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
+            if a == b {
+                None
+            } else {
+                b
+            }
+        }
+        RecoveryMetrics {
+            min_rtt: d(p.min_rtt, now.min_rtt),
+            smoothed_rtt: d(p.smoothed_rtt, now.smoothed_rtt),
+            latest_rtt: d(p.latest_rtt, now.latest_rtt),
+            rtt_variance: d(p.rtt_variance, now.rtt_variance),
+            pto_count: d(p.pto_count, now.pto_count),
+            congestion_window: d(p.congestion_window, now.congestion_window),
+            bytes_in_flight: d(p.bytes_in_flight, now.bytes_in_flight),
+            ssthresh: d(p.ssthresh, now.ssthresh),
+            packets_in_flight: d(p.packets_in_flight, now.packets_in_flight),
+            pacing_rate: d(p.pacing_rate, now.pacing_rate),
+        }
+    }
+}
+
+/// Which side set transport parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Initiator {
+    /// This endpoint's own parameters.
+    Local,
+    /// The peer's parameters, as received.
+    Remote,
+}
+
+/// Transport parameters (RFC 9000 §18.2) as the model uses them (qlog `parameters_set`).
+/// Durations are exact; absent fields were not set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransportParameters {
+    /// `max_idle_timeout`.
+    pub max_idle_timeout: Option<SimDuration>,
+    /// `max_udp_payload_size`.
+    pub max_udp_payload_size: Option<u64>,
+    /// `ack_delay_exponent`.
+    pub ack_delay_exponent: Option<u64>,
+    /// `max_ack_delay`.
+    pub max_ack_delay: Option<SimDuration>,
+    /// `active_connection_id_limit`.
+    pub active_connection_id_limit: Option<u64>,
+    /// `initial_max_data`.
+    pub initial_max_data: Option<u64>,
+    /// `initial_max_stream_data_bidi_local`.
+    pub initial_max_stream_data_bidi_local: Option<u64>,
+    /// `initial_max_stream_data_bidi_remote`.
+    pub initial_max_stream_data_bidi_remote: Option<u64>,
+    /// `initial_max_stream_data_uni`.
+    pub initial_max_stream_data_uni: Option<u64>,
+    /// `initial_max_streams_bidi`.
+    pub initial_max_streams_bidi: Option<u64>,
+    /// `initial_max_streams_uni`.
+    pub initial_max_streams_uni: Option<u64>,
+    /// `disable_active_migration`.
+    pub disable_active_migration: Option<bool>,
+}
+
+/// Loss-detection and congestion-control constants (qlog `recovery_parameters_set`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecoveryParameters {
+    /// kPacketThreshold.
+    pub reordering_threshold: u64,
+    /// kTimeThreshold as an RTT multiplier.
+    pub time_threshold: f64,
+    /// kGranularity.
+    pub timer_granularity: SimDuration,
+    /// kInitialRtt.
+    pub initial_rtt: SimDuration,
+    /// max_datagram_size, bytes.
+    pub max_datagram_size: u64,
+    /// Initial congestion window, bytes.
+    pub initial_congestion_window: u64,
+    /// Minimum congestion window, bytes.
+    pub minimum_congestion_window: u64,
+    /// Multiplicative decrease factor.
+    pub loss_reduction_factor: f64,
+    /// kPersistentCongestionThreshold (PTO multiplier).
+    pub persistent_congestion_threshold: u64,
+    /// The controller's name (`"new_reno"`, `"cubic"`), logged as an extension field.
+    pub congestion_controller: &'static str,
+}
+
+/// One traced event.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TraceEvent {
+    // --- network, emitted by the runner -------------------------------------------------
+    /// A scheduled link change took effect.
+    LinkChanged {
+        /// Link name.
+        link: String,
+        /// What changed (fields left `None` did not).
+        change: LinkChange,
+    },
+    /// A handover: the client of `pair` moved to new access links.
+    Handover {
+        /// Index in the scenario's handover list.
+        index: u32,
+        /// Client/server pair.
+        pair: u32,
+        /// Address effect.
+        address: AddressChange,
+        /// Names of the new forward and reverse links.
+        new_links: [String; 2],
+        /// Packets flushed from the old links (each also has a [`TraceEvent::LinkDrop`]).
+        flushed: u64,
+    },
+    /// The network dropped a datagram.
+    LinkDrop {
+        /// The link where it happened, or `None` when a node dropped it (no route, no
+        /// endpoint, corruption detected at the receiving host has the link that corrupted).
+        link: Option<String>,
+        /// Why.
+        reason: DropReason,
+        /// UDP payload size in bytes.
+        size: u32,
+        /// What it carried.
+        content: DatagramContent,
+    },
+    /// A free-form simulation marker.
+    Marker {
+        /// Marker type, e.g. `"run_end"`.
+        kind: &'static str,
+        /// Human-readable message.
+        message: String,
+    },
+
+    // --- QUIC, emitted by endpoints -----------------------------------------------------
+    /// Transport parameters set (local ones at start, the peer's when received).
+    ParametersSet {
+        /// Whose parameters.
+        initiator: Initiator,
+        /// The values.
+        params: TransportParameters,
+    },
+    /// Loss-detection and congestion-control constants, once at start.
+    RecoveryParametersSet(RecoveryParameters),
+    /// Connection state change.
+    ConnectionStateUpdated {
+        /// Previous state, if any.
+        old: Option<ConnectionState>,
+        /// New state.
+        new: ConnectionState,
+    },
+    /// A QUIC packet was sent.
+    PacketSent {
+        /// The packet (type, number, size, frames).
+        packet: QuicPacket,
+        /// Index of the UDP datagram that carries it (coalesced packets share it).
+        datagram_id: u64,
+        /// Why it was sent, if it was not plain new data.
+        trigger: Option<SendTrigger>,
+    },
+    /// A QUIC packet was received and processed.
+    PacketReceived {
+        /// The packet (type, number, size, frames).
+        packet: QuicPacket,
+        /// Index of the received UDP datagram at this endpoint.
+        datagram_id: u64,
+    },
+    /// Loss detection declared a packet lost.
+    PacketLost {
+        /// Packet type.
+        packet_type: PacketType,
+        /// Packet number.
+        packet_number: u64,
+        /// Size in bytes.
+        size: u64,
+        /// Its frames, if the sender kept them.
+        frames: Vec<Frame>,
+        /// Why.
+        trigger: LossTrigger,
+    },
+    /// One or more recovery metrics changed; the set fields are the new values.
+    MetricsUpdated(RecoveryMetrics),
+    /// The congestion controller changed state (`"slow_start"`, `"congestion_avoidance"`,
+    /// `"recovery"`, `"application_limited"`, ...).
+    CongestionStateUpdated {
+        /// Previous state, if known.
+        old: Option<&'static str>,
+        /// New state.
+        new: &'static str,
+        /// What caused it (`"loss"`, `"persistent_congestion"`, `"ack"`, ...).
+        trigger: Option<&'static str>,
+    },
+    /// The connection (`stream == None`) or one stream became blocked or unblocked.
+    DataBlockedUpdated {
+        /// The stream, or `None` for the whole connection.
+        stream: Option<u64>,
+        /// `true`: now blocked; `false`: now unblocked.
+        blocked: bool,
+        /// Why (for an unblock: why it had been blocked).
+        reason: BlockedReason,
+    },
+}
+
+impl TraceEvent {
+    /// A short stable name of the variant (`"packet_sent"`, `"link_drop"`, ...), for
+    /// filtering and counting.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TraceEvent::LinkChanged { .. } => "link_changed",
+            TraceEvent::Handover { .. } => "handover",
+            TraceEvent::LinkDrop { .. } => "link_drop",
+            TraceEvent::Marker { .. } => "marker",
+            TraceEvent::ParametersSet { .. } => "parameters_set",
+            TraceEvent::RecoveryParametersSet(_) => "recovery_parameters_set",
+            TraceEvent::ConnectionStateUpdated { .. } => "connection_state_updated",
+            TraceEvent::PacketSent { .. } => "packet_sent",
+            TraceEvent::PacketReceived { .. } => "packet_received",
+            TraceEvent::PacketLost { .. } => "packet_lost",
+            TraceEvent::MetricsUpdated(_) => "metrics_updated",
+            TraceEvent::CongestionStateUpdated { .. } => "congestion_state_updated",
+            TraceEvent::DataBlockedUpdated { .. } => "data_blocked_updated",
+        }
+    }
+}
+
+/// A buffer an endpoint keeps its events in while tracing is on; drained by the runner
+/// after every call into the endpoint. Off by default: [`TraceBuffer::push`] then does
+/// nothing, so instrumented code costs one branch.
+#[derive(Clone, Debug, Default)]
+pub struct TraceBuffer {
+    on: bool,
+    events: Vec<(SimTime, TraceEvent)>,
+}
+
+impl TraceBuffer {
+    /// Switches buffering on or off (off clears the buffer).
+    pub fn set_on(&mut self, on: bool) {
+        self.on = on;
+        if !on {
+            self.events.clear();
+        }
+    }
+    /// Whether events are being collected; check it before building a costly event.
+    #[inline]
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+    /// Adds an event (ignored when off).
+    #[inline]
+    pub fn push(&mut self, time: SimTime, event: TraceEvent) {
+        if self.on {
+            self.events.push((time, event));
+        }
+    }
+    /// Adds the event built by `f`, calling it only when on.
+    #[inline]
+    pub fn push_with(&mut self, time: SimTime, f: impl FnOnce() -> TraceEvent) {
+        if self.on {
+            self.events.push((time, f()));
+        }
+    }
+    /// Hands every buffered event to `sink`, oldest first, and empties the buffer.
+    pub fn drain(&mut self, sink: &mut dyn FnMut(SimTime, TraceEvent)) {
+        for (t, e) in self.events.drain(..) {
+            sink(t, e);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_is_inert_when_off() {
+        let mut b = TraceBuffer::default();
+        b.push(SimTime(1), TraceEvent::MetricsUpdated(RecoveryMetrics::default()));
+        b.push_with(SimTime(1), || unreachable!("not built when off"));
+        let mut n = 0;
+        b.drain(&mut |_, _| n += 1);
+        assert_eq!(n, 0);
+        b.set_on(true);
+        b.push(SimTime(2), TraceEvent::MetricsUpdated(RecoveryMetrics::default()));
+        b.drain(&mut |t, _| {
+            assert_eq!(t, SimTime(2));
+            n += 1
+        });
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn metric_changes() {
+        let a = RecoveryMetrics {
+            congestion_window: Some(10),
+            bytes_in_flight: Some(5),
+            ..Default::default()
+        };
+        let b = RecoveryMetrics {
+            congestion_window: Some(10),
+            bytes_in_flight: Some(6),
+            ..Default::default()
+        };
+        let d = RecoveryMetrics::changes(Some(&a), &b);
+        assert_eq!(d.congestion_window, None);
+        assert_eq!(d.bytes_in_flight, Some(6));
+        assert!(RecoveryMetrics::changes(Some(&a), &a).is_empty());
+        assert_eq!(RecoveryMetrics::changes(None, &a), a);
+    }
+}
