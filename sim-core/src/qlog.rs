@@ -29,8 +29,7 @@ use crate::quic::wire::{Frame, PacketType, QuicPacket};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     BlockedReason, ConnectionState, DatagramContent, EndpointInfo, Initiator, LossTrigger,
-    RecoveryMetrics, RunInfo, SendTrigger, TraceEvent, TraceRecord, TraceSource, Tracer,
-    Vantage,
+    RecoveryMetrics, RunInfo, SendTrigger, TraceEvent, TraceRecord, TraceSource, Tracer, Vantage,
 };
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -375,7 +374,9 @@ impl<'a, W: Write> QlogWriter<'a, W> {
             info.scenario,
             info.seed,
             kinds.join("+"),
-            remote.map(|r| format!(" talking to {r}")).unwrap_or_default()
+            remote
+                .map(|r| format!(" talking to {r}"))
+                .unwrap_or_default()
         );
         let endpoints: Vec<J> = eps.iter().map(|e| J::U(e.id.endpoint.into())).collect();
         let quicsim = j!({
@@ -592,7 +593,11 @@ fn endpoint_event(fmt: QlogFormat, st: &mut TraceState, ev: &TraceEvent) -> (&'s
             )
         }
         TraceEvent::RecoveryParametersSet(p) => (
-            pick(fmt, "quic:recovery_parameters_set", "recovery:parameters_set"),
+            pick(
+                fmt,
+                "quic:recovery_parameters_set",
+                "recovery:parameters_set",
+            ),
             j!({
                 "reordering_threshold": (p.reordering_threshold),
                 "time_threshold": (p.time_threshold),
@@ -722,7 +727,7 @@ fn ms(d: SimDuration) -> f64 {
 
 /// A duration in whole milliseconds (transport parameters are integers).
 fn ms_int(d: SimDuration) -> u64 {
-    (d.as_nanos() / 1_000_000) as u64
+    d.as_nanos() / 1_000_000
 }
 
 fn conn_state(s: ConnectionState) -> &'static str {

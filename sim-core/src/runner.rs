@@ -384,8 +384,11 @@ impl<'a> Sim<'a> {
     /// After input to endpoint `e`: send what it has, re-arm its timer.
     fn service(&mut self, now: SimTime, e: usize) {
         self.drain_trace(e);
-        while let Some(mut d) = self.eps[e].ep.poll_transmit(now) {
+        loop {
+            let next = self.eps[e].ep.poll_transmit(now);
+            // Events of this call (also of the last, empty one) before anything it causes.
             self.drain_trace(e);
+            let Some(mut d) = next else { break };
             d.sent_at = now;
             d.corrupted = false;
             let f = &mut self.flows[d.flow as usize];

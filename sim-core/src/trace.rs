@@ -558,13 +558,19 @@ mod tests {
     #[test]
     fn buffer_is_inert_when_off() {
         let mut b = TraceBuffer::default();
-        b.push(SimTime(1), TraceEvent::MetricsUpdated(RecoveryMetrics::default()));
+        b.push(
+            SimTime(1),
+            TraceEvent::MetricsUpdated(RecoveryMetrics::default()),
+        );
         b.push_with(SimTime(1), || unreachable!("not built when off"));
         let mut n = 0;
         b.drain(&mut |_, _| n += 1);
         assert_eq!(n, 0);
         b.set_on(true);
-        b.push(SimTime(2), TraceEvent::MetricsUpdated(RecoveryMetrics::default()));
+        b.push(
+            SimTime(2),
+            TraceEvent::MetricsUpdated(RecoveryMetrics::default()),
+        );
         b.drain(&mut |t, _| {
             assert_eq!(t, SimTime(2));
             n += 1

@@ -105,11 +105,21 @@ fn check_events(recs: &[Value]) -> Vec<(f64, String, Value)> {
     let mut last = f64::NEG_INFINITY;
     let mut out = Vec::new();
     for (i, e) in recs.iter().enumerate().skip(1) {
-        let t = e["time"].as_f64().unwrap_or_else(|| panic!("event {i}: time"));
-        let name = e["name"].as_str().unwrap_or_else(|| panic!("event {i}: name"));
-        assert!(name.contains(':'), "event {i}: name {name} is namespace:type");
+        let t = e["time"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("event {i}: time"));
+        let name = e["name"]
+            .as_str()
+            .unwrap_or_else(|| panic!("event {i}: name"));
+        assert!(
+            name.contains(':'),
+            "event {i}: name {name} is namespace:type"
+        );
         assert!(e["data"].is_object(), "event {i}: data");
-        assert!(t >= last, "event {i} at {t} ms precedes the previous one at {last} ms");
+        assert!(
+            t >= last,
+            "event {i} at {t} ms precedes the previous one at {last} ms"
+        );
         last = t;
         out.push((t, name.to_string(), e["data"].clone()));
     }
@@ -689,7 +699,11 @@ fn shape_key(name: &str, data: &Value) -> String {
         .or_else(|| data["header"]["packet_type"].as_str())
         .unwrap_or("");
     // A drop marker describes QUIC packets or a CBR datagram.
-    let content = if data.get("cbr_seq").is_some() { "/cbr" } else { "" };
+    let content = if data.get("cbr_seq").is_some() {
+        "/cbr"
+    } else {
+        ""
+    };
     format!("{name}/{sub}{content}")
 }
 
@@ -714,13 +728,20 @@ fn conforms(real: &Value, golden: &Value) -> Result<(), String> {
             Ok(())
         }
         _ if shape(real) == shape(golden) => Ok(()),
-        _ => Err(format!("{} where the golden file has {}", shape(real), shape(golden))),
+        _ => Err(format!(
+            "{} where the golden file has {}",
+            shape(real),
+            shape(golden)
+        )),
     }
 }
 
 /// `None` if `real` conforms to one of the golden values, else the first reason it does not.
 fn first_misfit(real: &Value, golden: &[Value]) -> Option<String> {
-    let errs: Vec<String> = golden.iter().filter_map(|g| conforms(real, g).err()).collect();
+    let errs: Vec<String> = golden
+        .iter()
+        .filter_map(|g| conforms(real, g).err())
+        .collect();
     if errs.len() < golden.len() {
         None
     } else {
@@ -779,4 +800,267 @@ fn real_qvis_traces_have_the_golden_shape() {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// consistency of the QUIC events with the run (read back from the draft-format qlog)
+
+/// QUIC over a lossy, queue-limited link with the time series on: losses of both kinds
+/// (random and queue overflow), recovery, and a cwnd that moves.
+const QUIC_CONSISTENCY: &str = r#"
+name = "qlog-consistency"
+seed = 9
+[topology]
+kind = "two_hosts"
+link = { rate = "10Mbps", delay = "20ms", queue = { packets = 30 } }
+[topology.forward.loss]
+model = "bernoulli"
+p = 0.01
+[topology.reverse.loss]
+model = "bernoulli"
+p = 0.02
+[[flows]]
+kind = "quic_bulk"
+bytes = "1MB"
+streams = 3
+[output]
+series = true
+sample_interval = "5ms"
+"#;
+
+/// One trace read back: its endpoint index and its events.
+struct ReadTrace {
+    key: TraceKey,
+    endpoint: u64,
+    events: Vec<(f64, String, Value)>,
+}
+
+fn read_traces(cfg: &Config, seed: u64) -> (RunResult, Vec<ReadTrace>) {
+    let (r, outs) = run_qlog(cfg, seed, QlogFormat::Draft);
+    let traces = outs
+        .iter()
+        .map(|(key, bytes)| {
+            let recs = parse_json_seq(bytes);
+            ReadTrace {
+                key: *key,
+                endpoint: recs[0]["quicsim"]["endpoints"][0].as_u64().unwrap(),
+                events: check_events(&recs),
+            }
+        })
+        .collect();
+    (r, traces)
+}
+
+fn quic_metrics(r: &RunResult, endpoint: u64) -> sim_core::quic::endpoint::QuicMetrics {
+    let mut i = 0;
+    for f in &r.flows {
+        for e in &f.endpoints {
+            if i == endpoint {
+                if let sim_core::metrics::EndpointMetrics::Quic(q) = e {
+                    return (**q).clone();
+                }
+                panic!("endpoint {endpoint} is not QUIC");
+            }
+            i += 1;
+        }
+    }
+    panic!("no endpoint {endpoint}")
+}
+
+/// (packet type, packet number) of a header.
+fn pkt_id(h: &Value) -> (String, u64) {
+    (
+        h["packet_type"].as_str().unwrap().to_string(),
+        h["packet_number"].as_u64().unwrap(),
+    )
+}
+
+/// cwnd and bytes in flight of `quic:recovery_metrics_updated` equal the run's sampled time
+/// series (the CSV columns `flow0.ep<i>.cwnd` / `.bytes_in_flight`): at each sampling
+/// instant the series value is the value the trace says held then (the last update
+/// before that instant, or one set at that very instant, where event order decides).
+#[test]
+fn metrics_events_match_the_time_series() {
+    let cfg = scenario(QUIC_CONSISTENCY);
+    let (r, traces) = read_traces(&cfg, cfg.seed);
+    let series = r.series.as_ref().expect("series on");
+    let mut checked = 0;
+    for t in &traces {
+        for metric in ["congestion_window", "bytes_in_flight"] {
+            let col_name = match metric {
+                "congestion_window" => "cwnd",
+                _ => "bytes_in_flight",
+            };
+            let col = format!("flow{}.ep{}.{col_name}", t.key.flow, t.endpoint);
+            let ci = series
+                .columns
+                .iter()
+                .position(|c| *c == col)
+                .unwrap_or_else(|| panic!("no column {col}"));
+            // The metric's updates: (time ms, value).
+            let updates: Vec<(f64, f64)> = t
+                .events
+                .iter()
+                .filter(|(_, n, d)| n == "quic:recovery_metrics_updated" && d.get(metric).is_some())
+                .map(|(time, _, d)| (*time, d[metric].as_f64().unwrap()))
+                .collect();
+            assert!(!updates.is_empty(), "{col}: no updates traced");
+            for row in &series.rows {
+                let at = row[0] * 1e3; // seconds -> ms
+                let before = updates.iter().rev().find(|(u, _)| *u < at - 1e-6);
+                let at_instant: Vec<f64> = updates
+                    .iter()
+                    .filter(|(u, _)| (*u - at).abs() <= 1e-6)
+                    .map(|(_, v)| *v)
+                    .collect();
+                let Some(before) = before.map(|b| b.1).or(at_instant.first().copied()) else {
+                    continue; // sampled before the endpoint reported anything
+                };
+                let v = row[ci];
+                assert!(
+                    v == before || at_instant.contains(&v),
+                    "{col} at {at} ms: series {v}, trace {before} (or {at_instant:?} at that instant)"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} samples checked");
+}
+
+/// Every packet the endpoint's metrics count as lost has a `quic:packet_lost` event, for
+/// a packet it sent, with a trigger.
+#[test]
+fn every_lost_packet_has_a_packet_lost_event() {
+    let cfg = scenario(QUIC_CONSISTENCY);
+    let (r, traces) = read_traces(&cfg, cfg.seed);
+    let mut total = 0;
+    for t in &traces {
+        let m = quic_metrics(&r, t.endpoint);
+        let sent: std::collections::BTreeSet<(String, u64)> = t
+            .events
+            .iter()
+            .filter(|(_, n, _)| n == "quic:packet_sent")
+            .map(|(_, _, d)| pkt_id(&d["header"]))
+            .collect();
+        let lost: Vec<&Value> = t
+            .events
+            .iter()
+            .filter(|(_, n, _)| n == "quic:packet_lost")
+            .map(|(_, _, d)| d)
+            .collect();
+        assert_eq!(lost.len() as u64, m.packets_lost, "{:?}", t.key);
+        for d in lost {
+            let id = pkt_id(&d["header"]);
+            assert!(
+                sent.contains(&id),
+                "{:?}: lost {id:?} was never sent",
+                t.key
+            );
+            let trig = d["trigger"].as_str().unwrap();
+            assert!(
+                ["reordering_threshold", "time_threshold", "pto_expired"].contains(&trig),
+                "{trig}"
+            );
+        }
+        total += m.packets_lost;
+    }
+    assert!(total > 0, "the scenario must lose packets");
+}
+
+/// Packet numbers and sizes are those the network carried: the client's datagrams are
+/// what the forward link was offered (count and bytes), every packet a link dropped was
+/// sent with that number and size, and every packet received was sent with that number
+/// and size by the peer; sent = received + dropped by the network.
+#[test]
+fn packet_numbers_and_sizes_match_what_the_link_saw() {
+    let cfg = scenario(QUIC_CONSISTENCY);
+    let (r, traces) = read_traces(&cfg, cfg.seed);
+    assert_eq!(r.status, sim_core::RunStatus::Completed);
+    type Pkts = BTreeMap<(String, u64), u64>;
+    let mut sent: BTreeMap<Vantage, Pkts> = BTreeMap::new();
+    let mut received: BTreeMap<Vantage, Pkts> = BTreeMap::new();
+    let mut dropped: BTreeMap<Vantage, Pkts> = BTreeMap::new();
+    for t in &traces {
+        let v = t.key.vantage;
+        let m = quic_metrics(&r, t.endpoint);
+        let (mut bytes, mut dgrams) = (0u64, std::collections::BTreeSet::new());
+        for (_, name, d) in &t.events {
+            let size = d["raw"]["length"].as_u64();
+            match name.as_str() {
+                "quic:packet_sent" => {
+                    let prev = sent
+                        .entry(v)
+                        .or_default()
+                        .insert(pkt_id(&d["header"]), size.unwrap());
+                    assert!(prev.is_none(), "{v:?}: packet number sent twice");
+                    bytes += size.unwrap();
+                    dgrams.insert(d["datagram_id"].as_u64().unwrap());
+                }
+                "quic:packet_received" => {
+                    received
+                        .entry(v)
+                        .or_default()
+                        .insert(pkt_id(&d["header"]), size.unwrap());
+                }
+                "simulation:marker" if d["type"] == "link_drop" && v == Vantage::Client => {
+                    // Drops are in both traces; read them once. Forward links carry the
+                    // client's packets.
+                    let from = if d["link"].as_str().unwrap_or("").ends_with("forward") {
+                        Vantage::Client
+                    } else {
+                        Vantage::Server
+                    };
+                    for p in d["packets"].as_array().unwrap() {
+                        let id = pkt_id(&p["header"]);
+                        dropped
+                            .entry(from)
+                            .or_default()
+                            .insert(id, p["raw"]["length"].as_u64().unwrap());
+                    }
+                }
+                _ => {}
+            }
+        }
+        // What the endpoint counted.
+        assert_eq!(bytes, m.bytes_sent, "{v:?} bytes");
+        assert_eq!(dgrams.len() as u64, m.datagrams_sent, "{v:?} datagrams");
+        // What the first link saw (two_hosts: forward from the client, reverse from the
+        // server; a single flow).
+        let link = match v {
+            Vantage::Client => "forward",
+            Vantage::Server => "reverse",
+        };
+        let l = r.links.iter().find(|l| l.name == link).unwrap();
+        assert_eq!(l.packets_in, m.datagrams_sent, "{link} packets");
+        assert_eq!(
+            l.bytes_in,
+            m.bytes_sent + 28 * m.datagrams_sent,
+            "{link} bytes"
+        );
+    }
+    for (v, peer) in [
+        (Vantage::Client, Vantage::Server),
+        (Vantage::Server, Vantage::Client),
+    ] {
+        let s = &sent[&v];
+        let d = dropped.get(&v).cloned().unwrap_or_default();
+        let rcv = received.get(&peer).cloned().unwrap_or_default();
+        for (id, size) in d.iter().chain(rcv.iter()) {
+            assert_eq!(
+                s.get(id),
+                Some(size),
+                "{v:?} {id:?}: not sent with that size"
+            );
+        }
+        let mut union = d.clone();
+        union.extend(rcv.clone());
+        assert_eq!(
+            union.len(),
+            d.len() + rcv.len(),
+            "{v:?}: dropped and received"
+        );
+        assert_eq!(&union, s, "{v:?}: sent = received by the peer + dropped");
+    }
+    assert!(!dropped.is_empty(), "the scenario must drop packets");
 }

@@ -655,6 +655,10 @@ struct Measured {
     client: QuicMetrics,
     /// Server metrics.
     server: QuicMetrics,
+    /// Packets judged, and lost, on the data (server -> client) link.
+    down_packets: u64,
+    /// Packets dropped on the data link (any reason).
+    down_drops: u64,
 }
 
 /// The `QuicConfig` the models assume: everything at its default except pacing, which
@@ -721,12 +725,26 @@ fn sim_transfer_with(
     };
     let client = get("client");
     let server = get("server");
+    let down = r
+        .links
+        .iter()
+        .find(|l| l.name == "reverse")
+        .expect("reverse link");
+    let d = &down.drops;
+    let down_drops = d.queue_overflow
+        + d.loss_bernoulli
+        + d.loss_periodic
+        + d.loss_gilbert_elliott
+        + d.loss_four_state
+        + d.corruption;
     let ns = |s: Option<f64>| (s.expect("completed") * 1e9).round() as u64;
     Measured {
         completion: ns(client.completion_secs),
         first_byte: ns(client.time_to_first_byte_secs),
         client,
         server,
+        down_packets: down.packets_in,
+        down_drops,
     }
 }
 
@@ -913,6 +931,8 @@ struct RenoPoint {
     rounds: f64,
     measured: f64,
     measured_ack1: f64,
+    /// Loss rate realised on the data link between the two transfers.
+    realized_p: f64,
 }
 
 /// Steady-state goodput in full-size packets per base RTT, from two transfers that
@@ -947,9 +967,12 @@ fn reno_point(
         if let Some(k) = ack_every {
             q.ack_eliciting_threshold = k;
         }
-        sim_transfer_with(q, &p, loss.clone(), LossModel::None, seed).completion
+        sim_transfer_with(q, &p, loss.clone(), LossModel::None, seed)
     };
-    let (t1, t2) = (run(s1), run(s2));
+    let (m1, m2) = (run(s1), run(s2));
+    let (t1, t2) = (m1.completion, m2.completion);
+    let realized_p =
+        (m2.down_drops - m1.down_drops) as f64 / (m2.down_packets - m1.down_packets) as f64;
     let p = params(rate, rtt_ms / 2, 0);
     let base_rtt = (p.up_delay + p.down_delay) as f64
         + model::tx(rate, 28, mds) as f64
@@ -965,6 +988,7 @@ fn reno_point(
         rounds: model::reno_rounds_goodput_packets_per_rtt(n),
         measured,
         measured_ack1: f64::NAN,
+        realized_p,
     }
 }
 
@@ -973,13 +997,13 @@ const RENO_RTTS: [u64; 4] = [20, 50, 100, 200];
 
 fn print_header(title: &str) {
     eprintln!("\n{title}");
-    eprintln!("| p | RTT (ms) | bottleneck (Mbit/s) | Mathis (pkt/RTT) | continuous discrete-round model | integer-window round model | measured | measured / Mathis | measured, ACK every packet | that / Mathis |");
-    eprintln!("|---|---|---|---|---|---|---|---|---|---|");
+    eprintln!("| p | RTT (ms) | bottleneck (Mbit/s) | Mathis (pkt/RTT) | continuous round model | integer-window round model | measured (ACK every 2) | / Mathis | measured (ACK every packet) | / Mathis | / integer-window model |");
+    eprintln!("|---|---|---|---|---|---|---|---|---|---|---|");
 }
 
 fn print_row(r: &RenoPoint) {
     eprintln!(
-        "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.3} | {:.2} | {:.3} |",
+        "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.3} | {:.2} | {:.3} | {:.3} |",
         r.p,
         r.rtt_ms,
         r.rate / 1_000_000,
@@ -989,36 +1013,82 @@ fn print_row(r: &RenoPoint) {
         r.measured,
         r.measured / r.mathis,
         r.measured_ack1,
-        r.measured_ack1 / r.mathis
+        r.measured_ack1 / r.mathis,
+        r.measured_ack1 / r.rounds,
     );
 }
 
-#[test]
-#[ignore = "heavy: run in release"]
-fn newreno_periodic_loss_matches_mathis() {
+fn periodic_table() -> Vec<RenoPoint> {
     print_header("NewReno, periodic loss on the data direction");
-    let mut worst: f64 = 0.0;
-    let mut failures = Vec::new();
+    let mut out = Vec::new();
     for p in RENO_PS {
         for rtt in RENO_RTTS {
             let mut r = reno_point(p, rtt, false, 1, None);
             r.measured_ack1 = reno_point(p, rtt, false, 1, Some(1)).measured;
             print_row(&r);
-            let err = (r.measured / r.mathis - 1.0).abs();
-            worst = worst.max(err);
-            if err > 0.10 {
-                failures.push((p, rtt, r.measured, r.mathis));
-            }
+            out.push(r);
+        }
+    }
+    out
+}
+
+/// The brief's check: NewReno (default receiver: ACK every 2 packets, max_ack_delay
+/// 25 ms) within 10 % of Mathis for p in [1e-3, 2e-2], RTT 20-200 ms, periodic loss.
+/// KNOWN TO FAIL for p >= 2e-3: see docs/validation.md §3-4 (whole-datagram windows and
+/// delayed ACKs at the end of ACK-clocked bursts, both absent from Mathis' model).
+#[test]
+#[ignore = "heavy; fails for p >= 2e-3, see docs/validation.md §4"]
+fn newreno_periodic_loss_matches_mathis() {
+    let table = periodic_table();
+    let mut worst: f64 = 0.0;
+    let mut failures = Vec::new();
+    for r in &table {
+        let err = (r.measured / r.mathis - 1.0).abs();
+        worst = worst.max(err);
+        if err > 0.10 {
+            failures.push((r.p, r.rtt_ms, r.measured, r.mathis));
         }
     }
     eprintln!("worst |measured/Mathis - 1| = {:.1} %", 100.0 * worst);
     assert!(failures.is_empty(), "outside 10 %: {failures:?}");
 }
 
+/// With a receiver that acknowledges every packet (no delayed-ACK effects), the
+/// simulator against the integer-window round model (`model::reno_rounds_*`, derived in
+/// docs/validation.md §3). The 3 % tolerance was set after the first run (worst observed
+/// 0.9 %): it guards against regressions; the agreement itself is the evidence.
+#[test]
+#[ignore = "heavy: run in release"]
+fn newreno_ack_every_packet_matches_integer_window_model() {
+    let mut worst: f64 = 0.0;
+    for p in RENO_PS {
+        for rtt in [20u64, 200] {
+            let r = reno_point(p, rtt, false, 1, Some(1));
+            let err = (r.measured / r.rounds - 1.0).abs();
+            eprintln!(
+                "p {p} RTT {rtt}: measured {:.3} model {:.3} ({:+.2} %)",
+                r.measured,
+                r.rounds,
+                100.0 * (r.measured / r.rounds - 1.0)
+            );
+            worst = worst.max(err);
+            assert!(
+                err <= 0.03,
+                "p {p} RTT {rtt}: {} vs {}",
+                r.measured,
+                r.rounds
+            );
+        }
+    }
+    eprintln!("worst {:.2} %", 100.0 * worst);
+}
+
 #[test]
 #[ignore = "heavy: run in release; reports the bias, asserts nothing about it"]
 fn newreno_bernoulli_loss_bias_report() {
-    print_header("NewReno, Bernoulli loss on the data direction (mean of 3 seeds)");
+    eprintln!("\nNewReno, Bernoulli loss on the data direction (mean of 3 seeds)");
+    eprintln!("| p | RTT (ms) | bottleneck (Mbit/s) | Mathis (pkt/RTT) | measured | / Mathis | realised p | / Mathis at realised p |");
+    eprintln!("|---|---|---|---|---|---|---|---|");
     let mut ratios = Vec::new();
     for p in RENO_PS {
         for rtt in RENO_RTTS {
@@ -1026,12 +1096,20 @@ fn newreno_bernoulli_loss_bias_report() {
                 .map(|seed| reno_point(p, rtt, true, seed, None))
                 .collect();
             let measured = pts.iter().map(|r| r.measured).sum::<f64>() / pts.len() as f64;
-            let r = RenoPoint {
+            let realized = pts.iter().map(|r| r.realized_p).sum::<f64>() / pts.len() as f64;
+            let r = &pts[0];
+            eprintln!(
+                "| {} | {} | {} | {:.2} | {:.2} | {:.3} | {:.5} | {:.3} |",
+                r.p,
+                r.rtt_ms,
+                r.rate / 1_000_000,
+                r.mathis,
                 measured,
-                ..pts.into_iter().next().unwrap()
-            };
-            print_row(&r);
-            ratios.push(r.measured / r.mathis);
+                measured / r.mathis,
+                realized,
+                measured / model::mathis_packets_per_rtt(realized)
+            );
+            ratios.push(measured / r.mathis);
         }
     }
     let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
@@ -1042,11 +1120,16 @@ fn newreno_bernoulli_loss_bias_report() {
 }
 
 #[test]
-fn integer_window_round_model_is_below_mathis_and_converges() {
-    // Small windows lose most to whole-datagram windows; large ones approach Mathis.
+fn integer_window_round_model() {
+    // With whole-datagram windows the cycle is a whole number of rounds carrying exactly
+    // N packets (one lost): N = 50 -> 49 delivered in 7 rounds; N = 1000 -> 999 in 27.
     let r50 = model::reno_rounds_goodput_packets_per_rtt(50);
     let r1000 = model::reno_rounds_goodput_packets_per_rtt(1000);
-    eprintln!("round model: N=50 {r50:.3}, N=1000 {r1000:.3}");
-    assert!(r50 < model::mathis_packets_per_rtt(0.02));
-    assert!((r1000 / model::mathis_packets_per_rtt(0.001) - 1.0).abs() < 0.03);
+    assert!((r50 - 7.0).abs() < 1e-3, "{r50}");
+    assert!((r1000 - 37.0).abs() < 1e-3, "{r1000}");
+    // Below Mathis, closer for large windows.
+    assert!(
+        r50 / model::mathis_packets_per_rtt(0.02) < r1000 / model::mathis_packets_per_rtt(0.001)
+    );
+    assert!(r1000 < model::mathis_packets_per_rtt(0.001));
 }
