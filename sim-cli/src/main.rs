@@ -2,6 +2,8 @@
 //!
 //! All file and terminal I/O lives here; sim-core stays pure.
 
+mod plot;
+
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -56,6 +58,27 @@ enum Command {
         #[arg(long, value_name = "FORMAT", default_value = "draft", value_parser = ["draft", "qvis"])]
         qlog_format: String,
     },
+    /// Plot columns of a time-series CSV (from `run --series --out DIR`) to an SVG file.
+    Plot {
+        /// The CSV file.
+        csv: PathBuf,
+        /// Column(s) to draw; `name*factor` or `name/divisor` rescales (e.g.
+        /// `flow0.ep1.cwnd/1250` for a window in packets). Repeat or comma-separate.
+        #[arg(long, required = true, value_delimiter = ',')]
+        y: Vec<String>,
+        /// Column for the horizontal axis.
+        #[arg(long, default_value = "time_s")]
+        x: String,
+        /// Title.
+        #[arg(long, default_value = "")]
+        title: String,
+        /// Label of the vertical axis.
+        #[arg(long, default_value = "")]
+        ylabel: String,
+        /// Output SVG file.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Check a scenario file and report its sweep size, without running it.
     Validate {
         /// Scenario file (TOML).
@@ -77,8 +100,31 @@ fn load(file: &Path) -> Result<Scenario, (u8, String)> {
 }
 
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`quicsim run ... | head`) like other Unix tools,
+    // instead of panicking on the failed print.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let res = match cli.command {
+        Command::Plot {
+            csv,
+            y,
+            x,
+            title,
+            ylabel,
+            out,
+        } => y
+            .iter()
+            .map(|c| plot::parse_curve(c))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| (EXIT_BAD_INPUT, e))
+            .and_then(|curves| {
+                plot::plot(&csv, &x, &curves, &title, &ylabel, &out)
+                    .map_err(|e| (EXIT_BAD_INPUT, e))
+            }),
         Command::Validate { file } => load(&file).map(|s| {
             println!(
                 "{}: ok — {} sweep point(s) x {} run(s)",

@@ -450,7 +450,9 @@ fn parse_loss(v: &Value, path: &str) -> Result<LossModel, ConfigError> {
                         i64::MAX,
                         &format!("an integer in [0, every - 1] = [0, {}]", every - 1),
                     )? as u64,
-                    None => 0,
+                    // Default: the every-th packet (1-based) is lost, so `every = 200` loses
+                    // packets 200, 400, ... and never the very first one.
+                    None => every - 1,
                 };
                 LossModel::Periodic { every, offset }
             }
@@ -1037,7 +1039,10 @@ fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigE
                 Some(b) => get_bool(b, &at("background"))?,
                 None => false,
             };
-            let quic = from_value(&Value::Table(raw.quic), path, "a quic_bulk flow")?;
+            // `profile` resolves into explicit values; explicit keys win.
+            let mut table = raw.quic;
+            crate::quic::config::apply_profile(&mut table);
+            let quic = from_value(&Value::Table(table), path, "a quic_bulk flow")?;
             let flow = FlowConfig {
                 pair,
                 background,
