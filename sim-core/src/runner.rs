@@ -28,6 +28,7 @@ use crate::metrics::{
 };
 use crate::network::{server_ip, Network, NodeKind};
 use crate::packet::{Addr, Datagram};
+use crate::quic::lifecycle::{ConnectionsClient, ConnectionsServer};
 use crate::quic::{QuicEndpoint, Role};
 use crate::time::SimTime;
 use crate::trace::{
@@ -93,7 +94,11 @@ struct Slot {
     flow: usize,
     start: SimTime,
     started: bool,
+    /// The instant the endpoint last asked for (`poll_timeout`).
     armed: Option<SimTime>,
+    /// The one live timer event of this endpoint: its time and generation. Events of other
+    /// generations are stale.
+    pending: Option<(SimTime, u64)>,
     gen: u64,
 }
 
@@ -207,6 +212,7 @@ impl<'a> Sim<'a> {
             start,
             started: false,
             armed: None,
+            pending: None,
             gen: 0,
         });
         self.net.nodes[host].endpoints.push(idx);
@@ -247,6 +253,14 @@ impl<'a> Sim<'a> {
                     self.add_endpoint(fi, pair.client, SimTime::ZERO, Box::new(client));
                     self.add_endpoint(fi, pair.server, SimTime::ZERO, Box::new(server));
                 }
+                AppConfig::QuicConnections { quic, connections } => {
+                    let fid = fi as u32;
+                    let (q, specs) = (quic.clone(), connections.clone());
+                    let client = ConnectionsClient::new(q.clone(), specs.clone(), caddr, saddr, fid);
+                    let server = ConnectionsServer::new(q, specs, saddr, fid);
+                    self.add_endpoint(fi, pair.client, SimTime::ZERO, Box::new(client));
+                    self.add_endpoint(fi, pair.server, SimTime::ZERO, Box::new(server));
+                }
             }
         }
     }
@@ -261,7 +275,7 @@ impl<'a> Sim<'a> {
             let kind = match &self.cfg.flows[slot.flow].app {
                 AppConfig::Cbr { .. } if first => "cbr_source",
                 AppConfig::Cbr { .. } => "cbr_sink",
-                AppConfig::QuicBulk(_) => "quic",
+                AppConfig::QuicBulk(_) | AppConfig::QuicConnections { .. } => "quic",
             };
             let peer = flow.endpoints.iter().copied().find(|&o| o != i);
             endpoints.push((slot.id, kind, slot.ep.local_addr(), peer));
@@ -289,12 +303,12 @@ impl<'a> Sim<'a> {
         if !self.tracing {
             return;
         }
-        let source = TraceSource::Endpoint(self.eps[e].id);
+        let id = self.eps[e].id;
         let tracer = &mut *self.tracer;
-        self.eps[e].ep.drain_trace(&mut |time, event| {
+        self.eps[e].ep.drain_trace_tagged(&mut |connection, time, event| {
             tracer.record(&TraceRecord {
                 time,
-                source,
+                source: TraceSource::Endpoint(EndpointId { connection, ..id }),
                 event,
             })
         });
@@ -400,15 +414,41 @@ impl<'a> Sim<'a> {
                 None => self.drop_packet(&d, DropReason::NoRoute, None),
             }
         }
+        // Re-arm. A scheduler entry is pushed only when the new instant is earlier than the
+        // live one: a later instant reuses the live event, which on firing finds the
+        // deadline not yet due and moves itself (see `timer_due`). Endpoints re-arm on
+        // almost every packet, mostly to later instants, so this keeps the heap small.
         let want = self.eps[e].ep.poll_timeout();
         let slot = &mut self.eps[e];
-        if want != slot.armed {
-            slot.gen += 1;
-            slot.armed = want;
-            if let Some(t) = want {
-                let g = slot.gen;
-                self.sched.schedule(t.max(now), Ev::Timer(e, g));
+        slot.armed = want;
+        if let Some(t) = want {
+            let t = t.max(now);
+            if slot.pending.is_none_or(|(p, _)| p > t) {
+                slot.gen += 1;
+                slot.pending = Some((t, slot.gen));
+                self.sched.schedule(t, Ev::Timer(e, slot.gen));
             }
+        }
+    }
+
+    /// A timer event of endpoint `e` with generation `g` fired at `now`: is the endpoint's
+    /// deadline due? Stale generations and cancelled deadlines are not; a deadline that
+    /// moved later is rescheduled (without counting as an event).
+    fn timer_due(&mut self, now: SimTime, e: usize, g: u64) -> bool {
+        let slot = &mut self.eps[e];
+        if slot.pending != Some((now, g)) {
+            return false;
+        }
+        slot.pending = None;
+        match slot.armed {
+            Some(t) if t <= now => true,
+            Some(t) => {
+                slot.gen += 1;
+                slot.pending = Some((t, slot.gen));
+                self.sched.schedule(t, Ev::Timer(e, slot.gen));
+                false
+            }
+            None => false,
         }
     }
 
@@ -460,7 +500,7 @@ impl<'a> Sim<'a> {
             };
             // Stale timers and stale link events are skipped without counting.
             let live = match ev {
-                Ev::Timer(e, g) => self.eps[e].gen == g && self.eps[e].armed.is_some(),
+                Ev::Timer(e, g) => self.timer_due(now, e, g),
                 Ev::TxDone(l, g) | Ev::Arrive(l, g) | Ev::Change(l, g, _) => {
                     self.net.links[l].generation == g
                 }

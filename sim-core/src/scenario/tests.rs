@@ -302,9 +302,10 @@ fn loss_spellings() {
         forward_loss(&doc(
             "forward = { loss = { model = \"periodic\", every = 10 } }"
         )),
+        // Default offset: the every-th packet, index every - 1.
         LossModel::Periodic {
             every: 10,
-            offset: 0
+            offset: 9
         }
     );
     assert_eq!(
@@ -1110,7 +1111,7 @@ fn sweep_values_of_any_type_and_absent_optional_keys() {
         two_hosts(&s.points[2].config).0.loss,
         LossModel::Periodic {
             every: 10,
-            offset: 0
+            offset: 9
         }
     );
     assert_eq!(
