@@ -493,4 +493,41 @@ fn print_quic(q: &sim_core::quic::endpoint::QuicMetrics) {
         q.srtt_end_secs * 1e3,
         q.cwnd_end
     );
+    // quic_connections: one line per connection (times relative to its start).
+    for c in &q.connections {
+        let m = &c.metrics;
+        let zero_rtt = match c.zero_rtt_accepted {
+            Some(true) => "0-RTT accepted",
+            Some(false) => "0-RTT rejected",
+            None => "no 0-RTT",
+        };
+        print!(
+            "\n        conn {} [{}] {:?} start {} close {} ({}): {}{}, {}; handshake {} first byte {} completion {}; packets sent {} lost {}, cwnd at end {} B",
+            c.index,
+            c.local,
+            c.status,
+            secs(c.start_secs),
+            secs(c.close_secs),
+            c.close_reason.as_deref().unwrap_or("open"),
+            if c.resumed { "resumed" } else { "full handshake" },
+            if c.token { ", token" } else { "" },
+            zero_rtt,
+            secs(m.handshake_secs),
+            secs(m.time_to_first_byte_secs),
+            secs(m.completion_secs),
+            m.packets_sent,
+            m.packets_lost,
+            m.cwnd_end
+        );
+    }
+    for h in &q.history {
+        print!(
+            "\n        history {:?} conn {} at {:.6} s: cwnd {} B, srtt {:.3} ms",
+            h.event,
+            h.connection,
+            h.time_secs,
+            h.cwnd,
+            h.srtt_secs * 1e3
+        );
+    }
 }

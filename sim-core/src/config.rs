@@ -275,6 +275,17 @@ pub enum AppConfig {
     /// running the `bulk` workload: the client requests `bytes` over `streams` streams and
     /// the server answers. Every parameter is in [`crate::quic::QuicConfig`].
     QuicBulk(crate::quic::QuicConfig),
+    /// A sequence of QUIC connections from the pair's client to its server, each running
+    /// the `bulk` workload with its own sizes, resuming with the session ticket of an
+    /// earlier one (0-RTT), ending by CONNECTION_CLOSE or idle timeout
+    /// (`docs/lifecycle.md`).
+    QuicConnections {
+        /// Parameters shared by every connection (the workload keys are each
+        /// connection's defaults).
+        quic: crate::quic::QuicConfig,
+        /// The connections, in order (at least one).
+        connections: Vec<crate::quic::lifecycle::ConnectionSpec>,
+    },
 }
 
 /// Direction of a one-way flow.

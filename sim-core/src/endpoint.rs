@@ -77,4 +77,12 @@ pub trait Endpoint {
     /// it (never an earlier instant such as the start of a blocked period: tracers may
     /// rely on non-decreasing times). Default: nothing buffered.
     fn drain_trace(&mut self, _sink: &mut dyn FnMut(SimTime, TraceEvent)) {}
+
+    /// [`Endpoint::drain_trace`] with the index of the connection each event belongs to,
+    /// for endpoints that run several connections (one after another or at once); qlog
+    /// writes one trace per connection. The runner calls this one. Default: every event
+    /// belongs to connection 0.
+    fn drain_trace_tagged(&mut self, sink: &mut dyn FnMut(u32, SimTime, TraceEvent)) {
+        self.drain_trace(&mut |time, event| sink(0, time, event));
+    }
 }

@@ -120,6 +120,8 @@ enum J {
     Bool(bool),
     U(u64),
     F(f64),
+    /// A string literal (no allocation).
+    Str(&'static str),
     S(String),
     A(Vec<J>),
     O(Vec<(&'static str, J)>),
@@ -137,6 +139,7 @@ impl J {
                 let _ = write!(out, "{x}");
             }
             J::F(x) => serde_json::to_writer(&mut *out, x).expect("f64 serialises"),
+            J::Str(s) => serde_json::to_writer(&mut *out, s).expect("str serialises"),
             J::S(s) => serde_json::to_writer(&mut *out, s.as_str()).expect("str serialises"),
             J::A(v) => {
                 out.push(b'[');
@@ -211,9 +214,9 @@ impl From<f64> for J {
         J::F(x)
     }
 }
-impl From<&str> for J {
-    fn from(s: &str) -> J {
-        J::S(s.to_string())
+impl From<&'static str> for J {
+    fn from(s: &'static str) -> J {
+        J::Str(s)
     }
 }
 impl From<String> for J {
@@ -305,6 +308,8 @@ pub struct QlogWriter<'a, W: Write> {
     index: BTreeMap<TraceKey, usize>,
     error: Option<io::Error>,
     buf: Vec<u8>,
+    /// The run's description, kept to open traces of connections that start later.
+    run: Option<RunInfo>,
 }
 
 impl<'a, W: Write> QlogWriter<'a, W> {
@@ -319,6 +324,7 @@ impl<'a, W: Write> QlogWriter<'a, W> {
             index: BTreeMap::new(),
             error: None,
             buf: Vec::with_capacity(1024),
+            run: None,
         }
     }
 
@@ -356,6 +362,58 @@ impl<'a, W: Write> QlogWriter<'a, W> {
         if let Err(e) = self.outputs[i].sink.write_all(&self.buf) {
             self.fail(e);
         }
+    }
+
+    /// Opens the sink of trace `key` and writes its header and `simulation:scenario`
+    /// event; `None` on an I/O error or before [`Tracer::begin`].
+    fn open_trace(&mut self, key: TraceKey) -> Option<usize> {
+        let info = self.run.take()?;
+        // The trace's endpoints: those of its flow and side (any connection).
+        let eps: Vec<&EndpointInfo> = info
+            .endpoints
+            .iter()
+            .filter(|e| e.id.flow == key.flow && e.id.vantage == key.vantage)
+            .collect();
+        let header = self.header(&key, &eps, &info);
+        let endpoints: Vec<J> = eps
+            .iter()
+            .map(|e| j!({"kind": (e.kind), "local": (&e.local), "remote": (e.remote.clone())}))
+            .collect();
+        let links: Vec<J> = info.links.iter().map(J::from).collect();
+        let scenario = j!({
+            "time": 0.0,
+            "name": "simulation:scenario",
+            "data": {
+                "name": (&info.scenario),
+                "details": {
+                    "seed": (info.seed),
+                    "flow": (key.flow),
+                    "connection": (key.connection),
+                    "endpoints": endpoints,
+                    "links": links,
+                },
+            },
+        });
+        self.run = Some(info);
+        let sink = match (self.open)(&key) {
+            Ok(s) => s,
+            Err(e) => {
+                self.fail(e);
+                return None;
+            }
+        };
+        let i = self.outputs.len();
+        self.index.insert(key, i);
+        self.outputs.push(Output {
+            key,
+            sink,
+            state: TraceState::default(),
+        });
+        Self::frame(&mut self.buf, &header);
+        self.write_to(i);
+        Self::frame(&mut self.buf, &scenario);
+        self.write_to(i);
+        Some(i)
     }
 
     fn header(&self, key: &TraceKey, eps: &[&EndpointInfo], info: &RunInfo) -> J {
@@ -433,53 +491,14 @@ impl<'a, W: Write> QlogWriter<'a, W> {
 
 impl<W: Write> Tracer for QlogWriter<'_, W> {
     fn begin(&mut self, info: &RunInfo) {
-        let mut groups: BTreeMap<TraceKey, Vec<&EndpointInfo>> = BTreeMap::new();
-        for e in &info.endpoints {
-            let key = TraceKey {
-                flow: e.id.flow,
-                connection: e.id.connection,
-                vantage: e.id.vantage,
-            };
-            groups.entry(key).or_default().push(e);
-        }
-        for (key, eps) in &groups {
-            let header = self.header(key, eps, info);
-            let sink = match (self.open)(key) {
-                Ok(s) => s,
-                Err(e) => {
-                    self.fail(e);
-                    return;
-                }
-            };
-            let i = self.outputs.len();
-            self.index.insert(*key, i);
-            self.outputs.push(Output {
-                key: *key,
-                sink,
-                state: TraceState::default(),
-            });
-            Self::frame(&mut self.buf, &header);
-            self.write_to(i);
-            let endpoints: Vec<J> = eps
-                .iter()
-                .map(|e| j!({"kind": (e.kind), "local": (&e.local), "remote": (e.remote.clone())}))
-                .collect();
-            let links: Vec<J> = info.links.iter().map(J::from).collect();
-            let scenario = j!({
-                "time": 0.0,
-                "name": "simulation:scenario",
-                "data": {
-                    "name": (&info.scenario),
-                    "details": {
-                        "seed": (info.seed),
-                        "flow": (key.flow),
-                        "endpoints": endpoints,
-                        "links": links,
-                    },
-                },
-            });
-            Self::frame(&mut self.buf, &scenario);
-            self.write_to(i);
+        let mut keys: Vec<TraceKey> = info.endpoints.iter().map(|e| key_of(&e.id)).collect();
+        keys.sort();
+        keys.dedup();
+        self.run = Some(info.clone());
+        for key in keys {
+            if self.open_trace(key).is_none() {
+                return;
+            }
         }
     }
 
@@ -495,8 +514,13 @@ impl<W: Write> Tracer for QlogWriter<'_, W> {
                     connection: id.connection,
                     vantage: id.vantage,
                 };
-                let Some(&i) = self.index.get(&key) else {
-                    return;
+                let i = match self.index.get(&key) {
+                    Some(&i) => i,
+                    // A connection that started later: its trace opens now.
+                    None => match self.open_trace(key) {
+                        Some(i) => i,
+                        None => return,
+                    },
                 };
                 let fmt = self.format;
                 let (name, data) = endpoint_event(fmt, &mut self.outputs[i].state, &rec.event);
@@ -535,6 +559,14 @@ impl<W: Write> Tracer for QlogWriter<'_, W> {
                 }
             }
         }
+    }
+}
+
+fn key_of(id: &crate::trace::EndpointId) -> TraceKey {
+    TraceKey {
+        flow: id.flow,
+        connection: id.connection,
+        vantage: id.vantage,
     }
 }
 
@@ -745,6 +777,7 @@ fn packet_type(t: PacketType) -> &'static str {
         PacketType::Initial => "initial",
         PacketType::Handshake => "handshake",
         PacketType::OneRtt => "1RTT",
+        PacketType::ZeroRtt => "0RTT",
     }
 }
 

@@ -297,7 +297,59 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
         AppConfig::QuicBulk(q) => q
             .validate()
             .map_err(|(field, value, allowed)| ConfigError::new(path(field), value, allowed)),
+        AppConfig::QuicConnections { quic, connections } => {
+            quic.validate().map_err(|(field, value, allowed)| {
+                ConfigError::new(path(field), value, allowed)
+            })?;
+            check_connections(connections, path)
+        }
     }
+}
+
+/// Rules of a `quic_connections` list (`docs/lifecycle.md`).
+fn check_connections(
+    connections: &[crate::quic::lifecycle::ConnectionSpec],
+    path: PathFn,
+) -> Result<(), ConfigError> {
+    if connections.is_empty() {
+        return Err(ConfigError::new(
+            path("connections"),
+            "[]",
+            "at least one connection",
+        ));
+    }
+    let mut last_start: Option<crate::time::SimTime> = None;
+    for (j, c) in connections.iter().enumerate() {
+        let at = |k: &str| path(&format!("connections[{j}].{k}"));
+        if c.streams == 0 {
+            return Err(ConfigError::new(
+                at("streams"),
+                "0",
+                "a number of streams >= 1",
+            ));
+        }
+        if c.start.is_some() && c.gap.is_some() {
+            return Err(ConfigError::new(
+                at("gap"),
+                format_duration(c.gap.unwrap_or_default()),
+                "either `start` or `gap`, not both",
+            ));
+        }
+        if let Some(s) = c.start {
+            if last_start.is_some_and(|l| s < l) {
+                return Err(ConfigError::new(
+                    at("start"),
+                    format_duration(crate::time::SimDuration(s.0)),
+                    "start times that do not go back in time",
+                ));
+            }
+            last_start = Some(s);
+        }
+        check_toml_int(c.bytes, &at("bytes"), "a number of bytes")?;
+        check_toml_int(c.streams, &at("streams"), "a number of streams")?;
+        check_toml_int(c.request_size, &at("request_size"), "a number of bytes")?;
+    }
+    Ok(())
 }
 
 /// Rules of the handover list on a network of `pairs` pairs; `path` names the list.

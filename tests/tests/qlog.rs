@@ -221,7 +221,7 @@ fn records_reach_the_tracer_in_time_order() {
 
 #[test]
 fn tracing_on_or_off_gives_the_same_run() {
-    for text in [CBR_EVENTS, QUIC_LOSSY] {
+    for text in [CBR_EVENTS, QUIC_LOSSY, QUIC_CONSISTENCY] {
         let cfg = scenario(text);
         for seed in [cfg.seed, 77] {
             let plain = sim_core::run(&cfg, seed).unwrap();
@@ -1063,4 +1063,46 @@ fn packet_numbers_and_sizes_match_what_the_link_saw() {
         assert_eq!(&union, s, "{v:?}: sent = received by the peer + dropped");
     }
     assert!(!dropped.is_empty(), "the scenario must drop packets");
+}
+
+/// Events of a connection that was not in [`RunInfo`] (an endpoint that runs several
+/// connections tags them 1, 2, ...) open their own trace, with a header, when they come.
+#[test]
+fn a_later_connection_gets_its_own_trace() {
+    let mut w = QlogWriter::new(QlogFormat::Draft, "t", Box::new(|_| Ok(Vec::new())));
+    golden_stream(&mut w); // begins, records connection 0, finishes
+    let second = EndpointId {
+        flow: 0,
+        endpoint: 0,
+        vantage: Vantage::Client,
+        connection: 1,
+    };
+    w.record(&TraceRecord {
+        time: SimTime(250_000_000),
+        source: TraceSource::Endpoint(second),
+        event: TraceEvent::ConnectionStateUpdated {
+            old: None,
+            new: ConnectionState::Attempted,
+        },
+    });
+    let outs = w.into_outputs().unwrap();
+    let keys: Vec<(u32, Vantage)> = outs
+        .iter()
+        .map(|(k, _)| (k.connection, k.vantage))
+        .collect();
+    assert_eq!(
+        keys,
+        vec![
+            (0, Vantage::Client),
+            (0, Vantage::Server),
+            (1, Vantage::Client)
+        ]
+    );
+    let recs = parse_json_seq(&outs[2].1);
+    check_draft_header(&recs[0], "client");
+    assert_eq!(recs[0]["quicsim"]["connection"], 1);
+    let evs = check_events(&recs);
+    assert_eq!(evs[0].1, "simulation:scenario");
+    assert_eq!(evs[1].1, "quic:connection_state_updated");
+    assert_eq!(evs[1].0, 250.0);
 }

@@ -310,10 +310,17 @@ impl CongestionController for Cubic {
     }
 
     fn on_persistent_congestion(&mut self, _now: SimTime) {
-        // §4.8 with RFC 9002 §7.6.2.
-        let ss = ((self.cwnd as f64 * self.p.beta_eff()) as u64).max(self.min_window);
-        self.ssthresh = Some(ss);
-        self.cwnd_prior = self.cwnd as f64;
+        // §4.8 with RFC 9002 §7.6.2. A transport following RFC 9002 (A.9, B.7) reports
+        // the losses that establish persistent congestion through `on_congestion_event`
+        // first, in the same ACK: that call already set ssthresh = β·cwnd and cwnd_prior
+        // for them (or they fell in a recovery period that had). Applying β again here
+        // would reduce twice for one congestion signal, so ssthresh is only set when no
+        // reduction happened yet.
+        if self.ssthresh.is_none() {
+            let ss = ((self.cwnd as f64 * self.p.beta_eff()) as u64).max(self.min_window);
+            self.ssthresh = Some(ss);
+            self.cwnd_prior = self.cwnd as f64;
+        }
         self.cwnd = self.min_window;
         self.recovery_start = None;
         self.epoch_start = None;
@@ -484,9 +491,18 @@ mod tests {
     #[test]
     fn timeout_rule_uses_k_zero_and_w_max_at_epoch_start() {
         let mut c = after_loss(100, true);
+        // RFC 9002 order: the losses are reported as a congestion event, then persistent
+        // congestion is declared in the same ACK. β is applied once: 70 000 * 0.7.
+        c.on_congestion_event(t(50), t(40), 0);
         c.on_persistent_congestion(t(50));
         assert_eq!(c.window(), 2 * MSS);
         assert_eq!(c.ssthresh(), Some(49_000));
+        assert_eq!(c.cwnd_prior(), 70_000.0);
+        // Persistent congestion without an earlier reduction (slow start): ssthresh = β·cwnd.
+        let mut s = Cubic::new(MSS, 10 * MSS, CubicParams::default(), false);
+        s.on_persistent_congestion(t(5));
+        assert_eq!(s.ssthresh(), Some(7_000));
+        assert_eq!(s.window(), 2 * MSS);
         // Slow start back up to ssthresh, then the first CA epoch: K = 0, W_max = cwnd.
         let rtt = flat_rtt(SimDuration::from_millis(10));
         let mut now = 60;

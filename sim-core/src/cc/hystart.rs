@@ -48,7 +48,7 @@ pub enum Verdict {
 }
 
 /// HyStart++ state for one connection.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HyStart {
     mss: u64,
     paced: bool,

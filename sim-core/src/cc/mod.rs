@@ -13,8 +13,12 @@
 use crate::time::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
+pub mod cubic;
+pub mod hystart;
 pub mod newreno;
 
+pub use cubic::{Cubic, CubicParams};
+pub use hystart::HyStart;
 pub use newreno::NewReno;
 
 /// A snapshot of the path's RTT estimate, passed to controllers that need it (CUBIC,
@@ -78,6 +82,12 @@ pub trait CongestionController: std::fmt::Debug {
 
     /// A short stable name (`"newreno"`), for traces and results.
     fn name(&self) -> &'static str;
+
+    /// Whether the controller is in slow start (used by the pacer to choose its gain).
+    /// Default: `cwnd < ssthresh` (an infinite ssthresh counts as slow start).
+    fn in_slow_start(&self) -> bool {
+        self.ssthresh().is_none_or(|s| self.window() < s)
+    }
 }
 
 /// Which congestion controller to use. Serialised in snake_case (`"new_reno"`).
@@ -91,6 +101,8 @@ pub enum CcAlgorithm {
     #[default]
     #[serde(alias = "newreno")]
     NewReno,
+    /// RFC 9438 CUBIC ([`cubic::Cubic`]) with [`CubicParams`] (`"cubic"`).
+    Cubic,
 }
 
 impl CcAlgorithm {
@@ -98,6 +110,54 @@ impl CcAlgorithm {
     pub fn name(self) -> &'static str {
         match self {
             CcAlgorithm::NewReno => newreno::NAME,
+            CcAlgorithm::Cubic => cubic::NAME,
+        }
+    }
+}
+
+/// Everything a controller is built from ([`build_from`]). Byte-based and transport
+/// neutral: a TCP or SCTP sender fills it the same way.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CcConfig {
+    /// Which controller.
+    pub algorithm: CcAlgorithm,
+    /// The segment size the controller counts its window in (bytes): the unit of
+    /// congestion-avoidance growth, of CUBIC's `C` and `W_max`, of the minimum window
+    /// (2 segments) and of HyStart++'s per-ACK cap. RFC 9002: the max datagram size;
+    /// Chromium: `kDefaultTCPMSS` = 1460 whatever the packet size.
+    pub segment_size: u64,
+    /// Initial window in bytes.
+    pub initial_window: u64,
+    /// CUBIC parameters (ignored by NewReno). Its `hystart` field is overridden by
+    /// [`CcConfig::hystart`].
+    pub cubic: CubicParams,
+    /// Use HyStart++ (RFC 9406) in slow start, with either controller.
+    pub hystart: bool,
+    /// The sender paces (lifts HyStart++'s per-ACK growth cap L, RFC 9406 §4.3).
+    pub paced: bool,
+}
+
+/// Builds the controller `c` describes.
+pub fn build_from(c: &CcConfig) -> Box<dyn CongestionController> {
+    match c.algorithm {
+        CcAlgorithm::NewReno => {
+            let mut cc = NewReno::new(c.segment_size, c.initial_window);
+            if c.hystart {
+                cc = cc.with_hystart(c.paced);
+            }
+            Box::new(cc)
+        }
+        CcAlgorithm::Cubic => {
+            let params = CubicParams {
+                hystart: c.hystart,
+                ..c.cubic
+            };
+            Box::new(Cubic::new(
+                c.segment_size,
+                c.initial_window,
+                params,
+                c.paced,
+            ))
         }
     }
 }
@@ -119,9 +179,14 @@ pub fn build(
     max_datagram_size: u64,
     initial_window: u64,
 ) -> Box<dyn CongestionController> {
-    match alg {
-        CcAlgorithm::NewReno => Box::new(NewReno::new(max_datagram_size, initial_window)),
-    }
+    build_from(&CcConfig {
+        algorithm: alg,
+        segment_size: max_datagram_size,
+        initial_window,
+        cubic: CubicParams::default(),
+        hystart: false,
+        paced: false,
+    })
 }
 
 #[cfg(test)]
@@ -156,5 +221,10 @@ mod tests {
         assert_eq!(w.cc, CcAlgorithm::NewReno);
         let w: W = toml::from_str("cc = \"newreno\"").unwrap();
         assert_eq!(w.cc, CcAlgorithm::NewReno);
+        let w: W = toml::from_str("cc = \"cubic\"").unwrap();
+        assert_eq!(w.cc, CcAlgorithm::Cubic);
+        let cc = build(CcAlgorithm::Cubic, 1200, 12_000);
+        assert_eq!(cc.name(), "cubic");
+        assert!(cc.in_slow_start());
     }
 }

@@ -13,7 +13,11 @@
 //! - Persistent congestion (B.8, §7.6.2): `cwnd = kMinimumWindow`, recovery period ended;
 //!   ssthresh is unchanged, so the sender re-enters slow start.
 //! - App-limited packets (§7.8) do not grow the window.
+//! - Optional HyStart++ (RFC 9406, [`super::hystart`]) in slow start
+//!   ([`NewReno::with_hystart`]): growth per ACK as HyStart++ decides, and when
+//!   Conservative Slow Start ends, `ssthresh = cwnd` (RFC 9406 §4.2).
 
+use super::hystart::{HyStart, Verdict};
 use super::{minimum_window, CongestionController, RttSnapshot};
 use crate::time::SimTime;
 
@@ -33,6 +37,8 @@ pub struct NewReno {
     /// Congestion-avoidance remainder, in byte² (numerator of the pending fraction of a
     /// byte, over the window at the time it is applied).
     ca_remainder: u64,
+    /// HyStart++ in slow start, if enabled.
+    hystart: Option<HyStart>,
 }
 
 impl NewReno {
@@ -48,7 +54,20 @@ impl NewReno {
             ssthresh: None,
             recovery_start_time: None,
             ca_remainder: 0,
+            hystart: None,
         }
+    }
+
+    /// The same controller with HyStart++ (RFC 9406) in slow start; `paced` lifts the
+    /// per-ACK growth cap L (RFC 9406 §4.3).
+    pub fn with_hystart(mut self, paced: bool) -> Self {
+        self.hystart = Some(HyStart::new(self.max_datagram_size, paced));
+        self
+    }
+
+    /// HyStart++ state, if enabled.
+    pub fn hystart(&self) -> Option<&HyStart> {
+        self.hystart.as_ref()
     }
 
     /// kMinimumWindow in bytes.
@@ -67,7 +86,11 @@ impl NewReno {
 }
 
 impl CongestionController for NewReno {
-    fn on_packet_sent(&mut self, _now: SimTime, _bytes: u64, _bytes_in_flight_after: u64) {}
+    fn on_packet_sent(&mut self, now: SimTime, _bytes: u64, _bytes_in_flight_after: u64) {
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_packet_sent(now);
+        }
+    }
 
     fn on_packet_acked(
         &mut self,
@@ -75,7 +98,7 @@ impl CongestionController for NewReno {
         sent_time: SimTime,
         bytes: u64,
         app_limited: bool,
-        _rtt: &RttSnapshot,
+        rtt: &RttSnapshot,
     ) {
         // B.5: no growth for packets sent before the recovery period started...
         if self.in_recovery(sent_time) {
@@ -86,8 +109,15 @@ impl CongestionController for NewReno {
             return;
         }
         if self.in_slow_start() {
-            // Slow start: one byte of window per acknowledged byte.
-            self.cwnd = self.cwnd.saturating_add(bytes);
+            match self.hystart.as_mut() {
+                // Slow start: one byte of window per acknowledged byte.
+                None => self.cwnd = self.cwnd.saturating_add(bytes),
+                Some(h) => match h.on_ack(sent_time, bytes, rtt.latest_rtt) {
+                    Verdict::Grow(b) => self.cwnd = self.cwnd.saturating_add(b),
+                    // RFC 9406 §4.2: CSS_ROUNDS rounds of CSS: ssthresh = cwnd.
+                    Verdict::ExitToCongestionAvoidance => self.ssthresh = Some(self.cwnd),
+                },
+            }
         } else {
             // Congestion avoidance: cwnd += mds·bytes/cwnd with the remainder carried.
             let num =
@@ -110,6 +140,9 @@ impl CongestionController for NewReno {
             return;
         }
         self.recovery_start_time = Some(now);
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion(); // RFC 9406 §4.2: a loss ends slow start
+        }
         let ssthresh = self.cwnd / 2; // kLossReductionFactor = 0.5
         self.ssthresh = Some(ssthresh);
         self.cwnd = ssthresh.max(self.min_window);

@@ -18,6 +18,108 @@ pub enum AllowanceKind {
     Static,
 }
 
+/// A named set of defaults for the congestion-control and timing parameters
+/// (`profile` in the `quic_bulk` table). A profile is resolved into explicit values when
+/// the scenario is built ([`apply_profile`]): `resolved_config` shows every value it set,
+/// and a key given explicitly next to `profile` wins over the profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// The RFC defaults documented on each [`QuicConfig`] field. Default.
+    #[default]
+    Rfc,
+    /// Chromium's QUIC stack (Google quiche `TcpCubicSenderBytes`): the values of
+    /// [`CHROMIUM_PROFILE`] and nothing else.
+    Chromium,
+}
+
+impl Profile {
+    /// The name used in scenarios (`"rfc"`, `"chromium"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Rfc => "rfc",
+            Profile::Chromium => "chromium",
+        }
+    }
+}
+
+/// What `profile = "chromium"` sets: `(key, value as written in a scenario, source)`.
+/// Every other key keeps its RFC default. Sources are Google quiche (the QUIC stack in
+/// Chromium), `quiche/quic/core/`:
+pub const CHROMIUM_PROFILE: &[(&str, &str, &str)] = &[
+    (
+        "initial_rtt",
+        "\"100ms\"",
+        "quic_constants.h kInitialRttMs = 100",
+    ),
+    (
+        "initial_cwnd_bytes",
+        "46720",
+        "quic_constants.h kInitialCongestionWindow = 32 packets x kDefaultTCPMSS = 1460 B",
+    ),
+    (
+        "cc_segment_size",
+        "1460",
+        "quic_constants.h kDefaultTCPMSS = 1460: TcpCubicSenderBytes and CubicBytes count \
+         cwnd growth, the minimum window (2 x 1460) and the initial window in these units",
+    ),
+    (
+        "max_udp_payload",
+        "1250",
+        "quic_constants.h kDefaultMaxPacketSize = 1250 (same value as the rfc profile's \
+         default)",
+    ),
+    (
+        "cc",
+        "\"cubic\"",
+        "TcpCubicSenderBytes (kCubicBytes), Chromium's default",
+    ),
+    (
+        "emulated_connections",
+        "2",
+        "tcp_cubic_sender_bytes.cc kDefaultNumConnections = 2 (beta_eff = 0.85)",
+    ),
+    (
+        "cubic_c",
+        "0.400390625",
+        "cubic_bytes.cc kCubeCongestionWindowScale / 2^10 = 410/1024",
+    ),
+    (
+        "pacing_gain_slow_start",
+        "2.0",
+        "tcp_cubic_sender_bytes.cc PacingRate: 2 x cwnd/srtt in slow start",
+    ),
+    (
+        "pacing_gain",
+        "1.25",
+        "tcp_cubic_sender_bytes.cc PacingRate: 1.25 x cwnd/srtt otherwise",
+    ),
+    (
+        "pacing_burst_packets",
+        "10",
+        "pacing_sender.cc kInitialUnpacedBurst = 10 packets",
+    ),
+];
+
+/// Resolves `profile` in a `quic_bulk` table: inserts the profile's value of every key
+/// the table does not set (explicit keys win). Unknown profile names are left for
+/// deserialisation to reject.
+pub fn apply_profile(table: &mut toml::Table) {
+    let Some(toml::Value::String(name)) = table.get("profile") else {
+        return;
+    };
+    if name.as_str() != Profile::Chromium.name() {
+        return;
+    }
+    for (key, value, _) in CHROMIUM_PROFILE {
+        if !table.contains_key(*key) {
+            let v: toml::Table =
+                toml::from_str(&format!("v = {value}")).expect("profile values are valid TOML");
+            table.insert((*key).to_string(), v["v"].clone());
+        }
+    }
+}
+
 /// Which stream the sender serves next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -144,6 +246,39 @@ pub struct QuicConfig {
     )]
     pub initial_cwnd_bytes: Option<u64>,
 
+    /// The segment size (bytes) the congestion controller counts its window in: the
+    /// unit of congestion-avoidance growth, CUBIC's `C`, the minimum window (2 segments)
+    /// and HyStart++'s per-ACK cap. Default unset = `max_udp_payload` (RFC 9002 counts in
+    /// max_datagram_size). Does not change the packet size.
+    #[serde(
+        deserialize_with = "size::de_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cc_segment_size: Option<u64>,
+    /// Pacing gain while the controller is in slow start. Default 1.25 (RFC 9002 §7.7
+    /// has one gain: the same as `pacing_gain`).
+    pub pacing_gain_slow_start: f64,
+    /// Pacing burst allowance in datagrams of `max_udp_payload` bytes: the token bucket's
+    /// depth. Default unset = the initial congestion window (RFC 9002 §7.7: bursts
+    /// limited to the initial window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pacing_burst_packets: Option<u64>,
+    /// CUBIC β (RFC 9438 §4.6). Default 0.7.
+    pub cubic_beta: f64,
+    /// CUBIC C in segments/s³ (RFC 9438 §4.2). Default 0.4.
+    pub cubic_c: f64,
+    /// CUBIC fast convergence (RFC 9438 §4.7 SHOULD). Default true.
+    pub fast_convergence: bool,
+    /// CUBIC emulated connections N (Chromium): β_eff = (N−1+β)/N, α = 3N²(1−β_eff)/
+    /// (1+β_eff). Default 1 (RFC 9438).
+    pub emulated_connections: u32,
+    /// HyStart++ (RFC 9406) in slow start, with `new_reno` or `cubic`. Default false
+    /// (RFC 9438 §4.10 recommends it for CUBIC; off so that the default controller is
+    /// RFC 9002 Appendix B exactly).
+    pub hystart: bool,
+    /// Parameter profile: `rfc` or `chromium` ([`Profile`]). Default `rfc`.
+    pub profile: Profile,
+
     // ---- flow control ---------------------------------------------------------------------
     /// initial_max_stream_data_bidi_* transport parameters and the stream receive window.
     /// Default 1,250,000 (quinn's `stream_receive_window`, sized for 100 Mb/s x 100 ms).
@@ -176,6 +311,33 @@ pub struct QuicConfig {
     /// Request size per stream, client to server. Default 100.
     #[serde(deserialize_with = "size::de")]
     pub request_size: u64,
+
+    // ---- resumption and 0-RTT (docs/lifecycle.md; used by `quic_connections`) ------------
+    /// ClientHello size when resuming with a session ticket: the default 300-byte
+    /// ClientHello plus a pre_shared_key extension (RFC 8446 §4.2.11: 4 B header, 2 B
+    /// identities length, 2 B identity length, a ~160-byte ticket, 4 B obfuscated age,
+    /// 2 B binders length, a 33-byte binder) and early_data (4 B). Default 510 (estimate).
+    #[serde(deserialize_with = "size::de")]
+    pub resumption_client_hello_size: u64,
+    /// Server Handshake flight on resumption: EncryptedExtensions and Finished, no
+    /// Certificate or CertificateVerify (RFC 8446 §2.2). Default 140 (~100 B
+    /// EncryptedExtensions with transport parameters and early_data, 36 B Finished;
+    /// estimate). The ServerHello grows by its 6-byte pre_shared_key extension.
+    #[serde(deserialize_with = "size::de")]
+    pub resumption_server_handshake_size: u64,
+    /// A resuming client sends its requests in 0-RTT packets (RFC 9001 §4.6.1). Default
+    /// on.
+    pub zero_rtt: bool,
+    /// The server rejects 0-RTT (RFC 9001 §4.6.2): it accepts the ticket but drops the
+    /// 0-RTT packets; the client sends the data again in 1-RTT packets. Default off.
+    pub reject_zero_rtt: bool,
+    /// Size of the address-validation token (NEW_TOKEN, RFC 9000 §8.1.3) the server gives
+    /// with each session ticket; the client puts it in the header of its Initial packets
+    /// when it reconnects, and a valid token lifts the 3x anti-amplification limit
+    /// (§8.1). 0: the server issues no token. Default 64 (estimate of an encrypted
+    /// address + timestamp token).
+    #[serde(deserialize_with = "size::de")]
+    pub address_token_size: u64,
 }
 
 impl Default for QuicConfig {
@@ -200,6 +362,15 @@ impl Default for QuicConfig {
             pacing_gain: 1.25, // RFC 9002 §7.7
             initial_cwnd_packets: None,
             initial_cwnd_bytes: None,
+            cc_segment_size: None,
+            pacing_gain_slow_start: 1.25, // RFC 9002 §7.7 (one gain)
+            pacing_burst_packets: None,
+            cubic_beta: 0.7,        // RFC 9438 §4.6
+            cubic_c: 0.4,           // RFC 9438 §4.2
+            fast_convergence: true, // RFC 9438 §4.7
+            emulated_connections: 1,
+            hystart: false,
+            profile: Profile::Rfc,
             stream_window: 1_250_000,
             connection_window: (1 << 62) - 1,
             max_streams_bidi: 100,
@@ -209,6 +380,11 @@ impl Default for QuicConfig {
             streams: 1,
             bytes: 1_000_000,
             request_size: 100,
+            resumption_client_hello_size: 510,
+            resumption_server_handshake_size: 140,
+            zero_rtt: true,
+            reject_zero_rtt: false,
+            address_token_size: 64,
         }
     }
 }
@@ -224,6 +400,49 @@ impl QuicConfig {
             return p * self.max_udp_payload;
         }
         crate::cc::default_initial_window(self.max_udp_payload) // RFC 9002 §7.2
+    }
+
+    /// The configuration `profile` resolves to, with every other field at its default
+    /// (what a `quic_bulk` table holding only `profile = "..."` gives).
+    pub fn for_profile(profile: Profile) -> QuicConfig {
+        let mut t = toml::Table::new();
+        t.insert("profile".into(), toml::Value::String(profile.name().into()));
+        apply_profile(&mut t);
+        toml::Value::Table(t)
+            .try_into()
+            .expect("profile values deserialise")
+    }
+
+    /// The congestion controller's segment size: `cc_segment_size`, else
+    /// `max_udp_payload`.
+    pub fn cc_segment(&self) -> u64 {
+        self.cc_segment_size.unwrap_or(self.max_udp_payload)
+    }
+
+    /// The pacer's bucket depth in bytes: `pacing_burst_packets` datagrams, else the
+    /// initial window (at least one datagram).
+    pub fn pacing_burst_bytes(&self) -> u64 {
+        self.pacing_burst_packets
+            .map_or(self.initial_cwnd(), |p| p * self.max_udp_payload)
+            .max(self.max_udp_payload)
+    }
+
+    /// The congestion controller this configuration describes.
+    pub fn cc_config(&self) -> crate::cc::CcConfig {
+        crate::cc::CcConfig {
+            algorithm: self.cc,
+            segment_size: self.cc_segment(),
+            initial_window: self.initial_cwnd(),
+            cubic: crate::cc::CubicParams {
+                beta: self.cubic_beta,
+                c: self.cubic_c,
+                fast_convergence: self.fast_convergence,
+                emulated_connections: self.emulated_connections,
+                hystart: self.hystart,
+            },
+            hystart: self.hystart,
+            paced: self.pacing,
+        }
     }
 
     /// Checks the values. The error is `(field, value, allowed)`: the key, the offending
@@ -314,6 +533,38 @@ impl QuicConfig {
         if !(self.pacing_gain >= 1.0 && self.pacing_gain <= 100.0) {
             return bad("pacing_gain", self.pacing_gain, "a factor in [1, 100]");
         }
+        if !(self.pacing_gain_slow_start >= 1.0 && self.pacing_gain_slow_start <= 100.0) {
+            return bad(
+                "pacing_gain_slow_start",
+                self.pacing_gain_slow_start,
+                "a factor in [1, 100]",
+            );
+        }
+        if self.pacing_burst_packets == Some(0) {
+            return bad("pacing_burst_packets", 0, "a number of datagrams >= 1");
+        }
+        if let Some(m) = self.cc_segment_size {
+            if !(536..=65_527).contains(&m) {
+                return bad(
+                    "cc_segment_size",
+                    m,
+                    "a size in [536, 65527] bytes (omit it for max_udp_payload)",
+                );
+            }
+        }
+        if !(self.cubic_beta > 0.0 && self.cubic_beta < 1.0) {
+            return bad("cubic_beta", self.cubic_beta, "a factor in (0, 1)");
+        }
+        if !(self.cubic_c > 0.0 && self.cubic_c <= 100.0) {
+            return bad("cubic_c", self.cubic_c, "a constant in (0, 100]");
+        }
+        if !(1..=100).contains(&self.emulated_connections) {
+            return bad(
+                "emulated_connections",
+                self.emulated_connections,
+                "a number of connections in [1, 100]",
+            );
+        }
         if let Some(r) = self.read_rate {
             if r.bps() == 0 {
                 return bad("read_rate", "0bps", "a rate > 0 (omit it for unlimited)");
@@ -324,6 +575,27 @@ impl QuicConfig {
                 "client_hello_size",
                 self.client_hello_size.min(self.server_hello_size),
                 "TLS message sizes > 0 bytes",
+            );
+        }
+        if self.resumption_client_hello_size == 0 {
+            return bad(
+                "resumption_client_hello_size",
+                0,
+                "a TLS message size > 0 bytes",
+            );
+        }
+        if self.resumption_server_handshake_size == 0 {
+            return bad(
+                "resumption_server_handshake_size",
+                0,
+                "a TLS message size > 0 bytes",
+            );
+        }
+        if self.address_token_size > 512 {
+            return bad(
+                "address_token_size",
+                self.address_token_size,
+                "a token size in [0, 512] bytes (0: no token)",
             );
         }
         if self.server_handshake_size == 0 || self.client_finished_size == 0 {

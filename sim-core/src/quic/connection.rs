@@ -24,8 +24,8 @@ use super::ranges::RangeSet;
 use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
 use super::streams::{max_data_len, Chunk, RecvBuf, SendBuf, Stream};
 use super::wire::{
-    header_len_without_pn, packet_size, pn_len, varint_len, Frame, PacketType, QuicDatagram,
-    QuicPacket, AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
+    header_len_without_pn, packet_size, pn_len, varint_len, ClientHelloInfo, Frame, PacketType,
+    QuicDatagram, QuicPacket, ServerHelloInfo, AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
 };
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
@@ -45,6 +45,54 @@ pub const MAX_UNDECRYPTABLE: usize = 16;
 
 /// Anti-amplification factor (RFC 9000 §8.1).
 pub const AMPLIFICATION_FACTOR: u64 = 3;
+
+/// Bytes the pre_shared_key extension adds to a ServerHello that accepts a ticket
+/// (RFC 8446 §4.2.11: type 2 + length 2 + selected_identity 2).
+pub const PSK_SERVER_HELLO_EXTENSION: u64 = 6;
+
+/// Closing and draining periods last three PTOs (RFC 9000 §10.2).
+pub const CLOSE_PERIOD_PTOS: u64 = 3;
+
+/// What a client keeps from a completed connection to resume the next one with the same
+/// server: the session ticket (RFC 8446 §4.6.1), the address-validation token issued with
+/// it (NEW_TOKEN, RFC 9000 §8.1.3) and the server's transport parameters remembered for
+/// 0-RTT (RFC 9000 §7.4.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionTicket {
+    /// Ticket identity; the server's store knows the tickets it issued.
+    pub id: u64,
+    /// Address-validation token issued with the ticket, if any.
+    pub token: Option<u64>,
+    /// Remembered initial_max_data.
+    pub initial_max_data: u64,
+    /// Remembered initial_max_stream_data_bidi_remote.
+    pub initial_max_stream_data: u64,
+    /// Remembered initial_max_streams_bidi.
+    pub initial_max_streams_bidi: u64,
+}
+
+/// Why a connection ended (RFC 9000 §10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CloseReason {
+    /// Idle timeout (§10.1): closed silently, state discarded at once.
+    IdleTimeout,
+    /// This endpoint sent CONNECTION_CLOSE (§10.2.1): closing period.
+    LocalClose,
+    /// The peer's CONNECTION_CLOSE arrived (§10.2.2): draining period.
+    PeerClose,
+}
+
+/// When and why a connection closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CloseInfo {
+    /// Why.
+    pub reason: CloseReason,
+    /// When the connection closed (idle timer fired, CONNECTION_CLOSE sent or received).
+    pub at: SimTime,
+    /// End of the closing or draining period (3 PTO, RFC 9000 §10.2); `at` for an idle
+    /// timeout.
+    pub until: SimTime,
+}
 
 /// Which side of the connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -68,6 +116,11 @@ pub enum ConnEvent {
     StreamReadComplete(u64),
     /// Everything written on stream `id`, FIN included, was acknowledged.
     StreamSendComplete(u64),
+    /// Client resuming with 0-RTT: streams may be opened and written now, before the
+    /// handshake completes (RFC 9001 §4.6.1).
+    EarlyDataReady,
+    /// The connection closed (idle timeout, CONNECTION_CLOSE sent or received).
+    Closed(CloseReason),
 }
 
 /// Why the sender was not sending while it had stream data (time accounting).
@@ -168,6 +221,14 @@ pub struct ConnStats {
     pub amplification_blocked: SimDuration,
     /// Datagrams the anti-amplification limit held back (count of blocked polls).
     pub amplification_blocked_events: u64,
+    /// 0-RTT packets sent (client).
+    pub zero_rtt_packets_sent: u64,
+    /// Stream bytes sent in 0-RTT packets (client).
+    pub zero_rtt_stream_bytes: u64,
+    /// 0-RTT packets received and dropped because 0-RTT was rejected (server).
+    pub zero_rtt_packets_rejected: u64,
+    /// CONNECTION_CLOSE frames sent.
+    pub connection_close_sent: u64,
 }
 
 /// One QUIC connection.
@@ -214,6 +275,7 @@ pub struct Connection {
     pacing_tokens: u64,
     pacing_last: SimTime,
     pacing_gain_permille: u64,
+    pacing_gain_ss_permille: u64,
     // timing
     started_at: SimTime,
     last_activity: SimTime,
@@ -236,6 +298,26 @@ pub struct Connection {
     trace_cc_state: Option<&'static str>,
     trace_last_cwnd: u64,
     last_loss_trigger: LossTrigger,
+    // resumption, 0-RTT, close (docs/lifecycle.md)
+    /// Client: the ticket this connection resumes with.
+    ticket: Option<SessionTicket>,
+    /// Client: it may send 0-RTT packets (until 1-RTT keys).
+    zero_rtt_send: bool,
+    /// Server: it accepts and processes 0-RTT packets (after the ClientHello).
+    zero_rtt_recv: bool,
+    /// Server: the ticket was accepted; client: the server said so.
+    resumed: bool,
+    /// Server: it accepts 0-RTT (decided when the connection is accepted).
+    early_data_accepted: bool,
+    /// Server: what the client's ClientHello says.
+    peer_client_hello: Option<ClientHelloInfo>,
+    /// Client: what the server's handshake says.
+    peer_server_hello: Option<ServerHelloInfo>,
+    /// Client: bytes of address-validation token in each Initial header.
+    initial_token_len: u64,
+    close_info: Option<CloseInfo>,
+    close_pending: bool,
+    terminated: bool,
 }
 
 fn space_of(i: usize) -> Space {
@@ -252,7 +334,8 @@ impl Connection {
         rc.packet_threshold = cfg.packet_threshold;
         rc.initial_window = cfg.initial_cwnd();
         rc.cc = cfg.cc;
-        let recovery = Recovery::new(rc, role == Role::Client);
+        let cc = crate::cc::build_from(&cfg.cc_config());
+        let recovery = Recovery::with_controller(rc, role == Role::Client, cc);
         let recv_fc = RecvFlow::new(cfg.allowance, cfg.connection_window);
         let local_max_streams = cfg.max_streams_bidi;
         Connection {
@@ -286,9 +369,10 @@ impl Connection {
             read_rate,
             reader: None,
             reader_cursor: None,
-            pacing_tokens: cfg.initial_cwnd(),
+            pacing_tokens: cfg.pacing_burst_bytes(),
             pacing_last: SimTime::ZERO,
             pacing_gain_permille: (cfg.pacing_gain * 1000.0).round() as u64,
+            pacing_gain_ss_permille: (cfg.pacing_gain_slow_start * 1000.0).round() as u64,
             started_at: SimTime::ZERO,
             last_activity: SimTime::ZERO,
             eliciting_sent_since_recv: false,
@@ -305,6 +389,17 @@ impl Connection {
             trace_cc_state: None,
             trace_last_cwnd: 0,
             last_loss_trigger: LossTrigger::ReorderingThreshold,
+            ticket: None,
+            zero_rtt_send: false,
+            zero_rtt_recv: false,
+            resumed: false,
+            early_data_accepted: false,
+            peer_client_hello: None,
+            peer_server_hello: None,
+            initial_token_len: 0,
+            close_info: None,
+            close_pending: false,
+            terminated: false,
             cfg,
         }
     }
@@ -351,6 +446,112 @@ impl Connection {
     pub fn send_flow(&self) -> (u64, u64) {
         (self.data_sent, self.peer_max_data)
     }
+    /// Client: resume with `ticket` (call before [`Connection::start`]). The ClientHello
+    /// carries the ticket (`resumption_client_hello_size`), the Initial packets the
+    /// ticket's address-validation token, and with `zero_rtt` on the client sends its
+    /// requests in 0-RTT packets within the remembered transport parameters (RFC 9000
+    /// §7.4.1).
+    pub fn set_resumption(&mut self, ticket: SessionTicket) {
+        if self.role != Role::Client {
+            return;
+        }
+        if ticket.token.is_some() {
+            self.initial_token_len = self.cfg.address_token_size;
+        }
+        self.zero_rtt_send = self.cfg.zero_rtt;
+        self.ticket = Some(ticket);
+    }
+
+    /// Server: accept a connection whose ClientHello says `hello` (call before the first
+    /// datagram). `ticket_valid`: the server issued the ticket presented (abbreviated
+    /// handshake); `token_valid`: the Initial's address-validation token is valid for the
+    /// client's address, which counts as validated (RFC 9000 §8.1.3). 0-RTT is accepted
+    /// when the ticket is valid, the client sends early data and `reject_zero_rtt` is off.
+    pub fn accept_client(&mut self, hello: ClientHelloInfo, ticket_valid: bool, token_valid: bool) {
+        if self.role != Role::Server {
+            return;
+        }
+        self.peer_client_hello = Some(hello);
+        self.resumed = ticket_valid;
+        self.early_data_accepted = ticket_valid && hello.early_data && !self.cfg.reject_zero_rtt;
+        if token_valid {
+            self.address_validated = true; // RFC 9000 §8.1.3
+        }
+    }
+
+    /// The connection resumed a session (server: accepted a ticket; client: the server
+    /// accepted its ticket).
+    pub fn is_resumed(&self) -> bool {
+        self.resumed
+    }
+    /// Client: bytes of address-validation token in each of its Initial headers (0: none).
+    pub fn initial_token_len(&self) -> u64 {
+        self.initial_token_len
+    }
+    /// Client: it presented a ticket.
+    pub fn has_ticket(&self) -> bool {
+        self.ticket.is_some()
+    }
+    /// 0-RTT outcome: `None` if not attempted (client) or not offered (server), else
+    /// whether the server accepted it. A client knows once its handshake completed.
+    pub fn early_data_accepted(&self) -> Option<bool> {
+        match self.role {
+            Role::Client => {
+                if !self.ticket.as_ref().is_some_and(|_| self.cfg.zero_rtt) {
+                    None
+                } else {
+                    self.peer_server_hello.map(|h| h.early_data_accepted)
+                }
+            }
+            Role::Server => self
+                .peer_client_hello
+                .filter(|h| h.early_data)
+                .map(|_| self.early_data_accepted),
+        }
+    }
+    /// The server's address-validation state (RFC 9000 §8.1).
+    pub fn is_address_validated(&self) -> bool {
+        self.address_validated
+    }
+    /// When and why the connection closed.
+    pub fn close_info(&self) -> Option<CloseInfo> {
+        self.close_info
+    }
+    /// The connection's state is gone: idle timeout, or the end of the closing or
+    /// draining period.
+    pub fn is_terminated(&self) -> bool {
+        self.terminated
+    }
+    /// The effective idle timeout: `max(idle_timeout, 3 PTO)` (RFC 9000 §10.1).
+    pub fn idle_timeout(&self) -> SimDuration {
+        let pto = self.recovery.pto_duration(Space::Initial);
+        self.cfg.idle_timeout.max(pto.saturating_mul(3))
+    }
+    /// When the last activity restarted the idle timer.
+    pub fn last_activity(&self) -> SimTime {
+        self.last_activity
+    }
+
+    /// Closes the connection with CONNECTION_CLOSE (NO_ERROR, RFC 9000 §10.2): the frame is
+    /// sent at once (with an ACK of what was received), then the closing period lasts
+    /// three PTOs, during which every datagram received is answered with another
+    /// CONNECTION_CLOSE (§10.2.1) and nothing else is sent.
+    pub fn close(&mut self, now: SimTime) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        let pto = self.recovery.pto_duration(Space::ApplicationData);
+        self.close_info = Some(CloseInfo {
+            reason: CloseReason::LocalClose,
+            at: now,
+            until: now.saturating_add(pto.saturating_mul(CLOSE_PERIOD_PTOS)),
+        });
+        self.close_pending = true;
+        self.events.push(ConnEvent::Closed(CloseReason::LocalClose));
+        self.trace_connection_state(now, ConnectionState::Closed);
+    }
+
     /// Takes the pending application events.
     pub fn take_events(&mut self) -> Vec<ConnEvent> {
         std::mem::take(&mut self.events)
@@ -360,7 +561,7 @@ impl Connection {
 
     /// Opens a new locally initiated bidirectional stream, if the peer's limit allows.
     pub fn open_stream(&mut self) -> Option<u64> {
-        if !self.handshake_complete && self.role == Role::Client {
+        if !self.handshake_complete && self.role == Role::Client && !self.zero_rtt_send {
             return None;
         }
         if self.local_opened >= self.peer_max_streams {
@@ -407,9 +608,147 @@ impl Connection {
             self.trace_metrics_update(now);
         }
         if self.role == Role::Client {
-            let n = self.cfg.client_hello_size;
+            let n = self.client_hello_size();
             self.spaces[0].crypto_send.write(n, false);
             self.trace_connection_state(now, ConnectionState::Attempted);
+            if self.zero_rtt_send {
+                // RFC 9000 §7.4.1: 0-RTT within the remembered transport parameters.
+                if let Some(t) = &self.ticket {
+                    self.peer_max_data = t.initial_max_data;
+                    self.peer_max_streams = t.initial_max_streams_bidi;
+                    self.peer_stream_window = t.initial_max_stream_data;
+                }
+                self.events.push(ConnEvent::EarlyDataReady);
+            }
+        }
+    }
+
+    /// Size of this connection's ClientHello.
+    fn client_hello_size(&self) -> u64 {
+        match self.role {
+            Role::Client if self.ticket.is_some() => self.cfg.resumption_client_hello_size,
+            Role::Client => self.cfg.client_hello_size,
+            Role::Server => self
+                .peer_client_hello
+                .map_or(self.cfg.client_hello_size, |h| h.hello_size),
+        }
+    }
+
+    /// What this server's handshake says about resumption.
+    fn own_server_hello(&self) -> ServerHelloInfo {
+        ServerHelloInfo {
+            resumed: self.resumed,
+            early_data_accepted: self.early_data_accepted,
+            handshake_size: if self.resumed {
+                self.cfg.resumption_server_handshake_size
+            } else {
+                self.cfg.server_handshake_size
+            },
+        }
+    }
+
+    /// Sizes of the server's ServerHello and Handshake flight on this connection.
+    fn server_flight_sizes(&self) -> (u64, u64) {
+        let info = match self.role {
+            Role::Server => Some(self.own_server_hello()),
+            Role::Client => self.peer_server_hello,
+        };
+        match info {
+            Some(h) if h.resumed => (
+                self.cfg.server_hello_size + PSK_SERVER_HELLO_EXTENSION,
+                h.handshake_size,
+            ),
+            Some(h) => (self.cfg.server_hello_size, h.handshake_size),
+            None => (self.cfg.server_hello_size, self.cfg.server_handshake_size),
+        }
+    }
+
+    /// Bytes of token in the header of packets of type `ty` (client Initials carry the
+    /// address-validation token, RFC 9000 §17.2.2).
+    fn token_len(&self, ty: PacketType) -> u64 {
+        if ty == PacketType::Initial && self.role == Role::Client {
+            self.initial_token_len
+        } else {
+            0
+        }
+    }
+
+    /// The CONNECTION_CLOSE datagram owed in the closing period, if any.
+    fn poll_close(&mut self, now: SimTime) -> Option<(QuicDatagram, u64)> {
+        if !self.close_pending || self.terminated {
+            return None;
+        }
+        self.close_pending = false;
+        // The highest space the peer can read (RFC 9000 §10.2.3).
+        let i = if self.has_1rtt_send && (self.role == Role::Server || self.handshake_complete)
+        {
+            2
+        } else if self.has_hs_keys && !self.spaces[1].discarded {
+            1
+        } else {
+            0
+        };
+        let ty = PacketType::of_space(i);
+        let cid = self.cfg.cid_len;
+        let hdr = header_len_without_pn(ty, cid, cid, self.token_len(ty));
+        let pn = self.spaces[i].next_pn;
+        let pnl = pn_len(pn, self.spaces[i].largest_acked_by_peer);
+        let mut frames = Vec::new();
+        if !self.spaces[i].to_ack.is_empty() {
+            if let Some(f) = self.build_ack(i, now, 1000) {
+                frames.push(f);
+            }
+        }
+        frames.push(Frame::ConnectionClose {
+            error_code: 0, // NO_ERROR (RFC 9000 §20.1)
+            reason_len: 0,
+        });
+        let mut frames_len: u64 = frames.iter().map(Frame::wire_size).sum();
+        if pnl + frames_len < MIN_PN_PLUS_PAYLOAD {
+            let pad = MIN_PN_PLUS_PAYLOAD - pnl - frames_len;
+            frames.push(Frame::Padding { len: pad });
+            frames_len += pad;
+        }
+        let mut size = packet_size(hdr, ty, pnl, frames_len);
+        if ty == PacketType::Initial && self.role == Role::Client && size < MIN_INITIAL_DATAGRAM {
+            // RFC 9000 §14.1: a client pads datagrams carrying Initial packets.
+            let mut pad = MIN_INITIAL_DATAGRAM - size;
+            while pad > 0 && packet_size(hdr, ty, pnl, frames_len + pad) > MIN_INITIAL_DATAGRAM {
+                pad -= 1;
+            }
+            frames.push(Frame::Padding { len: pad });
+            size = packet_size(hdr, ty, pnl, frames_len + pad);
+        }
+        self.spaces[i].next_pn += 1;
+        self.stats.packets_sent += 1;
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += size;
+        self.stats.connection_close_sent += 1;
+        let mut out = QuicDatagram {
+            packets: vec![QuicPacket {
+                ty,
+                pn,
+                size,
+                frames,
+            }],
+            ..QuicDatagram::default()
+        };
+        self.stamp_datagram(&mut out);
+        Some((out, size))
+    }
+
+    /// Attaches the handshake descriptors every datagram carries.
+    fn stamp_datagram(&self, d: &mut QuicDatagram) {
+        match self.role {
+            Role::Client => {
+                d.client_hello = Some(ClientHelloInfo {
+                    hello_size: self.client_hello_size(),
+                    ticket: self.ticket.as_ref().map(|t| t.id),
+                    token: self.ticket.as_ref().and_then(|t| t.token),
+                    early_data: self.ticket.is_some() && self.cfg.zero_rtt,
+                })
+            }
+            Role::Server => d.server_hello = Some(self.own_server_hello()),
         }
     }
 
@@ -473,7 +812,7 @@ impl Connection {
             .filter(|p| p.in_flight)
             .count() as u64;
         let pacing_rate = if self.cfg.pacing && srtt.as_nanos() > 0 {
-            let bits = self.pacing_gain_permille as u128 * r.cwnd() as u128 * 8 * 1_000_000;
+            let bits = self.pacing_gain() as u128 * r.cwnd() as u128 * 8 * 1_000_000;
             Some((bits / srtt.as_nanos() as u128).min(u64::MAX as u128) as u64)
         } else {
             None
@@ -555,7 +894,31 @@ impl Connection {
     /// A datagram of `size` UDP payload bytes arrived.
     pub fn handle_datagram(&mut self, now: SimTime, dgram: &QuicDatagram, size: u64) {
         if self.closed {
+            if !self.terminated
+                && self.close_info.is_some_and(|c| c.reason == CloseReason::LocalClose)
+            {
+                // Closing (RFC 9000 §10.2.1): answer with CONNECTION_CLOSE.
+                self.stats.datagrams_received += 1;
+                self.close_pending = true;
+            }
             return;
+        }
+        if self.role == Role::Client && self.peer_server_hello.is_none() {
+            if let Some(h) = dgram.server_hello {
+                self.peer_server_hello = Some(h);
+                self.resumed = h.resumed;
+            }
+        }
+        if self.role == Role::Server && self.peer_client_hello.is_none() {
+            // Without `accept_client` (a lone connection): only the ClientHello length.
+            if let Some(h) = dgram.client_hello {
+                self.peer_client_hello = Some(ClientHelloInfo {
+                    ticket: None,
+                    token: None,
+                    early_data: false,
+                    ..h
+                });
+            }
         }
         self.stats.datagrams_received += 1;
         self.last_activity = now;
@@ -588,7 +951,13 @@ impl Connection {
             self.stats.undecryptable_dropped += 1;
             return;
         }
-        if !self.can_decrypt(i) {
+        let zero_rtt = pkt.ty == PacketType::ZeroRtt;
+        if zero_rtt && (self.role == Role::Client || (self.has_hs_keys && !self.zero_rtt_recv)) {
+            // RFC 9001 §4.6.2: a server that rejected 0-RTT MUST NOT process 0-RTT packets.
+            self.stats.zero_rtt_packets_rejected += 1;
+            return;
+        }
+        if !(zero_rtt && self.zero_rtt_recv) && !self.can_decrypt(i) {
             if self.undecryptable.len() < MAX_UNDECRYPTABLE {
                 self.undecryptable.push(pkt);
             } else {
@@ -698,8 +1067,15 @@ impl Connection {
             Frame::NewConnectionId { .. } | Frame::PathResponse(_) => {}
             Frame::PathChallenge(x) => self.path_responses.push(x),
             Frame::ConnectionClose { .. } => {
-                // Draining (RFC 9000 §10.2.2): send nothing more.
+                // Draining (RFC 9000 §10.2.2): send nothing more for three PTOs.
                 self.closed = true;
+                let pto = self.recovery.pto_duration(Space::ApplicationData);
+                self.close_info = Some(CloseInfo {
+                    reason: CloseReason::PeerClose,
+                    at: now,
+                    until: now.saturating_add(pto.saturating_mul(CLOSE_PERIOD_PTOS)),
+                });
+                self.events.push(ConnEvent::Closed(CloseReason::PeerClose));
             }
             Frame::HandshakeDone => {
                 if self.role == Role::Client && !self.handshake_confirmed {
@@ -712,9 +1088,8 @@ impl Connection {
     fn check_handshake_progress(&mut self, now: SimTime) {
         match self.role {
             Role::Client => {
-                if !self.has_hs_keys
-                    && self.spaces[0].crypto_recv.delivered >= self.cfg.server_hello_size
-                {
+                let (server_hello, server_flight) = self.server_flight_sizes();
+                if !self.has_hs_keys && self.spaces[0].crypto_recv.delivered >= server_hello {
                     self.has_hs_keys = true;
                     self.recovery.set_has_handshake_keys();
                     self.trace_connection_state(now, ConnectionState::HandshakeStarted);
@@ -722,12 +1097,23 @@ impl Connection {
                 }
                 if self.has_hs_keys
                     && !self.handshake_complete
-                    && self.spaces[1].crypto_recv.delivered >= self.cfg.server_handshake_size
+                    && self.spaces[1].crypto_recv.delivered >= server_flight
                 {
                     self.handshake_complete = true;
                     self.handshake_complete_at = Some(now);
                     let n = self.cfg.client_finished_size;
                     self.spaces[1].crypto_send.write(n, false);
+                    if self.zero_rtt_send
+                        && !self.peer_server_hello.is_some_and(|h| h.early_data_accepted)
+                    {
+                        // RFC 9001 §4.6.2: 0-RTT rejected; its packets leave recovery and
+                        // their data goes again in 1-RTT packets.
+                        let lost = self.recovery.remove_all_packets(Space::ApplicationData);
+                        for p in lost {
+                            self.requeue_frames(2, &p.info.frames);
+                        }
+                    }
+                    self.zero_rtt_send = false; // 1-RTT from now on (RFC 9001 §4.9.3)
                     self.has_1rtt_send = true;
                     self.can_recv_1rtt = true;
                     self.apply_peer_transport_parameters(now);
@@ -738,12 +1124,13 @@ impl Connection {
             }
             Role::Server => {
                 if !self.has_hs_keys
-                    && self.spaces[0].crypto_recv.delivered >= self.cfg.client_hello_size
+                    && self.spaces[0].crypto_recv.delivered >= self.client_hello_size()
                 {
                     self.has_hs_keys = true;
                     self.has_1rtt_send = true;
+                    self.zero_rtt_recv = self.early_data_accepted;
                     self.recovery.set_has_handshake_keys();
-                    let (sh, flight) = (self.cfg.server_hello_size, self.cfg.server_handshake_size);
+                    let (sh, flight) = self.server_flight_sizes();
                     self.spaces[0].crypto_send.write(sh, false);
                     self.spaces[1].crypto_send.write(flight, false);
                     self.apply_peer_transport_parameters(now);
@@ -1117,7 +1504,11 @@ impl Connection {
     /// The earliest instant the connection needs [`Connection::handle_timeout`].
     pub fn poll_timeout(&self) -> Option<SimTime> {
         if self.closed {
-            return None;
+            // The end of the closing or draining period.
+            return match self.close_info {
+                Some(c) if !self.terminated => Some(c.until),
+                _ => None,
+            };
         }
         let mut t = Some(self.idle_deadline());
         let mut consider = |x: Option<SimTime>| {
@@ -1148,10 +1539,20 @@ impl Connection {
     /// Timers that are due fire.
     pub fn handle_timeout(&mut self, now: SimTime) {
         if self.closed {
+            if self.close_info.is_some_and(|c| now >= c.until) {
+                self.terminated = true;
+            }
             return;
         }
         if now >= self.idle_deadline() {
             self.closed = true; // RFC 9000 §10.1: silently closed
+            self.terminated = true;
+            self.close_info = Some(CloseInfo {
+                reason: CloseReason::IdleTimeout,
+                at: now,
+                until: now,
+            });
+            self.events.push(ConnEvent::Closed(CloseReason::IdleTimeout));
             self.trace_connection_state(now, ConnectionState::Closed);
             return;
         }
@@ -1211,6 +1612,18 @@ impl Connection {
                 if !self.has_new_data(j) {
                     self.requeue_oldest_outstanding(j);
                 }
+            }
+        }
+        // Model extension of the same SHOULD: a resuming client probing a handshake space
+        // also probes its 0-RTT data in flight (else a lost first flight leaves the
+        // request waiting for the application-data PTO, armed only after confirmation).
+        if i < 2
+            && self.zero_rtt_send
+            && self.recovery.ack_eliciting_in_flight(Space::ApplicationData) > 0
+        {
+            self.spaces[2].probes = self.spaces[2].probes.max(1);
+            if !self.has_new_data(2) {
+                self.requeue_oldest_outstanding(2);
             }
         }
         if self.has_new_data(i) {
@@ -1275,7 +1688,7 @@ impl Connection {
         match i {
             0 => true,
             1 => self.has_hs_keys,
-            _ => self.has_1rtt_send,
+            _ => self.has_1rtt_send || self.zero_rtt_send,
         }
     }
 
@@ -1296,14 +1709,24 @@ impl Connection {
         }
     }
 
+    /// The pacing gain in permille: `pacing_gain_slow_start` while the controller is in
+    /// slow start, `pacing_gain` otherwise (Chromium: 2 and 1.25; RFC 9002 §7.7: one gain).
+    fn pacing_gain(&self) -> u64 {
+        if self.recovery.cc().in_slow_start() {
+            self.pacing_gain_ss_permille
+        } else {
+            self.pacing_gain_permille
+        }
+    }
+
     /// Refills the pacing bucket: `gain * cwnd / srtt` bytes per unit time, capped at the
     /// initial window (RFC 9002 §7.7). Sub-byte remainders are dropped at each refill.
     fn pacer_refill(&mut self, now: SimTime) {
         let elapsed = now.saturating_since(self.pacing_last).as_nanos() as u128;
         self.pacing_last = now;
-        let cap = self.cfg.initial_cwnd().max(self.cfg.max_udp_payload);
+        let cap = self.cfg.pacing_burst_bytes();
         let srtt = self.recovery.rtt().smoothed_rtt().as_nanos().max(1) as u128;
-        let num = self.pacing_gain_permille as u128 * self.recovery.cwnd() as u128;
+        let num = self.pacing_gain() as u128 * self.recovery.cwnd() as u128;
         let add = elapsed * num / (1000 * srtt);
         self.pacing_tokens = (self.pacing_tokens as u128 + add).min(cap as u128) as u64;
     }
@@ -1320,7 +1743,7 @@ impl Connection {
         }
         let missing = (mds - self.pacing_tokens) as u128;
         let srtt = self.recovery.rtt().smoothed_rtt().as_nanos().max(1) as u128;
-        let num = (self.pacing_gain_permille as u128 * self.recovery.cwnd() as u128).max(1);
+        let num = (self.pacing_gain() as u128 * self.recovery.cwnd() as u128).max(1);
         let wait = (missing * 1000 * srtt).div_ceil(num);
         Some(self.pacing_last + SimDuration(wait.min(u64::MAX as u128) as u64))
     }
@@ -1328,7 +1751,7 @@ impl Connection {
     /// The next datagram to send now, with its UDP payload size.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<(QuicDatagram, u64)> {
         if self.closed {
-            return None;
+            return self.poll_close(now);
         }
         let mds = self.cfg.max_udp_payload;
         let amp = self.amplification_budget();
@@ -1381,7 +1804,12 @@ impl Connection {
             let want = (MIN_INITIAL_DATAGRAM - size).min(budget - size);
             let cid = self.cfg.cid_len;
             let last = &mut packets.last_mut().expect("non-empty").0;
-            let hdr = header_len_without_pn(last.ty, cid, cid, 0);
+            let token = if last.ty == PacketType::Initial && self.role == Role::Client {
+                self.initial_token_len
+            } else {
+                0
+            };
+            let hdr = header_len_without_pn(last.ty, cid, cid, token);
             let largest_acked = self.spaces[last.ty.space_index()].largest_acked_by_peer;
             let pnl = pn_len(last.pn, largest_acked);
             let frames_len: u64 = last.frames.iter().map(Frame::wire_size).sum();
@@ -1416,8 +1844,17 @@ impl Connection {
         let datagram_id = self.stats.datagrams_sent;
         let app_limited = !self.has_sendable_stream_data();
         let mut out = QuicDatagram::default();
+        self.stamp_datagram(&mut out);
         for ((pkt, info), is_probe) in packets.into_iter().zip(probe_flags) {
             let i = pkt.ty.space_index();
+            if pkt.ty == PacketType::ZeroRtt {
+                self.stats.zero_rtt_packets_sent += 1;
+                for f in &pkt.frames {
+                    if let Frame::Stream { len, .. } = f {
+                        self.stats.zero_rtt_stream_bytes += len;
+                    }
+                }
+            }
             if self.trace.is_on() {
                 let trigger = if is_probe {
                     Some(SendTrigger::PtoProbe)
@@ -1624,9 +2061,13 @@ impl Connection {
         cc_ok: bool,
         initial_ok: bool,
     ) -> Option<(QuicPacket, SentInfo)> {
-        let ty = PacketType::of_space(i);
+        let ty = if i == 2 && !self.has_1rtt_send {
+            PacketType::ZeroRtt // client before 1-RTT keys (RFC 9000 §17.2.3)
+        } else {
+            PacketType::of_space(i)
+        };
         let cid = self.cfg.cid_len;
-        let hdr = header_len_without_pn(ty, cid, cid, 0);
+        let hdr = header_len_without_pn(ty, cid, cid, self.token_len(ty));
         let pn = self.spaces[i].next_pn;
         let pnl = pn_len(pn, self.spaces[i].largest_acked_by_peer);
         // Long headers carry a Length varint: 2 bytes for any packet up to 16383 bytes.
@@ -1642,7 +2083,10 @@ impl Connection {
             ..SentInfo::default()
         };
 
-        let ack_wanted = self.spaces[i].new_since_ack && !self.spaces[i].to_ack.is_empty();
+        // No ACK frames in 0-RTT packets (RFC 9000 §12.4).
+        let ack_wanted = self.spaces[i].new_since_ack
+            && !self.spaces[i].to_ack.is_empty()
+            && ty != PacketType::ZeroRtt;
         let ack_due = self.ack_due(i, now);
         if ack_wanted {
             if let Some(f) = self.build_ack(i, now, room) {

@@ -11,12 +11,16 @@
 //!   frames, flow control, recovery glue);
 //! - [`endpoint`]: [`QuicEndpoint`], a connection plus the `bulk` workload, implementing
 //!   [`crate::endpoint::Endpoint`];
+//! - [`lifecycle`]: sequences of connections between one client and one server
+//!   (session tickets, 0-RTT, address-validation tokens, idle timeout and close), the
+//!   `quic_connections` workload;
 //! - [`recovery`] and [`rtt`]: RFC 9002 loss detection, PTO and the RTT estimator.
 
 pub mod config;
 pub mod connection;
 pub mod endpoint;
 pub mod flow_control;
+pub mod lifecycle;
 pub mod ranges;
 pub mod recovery;
 pub mod rtt;

@@ -690,6 +690,30 @@ impl<F> Recovery<F> {
         out
     }
 
+    /// Removes every packet of `space` from recovery (and from bytes in flight) without
+    /// discarding the space, and returns them. Used when the server rejects 0-RTT: the
+    /// client's 0-RTT packets can no longer be acknowledged, so their recovery state goes
+    /// (RFC 9001 §4.6.2, as RFC 9002 §6.4 does for discarded keys) and their data is sent
+    /// again in 1-RTT packets.
+    pub fn remove_all_packets(&mut self, space: Space) -> Vec<SentPacket<F>> {
+        let si = space.idx();
+        let sent = std::mem::take(&mut self.spaces[si].sent);
+        let mut out = Vec::with_capacity(sent.len());
+        for (_, e) in sent {
+            if e.pkt.in_flight {
+                self.remove_from_flight(si, &e.pkt, e.seq);
+            }
+            out.push(e.pkt);
+        }
+        let s = &mut self.spaces[si];
+        s.lost.clear();
+        s.time_of_last_ack_eliciting = None;
+        s.loss_time = None;
+        self.set_loss_detection_timer(self.last_now);
+        self.prune_acked_seqs();
+        out
+    }
+
     // ----- internals ---------------------------------------------------------------------
 
     fn remove_from_flight(&mut self, si: usize, p: &SentPacket<F>, seq: u64) {

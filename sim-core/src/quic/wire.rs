@@ -65,6 +65,9 @@ pub enum PacketType {
     Handshake,
     /// Short header, application data space (RFC 9000 §17.3.1).
     OneRtt,
+    /// Long header, 0-RTT: early data from a resuming client, in the application data
+    /// space shared with 1-RTT (RFC 9000 §17.2.3, §12.3).
+    ZeroRtt,
 }
 
 impl PacketType {
@@ -73,7 +76,7 @@ impl PacketType {
         match self {
             PacketType::Initial => 0,
             PacketType::Handshake => 1,
-            PacketType::OneRtt => 2,
+            PacketType::OneRtt | PacketType::ZeroRtt => 2,
         }
     }
 
@@ -95,7 +98,9 @@ pub fn header_len_without_pn(ty: PacketType, dcid_len: u64, scid_len: u64, token
         PacketType::Initial => {
             1 + VERSION_LEN + 1 + dcid_len + 1 + scid_len + varint_len(token_len) + token_len
         }
-        PacketType::Handshake => 1 + VERSION_LEN + 1 + dcid_len + 1 + scid_len,
+        PacketType::Handshake | PacketType::ZeroRtt => {
+            1 + VERSION_LEN + 1 + dcid_len + 1 + scid_len
+        }
         // first byte + DCID (its length is implicit)
         PacketType::OneRtt => 1 + dcid_len,
     }
@@ -287,11 +292,46 @@ impl QuicPacket {
     }
 }
 
+/// What a client's ClientHello and Initial header say about resumption, as a descriptor
+/// (the TLS bytes are counted in the CRYPTO sizes, the token in the Initial header size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientHelloInfo {
+    /// ClientHello length in bytes (the server knows when it has all of it).
+    pub hello_size: u64,
+    /// Session ticket presented in the pre_shared_key extension (RFC 8446 §4.2.11).
+    pub ticket: Option<u64>,
+    /// Address-validation token in the Initial header (RFC 9000 §8.1.3, §17.2.2).
+    pub token: Option<u64>,
+    /// The client sends 0-RTT data (early_data extension, RFC 8446 §4.2.10).
+    pub early_data: bool,
+}
+
+/// What the server's ServerHello and EncryptedExtensions say about resumption, as a
+/// descriptor (the bytes are in the CRYPTO sizes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerHelloInfo {
+    /// The server accepted the session ticket (abbreviated handshake, no certificate).
+    pub resumed: bool,
+    /// The server accepted the 0-RTT data (early_data in EncryptedExtensions, RFC 9001
+    /// §4.6.2).
+    pub early_data_accepted: bool,
+    /// Length of the server's Handshake flight in bytes.
+    pub handshake_size: u64,
+}
+
 /// One UDP datagram's worth of coalesced QUIC packets (RFC 9000 §12.2).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct QuicDatagram {
     /// The packets, in order (a short-header packet, if any, is last).
     pub packets: Vec<QuicPacket>,
+    /// Which connection of the client-server pair the packets belong to: stands for the
+    /// Destination Connection ID, which all coalesced packets share (RFC 9000 §12.2).
+    /// 0 for a lone connection.
+    pub conn: u64,
+    /// Set by a client on every datagram: its ClientHello's resumption content.
+    pub client_hello: Option<ClientHelloInfo>,
+    /// Set by a server on every datagram: its handshake's resumption content.
+    pub server_hello: Option<ServerHelloInfo>,
 }
 
 impl QuicDatagram {

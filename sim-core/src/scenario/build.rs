@@ -58,7 +58,7 @@ const LOSS_MODELS: &[&str] = &[
 ];
 /// Flow kinds. A new kind = a raw struct in `raw.rs`, an entry here and an arm in
 /// [`parse_flow`].
-const FLOW_KINDS: &[&str] = &["cbr", "quic_bulk"];
+const FLOW_KINDS: &[&str] = &["cbr", "quic_bulk", "quic_connections"];
 
 /// The link tables that apply to one link, least specific first, each with its path.
 #[derive(Clone, Default)]
@@ -1051,8 +1051,71 @@ fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigE
             check_flow(&flow, pairs, &at)?;
             Ok(flow)
         }
+        "quic_connections" => parse_quic_connections(v, path, pairs),
         other => Err(ConfigError::new(kind_path, other, kind_allowed)),
     }
+}
+
+/// A `quic_connections` flow (`docs/lifecycle.md`): the shared QUIC keys, and the
+/// `[[flows.connections]]` list whose workload keys default to the flow's.
+fn parse_quic_connections(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigError> {
+    use crate::quic::lifecycle::{CloseMode, ConnectionSpec};
+    let raw: RawQuicConnections = from_value(v, path, "a quic_connections flow")?;
+    let at = |k: &str| join(path, k);
+    let pair = match &raw.pair {
+        Some(p) => get_int(p, &at("pair"), 0, i64::MAX, &pair_allowed(pairs))? as usize,
+        None => 0,
+    };
+    let background = match &raw.background {
+        Some(b) => get_bool(b, &at("background"))?,
+        None => false,
+    };
+    let quic: crate::quic::QuicConfig =
+        from_value(&Value::Table(raw.quic), path, "a quic_connections flow")?;
+    let items = match &raw.connections {
+        Some(c) => array_of_tables(c, &at("connections"), "[[flows.connections]]")?,
+        None => &[],
+    };
+    let mut connections = Vec::with_capacity(items.len());
+    for (j, item) in items.iter().enumerate() {
+        let cpath = format!("{}[{j}]", at("connections"));
+        let c: RawConnection = from_value(item, &cpath, "a connection")?;
+        let cat = |k: &str| join(&cpath, k);
+        let mut spec = ConnectionSpec::new(&quic, quic.bytes);
+        if let Some(x) = &c.start {
+            spec.start = Some(get_time(x, &cat("start"))?);
+        }
+        if let Some(x) = &c.gap {
+            spec.gap = Some(get_duration(x, &cat("gap"))?);
+        }
+        if let Some(x) = &c.resume {
+            spec.resume = get_bool(x, &cat("resume"))?;
+        }
+        if let Some(x) = &c.bytes {
+            spec.bytes = get_bytes(x, &cat("bytes"))?.0;
+        }
+        if let Some(x) = &c.streams {
+            let allowed = "a number of streams >= 1";
+            spec.streams = get_int(x, &cat("streams"), 0, i64::MAX, allowed)? as u64;
+        }
+        if let Some(x) = &c.request_size {
+            spec.request_size = get_bytes(x, &cat("request_size"))?.0;
+        }
+        if let Some(x) = &c.close {
+            spec.close = match get_choice(x, &cat("close"), &["explicit", "idle"])? {
+                "idle" => CloseMode::Idle,
+                _ => CloseMode::Explicit,
+            };
+        }
+        connections.push(spec);
+    }
+    let flow = FlowConfig {
+        pair,
+        background,
+        app: AppConfig::QuicConnections { quic, connections },
+    };
+    check_flow(&flow, pairs, &at)?;
+    Ok(flow)
 }
 
 fn parse_flows(v: &Option<Value>, pairs: usize) -> Result<Vec<FlowConfig>, ConfigError> {

@@ -192,6 +192,10 @@ pub fn to_toml(cfg: &Config) -> Result<String, ConfigError> {
                 if let Some(Value::Table(app)) = ft.remove("app") {
                     ft.extend(app);
                 }
+                // quic_connections: the shared QUIC keys sit next to `kind` too.
+                if let Some(Value::Table(quic)) = ft.remove("quic") {
+                    ft.extend(quic);
+                }
             }
         }
     }

@@ -223,6 +223,33 @@ pub(super) struct RawQuicBulk {
     pub quic: toml::Table,
 }
 
+/// `[[flows]]` with `kind = "quic_connections"`: like `quic_bulk` (every other key is a
+/// field of [`crate::quic::QuicConfig`], shared by the connections), plus the
+/// `[[flows.connections]]` list.
+#[derive(Deserialize)]
+pub(super) struct RawQuicConnections {
+    #[allow(dead_code)]
+    pub kind: Value,
+    pub pair: Option<Value>,
+    pub background: Option<Value>,
+    pub connections: Option<Value>,
+    #[serde(flatten)]
+    pub quic: toml::Table,
+}
+
+/// One `[[flows.connections]]` entry.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConnection {
+    pub start: Option<Value>,
+    pub gap: Option<Value>,
+    pub resume: Option<Value>,
+    pub bytes: Option<Value>,
+    pub streams: Option<Value>,
+    pub request_size: Option<Value>,
+    pub close: Option<Value>,
+}
+
 /// What `value` shows of a TOML value: strings without quotes, everything else as inline
 /// TOML, cut at 120 characters.
 pub(super) fn render(v: &Value) -> String {
