@@ -1108,3 +1108,47 @@ fn marker(ev: &TraceEvent) -> J {
     }
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names() {
+        let key = TraceKey {
+            flow: 2,
+            connection: 1,
+            vantage: Vantage::Server,
+        };
+        assert_eq!(
+            file_name("my scen/ario", 7, 3, &key),
+            "my_scen_ario-s7-p3-f2-c1-server.sqlog"
+        );
+    }
+
+    #[test]
+    fn ordered_json_with_escapes() {
+        let v = j!({
+            "z": 1u64,
+            "a": [true, (J::Null), 0.5],
+            "s": (String::from("q\"uote\n")),
+            "o": {"k": "v"},
+        });
+        let mut b = Vec::new();
+        v.write(&mut b);
+        let text = String::from_utf8(b).unwrap();
+        assert_eq!(
+            text,
+            r#"{"z":1,"a":[true,null,0.5],"s":"q\"uote\n","o":{"k":"v"}}"#
+        );
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["s"], "q\"uote\n");
+    }
+
+    #[test]
+    fn formats_parse() {
+        assert_eq!(QlogFormat::parse("draft"), Some(QlogFormat::Draft));
+        assert_eq!(QlogFormat::parse("qvis"), Some(QlogFormat::Qvis));
+        assert_eq!(QlogFormat::parse("json"), None);
+    }
+}

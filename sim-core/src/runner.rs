@@ -305,13 +305,14 @@ impl<'a> Sim<'a> {
         }
         let id = self.eps[e].id;
         let tracer = &mut *self.tracer;
-        self.eps[e].ep.drain_trace_tagged(&mut |connection, time, event| {
+        let mut sink = |connection, time, event| {
             tracer.record(&TraceRecord {
                 time,
                 source: TraceSource::Endpoint(EndpointId { connection, ..id }),
                 event,
             })
-        });
+        };
+        self.eps[e].ep.drain_trace_tagged(&mut sink);
     }
 
     /// A network event for the tracer (only when tracing).

@@ -58,7 +58,9 @@ pub struct EndpointId {
     pub endpoint: u32,
     /// Client or server side.
     pub vantage: Vantage,
-    /// Connection index within the flow (every flow has exactly one connection today, 0).
+    /// Connection index within the endpoint, as the endpoint tags its events
+    /// ([`crate::endpoint::Endpoint::drain_trace_tagged`]); 0 for a single connection and
+    /// in [`RunInfo`].
     pub connection: u32,
 }
 

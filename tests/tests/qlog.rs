@@ -1106,3 +1106,14 @@ fn a_later_connection_gets_its_own_trace() {
     assert_eq!(evs[1].1, "quic:connection_state_updated");
     assert_eq!(evs[1].0, 250.0);
 }
+
+/// A trace is as deterministic as the run: the same config and seed give the same bytes.
+#[test]
+fn traces_are_deterministic() {
+    let cfg = scenario(QUIC_LOSSY);
+    for fmt in [QlogFormat::Draft, QlogFormat::Qvis] {
+        let (_, a) = run_qlog(&cfg, 5, fmt);
+        let (_, b) = run_qlog(&cfg, 5, fmt);
+        assert_eq!(a, b, "{fmt:?}");
+    }
+}

@@ -679,58 +679,93 @@ impl Connection {
             return None;
         }
         self.close_pending = false;
-        // The highest space the peer can read (RFC 9000 §10.2.3).
-        let i = if self.has_1rtt_send && (self.role == Role::Server || self.handshake_complete)
-        {
-            2
-        } else if self.has_hs_keys && !self.spaces[1].discarded {
-            1
+        // RFC 9000 §10.2.3: before confirmation the peer may lack the keys of our
+        // highest space, so the frame goes in every space it may be able to read,
+        // coalesced: a client in Handshake and (once it has 1-RTT keys) 1-RTT packets, a
+        // server in Initial and Handshake packets. Once confirmed, 1-RTT only.
+        let hs = self.has_hs_keys && !self.spaces[1].discarded;
+        let spaces: Vec<usize> = if self.handshake_confirmed {
+            vec![2]
         } else {
-            0
+            match self.role {
+                Role::Client => {
+                    let mut v = Vec::new();
+                    if hs {
+                        v.push(1);
+                    }
+                    if self.handshake_complete {
+                        v.push(2);
+                    }
+                    if v.is_empty() {
+                        v.push(0);
+                    }
+                    v
+                }
+                Role::Server => {
+                    let mut v = Vec::new();
+                    if !self.spaces[0].discarded {
+                        v.push(0);
+                    }
+                    if hs {
+                        v.push(1);
+                    }
+                    v
+                }
+            }
         };
-        let ty = PacketType::of_space(i);
         let cid = self.cfg.cid_len;
-        let hdr = header_len_without_pn(ty, cid, cid, self.token_len(ty));
-        let pn = self.spaces[i].next_pn;
-        let pnl = pn_len(pn, self.spaces[i].largest_acked_by_peer);
-        let mut frames = Vec::new();
-        if !self.spaces[i].to_ack.is_empty() {
-            if let Some(f) = self.build_ack(i, now, 1000) {
-                frames.push(f);
+        let mut packets = Vec::new();
+        let mut size = 0;
+        for &i in &spaces {
+            let ty = PacketType::of_space(i);
+            let hdr = header_len_without_pn(ty, cid, cid, self.token_len(ty));
+            let pn = self.spaces[i].next_pn;
+            let pnl = pn_len(pn, self.spaces[i].largest_acked_by_peer);
+            let mut frames = Vec::new();
+            if !self.spaces[i].to_ack.is_empty() {
+                if let Some(f) = self.build_ack(i, now, 1000) {
+                    frames.push(f);
+                }
             }
-        }
-        frames.push(Frame::ConnectionClose {
-            error_code: 0, // NO_ERROR (RFC 9000 §20.1)
-            reason_len: 0,
-        });
-        let mut frames_len: u64 = frames.iter().map(Frame::wire_size).sum();
-        if pnl + frames_len < MIN_PN_PLUS_PAYLOAD {
-            let pad = MIN_PN_PLUS_PAYLOAD - pnl - frames_len;
-            frames.push(Frame::Padding { len: pad });
-            frames_len += pad;
-        }
-        let mut size = packet_size(hdr, ty, pnl, frames_len);
-        if ty == PacketType::Initial && self.role == Role::Client && size < MIN_INITIAL_DATAGRAM {
-            // RFC 9000 §14.1: a client pads datagrams carrying Initial packets.
-            let mut pad = MIN_INITIAL_DATAGRAM - size;
-            while pad > 0 && packet_size(hdr, ty, pnl, frames_len + pad) > MIN_INITIAL_DATAGRAM {
-                pad -= 1;
+            frames.push(Frame::ConnectionClose {
+                error_code: 0, // NO_ERROR (RFC 9000 §20.1)
+                reason_len: 0,
+            });
+            let mut frames_len: u64 = frames.iter().map(Frame::wire_size).sum();
+            if pnl + frames_len < MIN_PN_PLUS_PAYLOAD {
+                let pad = MIN_PN_PLUS_PAYLOAD - pnl - frames_len;
+                frames.push(Frame::Padding { len: pad });
+                frames_len += pad;
             }
-            frames.push(Frame::Padding { len: pad });
-            size = packet_size(hdr, ty, pnl, frames_len + pad);
+            let mut psize = packet_size(hdr, ty, pnl, frames_len);
+            let last = i == *spaces.last().expect("non-empty");
+            if last && self.role == Role::Client && spaces.contains(&0) {
+                // RFC 9000 §14.1: a client pads datagrams carrying Initial packets.
+                let target = MIN_INITIAL_DATAGRAM.saturating_sub(size);
+                let mut pad = target.saturating_sub(psize);
+                while pad > 0 && packet_size(hdr, ty, pnl, frames_len + pad) > target {
+                    pad -= 1;
+                }
+                if pad > 0 {
+                    frames.push(Frame::Padding { len: pad });
+                    psize = packet_size(hdr, ty, pnl, frames_len + pad);
+                }
+            }
+            self.spaces[i].next_pn += 1;
+            self.stats.packets_sent += 1;
+            size += psize;
+            packets.push(QuicPacket {
+                ty,
+                pn,
+                size: psize,
+                frames,
+            });
         }
-        self.spaces[i].next_pn += 1;
-        self.stats.packets_sent += 1;
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += size;
         self.stats.connection_close_sent += 1;
         let mut out = QuicDatagram {
-            packets: vec![QuicPacket {
-                ty,
-                pn,
-                size,
-                frames,
-            }],
+            packets,
             ..QuicDatagram::default()
         };
         self.stamp_datagram(&mut out);
@@ -957,7 +992,8 @@ impl Connection {
             self.stats.zero_rtt_packets_rejected += 1;
             return;
         }
-        if !(zero_rtt && self.zero_rtt_recv) && !self.can_decrypt(i) {
+        let readable = (zero_rtt && self.zero_rtt_recv) || self.can_decrypt(i);
+        if !readable {
             if self.undecryptable.len() < MAX_UNDECRYPTABLE {
                 self.undecryptable.push(pkt);
             } else {

@@ -435,6 +435,9 @@ struct ClientConn {
     app: BulkApp,
     local: Addr,
     close: CloseMode,
+    /// The workload completed and the close mode is explicit: close once the stack has
+    /// sent what it had queued.
+    close_wanted: bool,
     ticket_taken: bool,
 }
 
@@ -507,6 +510,7 @@ impl ConnectionsClient {
                 app: BulkApp::new(&spec),
                 local: self.local,
                 close: spec.close,
+                close_wanted: false,
                 ticket_taken: false,
             });
             // The next one: at its absolute start, or after this one ends.
@@ -529,7 +533,7 @@ impl ConnectionsClient {
             for ev in events {
                 let c = &mut self.conns[k];
                 if c.app.on_event(now, &mut c.conn, ev) && c.close == CloseMode::Explicit {
-                    c.conn.close(now);
+                    c.close_wanted = true;
                 }
                 if let ConnEvent::Closed(_) = ev {
                     let next = k + 1;
@@ -602,11 +606,23 @@ impl Endpoint for ConnectionsClient {
     }
 
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
-        for (k, c) in self.conns.iter_mut().enumerate() {
+        let mut k = 0;
+        while k < self.conns.len() {
+            let c = &mut self.conns[k];
             if let Some((mut d, size)) = c.conn.poll_transmit(now) {
                 d.conn = k as u64;
                 return Some(quic_datagram(c.local, self.remote, self.flow, d, size));
             }
+            if c.close_wanted && !c.conn.is_closed() {
+                // The application closes once the stack has sent what it had queued
+                // (e.g. the client's Finished when a 0-RTT response completes at the
+                // handshake): then CONNECTION_CLOSE, polled next.
+                c.conn.close(now);
+                self.drive(now, k);
+                self.open_due(now);
+                continue;
+            }
+            k += 1;
         }
         None
     }

@@ -536,6 +536,9 @@ impl<F> Recovery<F> {
             s.largest_acked = Some(s.largest_acked.map_or(ack_largest, |l| l.max(ack_largest)));
         }
 
+        // Bytes in flight before this ACK (for the under-utilisation test of §7.8).
+        let prior_in_flight = self.bytes_in_flight;
+
         // DetectAndRemoveAckedPackets, and spurious losses.
         let mut newly: Vec<Entry<F>> = Vec::new();
         {
@@ -594,14 +597,17 @@ impl<F> Recovery<F> {
         }
         out.lost = lost.into_iter().map(|e| e.pkt).collect();
 
-        // OnPacketsAcked (B.5).
+        // OnPacketsAcked (B.5). §7.8: no growth while the window is under-utilised: the
+        // packet was sent app- or flow-control-limited, or the window was not full
+        // before this ACK (`cwnd_limited`).
         let snap = self.rtt.snapshot();
         for e in &newly {
             let p = &e.pkt;
             if p.in_flight {
                 self.remove_from_flight(si, p, e.seq);
+                let under_utilised = p.app_limited || !self.cwnd_limited(prior_in_flight);
                 self.cc
-                    .on_packet_acked(now, p.time_sent, p.size, p.app_limited, &snap);
+                    .on_packet_acked(now, p.time_sent, p.size, under_utilised, &snap);
             }
         }
         out.acked = newly.into_iter().map(|e| e.pkt).collect();
@@ -613,6 +619,22 @@ impl<F> Recovery<F> {
         self.set_loss_detection_timer(now);
         self.housekeeping(now);
         out
+    }
+
+    /// RFC 9002 §7.8: whether the window was fully used with `prior_in_flight` bytes in
+    /// flight before an ACK. Per-packet app-limited marks only catch the packet after
+    /// which the sender ran out of data; a sender held by flow control far below its
+    /// window also sends earlier packets unmarked, and its window would grow without
+    /// bound. The test is Google quiche's `TcpCubicSenderBytes::IsCwndLimited` (Linux's
+    /// `tcp_is_cwnd_limited` is similar): the flight fills the window, or leaves at most
+    /// 3 datagrams of it (quiche `kMaxBurstBytes`), or, in slow start, exceeds half of it
+    /// (a paced or ACK-clocked slow start has not yet filled the doubled window: RFC 9002
+    /// §7.8 says a pacing delay is not application limitation).
+    fn cwnd_limited(&self, prior_in_flight: u64) -> bool {
+        let cwnd = self.cc.window();
+        prior_in_flight >= cwnd
+            || cwnd - prior_in_flight <= 3 * self.config.max_datagram_size
+            || (self.cc.in_slow_start() && prior_in_flight > cwnd / 2)
     }
 
     // ----- A.9 ---------------------------------------------------------------------------
@@ -640,7 +662,7 @@ impl<F> Recovery<F> {
             self.housekeeping(now);
             return out;
         }
-        if self.no_ack_eliciting_in_flight() {
+        if self.anti_deadlock() {
             // Client anti-deadlock probe (§6.2.2.1).
             debug_assert!(!self.peer_completed_address_validation());
             out.anti_deadlock = true;
@@ -730,6 +752,23 @@ impl<F> Recovery<F> {
         self.spaces.iter().all(|s| s.ack_eliciting_in_flight == 0)
     }
 
+    /// The client anti-deadlock PTO applies (§6.2.2.1): nothing ack-eliciting in flight,
+    /// or only 0-RTT packets, which cannot arm a PTO before the handshake is confirmed
+    /// (§6.2.1). A.8's pseudocode tests "no ack-eliciting packets in flight" over every
+    /// space; with 0-RTT in flight and the Initial acknowledged it would arm nothing,
+    /// while §6.2.2.1 requires the client to keep a PTO armed until its address is
+    /// validated "even if there are no packets in flight" (else a server at its
+    /// anti-amplification limit and a client waiting for the rest of the server's flight
+    /// deadlock).
+    fn anti_deadlock(&self) -> bool {
+        self.no_ack_eliciting_in_flight()
+            || (self.is_client
+                && !self.handshake_confirmed
+                && !self.peer_completed_address_validation()
+                && self.spaces[0].ack_eliciting_in_flight == 0
+                && self.spaces[1].ack_eliciting_in_flight == 0)
+    }
+
     /// A.8 `GetLossTimeAndSpace`.
     fn earliest_loss_time(&self) -> Option<(SimTime, Space)> {
         let mut best: Option<(SimTime, Space)> = None;
@@ -746,7 +785,7 @@ impl<F> Recovery<F> {
     /// A.8 `GetPtoTimeAndSpace`.
     fn pto_time_and_space(&self, now: SimTime) -> Option<(SimTime, Space)> {
         let mut duration = backoff(self.rtt.pto_base(self.config.granularity), self.pto_count);
-        if self.no_ack_eliciting_in_flight() {
+        if self.anti_deadlock() {
             // Anti-deadlock PTO starts from the current time.
             let sp = if self.has_handshake_keys {
                 Space::Handshake
@@ -1226,8 +1265,10 @@ mod tests {
         let (r, o) = rfc_7_6_3(None, true);
         assert_eq!(pns(&o.lost), vec![2, 3, 4, 5, 6, 7, 8]);
         assert!(!o.persistent_congestion);
-        // Slow start: 12 000 + 3 acked packets of 1000 B, halved.
-        assert_eq!(r.cwnd(), 7_500);
+        // The ACKs of #1 and of the Handshake packet came with at most 5000 B in flight
+        // of a 12 000 B slow-start window (not above half of it): under-utilised, no
+        // growth (§7.8). The losses halve 12 000; #9 was sent before the recovery began.
+        assert_eq!(r.cwnd(), 6_000);
     }
 
     #[test]
