@@ -256,7 +256,8 @@ impl<'a> Sim<'a> {
                 AppConfig::QuicConnections { quic, connections } => {
                     let fid = fi as u32;
                     let (q, specs) = (quic.clone(), connections.clone());
-                    let client = ConnectionsClient::new(q.clone(), specs.clone(), caddr, saddr, fid);
+                    let client =
+                        ConnectionsClient::new(q.clone(), specs.clone(), caddr, saddr, fid);
                     let server = ConnectionsServer::new(q, specs, saddr, fid);
                     self.add_endpoint(fi, pair.client, SimTime::ZERO, Box::new(client));
                     self.add_endpoint(fi, pair.server, SimTime::ZERO, Box::new(server));

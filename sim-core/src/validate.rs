@@ -298,9 +298,8 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
             .validate()
             .map_err(|(field, value, allowed)| ConfigError::new(path(field), value, allowed)),
         AppConfig::QuicConnections { quic, connections } => {
-            quic.validate().map_err(|(field, value, allowed)| {
-                ConfigError::new(path(field), value, allowed)
-            })?;
+            quic.validate()
+                .map_err(|(field, value, allowed)| ConfigError::new(path(field), value, allowed))?;
             check_connections(connections, path)
         }
     }

@@ -656,11 +656,9 @@ hystart = {hystart}
                 }
             }
             (TraceSource::Endpoint(id), TraceEvent::CongestionStateUpdated { new, .. })
-                if id.vantage == Vantage::Server =>
+                if id.vantage == Vantage::Server && exit.is_none() && *new != "slow_start" =>
             {
-                if exit.is_none() && *new != "slow_start" {
-                    exit = Some((t, cwnd));
-                }
+                exit = Some((t, cwnd));
             }
             (TraceSource::Network { .. }, TraceEvent::LinkDrop { .. }) => {
                 first_drop.get_or_insert(t);

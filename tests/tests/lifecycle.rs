@@ -1246,4 +1246,141 @@ fn example_scenario_reports_every_connection() {
     assert_eq!(c.connections[2].zero_rtt_accepted, Some(true));
 }
 
+#[test]
+fn a_connection_on_a_new_network_uses_the_new_address() {
+    // Handover to a slower network with a new IP address between connections 0 and 1:
+    // connection 1 starts from the new address; its ticket still resumes the session
+    // (0-RTT), but the address-validation token was issued to the old address, so the
+    // server does not count the new one as validated (RFC 9000 §8.1.3).
+    let text = r#"
+[topology]
+kind = "two_hosts"
+link = { rate = "50Mbps", delay = "10ms" }
 
+[[topology.handovers]]
+at = "1s"
+address = "ip"
+link = { rate = "10Mbps", delay = "30ms" }
+
+[[flows]]
+kind = "quic_connections"
+
+[[flows.connections]]
+bytes = "100KB"
+
+[[flows.connections]]
+start = "2s"
+bytes = "100KB"
+"#;
+    let cfg = sim_core::scenario::parse_str(text).expect("valid").base;
+    let r = sim_core::run(&cfg, 1).expect("runs");
+    assert_eq!(r.status, RunStatus::Completed);
+    let c = side(&r, "client");
+    let s = side(&r, "server");
+    assert_eq!(c.connections[0].local, "10.0.0.1:10000");
+    assert_eq!(c.connections[1].local, "10.0.0.2:10000");
+    assert!(c.connections[1].resumed);
+    assert_eq!(c.connections[1].zero_rtt_accepted, Some(true));
+    assert!(c.connections[1].token, "the client sends its token");
+    assert!(
+        !s.connections[1].token,
+        "but it is not valid from the new address"
+    );
+    // The new path's RTT (60 ms + serialization) shows in the first byte.
+    let fb = c.connections[1].metrics.time_to_first_byte_secs.unwrap();
+    assert!(fb > 0.060 && fb < 0.070, "{fb}");
+    assert!(c
+        .connections
+        .iter()
+        .all(|c| c.status == ConnectionStatus::Completed));
+}
+
+#[test]
+fn several_clients_against_their_servers_on_the_dumbbell() {
+    // One quic_connections flow per pair: each pair has its own server host, store and
+    // tickets; the pairs share the bottleneck and are otherwise independent.
+    let text = r#"
+[topology]
+kind = "dumbbell"
+pairs = 3
+bottleneck = { rate = "30Mbps", delay = "10ms" }
+
+[[flows]]
+kind = "quic_connections"
+pair = 0
+[[flows.connections]]
+bytes = "200KB"
+[[flows.connections]]
+gap = "200ms"
+bytes = "200KB"
+
+[[flows]]
+kind = "quic_connections"
+pair = 1
+[[flows.connections]]
+bytes = "300KB"
+[[flows.connections]]
+bytes = "100KB"
+resume = false
+
+[[flows]]
+kind = "quic_connections"
+pair = 2
+address_token_size = 0
+[[flows.connections]]
+start = "100ms"
+bytes = "50KB"
+[[flows.connections]]
+gap = "1s"
+bytes = "50KB"
+"#;
+    let cfg = sim_core::scenario::parse_str(text).expect("valid").base;
+    let r = sim_core::run(&cfg, 9).expect("runs");
+    assert_eq!(r.status, RunStatus::Completed);
+    for (f, expect_resumed) in [(0, true), (1, false), (2, true)] {
+        let client = r.flows[f]
+            .endpoints
+            .iter()
+            .find_map(|m| match m {
+                EndpointMetrics::Quic(q) if q.role == "client" => Some(q.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(client.connections.len(), 2);
+        assert!(client
+            .connections
+            .iter()
+            .all(|c| c.status == ConnectionStatus::Completed));
+        assert_eq!(client.connections[1].resumed, expect_resumed, "flow {f}");
+        assert_eq!(client.connections[1].token, f == 0, "flow {f}");
+    }
+}
+
+#[test]
+fn resumption_without_zero_rtt_saves_only_the_certificate() {
+    // zero_rtt = false: the abbreviated handshake (no certificate) but the request waits
+    // for 1-RTT keys, so the first byte comes at 2 RTT as with a full handshake.
+    let run = |zero_rtt: bool| {
+        let q = QuicConfig {
+            zero_rtt,
+            ..model_quic(true)
+        };
+        let mut second = spec(&q, 100_000);
+        second.gap = Some(SimDuration::from_millis(50));
+        let r = run_connections(
+            q.clone(),
+            vec![spec(&q, 10_000), second],
+            link(20_000_000, 20),
+            link(20_000_000, 20),
+            1,
+        );
+        side(&r, "client").connections[1].clone()
+    };
+    let (no0, with0) = (run(false), run(true));
+    assert!(no0.resumed && no0.zero_rtt_accepted.is_none() && no0.zero_rtt_packets == 0);
+    let fb = no0.metrics.time_to_first_byte_secs.unwrap();
+    let fb0 = with0.metrics.time_to_first_byte_secs.unwrap();
+    eprintln!("first byte: resumed without 0-RTT {fb:.6} s, with 0-RTT {fb0:.6} s");
+    assert!(fb > 0.080 && fb < 0.085, "{fb}");
+    assert!(fb0 > 0.040 && fb0 < 0.043, "{fb0}");
+}

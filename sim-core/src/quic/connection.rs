@@ -148,6 +148,8 @@ pub struct SentInfo {
     pub retransmission: bool,
     /// Packet number space index (0 Initial, 1 Handshake, 2 application data).
     pub space: usize,
+    /// A 0-RTT packet (application data space, long header).
+    pub zero_rtt: bool,
 }
 
 /// Per packet number space state.
@@ -930,7 +932,9 @@ impl Connection {
     pub fn handle_datagram(&mut self, now: SimTime, dgram: &QuicDatagram, size: u64) {
         if self.closed {
             if !self.terminated
-                && self.close_info.is_some_and(|c| c.reason == CloseReason::LocalClose)
+                && self
+                    .close_info
+                    .is_some_and(|c| c.reason == CloseReason::LocalClose)
             {
                 // Closing (RFC 9000 §10.2.1): answer with CONNECTION_CLOSE.
                 self.stats.datagrams_received += 1;
@@ -1140,7 +1144,9 @@ impl Connection {
                     let n = self.cfg.client_finished_size;
                     self.spaces[1].crypto_send.write(n, false);
                     if self.zero_rtt_send
-                        && !self.peer_server_hello.is_some_and(|h| h.early_data_accepted)
+                        && !self
+                            .peer_server_hello
+                            .is_some_and(|h| h.early_data_accepted)
                     {
                         // RFC 9001 §4.6.2: 0-RTT rejected; its packets leave recovery and
                         // their data goes again in 1-RTT packets.
@@ -1321,7 +1327,11 @@ impl Connection {
             self.trace.push(
                 now,
                 TraceEvent::PacketLost {
-                    packet_type: PacketType::of_space(i),
+                    packet_type: if p.info.zero_rtt {
+                        PacketType::ZeroRtt
+                    } else {
+                        PacketType::of_space(i)
+                    },
                     packet_number: p.pn,
                     size: p.size,
                     frames: p.info.frames.clone(),
@@ -1588,7 +1598,8 @@ impl Connection {
                 at: now,
                 until: now,
             });
-            self.events.push(ConnEvent::Closed(CloseReason::IdleTimeout));
+            self.events
+                .push(ConnEvent::Closed(CloseReason::IdleTimeout));
             self.trace_connection_state(now, ConnectionState::Closed);
             return;
         }
@@ -1655,7 +1666,10 @@ impl Connection {
         // request waiting for the application-data PTO, armed only after confirmation).
         if i < 2
             && self.zero_rtt_send
-            && self.recovery.ack_eliciting_in_flight(Space::ApplicationData) > 0
+            && self
+                .recovery
+                .ack_eliciting_in_flight(Space::ApplicationData)
+                > 0
         {
             self.spaces[2].probes = self.spaces[2].probes.max(1);
             if !self.has_new_data(2) {
@@ -2116,6 +2130,7 @@ impl Connection {
         let mut frames: Vec<Frame> = Vec::new();
         let mut info = SentInfo {
             space: i,
+            zero_rtt: ty == PacketType::ZeroRtt,
             ..SentInfo::default()
         };
 

@@ -303,83 +303,87 @@ impl Endpoint for QuicEndpoint {
 
 /// The [`QuicMetrics`] of connection `c` at `now`, its workload having completed at
 /// `completed_at` (times are relative to the connection's start).
-pub fn connection_metrics(c: &Connection, completed_at: Option<SimTime>, now: SimTime) -> QuicMetrics {
-        let secs_since_start = |t: Option<SimTime>| t.map(|t| t.saturating_since(c.started_at()).as_secs_f64());
-        let st = &c.stats;
-        let rs = c.recovery().stats();
-        let rtt = c.recovery().rtt();
-        let (cw, fc, amp) = c.blocked_times(now);
-        let role = c.role();
-        let mut ids: Vec<u64> = c
-            .streams()
-            .keys()
-            .copied()
-            .filter(|id| id % 4 == 0)
-            .collect();
-        ids.sort_unstable();
-        let stream_completion_secs = ids
-            .iter()
-            .map(|id| {
-                let s = &c.streams()[id];
-                let t = match role {
-                    Role::Client => s.recv_complete_at,
-                    Role::Server => s.send_complete_at,
-                };
-                secs_since_start(t)
-            })
-            .collect();
-        let first_byte = match role {
-            Role::Client => c.streams().values().filter_map(|s| s.first_byte_at).min(),
-            Role::Server => None,
-        };
-        let completion_secs = secs_since_start(completed_at);
-        let goodput_bps = match (role, completion_secs) {
-            (Role::Client, Some(t)) if t > 0.0 => Some(st.stream_bytes_read as f64 * 8.0 / t),
-            _ => None,
-        };
-        QuicMetrics {
-            role: match role {
-                Role::Client => "client".into(),
-                Role::Server => "server".into(),
-            },
-            handshake_secs: secs_since_start(c.handshake_complete_at),
-            handshake_confirmed_secs: secs_since_start(c.handshake_confirmed_at),
-            completion_secs,
-            time_to_first_byte_secs: secs_since_start(first_byte),
-            goodput_bps,
-            stream_bytes_read: st.stream_bytes_read,
-            stream_completion_secs,
-            datagrams_sent: st.datagrams_sent,
-            bytes_sent: st.bytes_sent,
-            packets_sent: st.packets_sent,
-            packets_lost: st.packets_lost,
-            packets_retransmitted: st.packets_retransmitted,
-            stream_bytes_retransmitted: st.stream_bytes_retransmitted,
-            spurious_losses: rs.spurious_losses,
-            duplicate_stream_bytes: st.duplicate_stream_bytes,
-            loss_ratio: if st.packets_sent > 0 {
-                st.packets_lost as f64 / st.packets_sent as f64
-            } else {
-                0.0
-            },
-            pto_count: rs.ptos,
-            congestion_events: rs.congestion_events,
-            persistent_congestion: rs.persistent_congestion,
-            cwnd_blocked_secs: cw.as_secs_f64(),
-            flow_control_blocked_secs: fc.as_secs_f64(),
-            amplification_blocked_secs: amp.as_secs_f64(),
-            bytes_in_flight_end: c.recovery().bytes_in_flight(),
-            cwnd_end: c.recovery().cwnd(),
-            ssthresh_end: c.recovery().cc().ssthresh(),
-            srtt_end_secs: rtt.smoothed_rtt().as_secs_f64(),
-            min_rtt_secs: rtt.min_rtt().as_secs_f64(),
-            data_blocked_sent: st.data_blocked_sent,
-            stream_data_blocked_sent: st.stream_data_blocked_sent,
-            max_data_sent: st.max_data_sent,
-            max_stream_data_sent: st.max_stream_data_sent,
-            closed: c.is_closed(),
-            connections: Vec::new(),
-            history: Vec::new(),
-        }
+pub fn connection_metrics(
+    c: &Connection,
+    completed_at: Option<SimTime>,
+    now: SimTime,
+) -> QuicMetrics {
+    let secs_since_start =
+        |t: Option<SimTime>| t.map(|t| t.saturating_since(c.started_at()).as_secs_f64());
+    let st = &c.stats;
+    let rs = c.recovery().stats();
+    let rtt = c.recovery().rtt();
+    let (cw, fc, amp) = c.blocked_times(now);
+    let role = c.role();
+    let mut ids: Vec<u64> = c
+        .streams()
+        .keys()
+        .copied()
+        .filter(|id| id % 4 == 0)
+        .collect();
+    ids.sort_unstable();
+    let stream_completion_secs = ids
+        .iter()
+        .map(|id| {
+            let s = &c.streams()[id];
+            let t = match role {
+                Role::Client => s.recv_complete_at,
+                Role::Server => s.send_complete_at,
+            };
+            secs_since_start(t)
+        })
+        .collect();
+    let first_byte = match role {
+        Role::Client => c.streams().values().filter_map(|s| s.first_byte_at).min(),
+        Role::Server => None,
+    };
+    let completion_secs = secs_since_start(completed_at);
+    let goodput_bps = match (role, completion_secs) {
+        (Role::Client, Some(t)) if t > 0.0 => Some(st.stream_bytes_read as f64 * 8.0 / t),
+        _ => None,
+    };
+    QuicMetrics {
+        role: match role {
+            Role::Client => "client".into(),
+            Role::Server => "server".into(),
+        },
+        handshake_secs: secs_since_start(c.handshake_complete_at),
+        handshake_confirmed_secs: secs_since_start(c.handshake_confirmed_at),
+        completion_secs,
+        time_to_first_byte_secs: secs_since_start(first_byte),
+        goodput_bps,
+        stream_bytes_read: st.stream_bytes_read,
+        stream_completion_secs,
+        datagrams_sent: st.datagrams_sent,
+        bytes_sent: st.bytes_sent,
+        packets_sent: st.packets_sent,
+        packets_lost: st.packets_lost,
+        packets_retransmitted: st.packets_retransmitted,
+        stream_bytes_retransmitted: st.stream_bytes_retransmitted,
+        spurious_losses: rs.spurious_losses,
+        duplicate_stream_bytes: st.duplicate_stream_bytes,
+        loss_ratio: if st.packets_sent > 0 {
+            st.packets_lost as f64 / st.packets_sent as f64
+        } else {
+            0.0
+        },
+        pto_count: rs.ptos,
+        congestion_events: rs.congestion_events,
+        persistent_congestion: rs.persistent_congestion,
+        cwnd_blocked_secs: cw.as_secs_f64(),
+        flow_control_blocked_secs: fc.as_secs_f64(),
+        amplification_blocked_secs: amp.as_secs_f64(),
+        bytes_in_flight_end: c.recovery().bytes_in_flight(),
+        cwnd_end: c.recovery().cwnd(),
+        ssthresh_end: c.recovery().cc().ssthresh(),
+        srtt_end_secs: rtt.smoothed_rtt().as_secs_f64(),
+        min_rtt_secs: rtt.min_rtt().as_secs_f64(),
+        data_blocked_sent: st.data_blocked_sent,
+        stream_data_blocked_sent: st.stream_data_blocked_sent,
+        max_data_sent: st.max_data_sent,
+        max_stream_data_sent: st.max_stream_data_sent,
+        closed: c.is_closed(),
+        connections: Vec::new(),
+        history: Vec::new(),
+    }
 }
-

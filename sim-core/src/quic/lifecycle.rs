@@ -706,6 +706,14 @@ impl Endpoint for ConnectionsClient {
             c.conn.trace.drain(sink);
         }
     }
+
+    /// Events tagged with the connection number (qlog writes one trace per connection).
+    fn drain_trace_tagged(&mut self, sink: &mut dyn FnMut(u32, SimTime, crate::trace::TraceEvent)) {
+        for (k, c) in self.conns.iter_mut().enumerate() {
+            let k = k as u32;
+            c.conn.trace.drain(&mut |t, e| sink(k, t, e));
+        }
+    }
 }
 
 /// One connection at the server.
@@ -923,6 +931,206 @@ impl Endpoint for ConnectionsServer {
     fn drain_trace(&mut self, sink: &mut dyn FnMut(SimTime, crate::trace::TraceEvent)) {
         for c in self.conns.values_mut() {
             c.conn.trace.drain(sink);
+        }
+    }
+
+    /// Events tagged with the connection number (qlog writes one trace per connection).
+    fn drain_trace_tagged(&mut self, sink: &mut dyn FnMut(u32, SimTime, crate::trace::TraceEvent)) {
+        for (&k, c) in self.conns.iter_mut() {
+            let k = k as u32;
+            c.conn.trace.drain(&mut |t, e| sink(k, t, e));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! A two-endpoint harness (fixed delay and rate per direction, Bernoulli loss) that
+    //! checks every connection's model invariants (`Connection::check_invariants`: bytes
+    //! in flight, flow control within the remembered 0-RTT limits, no congestion-window
+    //! violation) after every event of random connection sequences.
+
+    use super::*;
+    use crate::rng::RngStream;
+    use crate::units::Rate;
+    use proptest::prelude::*;
+
+    enum Ev {
+        Deliver(usize, Datagram),
+        Timer(usize),
+    }
+
+    struct Harness {
+        client: ConnectionsClient,
+        server: ConnectionsServer,
+        queue: BTreeMap<(SimTime, u64), Ev>,
+        armed: [Option<(SimTime, u64)>; 2],
+        busy: [SimTime; 2],
+        seq: u64,
+        rng: RngStream,
+        loss: f64,
+        rate: Rate,
+        delay: SimDuration,
+    }
+
+    impl Harness {
+        fn ep(&mut self, side: usize) -> &mut dyn Endpoint {
+            if side == 0 {
+                &mut self.client
+            } else {
+                &mut self.server
+            }
+        }
+
+        fn push(&mut self, t: SimTime, ev: Ev) -> (SimTime, u64) {
+            self.seq += 1;
+            self.queue.insert((t, self.seq), ev);
+            (t, self.seq)
+        }
+
+        fn service(&mut self, now: SimTime, side: usize) {
+            while let Some(d) = self.ep(side).poll_transmit(now) {
+                if self.rng.chance(self.loss) {
+                    continue;
+                }
+                let start = self.busy[side].max(now);
+                let done = start + self.rate.tx_time(u64::from(d.size) + 28).unwrap();
+                self.busy[side] = done;
+                self.push(done + self.delay, Ev::Deliver(1 - side, d));
+            }
+            let want = self.ep(side).poll_timeout();
+            if want != self.armed[side].map(|a| a.0) {
+                if let Some(old) = self.armed[side].take() {
+                    self.queue.remove(&old);
+                }
+                if let Some(t) = want {
+                    self.armed[side] = Some(self.push(t.max(now), Ev::Timer(side)));
+                }
+            }
+        }
+
+        fn check(&self) {
+            for c in self.client.connections() {
+                c.check_invariants().expect("client invariants");
+            }
+            for (_, c) in self.server.connections() {
+                c.check_invariants().expect("server invariants");
+            }
+        }
+
+        fn run(&mut self) -> SimTime {
+            self.client.start(SimTime::ZERO);
+            self.server.start(SimTime::ZERO);
+            self.service(SimTime::ZERO, 0);
+            let mut events = 0;
+            while let Some(((now, seq), ev)) = self.queue.pop_first() {
+                events += 1;
+                assert!(events < 2_000_000, "runaway");
+                let side = match ev {
+                    Ev::Deliver(side, d) => {
+                        self.ep(side).handle_datagram(now, d);
+                        side
+                    }
+                    Ev::Timer(side) => {
+                        if self.armed[side] == Some((now, seq)) {
+                            self.armed[side] = None;
+                        }
+                        self.ep(side).handle_timeout(now);
+                        side
+                    }
+                };
+                self.service(now, side);
+                self.check();
+                if self.client.is_done() && self.server.is_done() {
+                    return now;
+                }
+            }
+            panic!("stalled");
+        }
+    }
+
+    fn harness(q: QuicConfig, specs: Vec<ConnectionSpec>, loss: f64, seed: u64) -> Harness {
+        let ca = Addr::new(0x0a00_0001, 10_000);
+        let sa = Addr::new(0x0a01_0001, 10_000);
+        Harness {
+            client: ConnectionsClient::new(q.clone(), specs.clone(), ca, sa, 0),
+            server: ConnectionsServer::new(q, specs, sa, 0),
+            queue: BTreeMap::new(),
+            armed: [None; 2],
+            busy: [SimTime::ZERO; 2],
+            seq: 0,
+            rng: RngStream::derive(seed, "test/lifecycle"),
+            loss,
+            rate: Rate(20_000_000),
+            delay: SimDuration::from_millis(15),
+        }
+    }
+
+    #[test]
+    fn zero_rtt_within_remembered_limits_and_the_window() {
+        // Small remembered windows: the 0-RTT requests must respect them.
+        let q = QuicConfig {
+            stream_window: 2_000,
+            max_streams_bidi: 2,
+            ..QuicConfig::default()
+        };
+        let mut a = ConnectionSpec::new(&q, 5_000);
+        a.streams = 1;
+        let mut b = ConnectionSpec::new(&q, 30_000);
+        b.streams = 4;
+        b.request_size = 3_000;
+        let mut h = harness(q, vec![a, b], 0.0, 1);
+        h.run();
+        let c: Vec<&Connection> = h.client.connections().collect();
+        assert!(c[1].is_resumed());
+        assert!(c[1].stats.zero_rtt_packets_sent > 0);
+        // Two streams at most in 0-RTT, each at most 2000 bytes.
+        assert!(c[1].stats.zero_rtt_stream_bytes <= 2 * 2_000);
+        assert_eq!(c[1].stats.stream_bytes_read, 30_000);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(16),
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn invariants_hold_over_random_sequences(
+            conns in prop::collection::vec(
+                (any::<bool>(), 0u64..200, 0u64..60_000, 1u64..4, any::<bool>()),
+                1..4,
+            ),
+            loss in prop_oneof![Just(0.0), 0.0f64..0.05],
+            reject in any::<bool>(),
+            token in any::<bool>(),
+            seed in 0u64..1000,
+        ) {
+            let q = QuicConfig {
+                idle_timeout: SimDuration::from_secs(1),
+                reject_zero_rtt: reject,
+                address_token_size: if token { 64 } else { 0 },
+                stream_window: 20_000,
+                ..QuicConfig::default()
+            };
+            let specs: Vec<ConnectionSpec> = conns
+                .iter()
+                .map(|&(resume, gap, bytes, streams, idle)| {
+                    let mut s = ConnectionSpec::new(&q, bytes);
+                    s.resume = resume;
+                    s.gap = Some(SimDuration::from_millis(gap));
+                    s.streams = streams;
+                    s.request_size = 1_500;
+                    s.close = if idle { CloseMode::Idle } else { CloseMode::Explicit };
+                    s
+                })
+                .collect();
+            let mut h = harness(q, specs.clone(), loss, seed);
+            h.run();
+            for (c, s) in h.client.connections().zip(&specs) {
+                prop_assert_eq!(c.stats.stream_bytes_read, s.bytes);
+                prop_assert!(c.is_closed());
+            }
         }
     }
 }
