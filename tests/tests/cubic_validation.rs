@@ -83,6 +83,70 @@ pub mod model {
         }
     }
 
+    /// One loss cycle of the cubic-region fluid model (windows in segments, times in s),
+    /// from the detection of a loss at window `w` (= W_max, fast convergence off) to the
+    /// next detection, with the three protocol rules RFC 9438's response function leaves
+    /// out (derivation in docs/validation.md §5.2):
+    /// 1. the recovery round: for one RTT after the reduction the window stays at β·W
+    ///    (ACKs of packets sent before the recovery began do not grow it, RFC 9002 B.5),
+    ///    and the CUBIC epoch (t = 0) starts after it;
+    /// 2. per-ACK convergence to the target: `cwnd += (target − cwnd)/cwnd` per segment
+    ///    acknowledged, i.e. `dcwnd/dt = (target − cwnd)/RTT`, with
+    ///    `target = clamp(W_cubic(t + RTT), cwnd, 1.5·cwnd)` (RFC 9438 §4.2);
+    /// 3. detection one RTT after the lost segment is sent (the window grows meanwhile).
+    ///
+    /// `n` segments are sent from one lost segment to the next. Returns the window at the
+    /// next detection and the cycle's average window (segments per RTT). Euler steps of
+    /// RTT/400.
+    pub fn cubic_fluid_cycle(w: f64, n: f64, rtt: f64, c: f64, beta: f64) -> (f64, f64) {
+        let dt = rtt / 400.0;
+        let w_max = w;
+        let mut cw = beta * w;
+        let k = ((w_max - cw) / c).cbrt();
+        // Segments after the lost one: those of its last RTT before detection (~w), then
+        // the recovery round.
+        let mut sent = w + cw;
+        let mut segs = cw;
+        let mut t = 0.0;
+        let step = |t: f64, cw: f64| {
+            let d = t + rtt - k;
+            let target = (c * d * d * d + w_max).clamp(cw, 1.5 * cw);
+            cw + (target - cw) / rtt * dt
+        };
+        while sent < n {
+            cw = step(t, cw);
+            sent += cw / rtt * dt;
+            segs += cw / rtt * dt;
+            t += dt;
+        }
+        let mut t2 = 0.0;
+        while t2 < rtt {
+            cw = step(t, cw);
+            segs += cw / rtt * dt;
+            t += dt;
+            t2 += dt;
+        }
+        (cw, segs * rtt / (rtt + t))
+    }
+
+    /// The fixed point of [`cubic_fluid_cycle`] (bisection on `next(W) − W`), as datagrams
+    /// per RTT with the same conversions as [`response`]. Without rules 1-3 the same
+    /// computation gives RFC 9438's closed form exactly.
+    pub fn cubic_fluid(p: f64, rtt_s: f64, beta: f64, c: f64, n: u32, seg: f64, mds: f64) -> f64 {
+        let b = beta_eff(beta, n);
+        let segs = mds / (p * seg);
+        let (mut lo, mut hi) = (1.0, 50.0 * segs.sqrt() + 10.0);
+        for _ in 0..60 {
+            let mid = (lo + hi) / 2.0;
+            if cubic_fluid_cycle(mid, segs, rtt_s, c, b).0 > mid {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        cubic_fluid_cycle(lo, segs, rtt_s, c, b).1 * seg / mds
+    }
+
     /// Jain's fairness index `(Σx)²/(n·Σx²)`.
     pub fn jain(x: &[f64]) -> f64 {
         let s: f64 = x.iter().sum();
@@ -162,6 +226,9 @@ struct Point {
     halves: (f64, f64),
     /// Loss rate realised on the data link over the measured interval.
     realized_p: f64,
+    /// The fluid model's fixed point ([`model::cubic_fluid`]) in the cubic region, NaN in
+    /// the Reno-friendly region.
+    fluid: f64,
 }
 
 /// Profile keys: `(label, quic_bulk keys, β, C, N, segment size)`.
@@ -186,7 +253,8 @@ const CHROMIUM: Profile = (
 
 /// Steady-state throughput of CUBIC under loss at rate `p` (periodic: one datagram in
 /// every `1/p` on the data link; Bernoulli otherwise): three transfers sharing their
-/// prefix (60, 100 and 140 loss cycles), differences between them.
+/// prefix (60, 100 and 140 loss cycles), differences between them. `halves` are the
+/// first-to-second and second-to-third differences.
 fn point(
     prof: Profile,
     p: f64,
@@ -194,6 +262,19 @@ fn point(
     bernoulli: bool,
     seed: u64,
     from_below: bool,
+) -> Point {
+    point_cycles(prof, p, rtt_ms, bernoulli, seed, from_below, [60, 100, 140])
+}
+
+/// [`point`] with the three transfer lengths in loss cycles.
+fn point_cycles(
+    prof: Profile,
+    p: f64,
+    rtt_ms: u64,
+    bernoulli: bool,
+    seed: u64,
+    from_below: bool,
+    cycles: [u64; 3],
 ) -> Point {
     let (_, keys, beta, c, n, seg) = prof;
     let rtt_s = rtt_ms as f64 / 1e3;
@@ -219,7 +300,6 @@ fn point(
     } else {
         format!("{{ model = \"periodic\", every = {every}, offset = {offset} }}")
     };
-    let cycles = [60u64, 100, 140];
     let runs: Vec<(u64, u64, u64, u64)> = cycles
         .iter()
         .map(|&k| {
@@ -250,6 +330,11 @@ fn point(
         measured: thr(a, cc),
         halves: (thr(a, b), thr(b, cc)),
         realized_p: (cc.3 - a.3) as f64 / (cc.2 - a.2) as f64,
+        fluid: if m.region() == "cubic" {
+            model::cubic_fluid(p, rtt_s, beta, c, n, seg, MDS as f64)
+        } else {
+            f64::NAN
+        },
     }
 }
 
@@ -257,8 +342,8 @@ const PS: [f64; 3] = [1e-2, 1e-3, 1e-4];
 const RTTS: [u64; 3] = [20, 100, 300];
 
 fn header() {
-    eprintln!("| profile | p | RTT (ms) | bottleneck (Mbit/s) | cubic (pkt/RTT) | Reno-friendly | model max | region | measured | / model | cycles 60-100 | cycles 100-140 | from below | / model | from below, 100-140 |");
-    eprintln!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    eprintln!("| profile | p | RTT (ms) | bottleneck (Mbit/s) | cubic (pkt/RTT) | Reno-friendly | model max | region | measured | / model | cycles 60-100 | cycles 100-140 | from below | / model | from below, 100-140 | fluid model | measured / fluid | from below / fluid |");
+    eprintln!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 }
 
 fn row(label: &str, r: &Point, below: Option<&Point>) {
@@ -270,7 +355,7 @@ fn row(label: &str, r: &Point, below: Option<&Point>) {
         )
     });
     eprintln!(
-        "| {label} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {} | {:.2} | {:.3} | {:.2} | {:.2} | {b} | {bm} | {bh} |",
+        "| {label} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {} | {:.2} | {:.3} | {:.2} | {:.2} | {b} | {bm} | {bh} | {:.2} | {:.3} | {:.3} |",
         r.p,
         r.rtt_ms,
         r.rate / 1_000_000,
@@ -282,6 +367,9 @@ fn row(label: &str, r: &Point, below: Option<&Point>) {
         r.measured / r.model.value(),
         r.halves.0,
         r.halves.1,
+        r.fluid,
+        r.measured / r.fluid,
+        below.map_or(f64::NAN, |b| b.measured / r.fluid),
     );
 }
 
@@ -292,6 +380,12 @@ fn row(label: &str, r: &Point, below: Option<&Point>) {
 /// by `cubic_small_windows_ack_every_packet`) and delayed ACKs at the end of ACK-clocked
 /// bursts; those points are reported, not asserted (docs/validation.md). With `bracket`,
 /// cubic-region points are also run from below (reported, not asserted).
+///
+/// CAUTION: in the cubic region, cycles 60-140 are still the approach from above, not
+/// the converged state: `cubic_fixed_point_long_runs` finds 0.893 of the model at
+/// 1e-3 / 300 ms after 1000 cycles from both sides (docs/validation.md §5.2). The
+/// assertion here holds for what it measures and is kept as a regression guard; it is
+/// not evidence that the converged cubic region is within 10 %.
 fn check_periodic(prof: Profile, grid: &[(f64, u64)], bracket: bool) {
     header();
     let mut failures = Vec::new();
@@ -841,4 +935,42 @@ fn cubic_small_windows_ack_every_packet() {
         let r = point(RFC_ACK1, 1e-2, rtt, false, 1, false);
         row(RFC_ACK1.0, &r, None);
     }
+}
+
+/// The points of [`cubic_fixed_point_long_runs`].
+const LONG_POINTS: &[(f64, u64)] = &[(1e-3, 300)];
+
+/// A cubic-region point of the RFC grid run 7× longer (cycles 400-1000), from above and
+/// from below, to narrow the bracket of docs/validation.md §5.1 (algebraic convergence).
+/// Reported. (Adding `(1e-4, 100)` to [`LONG_POINTS`] gives the second row of §5.2's
+/// long-run table in about 90 s more.)
+#[test]
+#[ignore = "heavy: run in release; diagnostic report"]
+fn cubic_fixed_point_long_runs() {
+    header();
+    for &(p, rtt) in LONG_POINTS {
+        let above = point_cycles(RFC, p, rtt, false, 1, false, [400, 700, 1000]);
+        let below = point_cycles(RFC, p, rtt, false, 1, true, [400, 700, 1000]);
+        row("rfc, cycles 400-1000", &above, Some(&below));
+        let (_, _, beta, c, n, seg) = RFC;
+        let fluid = model::cubic_fluid(p, rtt as f64 / 1e3, beta, c, n, seg, MDS as f64);
+        eprintln!(
+            "fluid model {fluid:.2}: from above / fluid {:.3}, from below / fluid {:.3}",
+            above.measured / fluid,
+            below.measured / fluid
+        );
+    }
+}
+
+#[test]
+fn fluid_model_reduces_to_the_response_function_and_falls_below_it() {
+    // Sanity of the numerics: the fixed point lies below the closed form by the cost of
+    // the recovery round and the per-ACK lag, more where RTT/K is larger.
+    let f1 = model::cubic_fluid(1e-3, 0.3, 0.7, 0.4, 1, 1.0, 1.0);
+    let m1 = model::response(1e-3, 0.3, 0.7, 0.4, 1, 1.0, 1.0).cubic;
+    let f2 = model::cubic_fluid(1e-4, 0.1, 0.7, 0.4, 1, 1.0, 1.0);
+    let m2 = model::response(1e-4, 0.1, 0.7, 0.4, 1, 1.0, 1.0).cubic;
+    assert!(f1 < m1 && f2 < m2, "{f1} {m1} {f2} {m2}");
+    assert!(f1 / m1 < f2 / m2);
+    assert!(f1 / m1 > 0.85 && f2 / m2 > 0.95, "{} {}", f1 / m1, f2 / m2);
 }

@@ -422,6 +422,27 @@ mod tests {
     }
 
     #[test]
+    fn w_cubic_values_and_target_clamp_at_one_and_a_half_cwnd() {
+        // W_max 100 segments, cwnd_epoch 70: K = cbrt(75) s (RFC 9438 Figure 2).
+        let mut c = after_loss(100, false);
+        let rtt = flat_rtt(SimDuration::from_millis(100));
+        c.on_packet_acked(t(1), t(1), MSS, false, &rtt); // starts the epoch
+        let k = 75f64.cbrt();
+        assert!((c.k() - k).abs() < 1e-12);
+        // Figure 1: W_cubic(t) = C·(t − K)³ + W_max, in bytes (× MSS).
+        assert!((c.w_cubic(0.0) - 70_000.0).abs() < 1e-6);
+        assert!((c.w_cubic(k) - 100_000.0).abs() < 1e-6);
+        assert!((c.w_cubic(k + 1.0) - 100_400.0).abs() < 1e-6);
+        assert!((c.w_cubic(k - 2.0) - 96_800.0).abs() < 1e-6);
+        // Deep in the convex region the target is clamped to 1.5·cwnd (§4.2): one MSS
+        // acknowledged grows the window by (1.5·cwnd − cwnd)·MSS/cwnd = MSS/2.
+        let before = c.window();
+        c.on_packet_acked(t(100_000), t(100_000), MSS, false, &rtt);
+        let grew = c.window() - before;
+        assert!((499..=500).contains(&grew), "{grew}");
+    }
+
+    #[test]
     fn once_per_recovery_period() {
         let mut c = after_loss(100, false);
         c.on_congestion_event(t(5), t(0), 0); // sent before recovery started: ignored

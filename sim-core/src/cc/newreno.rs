@@ -204,6 +204,40 @@ mod tests {
     }
 
     #[test]
+    fn hystart_exit_sets_ssthresh_to_cwnd() {
+        let mut cc = NewReno::new(MDS, 10 * MDS).with_hystart(true);
+        let mut next = 0u64;
+        let mut sent = std::collections::VecDeque::new();
+        for _ in 0..10 {
+            cc.on_packet_sent(SimTime(next), MDS, 0);
+            sent.push_back(next);
+            next += 1;
+        }
+        // RTT grows 1 ms per 10 acks: a sustained increase (RFC 9406 §4.2).
+        let mut acks = 0u64;
+        while cc.ssthresh().is_none() && acks < 100_000 {
+            let s = sent.pop_front().unwrap();
+            let rtt = SimDuration::from_millis(20 + acks / 10);
+            let snap = RttSnapshot {
+                min_rtt: rtt,
+                smoothed_rtt: rtt,
+                latest_rtt: rtt,
+                rttvar: SimDuration::ZERO,
+            };
+            cc.on_packet_acked(SimTime(s), SimTime(s), MDS, false, &snap);
+            acks += 1;
+            while (sent.len() as u64) * MDS < cc.window() {
+                cc.on_packet_sent(SimTime(next), MDS, 0);
+                sent.push_back(next);
+                next += 1;
+            }
+        }
+        assert_eq!(cc.ssthresh(), Some(cc.window()));
+        assert_eq!(cc.hystart().unwrap().css_entries, 1);
+        assert!(!cc.in_slow_start());
+    }
+
+    #[test]
     fn app_limited_packets_do_not_grow() {
         let mut cc = NewReno::new(MDS, 10 * MDS);
         cc.on_packet_acked(t(10), t(1), MDS, true, &RttSnapshot::default());
