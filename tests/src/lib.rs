@@ -1,1 +1,4 @@
 //! Shared helpers for the cross-crate tests.
+
+pub mod model;
+pub mod support;

@@ -1,164 +1,19 @@
 //! CUBIC (RFC 9438), pacing and HyStart++ (RFC 9406) validation (derivations and tables in
 //! `docs/validation.md`, section "CUBIC, pacing, HyStart++").
 //!
-//! The models are written from RFC 9438 §5 (the response function under deterministic
-//! loss) and §4.3 (the Reno-friendly AIMD average), with the run's β, C and N; no constant
-//! is fitted to simulation output. Tolerances are stated before the runs and never widened
-//! to make a test pass.
+//! The models (`quicsim_tests::model`, `tests/src/model.rs`) are written from RFC 9438 §5
+//! (the response function under deterministic loss) and §4.3 (the Reno-friendly AIMD
+//! average), with the run's β, C and N; no constant is fitted to simulation output.
+//! Tolerances are stated before the runs and never widened to make a test pass.
 //!
 //! Heavy grids are `#[ignore]`: run them with
 //! `cargo test -p quicsim-tests --release --test cubic_validation -- --ignored --nocapture`.
 
-use sim_core::metrics::{EndpointMetrics, RunResult, RunStatus};
-use sim_core::quic::endpoint::QuicMetrics;
+use quicsim_tests::model;
+use quicsim_tests::support::{quic_metrics, LOSSLESS_GRID};
+use sim_core::metrics::{RunResult, RunStatus};
 use sim_core::trace::{TraceEvent, TraceRecord, TraceSource, Vantage};
 use sim_core::Config;
-
-/// The analytic models (RFC 9438), windows in segments of the controller's unit.
-pub mod model {
-    /// β_eff = (N − 1 + β)/N (Chromium's emulation of N connections; β for N = 1).
-    pub fn beta_eff(beta: f64, n: u32) -> f64 {
-        let n = n as f64;
-        (n - 1.0 + beta) / n
-    }
-
-    /// α of the Reno-friendly estimate: 3N²(1 − β_eff)/(1 + β_eff) (RFC 9438 §4.3 for
-    /// N = 1).
-    pub fn alpha(beta: f64, n: u32) -> f64 {
-        let b = beta_eff(beta, n);
-        let n = n as f64;
-        3.0 * n * n * (1.0 - b) / (1.0 + b)
-    }
-
-    /// RFC 9438 §5.1 (Eq. 6-7; RFC 8312 §5.1): average window of CUBIC's cubic region
-    /// under one loss every 1/p segments, `(C(3+β)/(4(1−β)))^{1/4} · (RTT/p)^{3/4}`.
-    ///
-    /// Derivation: the window grows from β·W_max back to W_max along W_cubic in
-    /// K = cbrt(W_max(1 − β)/C) seconds; the segments sent in that time,
-    /// ∫₀ᴷ W_cubic/RTT dt = K·W_max·(3 + β)/(4·RTT), equal 1/p. The average window is
-    /// (1/p)·RTT/K.
-    pub fn cubic_avg_window(p: f64, rtt_s: f64, c: f64, beta: f64) -> f64 {
-        (c * (3.0 + beta) / (4.0 * (1.0 - beta))).powf(0.25) * (rtt_s / p).powf(0.75)
-    }
-
-    /// RFC 9438 §4.3 Eq. 3: average window of AIMD(α, β) under one loss every 1/p
-    /// segments, `sqrt(α(1+β)/(2(1−β)p))`.
-    pub fn aimd_avg_window(p: f64, alpha: f64, beta: f64) -> f64 {
-        (alpha * (1.0 + beta) / (2.0 * (1.0 - beta) * p)).sqrt()
-    }
-
-    /// The response function: `max(cubic, Reno-friendly)` average window in datagrams of
-    /// `mds` bytes per RTT, for a loss every 1/p datagrams, a controller counting in
-    /// `seg`-byte segments with constants β, C and N. In segments the loss rate is
-    /// `p·seg/mds` (a cycle of 1/p datagrams is `mds/(p·seg)` segments).
-    pub fn response(p: f64, rtt_s: f64, beta: f64, c: f64, n: u32, seg: f64, mds: f64) -> Model {
-        let b = beta_eff(beta, n);
-        let ps = p * seg / mds;
-        let cubic = cubic_avg_window(ps, rtt_s, c, b) * seg / mds;
-        let reno = aimd_avg_window(ps, alpha(beta, n), b) * seg / mds;
-        Model { cubic, reno }
-    }
-
-    /// Both branches of the response function, in datagrams per RTT.
-    #[derive(Clone, Copy, Debug)]
-    pub struct Model {
-        /// The cubic-region average window.
-        pub cubic: f64,
-        /// The Reno-friendly average window.
-        pub reno: f64,
-    }
-
-    impl Model {
-        /// `max(cubic, reno)`.
-        pub fn value(&self) -> f64 {
-            self.cubic.max(self.reno)
-        }
-        /// Which region the model is in.
-        pub fn region(&self) -> &'static str {
-            if self.cubic >= self.reno {
-                "cubic"
-            } else {
-                "Reno-friendly"
-            }
-        }
-    }
-
-    /// One loss cycle of the cubic-region fluid model (windows in segments, times in s),
-    /// from the detection of a loss at window `w` (= W_max, fast convergence off) to the
-    /// next detection, with the three protocol rules RFC 9438's response function leaves
-    /// out (derivation in docs/validation.md §5.2):
-    /// 1. the recovery round: for one RTT after the reduction the window stays at β·W
-    ///    (ACKs of packets sent before the recovery began do not grow it, RFC 9002 B.5),
-    ///    and the CUBIC epoch (t = 0) starts after it;
-    /// 2. per-ACK convergence to the target: `cwnd += (target − cwnd)/cwnd` per segment
-    ///    acknowledged, i.e. `dcwnd/dt = (target − cwnd)/RTT`, with
-    ///    `target = clamp(W_cubic(t + RTT), cwnd, 1.5·cwnd)` (RFC 9438 §4.2);
-    /// 3. detection one RTT after the lost segment is sent (the window grows meanwhile).
-    ///
-    /// `n` segments are sent from one lost segment to the next. Returns the window at the
-    /// next detection and the cycle's average window (segments per RTT). Euler steps of
-    /// RTT/400.
-    pub fn cubic_fluid_cycle(w: f64, n: f64, rtt: f64, c: f64, beta: f64) -> (f64, f64) {
-        let dt = rtt / 400.0;
-        let w_max = w;
-        let mut cw = beta * w;
-        let k = ((w_max - cw) / c).cbrt();
-        // Segments after the lost one: those of its last RTT before detection (~w), then
-        // the recovery round.
-        let mut sent = w + cw;
-        let mut segs = cw;
-        let mut t = 0.0;
-        let step = |t: f64, cw: f64| {
-            let d = t + rtt - k;
-            let target = (c * d * d * d + w_max).clamp(cw, 1.5 * cw);
-            cw + (target - cw) / rtt * dt
-        };
-        while sent < n {
-            cw = step(t, cw);
-            sent += cw / rtt * dt;
-            segs += cw / rtt * dt;
-            t += dt;
-        }
-        let mut t2 = 0.0;
-        while t2 < rtt {
-            cw = step(t, cw);
-            segs += cw / rtt * dt;
-            t += dt;
-            t2 += dt;
-        }
-        (cw, segs * rtt / (rtt + t))
-    }
-
-    /// The fixed point of [`cubic_fluid_cycle`] (bisection on `next(W) − W`), as datagrams
-    /// per RTT with the same conversions as [`response`]. Without rules 1-3 the same
-    /// computation gives RFC 9438's closed form exactly.
-    pub fn cubic_fluid(p: f64, rtt_s: f64, beta: f64, c: f64, n: u32, seg: f64, mds: f64) -> f64 {
-        let b = beta_eff(beta, n);
-        let segs = mds / (p * seg);
-        let (mut lo, mut hi) = (1.0, 50.0 * segs.sqrt() + 10.0);
-        for _ in 0..60 {
-            let mid = (lo + hi) / 2.0;
-            if cubic_fluid_cycle(mid, segs, rtt_s, c, b).0 > mid {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        cubic_fluid_cycle(lo, segs, rtt_s, c, b).1 * seg / mds
-    }
-
-    /// Jain's fairness index `(Σx)²/(n·Σx²)`.
-    pub fn jain(x: &[f64]) -> f64 {
-        let s: f64 = x.iter().sum();
-        let s2: f64 = x.iter().map(|v| v * v).sum();
-        s * s / (x.len() as f64 * s2)
-    }
-
-    /// `ceil((bytes + overhead)·8·10⁹ / rate)` ns, as the link serializes.
-    pub fn tx(rate_bps: u64, overhead: u64, bytes: u64) -> u64 {
-        (((bytes + overhead) as u128 * 8 * 1_000_000_000).div_ceil(rate_bps as u128)) as u64
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // Helpers.
@@ -167,17 +22,6 @@ fn parse(toml: &str) -> Config {
     sim_core::scenario::parse_str(toml)
         .unwrap_or_else(|e| panic!("{e}\n{toml}"))
         .base
-}
-
-fn quic(r: &RunResult, flow: usize, role: &str) -> QuicMetrics {
-    r.flows[flow]
-        .endpoints
-        .iter()
-        .find_map(|m| match m {
-            EndpointMetrics::Quic(q) if q.role == role => Some((**q).clone()),
-            _ => None,
-        })
-        .expect("quic metrics")
 }
 
 /// STREAM payload of a full 1-RTT packet of 1250 B (8-byte CIDs, 2-byte packet numbers,
@@ -307,7 +151,7 @@ fn point_cycles(
             let cfg = parse(&bulk_toml(rate, rtt_ms as f64 / 2.0, &loss, bytes, keys));
             let r = sim_core::run(&cfg, seed).expect("valid");
             assert_eq!(r.status, RunStatus::Completed, "{:?}", r.status);
-            let client = quic(&r, 0, "client");
+            let client = quic_metrics(&r, 0, "client");
             let down = r.links.iter().find(|l| l.name == "reverse").unwrap();
             let drops = down.drops.loss_periodic + down.drops.loss_bernoulli;
             let t = (client.completion_secs.unwrap() * 1e9).round() as u64;
@@ -762,7 +606,7 @@ hystart = {hystart}
     };
     let r = sim_core::runner::run_traced(&cfg, 1, &mut tracer).expect("valid");
     assert_eq!(r.status, RunStatus::Completed);
-    let server = quic(&r, 0, "server");
+    let server = quic_metrics(&r, 0, "server");
     (
         exit.map(|e| e.0),
         exit.map_or(0, |e| e.1),
@@ -853,7 +697,7 @@ fn lossless_completion(rate: u64, rtt_ms: u64, bytes: u64, extra: &str) -> f64 {
     ));
     let r = sim_core::run(&cfg, 1).expect("valid");
     assert_eq!(r.status, RunStatus::Completed);
-    quic(&r, 0, "client").completion_secs.unwrap()
+    quic_metrics(&r, 0, "client").completion_secs.unwrap()
 }
 
 /// The core lossless grid's default subset, with pacing and HyStart++ switched on one at
@@ -878,17 +722,7 @@ fn lossless_with_pacing_and_hystart() {
     eprintln!("| rate (Mbit/s) | RTT (ms) | size | unpaced (s) | HyStart++ (s) | paced 1.25 (s) | / unpaced | paced 2/1.25 (s) | / unpaced | paced + HyStart++ (s) |");
     eprintln!("|---|---|---|---|---|---|---|---|---|---|");
     let mut worst = [0.0f64; 4];
-    for &(rate, rtt, bytes) in &[
-        (1_000_000u64, 20u64, 10_000u64),
-        (1_000_000, 300, 100_000),
-        (10_000_000, 2, 1_000_000),
-        (10_000_000, 100, 100_000),
-        (100_000_000, 20, 10_000),
-        (100_000_000, 100, 1_000_000),
-        (100_000_000, 300, 10_000_000),
-        (1_000_000_000, 2, 10_000_000),
-        (1_000_000_000, 50, 1_000_000),
-    ] {
+    for &(rate, rtt, bytes) in LOSSLESS_GRID {
         let base = lossless_completion(rate, rtt, bytes, "pacing = false");
         let hs = lossless_completion(rate, rtt, bytes, "pacing = false\nhystart = true");
         let p125 = lossless_completion(rate, rtt, bytes, "");
