@@ -688,20 +688,10 @@ impl<F> Recovery<F> {
     /// is never discarded this way (the connection just closes).
     pub fn discard_space(&mut self, space: Space) -> Vec<SentPacket<F>> {
         let si = space.idx();
-        let sent = std::mem::take(&mut self.spaces[si].sent);
-        let mut out = Vec::with_capacity(sent.len());
-        for (_, e) in sent {
-            if e.pkt.in_flight {
-                self.remove_from_flight(si, &e.pkt, e.seq);
-            }
-            out.push(e.pkt);
-        }
+        let out = self.take_all_packets(si);
         let s = &mut self.spaces[si];
         debug_assert_eq!(s.bytes_in_flight, 0);
         debug_assert_eq!(s.ack_eliciting_in_flight, 0);
-        s.lost.clear();
-        s.time_of_last_ack_eliciting = None;
-        s.loss_time = None;
         s.discarded = true;
         if space == Space::Initial {
             self.has_handshake_keys = true;
@@ -712,13 +702,10 @@ impl<F> Recovery<F> {
         out
     }
 
-    /// Removes every packet of `space` from recovery (and from bytes in flight) without
-    /// discarding the space, and returns them. Used when the server rejects 0-RTT: the
-    /// client's 0-RTT packets can no longer be acknowledged, so their recovery state goes
-    /// (RFC 9001 §4.6.2, as RFC 9002 §6.4 does for discarded keys) and their data is sent
-    /// again in 1-RTT packets.
-    pub fn remove_all_packets(&mut self, space: Space) -> Vec<SentPacket<F>> {
-        let si = space.idx();
+    /// Takes every packet of space `si` out of recovery: out of bytes in flight, with the
+    /// space's lost list, last ack-eliciting send time and loss timer cleared. The caller
+    /// re-arms the loss detection timer.
+    fn take_all_packets(&mut self, si: usize) -> Vec<SentPacket<F>> {
         let sent = std::mem::take(&mut self.spaces[si].sent);
         let mut out = Vec::with_capacity(sent.len());
         for (_, e) in sent {
@@ -731,6 +718,16 @@ impl<F> Recovery<F> {
         s.lost.clear();
         s.time_of_last_ack_eliciting = None;
         s.loss_time = None;
+        out
+    }
+
+    /// Removes every packet of `space` from recovery (and from bytes in flight) without
+    /// discarding the space, and returns them. Used when the server rejects 0-RTT: the
+    /// client's 0-RTT packets can no longer be acknowledged, so their recovery state goes
+    /// (RFC 9001 §4.6.2, as RFC 9002 §6.4 does for discarded keys) and their data is sent
+    /// again in 1-RTT packets.
+    pub fn remove_all_packets(&mut self, space: Space) -> Vec<SentPacket<F>> {
+        let out = self.take_all_packets(space.idx());
         self.set_loss_detection_timer(self.last_now);
         self.prune_acked_seqs();
         out

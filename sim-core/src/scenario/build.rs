@@ -925,17 +925,29 @@ pub(super) fn cbr_count(duration: SimDuration, rate: Rate, size: Bytes) -> Optio
     Some(num.div_ceil(den))
 }
 
+/// The keys every flow kind shares: `pair` (default 0; its range is checked against the
+/// topology in `check_flow`) and `background` (default false).
+fn flow_placement(
+    pair: &Option<Value>,
+    background: &Option<Value>,
+    path: &str,
+    pairs: usize,
+) -> Result<(usize, bool), ConfigError> {
+    let pair = match pair {
+        Some(p) => get_int(p, &join(path, "pair"), 0, i64::MAX, &pair_allowed(pairs))? as usize,
+        None => 0,
+    };
+    let background = match background {
+        Some(b) => get_bool(b, &join(path, "background"))?,
+        None => false,
+    };
+    Ok((pair, background))
+}
+
 fn parse_cbr(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigError> {
     let raw: RawCbr = from_value(v, path, "a cbr flow")?;
     let at = |k: &str| join(path, k);
-    let pair = match &raw.pair {
-        Some(p) => get_int(p, &at("pair"), 0, i64::MAX, &pair_allowed(pairs))? as usize,
-        None => 0,
-    };
-    let background = match &raw.background {
-        Some(b) => get_bool(b, &at("background"))?,
-        None => false,
-    };
+    let (pair, background) = flow_placement(&raw.pair, &raw.background, path, pairs)?;
     let direction = match &raw.direction {
         Some(d) => match get_choice(d, &at("direction"), &["up", "down"])? {
             "down" => Direction::Down,
@@ -1031,14 +1043,7 @@ fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigE
         "quic_bulk" => {
             let raw: RawQuicBulk = from_value(v, path, "a quic_bulk flow")?;
             let at = |k: &str| join(path, k);
-            let pair = match &raw.pair {
-                Some(p) => get_int(p, &at("pair"), 0, i64::MAX, &pair_allowed(pairs))? as usize,
-                None => 0,
-            };
-            let background = match &raw.background {
-                Some(b) => get_bool(b, &at("background"))?,
-                None => false,
-            };
+            let (pair, background) = flow_placement(&raw.pair, &raw.background, path, pairs)?;
             // `profile` resolves into explicit values; explicit keys win.
             let mut table = raw.quic;
             crate::quic::config::apply_profile(&mut table);
@@ -1062,14 +1067,7 @@ fn parse_quic_connections(v: &Value, path: &str, pairs: usize) -> Result<FlowCon
     use crate::quic::lifecycle::{CloseMode, ConnectionSpec};
     let raw: RawQuicConnections = from_value(v, path, "a quic_connections flow")?;
     let at = |k: &str| join(path, k);
-    let pair = match &raw.pair {
-        Some(p) => get_int(p, &at("pair"), 0, i64::MAX, &pair_allowed(pairs))? as usize,
-        None => 0,
-    };
-    let background = match &raw.background {
-        Some(b) => get_bool(b, &at("background"))?,
-        None => false,
-    };
+    let (pair, background) = flow_placement(&raw.pair, &raw.background, path, pairs)?;
     let quic: crate::quic::QuicConfig =
         from_value(&Value::Table(raw.quic), path, "a quic_connections flow")?;
     let items = match &raw.connections {
