@@ -12,10 +12,6 @@ use sim_core::units::Rate;
 use sim_core::SimDuration;
 use std::hint::black_box;
 
-fn bulk_config(loss: f64) -> Config {
-    bulk_config_cc(loss, CcAlgorithm::NewReno)
-}
-
 fn bulk_config_cc(loss: f64, cc: CcAlgorithm) -> Config {
     let mut down = LinkConfig::new(Rate(100_000_000), SimDuration::from_millis(50));
     // Queue of one BDP (100 Mbit/s x 100 ms = 1.25 MB).
@@ -46,11 +42,12 @@ fn bulk_config_cc(loss: f64, cc: CcAlgorithm) -> Config {
     cfg
 }
 
-fn bulk(c: &mut Criterion) {
-    let mut g = c.benchmark_group("quic_bulk_100MB_100Mbps_50ms");
+/// The 100 MB download, clean and with 1 % loss, with controller `cc`.
+fn bulk_group(c: &mut Criterion, group: &str, cc: CcAlgorithm) {
+    let mut g = c.benchmark_group(group);
     g.sample_size(10);
     for (name, loss) in [("clean", 0.0), ("loss_1pct", 0.01)] {
-        let cfg = bulk_config(loss);
+        let cfg = bulk_config_cc(loss, cc);
         let r = sim_core::run(&cfg, 1).unwrap();
         assert_eq!(r.status, sim_core::RunStatus::Completed, "{name}");
         let packets: u64 = r.flows.iter().map(|f| f.packets_sent).sum();
@@ -66,25 +63,13 @@ fn bulk(c: &mut Criterion) {
     g.finish();
 }
 
+fn bulk(c: &mut Criterion) {
+    bulk_group(c, "quic_bulk_100MB_100Mbps_50ms", CcAlgorithm::NewReno);
+}
+
 /// The same downloads with CUBIC (RFC 9438, rfc profile defaults).
 fn bulk_cubic(c: &mut Criterion) {
-    let mut g = c.benchmark_group("quic_bulk_cubic_100MB_100Mbps_50ms");
-    g.sample_size(10);
-    for (name, loss) in [("clean", 0.0), ("loss_1pct", 0.01)] {
-        let cfg = bulk_config_cc(loss, CcAlgorithm::Cubic);
-        let r = sim_core::run(&cfg, 1).unwrap();
-        assert_eq!(r.status, sim_core::RunStatus::Completed, "{name}");
-        let packets: u64 = r.flows.iter().map(|f| f.packets_sent).sum();
-        g.throughput(Throughput::Elements(packets));
-        g.bench_function(
-            format!(
-                "{name}: {packets} packets, {} events, {:.2} s simulated",
-                r.events, r.end_time_secs
-            ),
-            |b| b.iter(|| black_box(sim_core::run(&cfg, 1).unwrap().digest)),
-        );
-    }
-    g.finish();
+    bulk_group(c, "quic_bulk_cubic_100MB_100Mbps_50ms", CcAlgorithm::Cubic);
 }
 
 criterion_group!(benches, bulk, bulk_cubic);
