@@ -14,10 +14,12 @@
 //! - [`lifecycle`]: sequences of connections between one client and one server
 //!   (session tickets, 0-RTT, address-validation tokens, idle timeout and close), the
 //!   `quic_connections` workload;
-//! - [`recovery`] and [`rtt`]: RFC 9002 loss detection, PTO and the RTT estimator.
+//! - [`recovery`] and [`rtt`]: RFC 9002 loss detection, PTO and the RTT estimator;
+//! - `dense`: an ordered map over dense `u64` keys (sent packets by packet number).
 
 pub mod config;
 pub mod connection;
+mod dense;
 pub mod endpoint;
 pub mod flow_control;
 pub mod lifecycle;

@@ -31,6 +31,25 @@ impl RangeSet {
         if start >= end {
             return 0;
         }
+        // Fast path (in-order data, packet numbers): `start` at or after the start of the
+        // last range, so only that range can overlap or touch; same result as below.
+        if let Some(mut last) = self.map.last_entry() {
+            if start >= *last.key() {
+                let le = *last.get();
+                if start <= le {
+                    if end > le {
+                        *last.get_mut() = end;
+                        return end - le;
+                    }
+                    return 0;
+                }
+                self.map.insert(start, end);
+                return end - start;
+            }
+        } else {
+            self.map.insert(start, end);
+            return end - start;
+        }
         let covered_before = self.covered(start, end);
         let mut s = start;
         let mut e = end;
@@ -57,20 +76,18 @@ impl RangeSet {
         if start >= end {
             return;
         }
-        let mut touched: Vec<(u64, u64)> = Vec::new();
-        if let Some((&ps, &pe)) = self.map.range(..start).next_back() {
-            if pe > start {
-                touched.push((ps, pe));
+        // Ranges overlapping [start, end), from the last one back (no scratch vector).
+        while let Some((&a, &b)) = self.map.range(..end).next_back() {
+            if b <= start {
+                break;
             }
-        }
-        touched.extend(self.map.range(start..end).map(|(&a, &b)| (a, b)));
-        for (a, b) in touched {
             self.map.remove(&a);
-            if a < start {
-                self.map.insert(a, start);
-            }
             if b > end {
                 self.map.insert(end, b);
+            }
+            if a < start {
+                self.map.insert(a, start);
+                break;
             }
         }
     }
@@ -171,5 +188,38 @@ mod tests {
         assert_eq!(r.first_gap_in(0, 12), Some((0, 10)));
         r.remove(0, 100);
         assert!(r.is_empty());
+    }
+
+    proptest::proptest! {
+        /// Against a bitmap model: contents (kept merged) and the count of newly covered
+        /// values `insert` returns, whichever path it takes.
+        #[test]
+        fn insert_remove_match_bitmap(ops in proptest::collection::vec((0u8..3, 0u64..120, 0u64..12), 1..200)) {
+            let mut r = RangeSet::new();
+            let mut m = [false; 140];
+            for (op, a, w) in ops {
+                let b = a + w;
+                if op < 2 {
+                    let added = (a..b).filter(|&i| !m[i as usize]).count() as u64;
+                    proptest::prop_assert_eq!(r.insert(a, b), added);
+                    (a..b).for_each(|i| m[i as usize] = true);
+                } else {
+                    r.remove(a, b);
+                    (a..b).for_each(|i| m[i as usize] = false);
+                }
+                let mut want = Vec::new();
+                let mut i = 0;
+                while i < m.len() {
+                    if m[i] {
+                        let st = i;
+                        while i < m.len() && m[i] { i += 1; }
+                        want.push((st as u64, i as u64));
+                    } else {
+                        i += 1;
+                    }
+                }
+                proptest::prop_assert_eq!(r.iter().collect::<Vec<_>>(), want);
+            }
+        }
     }
 }

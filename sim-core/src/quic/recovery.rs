@@ -3,8 +3,8 @@
 //! [`Recovery`] is generic over `F`, whatever the connection wants to remember about each
 //! packet (its frames); it never looks inside. It owns the path's [`RttEstimator`], the
 //! congestion controller (a byte-based [`CongestionController`]), `bytes_in_flight`, and
-//! the sent packets of the three packet number spaces (in `BTreeMap`s: deterministic
-//! order, no hashing).
+//! the sent packets of the three packet number spaces (in `DenseMap`s, ordered by packet
+//! number: deterministic order, no hashing).
 //!
 //! What it implements, with the RFC 9002 sections:
 //! - A.5 `OnPacketSent`; A.7 `OnAckReceived` (largest acked, RTT sample rule, loss
@@ -35,9 +35,10 @@
 //! passed to any method (only the client anti-deadlock timer depends on it).
 
 use crate::cc::{self, CcAlgorithm, CongestionController};
+use crate::quic::dense::DenseMap;
 use crate::quic::rtt::{RttEstimator, DEFAULT_INITIAL_RTT};
 use crate::time::{SimDuration, SimTime};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// A packet number space (RFC 9000 §12.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -235,7 +236,7 @@ struct LostRecord {
 
 #[derive(Debug)]
 struct SpaceState<F> {
-    sent: BTreeMap<u64, Entry<F>>,
+    sent: DenseMap<Entry<F>>,
     lost: BTreeMap<u64, LostRecord>,
     largest_acked: Option<u64>,
     largest_sent: Option<u64>,
@@ -249,7 +250,7 @@ struct SpaceState<F> {
 impl<F> SpaceState<F> {
     fn new() -> Self {
         SpaceState {
-            sent: BTreeMap::new(),
+            sent: DenseMap::default(),
             lost: BTreeMap::new(),
             largest_acked: None,
             largest_sent: None,
@@ -281,9 +282,9 @@ pub struct Recovery<F> {
     next_seq: u64,
     /// Send-order numbers of acknowledged packets newer than the oldest outstanding
     /// ack-eliciting one.
-    acked_seqs: BTreeSet<u64>,
+    acked_seqs: DenseMap<()>,
     /// Send-order numbers of outstanding ack-eliciting in-flight packets.
-    eliciting_seqs: BTreeSet<u64>,
+    eliciting_seqs: DenseMap<()>,
     stats: RecoveryStats,
 }
 
@@ -320,8 +321,8 @@ impl<F> Recovery<F> {
             timer: None,
             last_now: SimTime::ZERO,
             next_seq: 0,
-            acked_seqs: BTreeSet::new(),
-            eliciting_seqs: BTreeSet::new(),
+            acked_seqs: DenseMap::default(),
+            eliciting_seqs: DenseMap::default(),
             stats: RecoveryStats::default(),
         }
     }
@@ -484,7 +485,7 @@ impl<F> Recovery<F> {
         let seq = self.next_seq;
         self.next_seq += 1;
         if in_flight && pkt.ack_eliciting {
-            self.eliciting_seqs.insert(seq);
+            self.eliciting_seqs.insert(seq, ());
         }
         s.sent.insert(pkt.pn, Entry { pkt, seq });
         if in_flight {
@@ -545,17 +546,12 @@ impl<F> Recovery<F> {
             let s = &mut self.spaces[si];
             for &(a, b) in ranges {
                 let (lo, hi) = (a.min(b), a.max(b));
-                let pns: Vec<u64> = s.sent.range(lo..=hi).map(|(&pn, _)| pn).collect();
-                for pn in pns {
-                    if let Some(e) = s.sent.remove(&pn) {
-                        newly.push(e);
-                    }
-                }
+                s.sent.remove_range_into(lo, hi, &mut newly);
                 let lost: Vec<u64> = s.lost.range(lo..=hi).map(|(&pn, _)| pn).collect();
                 for pn in lost {
                     if let Some(rec) = s.lost.remove(&pn) {
                         out.spurious_losses += 1;
-                        self.acked_seqs.insert(rec.seq);
+                        self.acked_seqs.insert(rec.seq, ());
                     }
                 }
             }
@@ -567,7 +563,7 @@ impl<F> Recovery<F> {
         }
         newly.sort_by_key(|e| e.pkt.pn);
         for e in &newly {
-            self.acked_seqs.insert(e.seq);
+            self.acked_seqs.insert(e.seq, ());
         }
 
         // RTT sample (§5.1): the largest acknowledged is newly acknowledged and at least
@@ -708,7 +704,7 @@ impl<F> Recovery<F> {
     fn take_all_packets(&mut self, si: usize) -> Vec<SentPacket<F>> {
         let sent = std::mem::take(&mut self.spaces[si].sent);
         let mut out = Vec::with_capacity(sent.len());
-        for (_, e) in sent {
+        for e in sent.into_values() {
             if e.pkt.in_flight {
                 self.remove_from_flight(si, &e.pkt, e.seq);
             }
@@ -741,7 +737,7 @@ impl<F> Recovery<F> {
         self.bytes_in_flight -= p.size;
         if p.ack_eliciting {
             s.ack_eliciting_in_flight -= 1;
-            self.eliciting_seqs.remove(&seq);
+            self.eliciting_seqs.remove(seq);
         }
     }
 
@@ -847,7 +843,7 @@ impl<F> Recovery<F> {
         };
         let mut lost_pns = Vec::new();
         let mut loss_time: Option<SimTime> = None;
-        for (&pn, e) in s.sent.range(..=largest_acked) {
+        for (pn, e) in s.sent.range(0, largest_acked) {
             let sent = e.pkt.time_sent;
             // Time threshold (`time_sent <= now - loss_delay`, written without
             // underflow) or packet threshold.
@@ -863,7 +859,7 @@ impl<F> Recovery<F> {
         s.loss_time = loss_time;
         let mut lost = Vec::with_capacity(lost_pns.len());
         for pn in lost_pns {
-            if let Some(e) = s.sent.remove(&pn) {
+            if let Some(e) = s.sent.remove(pn) {
                 lost.push(e);
             }
         }
@@ -924,7 +920,7 @@ impl<F> Recovery<F> {
             .filter(|e| e.pkt.ack_eliciting && e.pkt.time_sent > first_sample)
         {
             match prev {
-                Some(p) if self.acked_seqs.range(p.seq + 1..e.seq).next().is_none() => {}
+                Some(p) if e.seq <= p.seq + 1 || !self.acked_seqs.any_in(p.seq + 1, e.seq - 1) => {}
                 _ => run_start = Some(e),
             }
             prev = Some(e);
@@ -961,12 +957,8 @@ impl<F> Recovery<F> {
     fn prune_acked_seqs(&mut self) {
         // Persistent congestion only compares outstanding ack-eliciting packets, so an
         // acknowledged packet older than every such packet is never "between" two.
-        let oldest = self
-            .eliciting_seqs
-            .first()
-            .copied()
-            .unwrap_or(self.next_seq);
-        while let Some(&q) = self.acked_seqs.first() {
+        let oldest = self.eliciting_seqs.first_key().unwrap_or(self.next_seq);
+        while let Some(q) = self.acked_seqs.first_key() {
             if q < oldest {
                 self.acked_seqs.pop_first();
             } else {
@@ -988,6 +980,7 @@ fn backoff(d: SimDuration, k: u32) -> SimDuration {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::BTreeSet;
 
     fn ms(x: u64) -> SimDuration {
         SimDuration::from_millis(x)
@@ -1349,7 +1342,7 @@ mod tests {
                 // Conservation: every sent packet is outstanding or was returned once.
                 for sp in Space::ALL {
                     let i = sp.idx();
-                    let outstanding: BTreeSet<u64> = r.spaces[i].sent.keys().copied().collect();
+                    let outstanding: BTreeSet<u64> = r.spaces[i].sent.keys().collect();
                     prop_assert!(outstanding.is_disjoint(&done[i]));
                     prop_assert_eq!(outstanding.len() + done[i].len(), next[i] as usize);
                 }
