@@ -329,6 +329,20 @@ impl LinkConfig {
     }
 }
 
+impl LinkChange {
+    /// A change at `at` that changes nothing yet: set the fields to change, e.g.
+    /// `LinkChange { rate: Some(Rate(0)), ..LinkChange::at(t) }`.
+    pub fn at(at: SimTime) -> Self {
+        LinkChange {
+            at,
+            rate: None,
+            delay: None,
+            loss: None,
+            corruption: None,
+        }
+    }
+}
+
 impl Config {
     /// A `two_hosts` configuration with the given links and flows and default everything
     /// else (seed 1, one run, 600 s time limit, 10^8 events, no series).

@@ -520,36 +520,13 @@ mod tests {
     }
 
     fn config() -> Config {
-        Config {
-            name: "t".into(),
-            description: String::new(),
-            seed: 1,
-            runs: 1,
-            sim: SimLimits {
-                time_limit: SimDuration::from_secs(600),
-                max_events: 100_000_000,
-            },
-            topology: Topology::TwoHosts {
-                forward: link(),
-                reverse: link(),
-                handovers: vec![],
-            },
-            flows: vec![FlowConfig {
-                pair: 0,
-                background: false,
-                app: AppConfig::Cbr {
-                    direction: Direction::Up,
-                    rate: Rate(1_000_000),
-                    size: Bytes(1200),
-                    start: SimTime::ZERO,
-                    count: 10,
-                },
-            }],
-            output: OutputConfig {
-                series: false,
-                sample_interval: SimDuration::from_millis(10),
-            },
-        }
+        let mut c = Config::two_hosts(
+            link(),
+            link(),
+            vec![FlowConfig::cbr_up(Rate(1_000_000), Bytes(1200), 10)],
+        );
+        c.name = "t".into();
+        c
     }
 
     fn err(c: &Config) -> ConfigError {

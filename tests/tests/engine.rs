@@ -180,18 +180,12 @@ fn link_down_holds_packets_and_resumes() {
     let mut link = LinkConfig::new(mbps(10), ms(10));
     link.changes = vec![
         LinkChange {
-            at: SimTime(ms(100).0),
             rate: Some(Rate(0)),
-            delay: None,
-            loss: None,
-            corruption: None,
+            ..LinkChange::at(SimTime(ms(100).0))
         },
         LinkChange {
-            at: SimTime(ms(300).0),
             rate: Some(mbps(10)),
-            delay: None,
-            loss: None,
-            corruption: None,
+            ..LinkChange::at(SimTime(ms(300).0))
         },
     ];
     let cfg = Config::two_hosts(
@@ -212,11 +206,8 @@ fn link_down_holds_packets_and_resumes() {
 fn link_down_for_good_stalls() {
     let mut link = LinkConfig::new(mbps(10), ms(10));
     link.changes = vec![LinkChange {
-        at: SimTime(ms(20).0),
         rate: Some(Rate(0)),
-        delay: None,
-        loss: None,
-        corruption: None,
+        ..LinkChange::at(SimTime(ms(20).0))
     }];
     let cfg = Config::two_hosts(
         link,
@@ -233,11 +224,8 @@ fn link_down_for_good_stalls() {
 fn delay_drop_keeps_fifo() {
     let mut link = LinkConfig::new(mbps(100), ms(50));
     link.changes = vec![LinkChange {
-        at: SimTime(ms(10).0),
-        rate: None,
         delay: Some(ms(1)),
-        loss: None,
-        corruption: None,
+        ..LinkChange::at(SimTime(ms(10).0))
     }];
     let cfg = Config::two_hosts(
         link,
