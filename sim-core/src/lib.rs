@@ -21,7 +21,8 @@
 //! assert_eq!(result.status, sim_core::metrics::RunStatus::Completed);
 //! ```
 //!
-//! Layers, bottom up: [`time`], [`engine`] (scheduler), [`rng`], [`link`], [`network`]
+//! Layers, bottom up: [`time`], [`engine`] (scheduler), [`rng`], [`wire`] (packet
+//! descriptors per protocol), [`link`], [`network`]
 //! (topologies and routing), [`endpoint`] (the sans-IO driver interface), [`apps`]
 //! (traffic), [`quic`], [`metrics`], [`config`] / [`scenario`] (the TOML format).
 #![warn(missing_docs)]
@@ -45,6 +46,7 @@ pub mod time;
 pub mod trace;
 pub mod units;
 pub mod validate;
+pub mod wire;
 
 pub use config::Config;
 pub use metrics::{RunResult, RunStatus};

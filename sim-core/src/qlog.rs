@@ -25,12 +25,12 @@
 //! events into the traces they concern: drops into both traces of the packet's flow, link
 //! changes and handovers into every trace.
 
-use crate::quic::wire::{Frame, PacketType, QuicPacket};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     BlockedReason, ConnectionState, DatagramContent, EndpointInfo, Initiator, LossTrigger,
     RecoveryMetrics, RunInfo, SendTrigger, TraceEvent, TraceRecord, TraceSource, Tracer, Vantage,
 };
+use crate::wire::quic::{Frame, PacketType, QuicPacket};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 

@@ -21,13 +21,13 @@
 //! endpoint call.
 //!
 //! The event types are owned and small; QUIC-specific variants reuse the wire descriptors
-//! of [`crate::quic::wire`] (packet type, frames) so a trace shows exactly what was sent.
+//! of [`crate::wire::quic`] (packet type, frames) so a trace shows exactly what was sent.
 
 use crate::config::{AddressChange, LinkChange};
 use crate::metrics::DropReason;
 use crate::packet::{Datagram, Payload};
-use crate::quic::wire::{Frame, PacketType, QuicPacket};
 use crate::time::{SimDuration, SimTime};
+use crate::wire::quic::{Frame, PacketType, QuicPacket};
 
 /// Which side of a client/server pair an endpoint runs on. For QUIC it is the connection
 /// role; for the CBR apps it is the host (the pair's client or server host).

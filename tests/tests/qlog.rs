@@ -11,7 +11,6 @@ use serde_json::Value;
 use sim_core::config::{AddressChange, LinkChange};
 use sim_core::metrics::{DropReason, RunResult};
 use sim_core::qlog::{QlogFormat, QlogWriter, TraceKey, QUIC_EVENT_SCHEMA_URI, RS};
-use sim_core::quic::wire::{Frame, PacketType, QuicPacket};
 use sim_core::runner::run_traced;
 use sim_core::trace::{
     BlockedReason, ConnectionState, DatagramContent, EndpointId, EndpointInfo, Initiator,
@@ -19,6 +18,7 @@ use sim_core::trace::{
     TraceRecord, TraceSource, Tracer, TransportParameters, Vantage,
 };
 use sim_core::units::Rate;
+use sim_core::wire::quic::{Frame, PacketType, QuicPacket};
 use sim_core::{Config, SimDuration, SimTime};
 use std::collections::BTreeMap;
 

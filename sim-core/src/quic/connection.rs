@@ -23,16 +23,16 @@ use super::flow_control::RecvFlow;
 use super::ranges::RangeSet;
 use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
 use super::streams::{max_data_len, Chunk, RecvBuf, SendBuf, Stream};
-use super::wire::{
-    header_len_without_pn, packet_size, pn_len, varint_len, ClientHelloInfo, Frame, PacketType,
-    QuicDatagram, QuicPacket, ServerHelloInfo, AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
-};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     BlockedReason, ConnectionState, Initiator, LossTrigger, RecoveryMetrics, RecoveryParameters,
     SendTrigger, TraceBuffer, TraceEvent, TransportParameters,
 };
 use crate::units::Rate;
+use crate::wire::quic::{
+    header_len_without_pn, packet_size, pn_len, varint_len, ClientHelloInfo, Frame, PacketType,
+    QuicDatagram, QuicPacket, ServerHelloInfo, AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
+};
 use std::collections::BTreeMap;
 
 /// Smallest datagram carrying an ack-eliciting Initial packet (RFC 9000 §14.1: clients

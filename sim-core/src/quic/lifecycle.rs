@@ -19,11 +19,11 @@
 use super::config::QuicConfig;
 use super::connection::{CloseReason, ConnEvent, Connection, Role, SessionTicket};
 use super::endpoint::{connection_metrics, QuicMetrics};
-use super::wire::QuicDatagram;
 use crate::endpoint::Endpoint;
 use crate::metrics::EndpointMetrics;
 use crate::packet::{Addr, Datagram, FlowId, Payload};
 use crate::time::{SimDuration, SimTime};
+use crate::wire::quic::QuicDatagram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

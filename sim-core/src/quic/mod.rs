@@ -1,8 +1,8 @@
 //! QUIC (RFC 9000 / RFC 9001 / RFC 9002) endpoints for the simulator.
 //!
 //! Layout:
-//! - [`wire`]: packet and frame descriptors carried in [`crate::packet::Payload::Quic`],
-//!   with their honest on-the-wire sizes (no payload bytes are materialised);
+//! - packet and frame descriptors, carried in [`crate::packet::Payload::Quic`], live below
+//!   the shared layers in [`crate::wire::quic`];
 //! - [`config`]: [`QuicConfig`], every parameter with its documented default;
 //! - [`ranges`]: an ordered set of half-open `u64` ranges (reassembly, ACK ranges);
 //! - [`flow_control`]: the receiver's window-update policy ([`flow_control::Allowance`]);
@@ -27,7 +27,6 @@ pub mod ranges;
 pub mod recovery;
 pub mod rtt;
 pub mod streams;
-pub mod wire;
 
 #[cfg(test)]
 mod tests;
