@@ -32,6 +32,7 @@ pub mod cc;
 pub mod config;
 pub mod endpoint;
 pub mod engine;
+pub mod flows;
 pub mod hash;
 pub mod link;
 pub mod metrics;
