@@ -355,8 +355,8 @@ fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
                 print!(" in network {}", f.in_network);
             }
             for e in &f.endpoints {
-                if let EndpointMetrics::Quic(q) = e {
-                    print_quic(q);
+                if let (Some(t), Some(w)) = (e.transport(), e.workload()) {
+                    print_transport(e.kind(), t, w);
                 }
                 if let EndpointMetrics::CbrSink {
                     goodput_bps: Some(g),
@@ -467,34 +467,40 @@ fn drop_list(d: &sim_core::metrics::DropCounts) -> Vec<(&'static str, u64)> {
     .collect()
 }
 
-fn print_quic(q: &sim_core::quic::endpoint::QuicMetrics) {
+/// The shared transport metrics of one endpoint (`kind`: its protocol) and its workload's
+/// connection reports and history samples.
+fn print_transport(
+    kind: &str,
+    t: &sim_core::metrics::TransportMetrics,
+    w: &sim_core::metrics::WorkloadMetrics,
+) {
     let secs = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.6} s"));
     print!(
-        "\n      quic {}: handshake {} completion {} first byte {}",
-        q.role,
-        secs(q.handshake_secs),
-        secs(q.completion_secs),
-        secs(q.time_to_first_byte_secs)
+        "\n      {kind} {}: handshake {} completion {} first byte {}",
+        t.role,
+        secs(t.handshake_secs),
+        secs(t.completion_secs),
+        secs(t.time_to_first_byte_secs)
     );
-    if let Some(g) = q.goodput_bps {
+    if let Some(g) = t.goodput_bps {
         print!(" goodput {:.3} Mbit/s", g / 1e6);
     }
     print!(
         "\n        packets sent {} lost {} ({:.3} %) retransmitted {} spurious {} PTOs {} congestion events {}; blocked: cwnd {:.3} s, flow control {:.3} s; srtt {:.3} ms, cwnd at end {} B",
-        q.packets_sent,
-        q.packets_lost,
-        100.0 * q.loss_ratio,
-        q.packets_retransmitted,
-        q.spurious_losses,
-        q.pto_count,
-        q.congestion_events,
-        q.cwnd_blocked_secs,
-        q.flow_control_blocked_secs,
-        q.srtt_end_secs * 1e3,
-        q.cwnd_end
+        t.packets_sent,
+        t.packets_lost,
+        100.0 * t.loss_ratio,
+        t.packets_retransmitted,
+        t.spurious_losses,
+        t.pto_count,
+        t.congestion_events,
+        t.cwnd_blocked_secs,
+        t.flow_control_blocked_secs,
+        t.srtt_end_secs * 1e3,
+        t.cwnd_end
     );
     // quic_connections: one line per connection (times relative to its start).
-    for c in &q.connections {
+    for c in &w.connections {
         let m = &c.metrics;
         let zero_rtt = match c.zero_rtt_accepted {
             Some(true) => "0-RTT accepted",
@@ -512,15 +518,15 @@ fn print_quic(q: &sim_core::quic::endpoint::QuicMetrics) {
             if c.resumed { "resumed" } else { "full handshake" },
             if c.token { ", token" } else { "" },
             zero_rtt,
-            secs(m.handshake_secs),
-            secs(m.time_to_first_byte_secs),
-            secs(m.completion_secs),
-            m.packets_sent,
-            m.packets_lost,
-            m.cwnd_end
+            secs(m.transport.handshake_secs),
+            secs(m.transport.time_to_first_byte_secs),
+            secs(m.transport.completion_secs),
+            m.transport.packets_sent,
+            m.transport.packets_lost,
+            m.transport.cwnd_end
         );
     }
-    for h in &q.history {
+    for h in &w.history {
         print!(
             "\n        history {:?} conn {} at {:.6} s: cwnd {} B, srtt {:.3} ms",
             h.event,

@@ -21,10 +21,13 @@
 //! assert_eq!(result.status, sim_core::metrics::RunStatus::Completed);
 //! ```
 //!
-//! Layers, bottom up: [`time`], [`engine`] (scheduler), [`rng`], [`wire`] (packet
-//! descriptors per protocol), [`link`], [`network`]
-//! (topologies and routing), [`endpoint`] (the sans-IO driver interface), [`apps`]
-//! (traffic), [`quic`], [`metrics`], [`config`] / [`scenario`] (the TOML format).
+//! Layers, bottom up (`docs/architecture.md`; checked by `tests/tests/layers.rs`):
+//! [`time`] / [`units`] / [`hash`], [`rng`] / [`engine`] (scheduler), [`wire`] (packet
+//! descriptors per protocol) / [`cc`], [`packet`] / [`config`], [`metrics`] /
+//! [`validate`], [`trace`], [`endpoint`] (the sans-IO driver interface) / [`qlog`] /
+//! [`link`], [`network`] (topologies and routing) / [`apps`] (traffic without a
+//! transport), [`quic`], [`flows`] (flow config → endpoints), [`runner`], [`scenario`] (the
+//! TOML format). No layer below the transports names a protocol module.
 #![warn(missing_docs)]
 
 pub mod apps;

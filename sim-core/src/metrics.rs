@@ -6,6 +6,13 @@ use crate::config::Config;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
+pub mod quic;
+pub mod transport;
+pub mod workload;
+
+pub use transport::TransportMetrics;
+pub use workload::WorkloadMetrics;
+
 /// Version of the [`RunResult`] layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -177,7 +184,11 @@ pub struct FlowReport {
     pub endpoints: Vec<EndpointMetrics>,
 }
 
-/// Metrics an endpoint reports about itself.
+/// Metrics an endpoint reports about itself: one variant per application or protocol,
+/// serialised with its name as `kind`. A transport's payload holds the shared
+/// [`TransportMetrics`] (read them protocol-blind with [`EndpointMetrics::transport`]),
+/// its protocol-only extras and its [`WorkloadMetrics`]; the payload types are defined in
+/// this layer (`metrics/<protocol>.rs`), never in the protocol module.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EndpointMetrics {
@@ -213,8 +224,44 @@ pub enum EndpointMetrics {
         /// Payload throughput between first and last arrival, bit/s.
         goodput_bps: Option<f64>,
     },
-    /// A QUIC endpoint (client or server); see [`crate::quic::endpoint::QuicMetrics`].
-    Quic(Box<crate::quic::endpoint::QuicMetrics>),
+    /// A QUIC endpoint (client or server); see [`quic::QuicMetrics`].
+    Quic(Box<quic::QuicMetrics>),
+}
+
+impl EndpointMetrics {
+    /// The variant's name, as serialised in `kind`: `"cbr_source"`, `"cbr_sink"`,
+    /// `"quic"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EndpointMetrics::CbrSource { .. } => "cbr_source",
+            EndpointMetrics::CbrSink { .. } => "cbr_sink",
+            EndpointMetrics::Quic(_) => "quic",
+        }
+    }
+
+    /// The shared transport metrics, if the endpoint runs a transport (not for CBR).
+    pub fn transport(&self) -> Option<&TransportMetrics> {
+        match self {
+            EndpointMetrics::Quic(q) => Some(&q.transport),
+            EndpointMetrics::CbrSource { .. } | EndpointMetrics::CbrSink { .. } => None,
+        }
+    }
+
+    /// The workload metrics, if the endpoint runs a transport workload (not for CBR).
+    pub fn workload(&self) -> Option<&WorkloadMetrics> {
+        match self {
+            EndpointMetrics::Quic(q) => Some(&q.workload),
+            EndpointMetrics::CbrSource { .. } | EndpointMetrics::CbrSink { .. } => None,
+        }
+    }
+
+    /// The QUIC metrics, if the endpoint is a QUIC endpoint.
+    pub fn quic(&self) -> Option<&quic::QuicMetrics> {
+        match self {
+            EndpointMetrics::Quic(q) => Some(q),
+            _ => None,
+        }
+    }
 }
 
 /// Sampled time series (when `output.series` is on).

@@ -1,8 +1,8 @@
 //! Scenario builders and measurement helpers shared by the validation tests
 //! (`tests/tests/quic_validation.rs`, `lifecycle.rs`, `cubic_validation.rs`).
 
+use sim_core::metrics::quic::QuicMetrics;
 use sim_core::metrics::{EndpointMetrics, RunResult};
-use sim_core::quic::endpoint::QuicMetrics;
 
 use crate::model::{self, Params};
 
@@ -46,7 +46,7 @@ pub fn quic_metrics(r: &RunResult, flow: usize, role: &str) -> QuicMetrics {
         .endpoints
         .iter()
         .find_map(|m| match m {
-            EndpointMetrics::Quic(q) if q.role == role => Some((**q).clone()),
+            EndpointMetrics::Quic(q) if q.transport.role == role => Some((**q).clone()),
             _ => None,
         })
         .expect("quic metrics")

@@ -154,7 +154,7 @@ fn point_cycles(
             let client = quic_metrics(&r, 0, "client");
             let down = r.links.iter().find(|l| l.name == "reverse").unwrap();
             let drops = down.drops.loss_periodic + down.drops.loss_bernoulli;
-            let t = (client.completion_secs.unwrap() * 1e9).round() as u64;
+            let t = (client.transport.completion_secs.unwrap() * 1e9).round() as u64;
             (bytes, t, down.packets_in, drops)
         })
         .collect();
@@ -611,7 +611,7 @@ hystart = {hystart}
         exit.map(|e| e.0),
         exit.map_or(0, |e| e.1),
         first_drop,
-        server.congestion_events,
+        server.transport.congestion_events,
     )
 }
 
@@ -697,7 +697,10 @@ fn lossless_completion(rate: u64, rtt_ms: u64, bytes: u64, extra: &str) -> f64 {
     ));
     let r = sim_core::run(&cfg, 1).expect("valid");
     assert_eq!(r.status, RunStatus::Completed);
-    quic_metrics(&r, 0, "client").completion_secs.unwrap()
+    quic_metrics(&r, 0, "client")
+        .transport
+        .completion_secs
+        .unwrap()
 }
 
 /// The core lossless grid's default subset, with pacing and HyStart++ switched on one at

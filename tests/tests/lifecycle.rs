@@ -10,9 +10,10 @@
 
 use quicsim_tests::model::{self, transfer, transfer_resumed, Params, Resumption};
 use quicsim_tests::support::{params, quic_metrics, tolerance, MS};
+use sim_core::config::workload::{CloseMode, ConnectionSpec};
 use sim_core::config::{AppConfig, Config, FlowConfig, LinkChange, LinkConfig, LossModel};
+use sim_core::metrics::workload::{ConnectionReport, ConnectionStatus};
 use sim_core::metrics::{RunResult, RunStatus};
-use sim_core::quic::lifecycle::{CloseMode, ConnectionReport, ConnectionSpec, ConnectionStatus};
 use sim_core::quic::QuicConfig;
 use sim_core::units::Rate;
 use sim_core::{SimDuration, SimTime};
@@ -77,7 +78,7 @@ fn resumed_transfer(q: &QuicConfig, p: &Params) -> ConnectionReport {
         1,
     );
     assert_eq!(r.status, RunStatus::Completed);
-    let c = quic_metrics(&r, 0, "client").connections[1].clone();
+    let c = quic_metrics(&r, 0, "client").workload.connections[1].clone();
     assert_eq!(c.status, ConnectionStatus::Completed);
     assert!(c.resumed && c.ticket, "{c:?}");
     c
@@ -107,8 +108,8 @@ fn resumed_completion_matches_the_resumption_model() {
             let c = resumed_transfer(&q, &p);
             assert_eq!(c.zero_rtt_accepted, Some(true));
             assert_eq!(c.token, token);
-            let sim = ns(c.metrics.completion_secs);
-            let fb = ns(c.metrics.time_to_first_byte_secs);
+            let sim = ns(c.metrics.transport.completion_secs);
+            let fb = ns(c.metrics.transport.time_to_first_byte_secs);
             let tol = tolerance(&p, m.completion);
             eprintln!(
                 "token {token:5} {:>5} Mbit/s {:>4} ms {:>8} B: model {:>10.6} s sim {:>10.6} s diff {:>+8.3} ms (tol {:.3} ms); first byte model {:.6} sim {:.6}",
@@ -148,7 +149,7 @@ fn resumption_saves_one_round_trip_over_the_one_rtt_model() {
         let t1 = model::tx(p.up_rate, p.overhead, 1200) + p.up_delay;
         let predicted = one.completion - (one.data_start - t1);
         let c = resumed_transfer(&model_quic(true), &p);
-        let sim = ns(c.metrics.completion_secs);
+        let sim = ns(c.metrics.transport.completion_secs);
         let tol = tolerance(&p, predicted);
         eprintln!(
             "{:>5} Mbit/s {:>4} ms {:>8} B: 1-RTT model {:.6} s, minus one round trip {:.6} s, resumed sim {:.6} s, diff {:+.3} ms (tol {:.3} ms)",
@@ -194,8 +195,8 @@ fn lost_zero_rtt_run(offset: u64, reject: bool) -> (RunResult, ConnectionReport,
     }];
     let r = run_connections(q, vec![warm, target], forward, link(20_000_000, 20), 3);
     assert_eq!(r.status, RunStatus::Completed);
-    let c = quic_metrics(&r, 0, "client").connections[1].clone();
-    let s = quic_metrics(&r, 0, "server").connections[1].clone();
+    let c = quic_metrics(&r, 0, "client").workload.connections[1].clone();
+    let s = quic_metrics(&r, 0, "server").workload.connections[1].clone();
     (r, c, s)
 }
 
@@ -209,9 +210,9 @@ fn lost_zero_rtt_data_is_delivered_exactly_once() {
             "offset {offset}: 0-RTT packets {} ({} stream bytes), retransmitted stream bytes {}, completion {:?}, server duplicate bytes {}",
             c.zero_rtt_packets,
             c.zero_rtt_stream_bytes,
-            c.metrics.stream_bytes_retransmitted,
-            c.metrics.completion_secs,
-            s.metrics.duplicate_stream_bytes
+            c.metrics.transport.stream_bytes_retransmitted,
+            c.metrics.transport.completion_secs,
+            s.metrics.transport.duplicate_stream_bytes
         );
         assert_eq!(c.status, ConnectionStatus::Completed);
         assert_eq!(c.zero_rtt_accepted, Some(true));
@@ -221,14 +222,14 @@ fn lost_zero_rtt_data_is_delivered_exactly_once() {
         );
         // Exactly once: the server read each request byte once, the client each
         // response byte once.
-        assert_eq!(s.metrics.stream_bytes_read, 3 * 1_500);
-        assert_eq!(c.metrics.stream_bytes_read, 300_000);
+        assert_eq!(s.metrics.transport.stream_bytes_read, 3 * 1_500);
+        assert_eq!(c.metrics.transport.stream_bytes_read, 300_000);
         assert_eq!(
-            s.metrics.stream_completion_secs.len(),
+            s.metrics.workload.stream_completion_secs.len(),
             3,
             "three request streams"
         );
-        assert!(c.metrics.stream_bytes_retransmitted > 0);
+        assert!(c.metrics.transport.stream_bytes_retransmitted > 0);
         if offset > 0 {
             // The Initial got through: the lost 0-RTT data is sent again in 1-RTT
             // packets (no 0-RTT packet carries it a second time).
@@ -245,13 +246,13 @@ fn rejected_zero_rtt_is_resent_in_one_rtt() {
     assert_eq!(c.zero_rtt_accepted, Some(false));
     assert_eq!(s.zero_rtt_accepted, Some(false));
     assert!(s.zero_rtt_packets_rejected >= 2);
-    assert!(c.metrics.stream_bytes_retransmitted >= 3 * 1_500);
-    assert_eq!(s.metrics.stream_bytes_read, 3 * 1_500);
-    assert_eq!(c.metrics.stream_bytes_read, 300_000);
+    assert!(c.metrics.transport.stream_bytes_retransmitted >= 3 * 1_500);
+    assert_eq!(s.metrics.transport.stream_bytes_read, 3 * 1_500);
+    assert_eq!(c.metrics.transport.stream_bytes_read, 300_000);
     // No 0-RTT gain: the first byte comes after the handshake round trip.
     let accepted = lost_zero_rtt_run(1_000_000 - 1, false).1;
-    let fb = c.metrics.time_to_first_byte_secs.unwrap();
-    let fb0 = accepted.metrics.time_to_first_byte_secs.unwrap();
+    let fb = c.metrics.transport.time_to_first_byte_secs.unwrap();
+    let fb0 = accepted.metrics.transport.time_to_first_byte_secs.unwrap();
     eprintln!("first byte: 0-RTT rejected {fb:.6} s, accepted {fb0:.6} s");
     assert!(fb > fb0 + 0.039, "{fb} vs {fb0}");
 }
@@ -274,7 +275,7 @@ fn idle_timeout_fires_at_the_negotiated_time_after_the_last_activity() {
         assert_eq!(r.status, RunStatus::Completed);
         for role in ["client", "server"] {
             let m = quic_metrics(&r, 0, role);
-            let c = &m.connections[0];
+            let c = &m.workload.connections[0];
             assert_eq!(c.status, ConnectionStatus::Completed, "{role}");
             assert_eq!(c.close_reason.as_deref(), Some("idle_timeout"), "{role}");
             let waited = c.close_secs.unwrap() - c.last_activity_secs;
@@ -293,10 +294,10 @@ fn idle_timeout_fires_at_the_negotiated_time_after_the_last_activity() {
             }
             // The second connection starts 300 ms after the client's idle close.
             if role == "client" {
-                let next = m.connections[1].start_secs.unwrap();
+                let next = m.workload.connections[1].start_secs.unwrap();
                 assert!((next - c.close_secs.unwrap() - 0.3).abs() < 1e-9);
                 assert_eq!(
-                    m.connections[1].close_reason.as_deref(),
+                    m.workload.connections[1].close_reason.as_deref(),
                     Some("local_close")
                 );
             }
@@ -327,13 +328,14 @@ fn a_connection_with_traffic_never_times_out() {
         );
         assert_eq!(r.status, RunStatus::Completed);
         let m = quic_metrics(&r, 0, "client");
-        for c in &m.connections {
+        for c in &m.workload.connections {
             assert_eq!(c.status, ConnectionStatus::Completed);
             assert_eq!(c.close_reason.as_deref(), Some("local_close"));
-            assert!(c.metrics.completion_secs.unwrap() > 2.0 * c.idle_timeout_secs);
+            assert!(c.metrics.transport.completion_secs.unwrap() > 2.0 * c.idle_timeout_secs);
         }
         let s = quic_metrics(&r, 0, "server");
         assert!(s
+            .workload
             .connections
             .iter()
             .all(|c| c.close_reason.as_deref() == Some("peer_close")));
@@ -357,6 +359,7 @@ fn history_samples_at_resumption_and_close() {
     );
     let s = quic_metrics(&r, 0, "server");
     let events: Vec<(String, u64)> = s
+        .workload
         .history
         .iter()
         .map(|h| (format!("{:?}", h.event), h.connection))
@@ -371,9 +374,9 @@ fn history_samples_at_resumption_and_close() {
         ]
     );
     let m = quic_metrics(&r, 0, "client");
-    assert!(!m.connections[0].resumed && m.connections[1].resumed);
+    assert!(!m.workload.connections[0].resumed && m.workload.connections[1].resumed);
     assert!(
-        !m.connections[2].resumed && !m.connections[2].ticket,
+        !m.workload.connections[2].resumed && !m.workload.connections[2].ticket,
         "resume = false"
     );
 }
@@ -451,10 +454,10 @@ proptest! {
         prop_assert_eq!(r.status, RunStatus::Completed);
         let client = quic_metrics(&r, 0, "client");
         let server = quic_metrics(&r, 0, "server");
-        prop_assert_eq!(client.connections.len(), specs.len());
-        prop_assert_eq!(server.connections.len(), specs.len());
+        prop_assert_eq!(client.workload.connections.len(), specs.len());
+        prop_assert_eq!(server.workload.connections.len(), specs.len());
         let mut had_ticket = false;
-        for (k, (c, s)) in client.connections.iter().zip(&server.connections).enumerate() {
+        for (k, (c, s)) in client.workload.connections.iter().zip(&server.workload.connections).enumerate() {
             let sp = &specs[k];
             prop_assert_eq!(c.status, ConnectionStatus::Completed, "client {}", k);
             prop_assert!(c.close_reason.is_some(), "client {} has no close", k);
@@ -463,8 +466,8 @@ proptest! {
                 matches!(s.status, ConnectionStatus::Completed | ConnectionStatus::Failed),
                 "server {} {:?}", k, s.status
             );
-            prop_assert_eq!(c.metrics.stream_bytes_read, sp.bytes, "client {}", k);
-            prop_assert_eq!(s.metrics.stream_bytes_read, sp.streams * sp.request_size, "server {}", k);
+            prop_assert_eq!(c.metrics.transport.stream_bytes_read, sp.bytes, "client {}", k);
+            prop_assert_eq!(s.metrics.transport.stream_bytes_read, sp.streams * sp.request_size, "server {}", k);
             // Resumed exactly when asked and a ticket was available.
             prop_assert_eq!(c.ticket, sp.resume && had_ticket, "ticket {}", k);
             prop_assert_eq!(c.resumed, c.ticket, "resumed {}", k);
@@ -472,7 +475,7 @@ proptest! {
                 prop_assert_eq!(c.zero_rtt_accepted, Some(!reject));
                 prop_assert_eq!(c.token, token);
             }
-            had_ticket |= c.metrics.handshake_confirmed_secs.is_some();
+            had_ticket |= c.metrics.quic.handshake_confirmed_secs.is_some();
         }
         // Packet conservation for the flow.
         let f = &r.flows[0];
@@ -614,6 +617,7 @@ fn example_scenario_reports_every_connection() {
     assert_eq!(r.status, RunStatus::Completed);
     let c = quic_metrics(&r, 0, "client");
     let reasons: Vec<Option<&str>> = c
+        .workload
         .connections
         .iter()
         .map(|c| c.close_reason.as_deref())
@@ -627,11 +631,12 @@ fn example_scenario_reports_every_connection() {
         ]
     );
     assert!(c
+        .workload
         .connections
         .iter()
         .all(|c| c.status == ConnectionStatus::Completed));
-    assert!(!c.connections[0].resumed && c.connections[2].resumed);
-    assert_eq!(c.connections[2].zero_rtt_accepted, Some(true));
+    assert!(!c.workload.connections[0].resumed && c.workload.connections[2].resumed);
+    assert_eq!(c.workload.connections[2].zero_rtt_accepted, Some(true));
 }
 
 #[test]
@@ -665,19 +670,27 @@ bytes = "100KB"
     assert_eq!(r.status, RunStatus::Completed);
     let c = quic_metrics(&r, 0, "client");
     let s = quic_metrics(&r, 0, "server");
-    assert_eq!(c.connections[0].local, "10.0.0.1:10000");
-    assert_eq!(c.connections[1].local, "10.0.0.2:10000");
-    assert!(c.connections[1].resumed);
-    assert_eq!(c.connections[1].zero_rtt_accepted, Some(true));
-    assert!(c.connections[1].token, "the client sends its token");
+    assert_eq!(c.workload.connections[0].local, "10.0.0.1:10000");
+    assert_eq!(c.workload.connections[1].local, "10.0.0.2:10000");
+    assert!(c.workload.connections[1].resumed);
+    assert_eq!(c.workload.connections[1].zero_rtt_accepted, Some(true));
     assert!(
-        !s.connections[1].token,
+        c.workload.connections[1].token,
+        "the client sends its token"
+    );
+    assert!(
+        !s.workload.connections[1].token,
         "but it is not valid from the new address"
     );
     // The new path's RTT (60 ms + serialization) shows in the first byte.
-    let fb = c.connections[1].metrics.time_to_first_byte_secs.unwrap();
+    let fb = c.workload.connections[1]
+        .metrics
+        .transport
+        .time_to_first_byte_secs
+        .unwrap();
     assert!(fb > 0.060 && fb < 0.070, "{fb}");
     assert!(c
+        .workload
         .connections
         .iter()
         .all(|c| c.status == ConnectionStatus::Completed));
@@ -727,13 +740,17 @@ bytes = "50KB"
     assert_eq!(r.status, RunStatus::Completed);
     for (f, expect_resumed) in [(0, true), (1, false), (2, true)] {
         let client = quic_metrics(&r, f, "client");
-        assert_eq!(client.connections.len(), 2);
+        assert_eq!(client.workload.connections.len(), 2);
         assert!(client
+            .workload
             .connections
             .iter()
             .all(|c| c.status == ConnectionStatus::Completed));
-        assert_eq!(client.connections[1].resumed, expect_resumed, "flow {f}");
-        assert_eq!(client.connections[1].token, f == 0, "flow {f}");
+        assert_eq!(
+            client.workload.connections[1].resumed, expect_resumed,
+            "flow {f}"
+        );
+        assert_eq!(client.workload.connections[1].token, f == 0, "flow {f}");
     }
 }
 
@@ -755,12 +772,12 @@ fn resumption_without_zero_rtt_saves_only_the_certificate() {
             link(20_000_000, 20),
             1,
         );
-        quic_metrics(&r, 0, "client").connections[1].clone()
+        quic_metrics(&r, 0, "client").workload.connections[1].clone()
     };
     let (no0, with0) = (run(false), run(true));
     assert!(no0.resumed && no0.zero_rtt_accepted.is_none() && no0.zero_rtt_packets == 0);
-    let fb = no0.metrics.time_to_first_byte_secs.unwrap();
-    let fb0 = with0.metrics.time_to_first_byte_secs.unwrap();
+    let fb = no0.metrics.transport.time_to_first_byte_secs.unwrap();
+    let fb0 = with0.metrics.transport.time_to_first_byte_secs.unwrap();
     eprintln!("first byte: resumed without 0-RTT {fb:.6} s, with 0-RTT {fb0:.6} s");
     assert!(fb > 0.080 && fb < 0.085, "{fb}");
     assert!(fb0 > 0.040 && fb0 < 0.043, "{fb0}");

@@ -853,7 +853,7 @@ fn read_traces(cfg: &Config, seed: u64) -> (RunResult, Vec<ReadTrace>) {
     (r, traces)
 }
 
-fn quic_metrics(r: &RunResult, endpoint: u64) -> sim_core::quic::endpoint::QuicMetrics {
+fn quic_metrics(r: &RunResult, endpoint: u64) -> sim_core::metrics::quic::QuicMetrics {
     let mut i = 0;
     for f in &r.flows {
         for e in &f.endpoints {
@@ -951,7 +951,7 @@ fn every_lost_packet_has_a_packet_lost_event() {
             .filter(|(_, n, _)| n == "quic:packet_lost")
             .map(|(_, _, d)| d)
             .collect();
-        assert_eq!(lost.len() as u64, m.packets_lost, "{:?}", t.key);
+        assert_eq!(lost.len() as u64, m.transport.packets_lost, "{:?}", t.key);
         for d in lost {
             let id = pkt_id(&d["header"]);
             assert!(
@@ -965,7 +965,7 @@ fn every_lost_packet_has_a_packet_lost_event() {
                 "{trig}"
             );
         }
-        total += m.packets_lost;
+        total += m.transport.packets_lost;
     }
     assert!(total > 0, "the scenario must lose packets");
 }
@@ -1025,8 +1025,12 @@ fn packet_numbers_and_sizes_match_what_the_link_saw() {
             }
         }
         // What the endpoint counted.
-        assert_eq!(bytes, m.bytes_sent, "{v:?} bytes");
-        assert_eq!(dgrams.len() as u64, m.datagrams_sent, "{v:?} datagrams");
+        assert_eq!(bytes, m.transport.bytes_sent, "{v:?} bytes");
+        assert_eq!(
+            dgrams.len() as u64,
+            m.quic.datagrams_sent,
+            "{v:?} datagrams"
+        );
         // What the first link saw (two_hosts: forward from the client, reverse from the
         // server; a single flow).
         let link = match v {
@@ -1034,10 +1038,10 @@ fn packet_numbers_and_sizes_match_what_the_link_saw() {
             Vantage::Server => "reverse",
         };
         let l = r.links.iter().find(|l| l.name == link).unwrap();
-        assert_eq!(l.packets_in, m.datagrams_sent, "{link} packets");
+        assert_eq!(l.packets_in, m.quic.datagrams_sent, "{link} packets");
         assert_eq!(
             l.bytes_in,
-            m.bytes_sent + 28 * m.datagrams_sent,
+            m.transport.bytes_sent + 28 * m.quic.datagrams_sent,
             "{link} bytes"
         );
     }

@@ -112,8 +112,8 @@ fn mathis_and_discrete_reno() {
 // Simulation side.
 
 use sim_core::config::{AppConfig, Config, FlowConfig, LinkConfig, LossModel};
+use sim_core::metrics::quic::QuicMetrics;
 use sim_core::metrics::RunStatus;
-use sim_core::quic::endpoint::QuicMetrics;
 use sim_core::quic::QuicConfig;
 use sim_core::units::Rate;
 use sim_core::SimDuration;
@@ -203,8 +203,8 @@ fn sim_transfer_with(
         + d.corruption;
     let ns = |s: Option<f64>| (s.expect("completed") * 1e9).round() as u64;
     Measured {
-        completion: ns(client.completion_secs),
-        first_byte: ns(client.time_to_first_byte_secs),
+        completion: ns(client.transport.completion_secs),
+        first_byte: ns(client.transport.time_to_first_byte_secs),
         client,
         server,
         down_packets: down.packets_in,
@@ -294,7 +294,7 @@ fn check_flow_control(rate: u64, rtt_ms: u64, w: u64, bytes: u64) -> (f64, f64, 
         100.0 * (ts / tm - 1.0),
         half_window_per_rtt,
         m.updates,
-        s.server.flow_control_blocked_secs,
+        s.server.transport.flow_control_blocked_secs,
     );
     let tol = m.completion / 100;
     assert!(
@@ -345,9 +345,9 @@ fn lost_client_initial_is_recovered_after_the_first_pto() {
             rtt,
             s.completion as f64 / 1e9,
             expect as f64 / 1e9,
-            s.client.pto_count
+            s.client.transport.pto_count
         );
-        assert_eq!(s.client.pto_count, 1);
+        assert_eq!(s.client.transport.pto_count, 1);
         assert!(s.completion.abs_diff(expect) <= tolerance(&p, expect));
         assert!(s.first_byte.abs_diff(lossless.first_byte + 999 * MS) <= tolerance(&p, expect));
     }

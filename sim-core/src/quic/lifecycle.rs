@@ -19,102 +19,17 @@
 use super::config::QuicConfig;
 // The connection-sequence spec is configuration data; it lives in the config layer.
 use super::connection::{CloseReason, ConnEvent, Connection, Role, SessionTicket};
-use super::endpoint::{connection_metrics, QuicMetrics};
+use super::metrics::{connection_metrics, totals};
 pub use crate::config::workload::{CloseMode, ConnectionSpec};
 use crate::endpoint::Endpoint;
+pub use crate::metrics::workload::{
+    ConnectionReport, ConnectionStatus, HistoryEvent, HistorySample,
+};
 use crate::metrics::EndpointMetrics;
 use crate::packet::{Addr, Datagram, FlowId, Payload};
 use crate::time::{SimDuration, SimTime};
 use crate::wire::quic::QuicDatagram;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// What a connection's report says happened to it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ConnectionStatus {
-    /// The workload completed (client: every response read; server: every response
-    /// acknowledged).
-    Completed,
-    /// The connection closed before its workload completed.
-    Failed,
-    /// Still running at the end of the run.
-    Open,
-    /// Never started (client: the run ended first).
-    NotStarted,
-}
-
-/// One connection of a sequence, in the endpoint's metrics.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ConnectionReport {
-    /// Position in the sequence (the connection number).
-    pub index: u64,
-    /// This side's address for the connection.
-    pub local: String,
-    /// Start (client: connection opened; server: first datagram), seconds from the run
-    /// start.
-    pub start_secs: Option<f64>,
-    /// When the connection closed at this side, seconds from the run start.
-    pub close_secs: Option<f64>,
-    /// `idle_timeout`, `local_close` (CONNECTION_CLOSE sent) or `peer_close` (received).
-    pub close_reason: Option<String>,
-    /// The last activity that restarted the idle timer (a datagram received, or the
-    /// first ack-eliciting packet sent after one; RFC 9000 §10.1), seconds from the run
-    /// start.
-    pub last_activity_secs: f64,
-    /// The effective idle timeout, `max(idle_timeout, 3 PTO)` (RFC 9000 §10.1), at the
-    /// end (or at the close), seconds.
-    pub idle_timeout_secs: f64,
-    /// Outcome.
-    pub status: ConnectionStatus,
-    /// The client presented a session ticket (client) / the server accepted one (server).
-    pub ticket: bool,
-    /// The abbreviated (resumed) handshake was used.
-    pub resumed: bool,
-    /// 0-RTT: `None` if not attempted, else whether the server accepted it.
-    pub zero_rtt_accepted: Option<bool>,
-    /// Client: its Initials carried an address-validation token. Server: the token
-    /// validated the client's address at the first Initial.
-    pub token: bool,
-    /// 0-RTT packets sent (client).
-    pub zero_rtt_packets: u64,
-    /// Stream bytes sent in 0-RTT packets (client).
-    pub zero_rtt_stream_bytes: u64,
-    /// 0-RTT packets dropped because 0-RTT was rejected (server).
-    pub zero_rtt_packets_rejected: u64,
-    /// The connection's own metrics; times relative to its start.
-    pub metrics: QuicMetrics,
-}
-
-/// The event at which the server samples a connection for its history.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HistoryEvent {
-    /// A resumed connection (ticket accepted) completed its handshake at the server.
-    ResumptionComplete,
-    /// The connection closed by idle timeout.
-    IdleClose,
-    /// The connection closed by CONNECTION_CLOSE (either side).
-    ExplicitClose,
-}
-
-/// One sample for the server's history (paper 000: the congestion window at 0-RTT
-/// resumptions and connection closes).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HistorySample {
-    /// When, seconds from the run start.
-    pub time_secs: f64,
-    /// Which event.
-    pub event: HistoryEvent,
-    /// Connection number.
-    pub connection: u64,
-    /// Client address.
-    pub client: String,
-    /// Congestion window at the event, bytes.
-    pub cwnd: u64,
-    /// Smoothed RTT at the event, seconds.
-    pub srtt_secs: f64,
-}
 
 /// The hook a history-based policy implements (paper 000). The server calls
 /// [`HistoryPolicy::on_sample`] at every [`HistoryEvent`] and asks
@@ -303,65 +218,6 @@ fn report(
 /// handshake and first byte of the first connection; completion from the first
 /// connection's start to the last one's completion (when every connection completed);
 /// end-of-run state (cwnd, RTT, bytes in flight) of the last connection.
-fn totals(role: Role, reports: Vec<ConnectionReport>, all_completed: bool) -> QuicMetrics {
-    let mut t = match reports.last() {
-        Some(r) => r.metrics.clone(),
-        None => {
-            let c = Connection::new(role, QuicConfig::default(), None);
-            connection_metrics(&c, None, SimTime::ZERO)
-        }
-    };
-    if let Some(first) = reports.first() {
-        t.handshake_secs = first.metrics.handshake_secs;
-        t.handshake_confirmed_secs = first.metrics.handshake_confirmed_secs;
-        t.time_to_first_byte_secs = first.metrics.time_to_first_byte_secs;
-    }
-    let sum = |f: fn(&QuicMetrics) -> u64| reports.iter().map(|r| f(&r.metrics)).sum::<u64>();
-    let sumf = |f: fn(&QuicMetrics) -> f64| reports.iter().map(|r| f(&r.metrics)).sum::<f64>();
-    t.stream_bytes_read = sum(|m| m.stream_bytes_read);
-    t.datagrams_sent = sum(|m| m.datagrams_sent);
-    t.bytes_sent = sum(|m| m.bytes_sent);
-    t.packets_sent = sum(|m| m.packets_sent);
-    t.packets_lost = sum(|m| m.packets_lost);
-    t.packets_retransmitted = sum(|m| m.packets_retransmitted);
-    t.stream_bytes_retransmitted = sum(|m| m.stream_bytes_retransmitted);
-    t.spurious_losses = sum(|m| m.spurious_losses);
-    t.duplicate_stream_bytes = sum(|m| m.duplicate_stream_bytes);
-    t.pto_count = sum(|m| m.pto_count);
-    t.congestion_events = sum(|m| m.congestion_events);
-    t.persistent_congestion = sum(|m| m.persistent_congestion);
-    t.data_blocked_sent = sum(|m| m.data_blocked_sent);
-    t.stream_data_blocked_sent = sum(|m| m.stream_data_blocked_sent);
-    t.max_data_sent = sum(|m| m.max_data_sent);
-    t.max_stream_data_sent = sum(|m| m.max_stream_data_sent);
-    t.cwnd_blocked_secs = sumf(|m| m.cwnd_blocked_secs);
-    t.flow_control_blocked_secs = sumf(|m| m.flow_control_blocked_secs);
-    t.amplification_blocked_secs = sumf(|m| m.amplification_blocked_secs);
-    t.loss_ratio = if t.packets_sent > 0 {
-        t.packets_lost as f64 / t.packets_sent as f64
-    } else {
-        0.0
-    };
-    t.stream_completion_secs = Vec::new();
-    t.completion_secs = None;
-    t.goodput_bps = None;
-    if all_completed && !reports.is_empty() {
-        let start = reports[0].start_secs.unwrap_or(0.0);
-        let end = reports
-            .iter()
-            .filter_map(|r| Some(r.start_secs? + r.metrics.completion_secs?))
-            .fold(start, f64::max);
-        let total = end - start;
-        t.completion_secs = Some(total);
-        if role == Role::Client && total > 0.0 {
-            t.goodput_bps = Some(t.stream_bytes_read as f64 * 8.0 / total);
-        }
-    }
-    t.closed = reports.iter().all(|r| r.close_secs.is_some());
-    t.connections = reports;
-    t
-}
-
 fn quic_datagram(local: Addr, remote: Addr, flow: FlowId, d: QuicDatagram, size: u64) -> Datagram {
     let size = u32::try_from(size).expect("datagram size fits u32");
     Datagram::new(local, remote, size, flow, Payload::Quic(Box::new(d)))
@@ -856,7 +712,7 @@ impl Endpoint for ConnectionsServer {
                 .iter()
                 .all(|r| r.status == ConnectionStatus::Completed);
         let mut m = totals(Role::Server, reports, all);
-        m.history = self.store.samples.clone();
+        m.workload.history = self.store.samples.clone();
         EndpointMetrics::Quic(Box::new(m))
     }
 

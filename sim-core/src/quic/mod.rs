@@ -9,6 +9,8 @@
 //! - [`streams`]: send and receive halves of streams, and the sender's scheduler;
 //! - [`connection`]: the connection state machine (handshake, packet number spaces, ACKs,
 //!   frames, flow control, recovery glue);
+//! - [`metrics`]: how a connection fills its [`crate::metrics::quic::QuicMetrics`] (the
+//!   types are defined in the low metrics layer);
 //! - [`endpoint`]: [`QuicEndpoint`], a connection plus the `bulk` workload, implementing
 //!   [`crate::endpoint::Endpoint`];
 //! - [`lifecycle`]: sequences of connections between one client and one server
@@ -23,6 +25,7 @@ mod dense;
 pub mod endpoint;
 pub mod flow_control;
 pub mod lifecycle;
+pub mod metrics;
 pub mod ranges;
 pub mod recovery;
 pub mod rtt;

@@ -3,7 +3,8 @@
 //! and optional Bernoulli loss. Events are ordered by (time, insertion sequence).
 
 use super::config::{QuicConfig, SchedulerKind};
-use super::endpoint::{QuicEndpoint, QuicMetrics, Role};
+use super::endpoint::{QuicEndpoint, Role};
+use super::metrics::QuicMetrics;
 use crate::endpoint::Endpoint;
 use crate::packet::{Addr, Datagram};
 use crate::rng::RngStream;
@@ -243,15 +244,15 @@ fn clean_handshake_first_byte_at_two_rtt() {
     let mut h = Harness::new(small_cfg(5_000), 10, None, 1);
     assert!(h.run(SimTime(10_000_000_000), 1_000_000));
     let c = h.metrics(0);
-    assert_eq!(c.handshake_secs, Some(0.020));
-    assert_eq!(c.time_to_first_byte_secs, Some(0.040));
-    assert_eq!(c.stream_bytes_read, 5_000);
-    assert_eq!(c.packets_lost, 0);
-    assert_eq!(c.pto_count, 0);
+    assert_eq!(c.transport.handshake_secs, Some(0.020));
+    assert_eq!(c.transport.time_to_first_byte_secs, Some(0.040));
+    assert_eq!(c.transport.stream_bytes_read, 5_000);
+    assert_eq!(c.transport.packets_lost, 0);
+    assert_eq!(c.transport.pto_count, 0);
     // HANDSHAKE_DONE comes with the first response data.
-    assert_eq!(c.handshake_confirmed_secs, Some(0.040));
+    assert_eq!(c.quic.handshake_confirmed_secs, Some(0.040));
     let s = h.metrics(1);
-    assert_eq!(s.handshake_secs, Some(0.030 - 0.0));
+    assert_eq!(s.transport.handshake_secs, Some(0.030 - 0.0));
 }
 
 #[test]
@@ -262,7 +263,7 @@ fn clean_handshake_with_serialization() {
     let mut h = Harness::new(small_cfg(5_000), 10, Some(rate), 1);
     assert!(h.run(SimTime(10_000_000_000), 1_000_000));
     let c = h.metrics(0);
-    let ttfb = c.time_to_first_byte_secs.unwrap();
+    let ttfb = c.transport.time_to_first_byte_secs.unwrap();
     let full = rate.tx_time(1250 + OVERHEAD).unwrap().as_secs_f64();
     assert!(ttfb > 0.040 + 2.0 * full, "ttfb {ttfb}");
     assert!(ttfb < 0.040 + 6.0 * full, "ttfb {ttfb}");
@@ -278,10 +279,10 @@ fn lost_client_initial_is_recovered_by_pto() {
     h.drops[0].insert(0);
     assert!(h.run(SimTime(10_000_000_000), 1_000_000));
     let c = h.metrics(0);
-    assert_eq!(c.pto_count, 1);
-    assert_eq!(c.handshake_secs, Some(0.999 + 0.020));
-    assert_eq!(c.time_to_first_byte_secs, Some(0.999 + 0.040));
-    assert_eq!(c.stream_bytes_read, 5_000);
+    assert_eq!(c.transport.pto_count, 1);
+    assert_eq!(c.transport.handshake_secs, Some(0.999 + 0.020));
+    assert_eq!(c.transport.time_to_first_byte_secs, Some(0.999 + 0.040));
+    assert_eq!(c.transport.stream_bytes_read, 5_000);
 }
 
 #[test]
@@ -292,10 +293,10 @@ fn lost_server_handshake_packet_is_recovered() {
     h.drops[1].insert(1);
     assert!(h.run(SimTime(10_000_000_000), 1_000_000));
     let c = h.metrics(0);
-    assert_eq!(c.stream_bytes_read, 20_000);
-    assert!(c.handshake_secs.unwrap() > 0.020);
+    assert_eq!(c.transport.stream_bytes_read, 20_000);
+    assert!(c.transport.handshake_secs.unwrap() > 0.020);
     let s = h.metrics(1);
-    assert!(s.packets_retransmitted >= 1);
+    assert!(s.transport.packets_retransmitted >= 1);
 }
 
 #[test]
@@ -307,12 +308,12 @@ fn anti_amplification_costs_one_round_trip() {
     let mut h = Harness::new(cfg, 10, None, 1);
     assert!(h.run(SimTime(10_000_000_000), 1_000_000));
     let c = h.metrics(0);
-    assert_eq!(c.handshake_secs, Some(0.040));
-    assert_eq!(c.time_to_first_byte_secs, Some(0.060));
+    assert_eq!(c.transport.handshake_secs, Some(0.040));
+    assert_eq!(c.transport.time_to_first_byte_secs, Some(0.060));
     let s = h.metrics(1);
     // The server hit the limit (RFC 9000 §8.1) and needed no PTO to get out of it.
     assert!(h.eps[1].connection().stats.amplification_blocked_events > 0);
-    assert_eq!(s.pto_count, 0);
+    assert_eq!(s.transport.pto_count, 0);
     // The first server burst stays within 3 x 1200 B.
     let first_burst: u64 = h
         .trace
@@ -335,7 +336,7 @@ fn pacing_limits_bursts_to_the_initial_window() {
         };
         let mut h = Harness::new(cfg, 25, None, 5);
         assert!(h.run(SimTime(60_000_000_000), 5_000_000));
-        assert_eq!(h.metrics(0).stream_bytes_read, 1_000_000);
+        assert_eq!(h.metrics(0).transport.stream_bytes_read, 1_000_000);
         let mut per_instant: BTreeMap<u64, u64> = BTreeMap::new();
         for &(t, side, _) in &h.trace {
             if side == 0 {
@@ -374,7 +375,7 @@ fn loss_on_one_stream_does_not_block_another() {
         false
     }));
     assert!(h.run(SimTime(60_000_000_000), 5_000_000));
-    assert_eq!(h.metrics(0).stream_bytes_read, 600_000);
+    assert_eq!(h.metrics(0).transport.stream_bytes_read, 600_000);
     // Samples where stream 0 is head-of-line blocked.
     let blocked: Vec<(SimTime, u64)> = h
         .progress
@@ -403,7 +404,7 @@ fn acks_every_second_packet_or_after_max_ack_delay() {
     assert!(h.run(SimTime(60_000_000_000), 5_000_000));
     let c = h.metrics(0);
     let s = h.metrics(1);
-    let ratio = c.datagrams_sent as f64 / s.datagrams_sent as f64;
+    let ratio = c.quic.datagrams_sent as f64 / s.quic.datagrams_sent as f64;
     assert!((0.45..0.6).contains(&ratio), "ack ratio {ratio}");
 }
 
@@ -419,11 +420,16 @@ fn many_streams_round_robin_and_sequential_deliver_everything() {
         let mut h = Harness::new(cfg, 5, Some(Rate(20_000_000)), 3);
         assert!(h.run(SimTime(60_000_000_000), 5_000_000));
         let c = h.metrics(0);
-        assert_eq!(c.stream_bytes_read, 300_001);
-        assert!(c.stream_completion_secs.iter().all(Option::is_some));
+        assert_eq!(c.transport.stream_bytes_read, 300_001);
+        assert!(c
+            .workload
+            .stream_completion_secs
+            .iter()
+            .all(Option::is_some));
         if sched == SchedulerKind::Sequential {
             // Sequential: streams complete in order.
             let t: Vec<f64> = c
+                .workload
                 .stream_completion_secs
                 .iter()
                 .map(|x| x.unwrap())
@@ -443,7 +449,7 @@ fn max_streams_limit_is_respected_and_raised() {
     };
     let mut h = Harness::new(cfg, 5, Some(Rate(20_000_000)), 3);
     assert!(h.run(SimTime(60_000_000_000), 5_000_000));
-    assert_eq!(h.metrics(0).stream_bytes_read, 50_000);
+    assert_eq!(h.metrics(0).transport.stream_bytes_read, 50_000);
     assert_eq!(h.eps[0].connection().streams().len(), 10);
 }
 
@@ -461,13 +467,13 @@ fn flow_control_limits_and_blocked_frames() {
     assert!(h.run(SimTime(60_000_000_000), 5_000_000));
     let c = h.metrics(0);
     let s = h.metrics(1);
-    assert_eq!(c.stream_bytes_read, 200_000);
-    assert!(c.max_stream_data_sent > 0);
-    assert!(s.stream_data_blocked_sent > 0);
-    assert!(s.flow_control_blocked_secs > 0.0);
+    assert_eq!(c.transport.stream_bytes_read, 200_000);
+    assert!(c.quic.max_stream_data_sent > 0);
+    assert!(s.quic.stream_data_blocked_sent > 0);
+    assert!(s.transport.flow_control_blocked_secs > 0.0);
     // Throughput bounded by window / RTT (RFC 9000 §4.3, NOTES 3.1): at most 16 KB per
     // 50 ms, so at least (200000 - 16000) / 16000 * ~25 ms... use the loose bound.
-    let t = c.completion_secs.unwrap();
+    let t = c.transport.completion_secs.unwrap();
     assert!(t > 200_000.0 / 16_000.0 * 0.050 * 0.5, "completion {t}");
 }
 
@@ -483,8 +489,8 @@ fn read_rate_limits_completion() {
     let mut h = Harness::new(cfg, 5, Some(Rate(50_000_000)), 3);
     assert!(h.run(SimTime(60_000_000_000), 5_000_000));
     let c = h.metrics(0);
-    assert_eq!(c.stream_bytes_read, 100_000);
-    assert!(c.completion_secs.unwrap() >= 0.8);
+    assert_eq!(c.transport.stream_bytes_read, 100_000);
+    assert!(c.transport.completion_secs.unwrap() >= 0.8);
 }
 
 #[test]
@@ -509,8 +515,14 @@ fn tracing_observes_without_changing_the_run() {
     assert_eq!((&off.0, &off.1, &off.2), (&on.0, &on.1, &on.2));
     let counts = on.3.unwrap();
     let sent = counts["packet_sent"];
-    assert_eq!(sent, on.0.packets_sent + on.1.packets_sent);
-    assert_eq!(counts["packet_lost"], on.0.packets_lost + on.1.packets_lost);
+    assert_eq!(
+        sent,
+        on.0.transport.packets_sent + on.1.transport.packets_sent
+    );
+    assert_eq!(
+        counts["packet_lost"],
+        on.0.transport.packets_lost + on.1.transport.packets_lost
+    );
     for kind in [
         "packet_received",
         "parameters_set",
@@ -625,7 +637,7 @@ proptest! {
             total += want;
         }
         prop_assert_eq!(total, bytes);
-        prop_assert_eq!(h.metrics(0).stream_bytes_read, bytes);
+        prop_assert_eq!(h.metrics(0).transport.stream_bytes_read, bytes);
     }
 }
 
@@ -683,12 +695,12 @@ fn perf_large_transfer() {
     let c = h.metrics(0);
     println!(
         "events {} completion {:?} goodput {:?}",
-        h.events, c.completion_secs, c.goodput_bps
+        h.events, c.transport.completion_secs, c.transport.goodput_bps
     );
     let s = h.metrics(1);
     println!(
         "server lost {} cwnd_end {} pto {}",
-        s.packets_lost, s.cwnd_end, s.pto_count
+        s.transport.packets_lost, s.transport.cwnd_end, s.transport.pto_count
     );
 }
 
@@ -739,7 +751,7 @@ proptest! {
             prop_assert_eq!(s.recv.consumed, want);
             prop_assert_eq!(s.recv.received.total(), want);
         }
-        prop_assert_eq!(h.metrics(0).stream_bytes_read, bytes);
+        prop_assert_eq!(h.metrics(0).transport.stream_bytes_read, bytes);
     }
 }
 
@@ -759,7 +771,9 @@ fn quic_metrics(r: &crate::RunResult, role: &str) -> QuicMetrics {
         .endpoints
         .iter()
         .find_map(|m| match m {
-            crate::metrics::EndpointMetrics::Quic(q) if q.role == role => Some((**q).clone()),
+            crate::metrics::EndpointMetrics::Quic(q) if q.transport.role == role => {
+                Some((**q).clone())
+            }
             _ => None,
         })
         .expect("quic endpoint metrics")
@@ -777,7 +791,7 @@ fn engine_runs_the_examples() {
         let r = crate::run(&cfg, cfg.seed).unwrap();
         assert_eq!(r.status, crate::RunStatus::Completed, "{file}");
         let c = quic_metrics(&r, "client");
-        assert_eq!(c.stream_bytes_read, bytes, "{file}");
+        assert_eq!(c.transport.stream_bytes_read, bytes, "{file}");
         // Same seed, same run.
         let again = crate::run(&cfg, cfg.seed).unwrap();
         assert_eq!(again.digest, r.digest);
@@ -795,7 +809,7 @@ fn engine_clean_path_first_byte_at_two_rtt() {
     let r = crate::run(&cfg, 1).unwrap();
     assert_eq!(r.status, crate::RunStatus::Completed);
     let c = quic_metrics(&r, "client");
-    let ttfb = c.time_to_first_byte_secs.unwrap();
+    let ttfb = c.transport.time_to_first_byte_secs.unwrap();
     assert!((0.040..0.0401).contains(&ttfb), "ttfb {ttfb}");
 }
 
@@ -844,12 +858,12 @@ proptest! {
             // idle timeout, or beyond the time limit); see the harness property above.
             let s = quic_metrics(&r, "server");
             prop_assert!(model >= 2, "{:?} without bursty loss", r.status);
-            prop_assert!(s.closed || c.closed || s.pto_count + c.pto_count >= 6, "{:?}", r.status);
-            prop_assert!(c.stream_bytes_read <= bytes);
+            prop_assert!(s.transport.closed || c.transport.closed || s.transport.pto_count + c.transport.pto_count >= 6, "{:?}", r.status);
+            prop_assert!(c.transport.stream_bytes_read <= bytes);
             return Ok(());
         }
-        prop_assert_eq!(c.stream_bytes_read, bytes);
-        prop_assert!(c.stream_completion_secs.iter().all(Option::is_some));
-        prop_assert_eq!(c.stream_completion_secs.len() as u64, streams);
+        prop_assert_eq!(c.transport.stream_bytes_read, bytes);
+        prop_assert!(c.workload.stream_completion_secs.iter().all(Option::is_some));
+        prop_assert_eq!(c.workload.stream_completion_secs.len() as u64, streams);
     }
 }

@@ -1,0 +1,108 @@
+//! Workload metrics: what an endpoint's workload reports besides the transport's own
+//! counters ([`WorkloadMetrics`]), and the per-connection reports of a connection
+//! sequence (`quic_connections`, `docs/lifecycle.md`).
+
+use crate::metrics::quic::QuicMetrics;
+use serde::{Deserialize, Serialize};
+
+/// What the workload of an endpoint reports.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadMetrics {
+    /// Per request stream (in stream order): client read completion, server
+    /// acknowledgement completion, seconds from the connection start. Empty for the
+    /// totals of a connection sequence.
+    pub stream_completion_secs: Vec<Option<f64>>,
+    /// Connection sequences: one report per connection (the transport fields are then the
+    /// sequence's totals, see `docs/lifecycle.md`). Empty otherwise.
+    pub connections: Vec<ConnectionReport>,
+    /// Connection-sequence servers: the congestion-window samples taken at 0-RTT
+    /// resumptions and connection closes (the history hook's input, paper 000).
+    pub history: Vec<HistorySample>,
+}
+
+/// What a connection's report says happened to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConnectionStatus {
+    /// The workload completed (client: every response read; server: every response
+    /// acknowledged).
+    Completed,
+    /// The connection closed before its workload completed.
+    Failed,
+    /// Still running at the end of the run.
+    Open,
+    /// Never started (client: the run ended first).
+    NotStarted,
+}
+
+/// One connection of a sequence, in the endpoint's metrics.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionReport {
+    /// Position in the sequence (the connection number).
+    pub index: u64,
+    /// This side's address for the connection.
+    pub local: String,
+    /// Start (client: connection opened; server: first datagram), seconds from the run
+    /// start.
+    pub start_secs: Option<f64>,
+    /// When the connection closed at this side, seconds from the run start.
+    pub close_secs: Option<f64>,
+    /// `idle_timeout`, `local_close` (CONNECTION_CLOSE sent) or `peer_close` (received).
+    pub close_reason: Option<String>,
+    /// The last activity that restarted the idle timer (a datagram received, or the
+    /// first ack-eliciting packet sent after one; RFC 9000 §10.1), seconds from the run
+    /// start.
+    pub last_activity_secs: f64,
+    /// The effective idle timeout, `max(idle_timeout, 3 PTO)` (RFC 9000 §10.1), at the
+    /// end (or at the close), seconds.
+    pub idle_timeout_secs: f64,
+    /// Outcome.
+    pub status: ConnectionStatus,
+    /// The client presented a session ticket (client) / the server accepted one (server).
+    pub ticket: bool,
+    /// The abbreviated (resumed) handshake was used.
+    pub resumed: bool,
+    /// 0-RTT: `None` if not attempted, else whether the server accepted it.
+    pub zero_rtt_accepted: Option<bool>,
+    /// Client: its Initials carried an address-validation token. Server: the token
+    /// validated the client's address at the first Initial.
+    pub token: bool,
+    /// 0-RTT packets sent (client).
+    pub zero_rtt_packets: u64,
+    /// Stream bytes sent in 0-RTT packets (client).
+    pub zero_rtt_stream_bytes: u64,
+    /// 0-RTT packets dropped because 0-RTT was rejected (server).
+    pub zero_rtt_packets_rejected: u64,
+    /// The connection's own metrics; times relative to its start.
+    pub metrics: QuicMetrics,
+}
+
+/// The event at which the server samples a connection for its history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryEvent {
+    /// A resumed connection (ticket accepted) completed its handshake at the server.
+    ResumptionComplete,
+    /// The connection closed by idle timeout.
+    IdleClose,
+    /// The connection closed by CONNECTION_CLOSE (either side).
+    ExplicitClose,
+}
+
+/// One sample for the server's history (paper 000: the congestion window at 0-RTT
+/// resumptions and connection closes).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistorySample {
+    /// When, seconds from the run start.
+    pub time_secs: f64,
+    /// Which event.
+    pub event: HistoryEvent,
+    /// Connection number.
+    pub connection: u64,
+    /// Client address.
+    pub client: String,
+    /// Congestion window at the event, bytes.
+    pub cwnd: u64,
+    /// Smoothed RTT at the event, seconds.
+    pub srtt_secs: f64,
+}
