@@ -200,9 +200,14 @@ fn arrows(rel: &str, src: &str) -> Vec<Arrow> {
 /// Every violation of the two rules in `sources` (`(path under src/, text)`).
 fn violations(sources: &[(String, String)]) -> Vec<String> {
     let mut out = Vec::new();
+    let mut used = vec![false; EXCEPTIONS.len()];
     for (rel, src) in sources {
         for a in arrows(rel, src) {
-            if EXCEPTIONS.iter().any(|(f, l)| *f == a.file && *l == a.line) {
+            if let Some(k) = EXCEPTIONS
+                .iter()
+                .position(|(f, l)| *f == a.file && *l == a.line)
+            {
+                used[k] = true;
                 continue;
             }
             let (Some(lf), Some(lt)) = (layer_of(&a.from), layer_of(&a.to)) else {
@@ -235,6 +240,13 @@ fn violations(sources: &[(String, String)]) -> Vec<String> {
                     a.file, a.from, a.to, a.line
                 ));
             }
+        }
+    }
+    for (k, (f, l)) in EXCEPTIONS.iter().enumerate() {
+        if !used[k] && sources.iter().any(|(p, _)| p.as_str() == *f) {
+            out.push(format!(
+                "{f}: exception `{l}` is no longer needed: remove it"
+            ));
         }
     }
     out
