@@ -23,7 +23,7 @@
 //!
 //! Layers, bottom up: [`time`], [`engine`] (scheduler), [`rng`], [`link`], [`network`]
 //! (topologies and routing), [`endpoint`] (the sans-IO driver interface), [`apps`]
-//! (traffic), [`quic`], [`metrics`], [`config`] / [`scenario`] (the TOML format).
+//! (traffic), [`cc`] and [`transport`] (the toolkit transports share), [`quic`], [`metrics`], [`config`] / [`scenario`] (the TOML format).
 #![warn(missing_docs)]
 
 pub mod apps;
@@ -43,6 +43,7 @@ pub mod runner;
 pub mod scenario;
 pub mod time;
 pub mod trace;
+pub mod transport;
 pub mod units;
 pub mod validate;
 

@@ -20,7 +20,6 @@
 
 use super::config::{QuicConfig, SchedulerKind};
 use super::flow_control::RecvFlow;
-use super::ranges::RangeSet;
 use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
 use super::streams::{max_data_len, Chunk, RecvBuf, SendBuf, Stream};
 use super::wire::{
@@ -32,6 +31,7 @@ use crate::trace::{
     BlockedReason, ConnectionState, Initiator, LossTrigger, RecoveryMetrics, RecoveryParameters,
     SendTrigger, TraceBuffer, TraceEvent, TransportParameters,
 };
+use crate::transport::ranges::RangeSet;
 use crate::units::Rate;
 use std::collections::BTreeMap;
 

@@ -4,7 +4,6 @@
 //! - [`wire`]: packet and frame descriptors carried in [`crate::packet::Payload::Quic`],
 //!   with their honest on-the-wire sizes (no payload bytes are materialised);
 //! - [`config`]: [`QuicConfig`], every parameter with its documented default;
-//! - [`ranges`]: an ordered set of half-open `u64` ranges (reassembly, ACK ranges);
 //! - [`flow_control`]: the receiver's window-update policy ([`flow_control::Allowance`]);
 //! - [`streams`]: send and receive halves of streams, and the sender's scheduler;
 //! - [`connection`]: the connection state machine (handshake, packet number spaces, ACKs,
@@ -14,18 +13,17 @@
 //! - [`lifecycle`]: sequences of connections between one client and one server
 //!   (session tickets, 0-RTT, address-validation tokens, idle timeout and close), the
 //!   `quic_connections` workload;
-//! - [`recovery`] and [`rtt`]: RFC 9002 loss detection, PTO and the RTT estimator;
-//! - `dense`: an ordered map over dense `u64` keys (sent packets by packet number).
+//! - [`recovery`]: RFC 9002 loss detection and PTO.
+//!
+//! The RTT estimator, range sets and the dense map come from the shared
+//! [`crate::transport`] toolkit.
 
 pub mod config;
 pub mod connection;
-mod dense;
 pub mod endpoint;
 pub mod flow_control;
 pub mod lifecycle;
-pub mod ranges;
 pub mod recovery;
-pub mod rtt;
 pub mod streams;
 pub mod wire;
 

@@ -35,9 +35,9 @@
 //! passed to any method (only the client anti-deadlock timer depends on it).
 
 use crate::cc::{self, CcAlgorithm, CongestionController};
-use crate::quic::dense::DenseMap;
-use crate::quic::rtt::{RttEstimator, DEFAULT_INITIAL_RTT};
 use crate::time::{SimDuration, SimTime};
+use crate::transport::dense::DenseMap;
+use crate::transport::rtt::{RttEstimator, DEFAULT_INITIAL_RTT};
 use std::collections::BTreeMap;
 
 /// A packet number space (RFC 9000 §12.3).
