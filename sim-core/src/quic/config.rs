@@ -4,19 +4,9 @@
 
 pub use crate::cc::CcAlgorithm;
 use crate::time::SimDuration;
+use crate::transport::allowance::AllowanceKind;
 use crate::units::Rate;
 use serde::{Deserialize, Serialize};
-
-/// Receive-window update policy (see [`crate::quic::flow_control::Allowance`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum AllowanceKind {
-    /// Fixed window: when the unconsumed credit falls below half the window, advertise
-    /// `consumed + window` (Google quiche / Cloudflare quiche threshold rule without
-    /// auto-tuning). Default.
-    #[default]
-    Static,
-}
 
 /// A named set of defaults for the congestion-control and timing parameters
 /// (`profile` in the `quic_bulk` table). A profile is resolved into explicit values when
@@ -291,7 +281,8 @@ pub struct QuicConfig {
     /// initial_max_streams_bidi transport parameter. Default 100 (quinn's
     /// `max_concurrent_bidi_streams`).
     pub max_streams_bidi: u64,
-    /// Receive-window update policy. Default `static`.
+    /// Receive-window update policy
+    /// ([`crate::transport::allowance::AllowanceKind`]). Default `static`.
     pub allowance: AllowanceKind,
     /// Rate at which the client application reads the response data; unset = it reads
     /// everything as soon as it is in order. Data counts as consumed (for flow control

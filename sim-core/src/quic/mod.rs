@@ -4,7 +4,8 @@
 //! - [`wire`]: packet and frame descriptors carried in [`crate::packet::Payload::Quic`],
 //!   with their honest on-the-wire sizes (no payload bytes are materialised);
 //! - [`config`]: [`QuicConfig`], every parameter with its documented default;
-//! - [`flow_control`]: the receiver's window-update policy ([`flow_control::Allowance`]);
+//! - [`flow_control`]: the receiver's flow-control bookkeeping
+//!   ([`flow_control::RecvFlow`]) around a [`crate::transport::allowance::Allowance`];
 //! - [`streams`]: send and receive halves of streams, and the sender's scheduler;
 //! - [`connection`]: the connection state machine (handshake, packet number spaces, ACKs,
 //!   frames, flow control, recovery glue);
@@ -15,7 +16,7 @@
 //!   `quic_connections` workload;
 //! - [`recovery`]: RFC 9002 loss detection and PTO.
 //!
-//! The RTT estimator, range sets and the dense map come from the shared
+//! The RTT estimator, range sets, the dense map and the allowance policies come from the shared
 //! [`crate::transport`] toolkit.
 
 pub mod config;
