@@ -3,6 +3,7 @@
 //! relies on (the run output's `resolved_config` carries them all).
 
 pub use crate::cc::CcAlgorithm;
+use crate::cc::CcParams;
 use crate::time::SimDuration;
 use crate::transport::allowance::AllowanceKind;
 use crate::units::Rate;
@@ -15,7 +16,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Profile {
-    /// The RFC defaults documented on each [`QuicConfig`] field. Default.
+    /// The RFC defaults documented on each [`QuicConfig`] and [`CcParams`] field. Default.
     #[default]
     Rfc,
     /// Chromium's QUIC stack (Google quiche `TcpCubicSenderBytes`): the values of
@@ -146,16 +147,16 @@ mod size {
     pub fn de<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
         conv(IntOrStr::deserialize(d)?)
     }
-
-    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-        Option::<IntOrStr>::deserialize(d)?.map(conv).transpose()
-    }
 }
 
 /// All QUIC model parameters. Sizes are in bytes (integers, or unit strings such as
 /// `"1MB"` when deserialised).
+///
+/// The serde impls are derived (`remote = "Self"`, see the `Serialize` and `Deserialize`
+/// impls below) so that an unknown key is still reported with the list of every key,
+/// which `#[serde(flatten)]` would otherwise drop from the message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
 pub struct QuicConfig {
     // ---- sizes --------------------------------------------------------------------
     /// Largest UDP payload the endpoints send: QUIC header + frames + 16-byte AEAD tag.
@@ -213,59 +214,14 @@ pub struct QuicConfig {
     /// (quinn's max_idle_timeout).
     pub idle_timeout: SimDuration,
 
-    // ---- congestion control -------------------------------------------------------------
-    /// Congestion controller ([`crate::cc::CcAlgorithm`]). Default `new_reno`.
-    pub cc: CcAlgorithm,
-    /// Pace ack-eliciting packets (RFC 9002 §7.7 SHOULD): a token bucket refilled at
-    /// `pacing_gain * cwnd / smoothed_rtt`, holding at most the initial congestion window
-    /// (bursts limited to the initial window, §7.7). ACK-only packets and PTO probes are
-    /// not paced. Default on.
-    pub pacing: bool,
-    /// Pacing rate factor N of RFC 9002 §7.7 (`rate = N * cwnd / smoothed_rtt`). Default
-    /// 1.25, the RFC's example (quinn uses the same factor).
-    pub pacing_gain: f64,
-    /// Initial congestion window in packets of `max_udp_payload` bytes; overrides the
-    /// RFC 9002 §7.2 default `min(10 MDS, max(14720, 2 MDS))` when set. Default unset.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub initial_cwnd_packets: Option<u64>,
-    /// Initial congestion window in bytes; overrides `initial_cwnd_packets`. Default
-    /// unset.
-    #[serde(
-        deserialize_with = "size::de_opt",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub initial_cwnd_bytes: Option<u64>,
-
-    /// The segment size (bytes) the congestion controller counts its window in: the
-    /// unit of congestion-avoidance growth, CUBIC's `C`, the minimum window (2 segments)
-    /// and HyStart++'s per-ACK cap. Default unset = `max_udp_payload` (RFC 9002 counts in
-    /// max_datagram_size). Does not change the packet size.
-    #[serde(
-        deserialize_with = "size::de_opt",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cc_segment_size: Option<u64>,
-    /// Pacing gain while the controller is in slow start. Default 1.25 (RFC 9002 §7.7
-    /// has one gain: the same as `pacing_gain`).
-    pub pacing_gain_slow_start: f64,
-    /// Pacing burst allowance in datagrams of `max_udp_payload` bytes: the token bucket's
-    /// depth. Default unset = the initial congestion window (RFC 9002 §7.7: bursts
-    /// limited to the initial window).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pacing_burst_packets: Option<u64>,
-    /// CUBIC β (RFC 9438 §4.6). Default 0.7.
-    pub cubic_beta: f64,
-    /// CUBIC C in segments/s³ (RFC 9438 §4.2). Default 0.4.
-    pub cubic_c: f64,
-    /// CUBIC fast convergence (RFC 9438 §4.7 SHOULD). Default true.
-    pub fast_convergence: bool,
-    /// CUBIC emulated connections N (Chromium): β_eff = (N−1+β)/N, α = 3N²(1−β_eff)/
-    /// (1+β_eff). Default 1 (RFC 9438).
-    pub emulated_connections: u32,
-    /// HyStart++ (RFC 9406) in slow start, with `new_reno` or `cubic`. Default false
-    /// (RFC 9438 §4.10 recommends it for CUBIC; off so that the default controller is
-    /// RFC 9002 Appendix B exactly).
-    pub hystart: bool,
+    // ---- congestion control and pacing -------------------------------------------------
+    /// Congestion-control and pacing parameters ([`CcParams`]: `cc`, `pacing`,
+    /// `pacing_gain`, `initial_cwnd_packets`, `initial_cwnd_bytes`, `cc_segment_size`,
+    /// `pacing_gain_slow_start`, `pacing_burst_packets`, `cubic_beta`, `cubic_c`,
+    /// `fast_convergence`, `emulated_connections`, `hystart`), flattened: the keys sit
+    /// in this table. Datagrams there are of `max_udp_payload` bytes.
+    #[serde(flatten)]
+    pub cc: CcParams,
     /// Parameter profile: `rfc` or `chromium` ([`Profile`]). Default `rfc`.
     pub profile: Profile,
 
@@ -348,19 +304,7 @@ impl Default for QuicConfig {
             pto_probes: 2,       // RFC 9002 §6.2.4
             packet_threshold: 3, // RFC 9002 §6.1.1
             idle_timeout: SimDuration::from_secs(30),
-            cc: CcAlgorithm::NewReno,
-            pacing: true,
-            pacing_gain: 1.25, // RFC 9002 §7.7
-            initial_cwnd_packets: None,
-            initial_cwnd_bytes: None,
-            cc_segment_size: None,
-            pacing_gain_slow_start: 1.25, // RFC 9002 §7.7 (one gain)
-            pacing_burst_packets: None,
-            cubic_beta: 0.7,        // RFC 9438 §4.6
-            cubic_c: 0.4,           // RFC 9438 §4.2
-            fast_convergence: true, // RFC 9438 §4.7
-            emulated_connections: 1,
-            hystart: false,
+            cc: CcParams::default(),
             profile: Profile::Rfc,
             stream_window: 1_250_000,
             connection_window: (1 << 62) - 1,
@@ -380,17 +324,56 @@ impl Default for QuicConfig {
     }
 }
 
+impl Serialize for QuicConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        QuicConfig::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for QuicConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        QuicConfig::deserialize(d).map_err(with_key_list)
+    }
+}
+
+/// Every key of a `QuicConfig` table in declaration order: the keys a config with every
+/// optional value set serialises to (computed once).
+fn quic_keys() -> &'static [&'static str] {
+    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let mut full = QuicConfig::default();
+        full.cc.initial_cwnd_packets = Some(1);
+        full.cc.initial_cwnd_bytes = Some(1);
+        full.cc.cc_segment_size = Some(1);
+        full.cc.pacing_burst_packets = Some(1);
+        full.read_rate = Some(Rate(1));
+        let text = toml::to_string(&full).expect("QuicConfig serialises");
+        text.lines()
+            .filter_map(|l| l.split_once(" = "))
+            .map(|(k, _)| &*Box::leak(k.to_string().into_boxed_str()))
+            .collect()
+    })
+}
+
+/// Turns the bare `unknown field `x`` error of a flattening struct into serde's usual
+/// `unknown field `x`, expected one of ...`.
+fn with_key_list<E: serde::de::Error>(e: E) -> E {
+    let msg = e.to_string();
+    match msg
+        .trim_end()
+        .strip_prefix("unknown field `")
+        .and_then(|r| r.strip_suffix('`'))
+    {
+        Some(key) if !key.contains('`') => E::unknown_field(key, quic_keys()),
+        _ => e,
+    }
+}
+
 impl QuicConfig {
     /// The initial congestion window in bytes: the explicit override, or RFC 9002 §7.2
-    /// `min(10 * MDS, max(14720, 2 * MDS))`.
+    /// `min(10 * MDS, max(14720, 2 * MDS))` ([`CcParams::initial_window`]).
     pub fn initial_cwnd(&self) -> u64 {
-        if let Some(b) = self.initial_cwnd_bytes {
-            return b;
-        }
-        if let Some(p) = self.initial_cwnd_packets {
-            return p * self.max_udp_payload;
-        }
-        crate::cc::default_initial_window(self.max_udp_payload) // RFC 9002 §7.2
+        self.cc.initial_window(self.max_udp_payload)
     }
 
     /// The configuration `profile` resolves to, with every other field at its default
@@ -407,33 +390,16 @@ impl QuicConfig {
     /// The congestion controller's segment size: `cc_segment_size`, else
     /// `max_udp_payload`.
     pub fn cc_segment(&self) -> u64 {
-        self.cc_segment_size.unwrap_or(self.max_udp_payload)
+        self.cc.segment_size(self.max_udp_payload)
     }
 
     /// The pacer's bucket depth in bytes: `pacing_burst_packets` datagrams, else the
     /// initial window (at least one datagram).
     pub fn pacing_burst_bytes(&self) -> u64 {
-        self.pacing_burst_packets
+        self.cc
+            .pacing_burst_packets
             .map_or(self.initial_cwnd(), |p| p * self.max_udp_payload)
             .max(self.max_udp_payload)
-    }
-
-    /// The congestion controller this configuration describes.
-    pub fn cc_config(&self) -> crate::cc::CcConfig {
-        crate::cc::CcConfig {
-            algorithm: self.cc,
-            segment_size: self.cc_segment(),
-            initial_window: self.initial_cwnd(),
-            cubic: crate::cc::CubicParams {
-                beta: self.cubic_beta,
-                c: self.cubic_c,
-                fast_convergence: self.fast_convergence,
-                emulated_connections: self.emulated_connections,
-                hystart: self.hystart,
-            },
-            hystart: self.hystart,
-            paced: self.pacing,
-        }
     }
 
     /// Checks the values. The error is `(field, value, allowed)`: the key, the offending
@@ -514,48 +480,7 @@ impl QuicConfig {
                 "a time below 2^14 ms (RFC 9000 §18.2)",
             );
         }
-        if self.initial_cwnd() < 2 * self.max_udp_payload {
-            return bad(
-                "initial_cwnd_bytes",
-                self.initial_cwnd(),
-                "an initial window of at least 2 datagrams (kMinimumWindow, RFC 9002 §7.2)",
-            );
-        }
-        if !(self.pacing_gain >= 1.0 && self.pacing_gain <= 100.0) {
-            return bad("pacing_gain", self.pacing_gain, "a factor in [1, 100]");
-        }
-        if !(self.pacing_gain_slow_start >= 1.0 && self.pacing_gain_slow_start <= 100.0) {
-            return bad(
-                "pacing_gain_slow_start",
-                self.pacing_gain_slow_start,
-                "a factor in [1, 100]",
-            );
-        }
-        if self.pacing_burst_packets == Some(0) {
-            return bad("pacing_burst_packets", 0, "a number of datagrams >= 1");
-        }
-        if let Some(m) = self.cc_segment_size {
-            if !(536..=65_527).contains(&m) {
-                return bad(
-                    "cc_segment_size",
-                    m,
-                    "a size in [536, 65527] bytes (omit it for max_udp_payload)",
-                );
-            }
-        }
-        if !(self.cubic_beta > 0.0 && self.cubic_beta < 1.0) {
-            return bad("cubic_beta", self.cubic_beta, "a factor in (0, 1)");
-        }
-        if !(self.cubic_c > 0.0 && self.cubic_c <= 100.0) {
-            return bad("cubic_c", self.cubic_c, "a constant in (0, 100]");
-        }
-        if !(1..=100).contains(&self.emulated_connections) {
-            return bad(
-                "emulated_connections",
-                self.emulated_connections,
-                "a number of connections in [1, 100]",
-            );
-        }
+        self.cc.validate(self.max_udp_payload)?;
         if let Some(r) = self.read_rate {
             if r.bps() == 0 {
                 return bad("read_rate", "0bps", "a rate > 0 (omit it for unlimited)");
