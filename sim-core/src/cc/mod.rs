@@ -85,12 +85,43 @@ pub trait CongestionController: std::fmt::Debug {
     /// A short stable name (`"newreno"`), for traces and results.
     fn name(&self) -> &'static str;
 
+    /// The smallest window the controller ever sets, in bytes (RFC 9002 §7.2
+    /// kMinimumWindow: 2 segments of the controller's segment size).
+    fn minimum_window(&self) -> u64;
+
+    /// The multiplicative decrease a congestion event applies to the window
+    /// (`ssthresh = factor · cwnd`): RFC 9002 §7.3.2 / Appendix B.2 kLossReductionFactor
+    /// = 0.5 for NewReno, RFC 9438 §4.6 β_cubic = 0.7 for CUBIC (β_eff with emulated
+    /// connections).
+    fn loss_reduction_factor(&self) -> f64;
+
+    /// The controller's state in qlog's congestion-state vocabulary (RFC 9002 §7.3):
+    /// `"slow_start"`, `"congestion_avoidance"`, `"recovery"` (qlog also names
+    /// `"application_limited"`, which no controller here reports). Default: slow start
+    /// while [`CongestionController::in_slow_start`], else congestion avoidance; a
+    /// controller with recovery periods overrides it.
+    fn state_name(&self) -> &'static str {
+        if self.in_slow_start() {
+            STATE_SLOW_START
+        } else {
+            STATE_CONGESTION_AVOIDANCE
+        }
+    }
+
     /// Whether the controller is in slow start (used by the pacer to choose its gain).
     /// Default: `cwnd < ssthresh` (an infinite ssthresh counts as slow start).
     fn in_slow_start(&self) -> bool {
         self.ssthresh().is_none_or(|s| self.window() < s)
     }
 }
+
+/// [`CongestionController::state_name`] in slow start (RFC 9002 §7.3.1).
+pub const STATE_SLOW_START: &str = "slow_start";
+/// [`CongestionController::state_name`] in congestion avoidance (RFC 9002 §7.3.3).
+pub const STATE_CONGESTION_AVOIDANCE: &str = "congestion_avoidance";
+/// [`CongestionController::state_name`] in a recovery period (RFC 9002 §7.3.2): from a
+/// congestion event until a packet sent after its start is acknowledged.
+pub const STATE_RECOVERY: &str = "recovery";
 
 /// Which congestion controller to use. Serialised in snake_case (`"new_reno"`).
 #[derive(
