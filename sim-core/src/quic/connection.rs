@@ -817,8 +817,8 @@ impl Connection {
             initial_rtt: rc.initial_rtt,
             max_datagram_size: rc.max_datagram_size,
             initial_congestion_window: rc.initial_window,
-            minimum_congestion_window: crate::cc::minimum_window(rc.max_datagram_size),
-            loss_reduction_factor: 0.5,
+            minimum_congestion_window: self.recovery.cc().minimum_window(),
+            loss_reduction_factor: self.recovery.cc().loss_reduction_factor(),
             persistent_congestion_threshold: rc.persistent_congestion_threshold,
             congestion_controller: self.recovery.cc().name(),
         }
