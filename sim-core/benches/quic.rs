@@ -5,7 +5,7 @@
 //! Run: `cargo bench -p sim-core --bench quic`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use sim_core::cc::CcAlgorithm;
+use sim_core::cc::{CcAlgorithm, CcParams};
 use sim_core::config::{AppConfig, Config, FlowConfig, LinkConfig, LossModel};
 use sim_core::quic::QuicConfig;
 use sim_core::units::Rate;
@@ -26,7 +26,10 @@ fn bulk_config_cc(loss: f64, cc: CcAlgorithm) -> Config {
         streams: 1,
         // Windows large enough that only congestion control limits the transfer.
         stream_window: 100_000_000,
-        cc,
+        cc: CcParams {
+            algorithm: cc,
+            ..CcParams::default()
+        },
         ..QuicConfig::default()
     };
     let mut cfg = Config::two_hosts(

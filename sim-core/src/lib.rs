@@ -26,7 +26,7 @@
 //! descriptors per protocol) / [`cc`], [`packet`] / [`config`], [`metrics`] /
 //! [`validate`], [`trace`], [`endpoint`] (the sans-IO driver interface) / [`qlog`] /
 //! [`link`], [`network`] (topologies and routing) / [`apps`] (traffic without a
-//! transport), [`quic`], [`flows`] (flow config → endpoints), [`runner`], [`scenario`] (the
+//! transport), [`transport`] (the toolkit transports share), [`quic`], [`flows`] (flow config → endpoints), [`runner`], [`scenario`] (the
 //! TOML format). No layer below the transports names a protocol module.
 #![warn(missing_docs)]
 
@@ -48,6 +48,7 @@ pub mod runner;
 pub mod scenario;
 pub mod time;
 pub mod trace;
+pub mod transport;
 pub mod units;
 pub mod validate;
 pub mod wire;

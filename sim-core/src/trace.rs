@@ -354,9 +354,11 @@ pub struct RecoveryParameters {
     pub max_datagram_size: u64,
     /// Initial congestion window, bytes.
     pub initial_congestion_window: u64,
-    /// Minimum congestion window, bytes.
+    /// Minimum congestion window, bytes (the controller's
+    /// [`crate::cc::CongestionController::minimum_window`]).
     pub minimum_congestion_window: u64,
-    /// Multiplicative decrease factor.
+    /// Multiplicative decrease factor (the controller's
+    /// [`crate::cc::CongestionController::loss_reduction_factor`]).
     pub loss_reduction_factor: f64,
     /// kPersistentCongestionThreshold (PTO multiplier).
     pub persistent_congestion_threshold: u64,

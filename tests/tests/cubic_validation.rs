@@ -663,12 +663,12 @@ fn chromium_profile_resolves_into_explicit_values_and_keys_override_it() {
         _ => unreachable!(),
     };
     assert_eq!(q.profile, sim_core::quic::config::Profile::Chromium);
-    assert_eq!(q.cc, sim_core::cc::CcAlgorithm::Cubic);
+    assert_eq!(q.cc.algorithm, sim_core::cc::CcAlgorithm::Cubic);
     assert_eq!(q.initial_cwnd(), 32 * 1460);
     assert_eq!(q.cc_segment(), 1460);
-    assert_eq!(q.emulated_connections, 2);
-    assert_eq!(q.pacing_gain_slow_start, 2.0);
-    assert_eq!(q.pacing_gain, 1.25);
+    assert_eq!(q.cc.emulated_connections, 2);
+    assert_eq!(q.cc.pacing_gain_slow_start, 2.0);
+    assert_eq!(q.cc.pacing_gain, 1.25);
     assert_eq!(q.max_udp_payload, 1250);
     assert_eq!(q.pacing_burst_bytes(), 10 * 1250);
     // The explicit key wins over the profile's 100 ms.

@@ -21,12 +21,13 @@ use sim_core::{SimDuration, SimTime};
 /// The `QuicConfig` the models assume: defaults, no pacing (the ACK-clocked model of
 /// `docs/validation.md` §1 has none), windows that never limit.
 fn model_quic(token: bool) -> QuicConfig {
-    QuicConfig {
-        pacing: false,
+    let mut q = QuicConfig {
         stream_window: 1 << 40,
         address_token_size: if token { 64 } else { 0 },
         ..QuicConfig::default()
-    }
+    };
+    q.cc.pacing = false;
+    q
 }
 
 fn link(rate: u64, delay_ms: u64) -> LinkConfig {

@@ -1123,3 +1123,57 @@ fn traces_are_deterministic() {
         assert_eq!(a, b, "{fmt:?}");
     }
 }
+
+/// `recovery_parameters_set` reports the controller's own minimum window and loss
+/// reduction factor: NewReno kLossReductionFactor 0.5 (RFC 9002 §7.3.2), CUBIC β = 0.7
+/// (RFC 9438 §4.6), β_eff = (N − 1 + β)/N with N emulated connections (Chromium N = 2:
+/// 0.85), and kMinimumWindow = 2 segments of the controller's segment size (Chromium
+/// counts in kDefaultTCPMSS = 1460 B: 2920 B, not 2 x 1250).
+#[test]
+fn recovery_parameters_come_from_the_controller() {
+    let cases: [(&str, f64, u64, &str); 6] = [
+        ("", 0.5, 2 * 1250, "newreno"),
+        ("hystart = true", 0.5, 2 * 1250, "newreno"),
+        ("cc = \"cubic\"", 0.7, 2 * 1250, "cubic"),
+        (
+            "cc = \"cubic\"\nemulated_connections = 3",
+            2.7 / 3.0,
+            2 * 1250,
+            "cubic",
+        ),
+        ("profile = \"chromium\"", 0.85, 2 * 1460, "cubic"),
+        ("cc_segment_size = 1460", 0.5, 2 * 1460, "newreno"),
+    ];
+    for (keys, factor, min_window, name) in cases {
+        let cfg = scenario(&format!(
+            "[topology]\nkind = \"two_hosts\"\nlink = {{ rate = \"20Mbps\", delay = \"10ms\" }}\n\
+             [[flows]]\nkind = \"quic_bulk\"\nbytes = \"20kB\"\n{keys}\n"
+        ));
+        let (_, traces) = read_traces(&cfg, 1);
+        let mut seen = 0;
+        for t in &traces {
+            for (_, ev, data) in &t.events {
+                if ev != "quic:recovery_parameters_set" {
+                    continue;
+                }
+                seen += 1;
+                let got = data["loss_reduction_factor"].as_f64().unwrap();
+                assert!(
+                    (got - factor).abs() < 1e-12,
+                    "{keys:?}: factor {got}, want {factor}"
+                );
+                assert_eq!(
+                    data["minimum_congestion_window"].as_u64(),
+                    Some(min_window),
+                    "{keys:?}"
+                );
+                assert_eq!(
+                    data["congestion_controller"].as_str(),
+                    Some(name),
+                    "{keys:?}"
+                );
+            }
+        }
+        assert_eq!(seen, 2, "{keys:?}: one record per endpoint");
+    }
+}

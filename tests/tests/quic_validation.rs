@@ -140,9 +140,9 @@ struct Measured {
 fn quic_config(p: &Params) -> QuicConfig {
     let mut q = QuicConfig {
         bytes: p.bytes,
-        pacing: false,
         ..QuicConfig::default()
     };
+    q.cc.pacing = false;
     q.stream_window = p.stream_window.unwrap_or(1 << 40);
     // Check the model's inputs against the implementation's defaults.
     assert_eq!(q.max_udp_payload, p.mds);

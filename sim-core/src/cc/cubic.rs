@@ -26,7 +26,7 @@
 //!   `(N − 1 + (1 + β)/2)/N`. With N = 1 these are the RFC's β, `3(1−β)/(1+β)` and `(1+β)/2`.
 
 use super::hystart::{HyStart, Verdict};
-use super::{minimum_window, CongestionController, RttSnapshot};
+use super::{minimum_window, CongestionController, RttSnapshot, STATE_RECOVERY};
 use crate::time::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +104,9 @@ pub struct Cubic {
     last_ack: Option<SimTime>,
     after_timeout: bool,
     hystart: Option<HyStart>,
+    /// A recovery period is under way: no packet sent after its start has been
+    /// acknowledged yet (RFC 9002 §7.3.2).
+    recovering: bool,
 }
 
 impl Cubic {
@@ -128,6 +131,7 @@ impl Cubic {
             last_ack: None,
             after_timeout: false,
             hystart: params.hystart.then(|| HyStart::new(mss, paced)),
+            recovering: false,
         }
     }
 
@@ -252,6 +256,8 @@ impl CongestionController for Cubic {
         if self.in_recovery(sent_time) {
             return;
         }
+        // RFC 9002 §7.3.2: a packet sent after the recovery start ends the period.
+        self.recovering = false;
         if app_limited {
             // §5.8: no growth while application-limited, and the time does not count
             // towards t: slide the epoch forward by the time since the previous ACK.
@@ -290,6 +296,7 @@ impl CongestionController for Cubic {
             return;
         }
         self.recovery_start = Some(now);
+        self.recovering = true;
         if let Some(h) = self.hystart.as_mut() {
             h.on_congestion();
         }
@@ -323,6 +330,7 @@ impl CongestionController for Cubic {
         }
         self.cwnd = self.min_window;
         self.recovery_start = None;
+        self.recovering = false;
         self.epoch_start = None;
         self.after_timeout = true;
         self.alpha = self.p.alpha();
@@ -345,6 +353,28 @@ impl CongestionController for Cubic {
 
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn minimum_window(&self) -> u64 {
+        self.min_window
+    }
+
+    /// β_eff = (N − 1 + β)/N: RFC 9438 §4.6 β_cubic = 0.7 for N = 1. Chromium's 0.85 is
+    /// this with its N = 2 (Google quiche `cubic_bytes.cc` `CubicBytes::Beta()` =
+    /// `(num_connections − 1 + kBeta) / num_connections` with kBeta = 0.7, and
+    /// `tcp_cubic_sender_bytes.cc` kDefaultNumConnections = 2).
+    fn loss_reduction_factor(&self) -> f64 {
+        self.p.beta_eff()
+    }
+
+    fn state_name(&self) -> &'static str {
+        if self.recovering {
+            STATE_RECOVERY
+        } else if self.in_slow_start() {
+            super::STATE_SLOW_START
+        } else {
+            super::STATE_CONGESTION_AVOIDANCE
+        }
     }
 }
 
@@ -440,6 +470,35 @@ mod tests {
         c.on_packet_acked(t(100_000), t(100_000), MSS, false, &rtt);
         let grew = c.window() - before;
         assert!((499..=500).contains(&grew), "{grew}");
+    }
+
+    #[test]
+    fn hooks_state_names_factor_and_minimum_window() {
+        let c = Cubic::new(MSS, 10 * MSS, CubicParams::default(), false);
+        assert_eq!(c.loss_reduction_factor(), 0.7); // RFC 9438 §4.6
+        assert_eq!(c.minimum_window(), 2 * MSS);
+        assert_eq!(c.state_name(), "slow_start");
+        let two = CubicParams {
+            emulated_connections: 2,
+            ..Default::default()
+        };
+        // Chromium: beta_eff = (2 - 1 + 0.7)/2 = 0.85.
+        assert_eq!(
+            Cubic::new(1460, 14_600, two, false).loss_reduction_factor(),
+            0.85
+        );
+        assert_eq!(Cubic::new(1460, 14_600, two, false).minimum_window(), 2920);
+        let mut c = after_loss(100, false);
+        assert_eq!(c.state_name(), "recovery");
+        let rtt = flat_rtt(SimDuration::from_millis(10));
+        c.on_packet_acked(t(1), t(0), MSS, false, &rtt);
+        assert_eq!(c.state_name(), "recovery");
+        c.on_packet_acked(t(2), t(1), MSS, false, &rtt);
+        assert_eq!(c.state_name(), "congestion_avoidance");
+        c.on_congestion_event(t(3), t(2), 0);
+        c.on_persistent_congestion(t(3));
+        assert_eq!(c.state_name(), "slow_start");
+        assert_eq!(c.window(), c.minimum_window());
     }
 
     #[test]

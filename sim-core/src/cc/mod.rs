@@ -16,10 +16,12 @@ use serde::{Deserialize, Serialize};
 pub mod cubic;
 pub mod hystart;
 pub mod newreno;
+pub mod params;
 
 pub use cubic::{Cubic, CubicParams};
 pub use hystart::HyStart;
 pub use newreno::NewReno;
+pub use params::CcParams;
 
 /// A snapshot of the path's RTT estimate, passed to controllers that need it (CUBIC,
 /// HyStart++, BBR). NewReno ignores it.
@@ -83,12 +85,43 @@ pub trait CongestionController: std::fmt::Debug {
     /// A short stable name (`"newreno"`), for traces and results.
     fn name(&self) -> &'static str;
 
+    /// The smallest window the controller ever sets, in bytes (RFC 9002 §7.2
+    /// kMinimumWindow: 2 segments of the controller's segment size).
+    fn minimum_window(&self) -> u64;
+
+    /// The multiplicative decrease a congestion event applies to the window
+    /// (`ssthresh = factor · cwnd`): RFC 9002 §7.3.2 / Appendix B.2 kLossReductionFactor
+    /// = 0.5 for NewReno, RFC 9438 §4.6 β_cubic = 0.7 for CUBIC (β_eff with emulated
+    /// connections).
+    fn loss_reduction_factor(&self) -> f64;
+
+    /// The controller's state in qlog's congestion-state vocabulary (RFC 9002 §7.3):
+    /// `"slow_start"`, `"congestion_avoidance"`, `"recovery"` (qlog also names
+    /// `"application_limited"`, which no controller here reports). Default: slow start
+    /// while [`CongestionController::in_slow_start`], else congestion avoidance; a
+    /// controller with recovery periods overrides it.
+    fn state_name(&self) -> &'static str {
+        if self.in_slow_start() {
+            STATE_SLOW_START
+        } else {
+            STATE_CONGESTION_AVOIDANCE
+        }
+    }
+
     /// Whether the controller is in slow start (used by the pacer to choose its gain).
     /// Default: `cwnd < ssthresh` (an infinite ssthresh counts as slow start).
     fn in_slow_start(&self) -> bool {
         self.ssthresh().is_none_or(|s| self.window() < s)
     }
 }
+
+/// [`CongestionController::state_name`] in slow start (RFC 9002 §7.3.1).
+pub const STATE_SLOW_START: &str = "slow_start";
+/// [`CongestionController::state_name`] in congestion avoidance (RFC 9002 §7.3.3).
+pub const STATE_CONGESTION_AVOIDANCE: &str = "congestion_avoidance";
+/// [`CongestionController::state_name`] in a recovery period (RFC 9002 §7.3.2): from a
+/// congestion event until a packet sent after its start is acknowledged.
+pub const STATE_RECOVERY: &str = "recovery";
 
 /// Which congestion controller to use. Serialised in snake_case (`"new_reno"`).
 #[derive(
@@ -115,50 +148,26 @@ impl CcAlgorithm {
     }
 }
 
-/// Everything a controller is built from ([`build_from`]). Byte-based and transport
-/// neutral: a TCP or SCTP sender fills it the same way.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CcConfig {
-    /// Which controller.
-    pub algorithm: CcAlgorithm,
-    /// The segment size the controller counts its window in (bytes): the unit of
-    /// congestion-avoidance growth, of CUBIC's `C` and `W_max`, of the minimum window
-    /// (2 segments) and of HyStart++'s per-ACK cap. RFC 9002: the max datagram size;
-    /// Chromium: `kDefaultTCPMSS` = 1460 whatever the packet size.
-    pub segment_size: u64,
-    /// Initial window in bytes.
-    pub initial_window: u64,
-    /// CUBIC parameters (ignored by NewReno). Its `hystart` field is overridden by
-    /// [`CcConfig::hystart`].
-    pub cubic: CubicParams,
-    /// Use HyStart++ (RFC 9406) in slow start, with either controller.
-    pub hystart: bool,
-    /// The sender paces (lifts HyStart++'s per-ACK growth cap L, RFC 9406 §4.3).
-    pub paced: bool,
-}
-
-/// Builds the controller `c` describes.
-pub fn build_from(c: &CcConfig) -> Box<dyn CongestionController> {
-    match c.algorithm {
+/// Builds the controller `params` describe, for datagrams of `max_datagram_size` bytes
+/// (the unit of the initial window in packets and the default segment size). The one
+/// controller factory: a new controller is one match arm here.
+pub fn build(params: &CcParams, max_datagram_size: u64) -> Box<dyn CongestionController> {
+    let segment = params.segment_size(max_datagram_size);
+    let initial_window = params.initial_window(max_datagram_size);
+    match params.algorithm {
         CcAlgorithm::NewReno => {
-            let mut cc = NewReno::new(c.segment_size, c.initial_window);
-            if c.hystart {
-                cc = cc.with_hystart(c.paced);
+            let mut cc = NewReno::new(segment, initial_window);
+            if params.hystart {
+                cc = cc.with_hystart(params.pacing);
             }
             Box::new(cc)
         }
-        CcAlgorithm::Cubic => {
-            let params = CubicParams {
-                hystart: c.hystart,
-                ..c.cubic
-            };
-            Box::new(Cubic::new(
-                c.segment_size,
-                c.initial_window,
-                params,
-                c.paced,
-            ))
-        }
+        CcAlgorithm::Cubic => Box::new(Cubic::new(
+            segment,
+            initial_window,
+            params.cubic(),
+            params.pacing,
+        )),
     }
 }
 
@@ -170,23 +179,6 @@ pub fn default_initial_window(max_datagram_size: u64) -> u64 {
 /// RFC 9002 §7.2 kMinimumWindow: `2·mds` bytes.
 pub fn minimum_window(max_datagram_size: u64) -> u64 {
     2 * max_datagram_size
-}
-
-/// Builds a controller. `initial_window` is in bytes (callers convert a packet count with
-/// `packets · max_datagram_size`); pass [`default_initial_window`] for the RFC default.
-pub fn build(
-    alg: CcAlgorithm,
-    max_datagram_size: u64,
-    initial_window: u64,
-) -> Box<dyn CongestionController> {
-    build_from(&CcConfig {
-        algorithm: alg,
-        segment_size: max_datagram_size,
-        initial_window,
-        cubic: CubicParams::default(),
-        hystart: false,
-        paced: false,
-    })
 }
 
 #[cfg(test)]
@@ -208,7 +200,7 @@ mod tests {
 
     #[test]
     fn build_and_serde_names() {
-        let cc = build(CcAlgorithm::NewReno, 1200, 12_000);
+        let cc = build(&CcParams::default(), 1200);
         assert_eq!(cc.name(), "newreno");
         assert_eq!(cc.window(), 12_000);
         assert_eq!(cc.ssthresh(), None);
@@ -223,8 +215,13 @@ mod tests {
         assert_eq!(w.cc, CcAlgorithm::NewReno);
         let w: W = toml::from_str("cc = \"cubic\"").unwrap();
         assert_eq!(w.cc, CcAlgorithm::Cubic);
-        let cc = build(CcAlgorithm::Cubic, 1200, 12_000);
+        let cubic = CcParams {
+            algorithm: CcAlgorithm::Cubic,
+            ..CcParams::default()
+        };
+        let cc = build(&cubic, 1200);
         assert_eq!(cc.name(), "cubic");
+        assert_eq!(cc.window(), 12_000);
         assert!(cc.in_slow_start());
     }
 }

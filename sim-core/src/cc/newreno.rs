@@ -18,11 +18,14 @@
 //!   Conservative Slow Start ends, `ssthresh = cwnd` (RFC 9406 §4.2).
 
 use super::hystart::{HyStart, Verdict};
-use super::{minimum_window, CongestionController, RttSnapshot};
+use super::{minimum_window, CongestionController, RttSnapshot, STATE_RECOVERY};
 use crate::time::SimTime;
 
 /// The name [`NewReno`] reports.
 pub const NAME: &str = "newreno";
+
+/// RFC 9002 §7.3.2 / Appendix B.2 kLossReductionFactor.
+pub const LOSS_REDUCTION_FACTOR: f64 = 0.5;
 
 /// RFC 9002 Appendix B NewReno state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,6 +42,9 @@ pub struct NewReno {
     ca_remainder: u64,
     /// HyStart++ in slow start, if enabled.
     hystart: Option<HyStart>,
+    /// A recovery period is under way: no packet sent after its start has been
+    /// acknowledged yet (RFC 9002 §7.3.2).
+    recovering: bool,
 }
 
 impl NewReno {
@@ -55,6 +61,7 @@ impl NewReno {
             recovery_start_time: None,
             ca_remainder: 0,
             hystart: None,
+            recovering: false,
         }
     }
 
@@ -68,11 +75,6 @@ impl NewReno {
     /// HyStart++ state, if enabled.
     pub fn hystart(&self) -> Option<&HyStart> {
         self.hystart.as_ref()
-    }
-
-    /// kMinimumWindow in bytes.
-    pub fn minimum_window(&self) -> u64 {
-        self.min_window
     }
 
     /// Start of the current (or last) recovery period, `None` if none yet.
@@ -104,6 +106,8 @@ impl CongestionController for NewReno {
         if self.in_recovery(sent_time) {
             return;
         }
+        // §7.3.2: a packet sent after the recovery start ends the recovery period.
+        self.recovering = false;
         // ... nor while application or flow-control limited (§7.8).
         if app_limited {
             return;
@@ -140,10 +144,11 @@ impl CongestionController for NewReno {
             return;
         }
         self.recovery_start_time = Some(now);
+        self.recovering = true;
         if let Some(h) = self.hystart.as_mut() {
             h.on_congestion(); // RFC 9406 §4.2: a loss ends slow start
         }
-        let ssthresh = self.cwnd / 2; // kLossReductionFactor = 0.5
+        let ssthresh = self.cwnd / 2; // kLossReductionFactor = 0.5, in integers
         self.ssthresh = Some(ssthresh);
         self.cwnd = ssthresh.max(self.min_window);
         self.ca_remainder = 0;
@@ -153,6 +158,7 @@ impl CongestionController for NewReno {
         // B.8: collapse to the minimum window; congestion_recovery_start_time = 0.
         self.cwnd = self.min_window;
         self.recovery_start_time = None;
+        self.recovering = false;
         self.ca_remainder = 0;
     }
 
@@ -170,6 +176,24 @@ impl CongestionController for NewReno {
 
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn minimum_window(&self) -> u64 {
+        self.min_window
+    }
+
+    fn loss_reduction_factor(&self) -> f64 {
+        LOSS_REDUCTION_FACTOR
+    }
+
+    fn state_name(&self) -> &'static str {
+        if self.recovering {
+            STATE_RECOVERY
+        } else if self.in_slow_start() {
+            super::STATE_SLOW_START
+        } else {
+            super::STATE_CONGESTION_AVOIDANCE
+        }
     }
 }
 
@@ -280,6 +304,27 @@ mod tests {
         assert_eq!(cc.ssthresh(), Some(6_178));
         assert_eq!(cc.window(), 6_178);
         assert_eq!(cc.ca_remainder, 0);
+    }
+
+    #[test]
+    fn hooks_state_names_factor_and_minimum_window() {
+        let mut cc = NewReno::new(MDS, 10 * MDS);
+        assert_eq!(cc.loss_reduction_factor(), 0.5);
+        assert_eq!(cc.minimum_window(), 2 * MDS);
+        assert_eq!(cc.state_name(), "slow_start");
+        cc.on_congestion_event(t(100), t(50), 0);
+        assert_eq!(cc.state_name(), "recovery");
+        // Acks of packets sent before the recovery start keep the period going...
+        ack(&mut cc, 110, 100, MDS);
+        assert_eq!(cc.state_name(), "recovery");
+        // ... one sent after it ends it (RFC 9002 §7.3.2), even when app-limited.
+        cc.on_packet_acked(t(120), t(101), MDS, true, &RttSnapshot::default());
+        assert_eq!(cc.state_name(), "congestion_avoidance");
+        cc.on_congestion_event(t(200), t(150), 0);
+        assert_eq!(cc.state_name(), "recovery");
+        cc.on_persistent_congestion(t(200));
+        assert_eq!(cc.state_name(), "slow_start");
+        assert_eq!(cc.window(), cc.minimum_window());
     }
 
     #[test]

@@ -1,10 +1,526 @@
-//! The QUIC flow parameters ([`QuicConfig`]) as the config layer sees them.
-//!
-//! TRANSITION (issue 9): `QuicConfig` is pure data, but its file `quic/config.rs` is being
-//! edited on another branch right now, so it is not moved here yet. Until the lead moves
-//! `quic/config.rs` to this file (a pure file move at merge time), this module re-exports
-//! it, and this re-export is the config layer's only import from `quic/`
-//! (`tests/tests/layers.rs` allows exactly this line and no other). Everything in the
-//! config layer names the QUIC parameters through this module, never through `crate::quic`.
+//! [`QuicConfig`]: every parameter of the QUIC model and of the `bulk` workload, each with
+//! a documented default. These defaults move results: a study should state the ones it
+//! relies on (the run output's `resolved_config` carries them all).
 
-pub use crate::quic::config::*;
+pub use crate::cc::CcAlgorithm;
+use crate::cc::CcParams;
+use crate::time::SimDuration;
+use crate::transport::allowance::AllowanceKind;
+use crate::units::Rate;
+use serde::{Deserialize, Serialize};
+
+/// A named set of defaults for the congestion-control and timing parameters
+/// (`profile` in the `quic_bulk` table). A profile is resolved into explicit values when
+/// the scenario is built ([`apply_profile`]): `resolved_config` shows every value it set,
+/// and a key given explicitly next to `profile` wins over the profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// The RFC defaults documented on each [`QuicConfig`] and [`CcParams`] field. Default.
+    #[default]
+    Rfc,
+    /// Chromium's QUIC stack (Google quiche `TcpCubicSenderBytes`): the values of
+    /// [`CHROMIUM_PROFILE`] and nothing else.
+    Chromium,
+}
+
+impl Profile {
+    /// The name used in scenarios (`"rfc"`, `"chromium"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Rfc => "rfc",
+            Profile::Chromium => "chromium",
+        }
+    }
+}
+
+/// What `profile = "chromium"` sets: `(key, value as written in a scenario, source)`.
+/// Every other key keeps its RFC default. Sources are Google quiche (the QUIC stack in
+/// Chromium), `quiche/quic/core/`:
+pub const CHROMIUM_PROFILE: &[(&str, &str, &str)] = &[
+    (
+        "initial_rtt",
+        "\"100ms\"",
+        "quic_constants.h kInitialRttMs = 100",
+    ),
+    (
+        "initial_cwnd_bytes",
+        "46720",
+        "quic_constants.h kInitialCongestionWindow = 32 packets x kDefaultTCPMSS = 1460 B",
+    ),
+    (
+        "cc_segment_size",
+        "1460",
+        "quic_constants.h kDefaultTCPMSS = 1460: TcpCubicSenderBytes and CubicBytes count \
+         cwnd growth, the minimum window (2 x 1460) and the initial window in these units",
+    ),
+    (
+        "max_udp_payload",
+        "1250",
+        "quic_constants.h kDefaultMaxPacketSize = 1250 (same value as the rfc profile's \
+         default)",
+    ),
+    (
+        "cc",
+        "\"cubic\"",
+        "TcpCubicSenderBytes (kCubicBytes), Chromium's default",
+    ),
+    (
+        "emulated_connections",
+        "2",
+        "tcp_cubic_sender_bytes.cc kDefaultNumConnections = 2 (beta_eff = 0.85)",
+    ),
+    (
+        "cubic_c",
+        "0.400390625",
+        "cubic_bytes.cc kCubeCongestionWindowScale / 2^10 = 410/1024",
+    ),
+    (
+        "pacing_gain_slow_start",
+        "2.0",
+        "tcp_cubic_sender_bytes.cc PacingRate: 2 x cwnd/srtt in slow start",
+    ),
+    (
+        "pacing_gain",
+        "1.25",
+        "tcp_cubic_sender_bytes.cc PacingRate: 1.25 x cwnd/srtt otherwise",
+    ),
+    (
+        "pacing_burst_packets",
+        "10",
+        "pacing_sender.cc kInitialUnpacedBurst = 10 packets",
+    ),
+];
+
+/// Resolves `profile` in a `quic_bulk` table: inserts the profile's value of every key
+/// the table does not set (explicit keys win). Unknown profile names are left for
+/// deserialisation to reject.
+pub fn apply_profile(table: &mut toml::Table) {
+    let Some(toml::Value::String(name)) = table.get("profile") else {
+        return;
+    };
+    if name.as_str() != Profile::Chromium.name() {
+        return;
+    }
+    for (key, value, _) in CHROMIUM_PROFILE {
+        if !table.contains_key(*key) {
+            let v: toml::Table =
+                toml::from_str(&format!("v = {value}")).expect("profile values are valid TOML");
+            table.insert((*key).to_string(), v["v"].clone());
+        }
+    }
+}
+
+/// Which stream the sender serves next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerKind {
+    /// Each frame goes to the stream after the one served last (frame-level round robin
+    /// over streams with data). Default.
+    #[default]
+    RoundRobin,
+    /// Lowest stream ID with data first (one stream at a time).
+    Sequential,
+}
+
+/// Byte sizes accept an integer (bytes) or a unit string (`"1.25MB"`, `"16KiB"`); they
+/// serialise as integers.
+mod size {
+    use serde::{Deserialize, Deserializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum IntOrStr {
+        Int(u64),
+        Str(String),
+    }
+
+    fn conv<E: serde::de::Error>(v: IntOrStr) -> Result<u64, E> {
+        match v {
+            IntOrStr::Int(n) => Ok(n),
+            IntOrStr::Str(s) => crate::units::parse_bytes(&s)
+                .map(|b| b.0)
+                .map_err(|e| E::custom(format!("{s:?}: {e}"))),
+        }
+    }
+
+    pub fn de<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        conv(IntOrStr::deserialize(d)?)
+    }
+}
+
+/// All QUIC model parameters. Sizes are in bytes (integers, or unit strings such as
+/// `"1MB"` when deserialised).
+///
+/// The serde impls are derived (`remote = "Self"`, see the `Serialize` and `Deserialize`
+/// impls below) so that an unknown key is still reported with the list of every key,
+/// which `#[serde(flatten)]` would otherwise drop from the message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self", default, deny_unknown_fields)]
+pub struct QuicConfig {
+    // ---- sizes --------------------------------------------------------------------
+    /// Largest UDP payload the endpoints send: QUIC header + frames + 16-byte AEAD tag.
+    /// Default 1250 (Chromium / Google quiche `kDefaultMaxPacketSize`); RFC 9000 §14
+    /// requires at least 1200.
+    #[serde(deserialize_with = "size::de")]
+    pub max_udp_payload: u64,
+    /// Connection ID length used by both endpoints. Default 8 (RFC 9000 §7.2: a client's
+    /// first Destination Connection ID is at least 8 bytes; quinn's default length).
+    pub cid_len: u64,
+
+    // ---- handshake (TLS 1.3 message sizes; estimates, see docs/rfc-conformance.md) -
+    /// ClientHello size carried in the client's Initial CRYPTO frames. Default 300: a
+    /// TLS 1.3 ClientHello with one X25519 key share, SNI, ALPN and QUIC transport
+    /// parameters is typically 250-350 bytes (estimate; hybrid post-quantum key shares
+    /// push it above 1100 bytes and then it spans two Initial packets).
+    #[serde(deserialize_with = "size::de")]
+    pub client_hello_size: u64,
+    /// ServerHello size (server Initial CRYPTO). Default 90: a TLS 1.3 ServerHello with
+    /// an X25519 key share and supported_versions (4 + 2 + 32 + 1 + 2 + 1 + 2 + 6 + 40).
+    #[serde(deserialize_with = "size::de")]
+    pub server_hello_size: u64,
+    /// Server Handshake flight size: EncryptedExtensions, Certificate, CertificateVerify
+    /// and Finished. Default 3000: an RSA-2048 leaf plus one intermediate is about
+    /// 2.5 KB of DER, CertificateVerify 264 B, Finished 36 B, EncryptedExtensions with
+    /// transport parameters ~100 B (estimate). With the 90-byte ServerHello this fits in
+    /// three datagrams, within the 3 x 1200 B anti-amplification budget.
+    #[serde(deserialize_with = "size::de")]
+    pub server_handshake_size: u64,
+    /// Client Handshake flight size (Finished: 4-byte header + 32-byte HMAC-SHA256).
+    /// Default 36.
+    #[serde(deserialize_with = "size::de")]
+    pub client_finished_size: u64,
+
+    // ---- timers and ACKs --------------------------------------------------------------
+    /// RTT assumed before the first sample. Default 333 ms (RFC 9002 §6.2.2 kInitialRtt).
+    pub initial_rtt: SimDuration,
+    /// Our max_ack_delay transport parameter. Default 25 ms (RFC 9000 §18.2).
+    pub max_ack_delay: SimDuration,
+    /// ack_delay_exponent transport parameter. Default 3 (RFC 9000 §18.2).
+    pub ack_delay_exponent: u32,
+    /// Acknowledge after this many ack-eliciting packets (application data space).
+    /// Default 2 (RFC 9000 §13.2.2).
+    pub ack_eliciting_threshold: u64,
+    /// Most ACK ranges in one ACK frame (the most recent are kept). Default 32, as
+    /// HAProxy's `QUIC_MAX_ACK_RANGES`; RFC 9000 §13.2.4 lets a receiver limit them.
+    pub max_ack_ranges: usize,
+    /// Ack-eliciting datagrams sent when a PTO fires. Default 2 (RFC 9002 §6.2.4: "MAY
+    /// send up to two").
+    pub pto_probes: u8,
+    /// Packet reordering threshold for loss detection. Default 3 (RFC 9002 §6.1.1).
+    pub packet_threshold: u64,
+    /// Idle timeout: the connection is abandoned after this long without receiving
+    /// anything (the effective value is at least 3 PTOs, RFC 9000 §10.1). Default 30 s
+    /// (quinn's max_idle_timeout).
+    pub idle_timeout: SimDuration,
+
+    // ---- congestion control and pacing -------------------------------------------------
+    /// Congestion-control and pacing parameters ([`CcParams`]: `cc`, `pacing`,
+    /// `pacing_gain`, `initial_cwnd_packets`, `initial_cwnd_bytes`, `cc_segment_size`,
+    /// `pacing_gain_slow_start`, `pacing_burst_packets`, `cubic_beta`, `cubic_c`,
+    /// `fast_convergence`, `emulated_connections`, `hystart`), flattened: the keys sit
+    /// in this table. Datagrams there are of `max_udp_payload` bytes.
+    #[serde(flatten)]
+    pub cc: CcParams,
+    /// Parameter profile: `rfc` or `chromium` ([`Profile`]). Default `rfc`.
+    pub profile: Profile,
+
+    // ---- flow control ---------------------------------------------------------------------
+    /// initial_max_stream_data_bidi_* transport parameters and the stream receive window.
+    /// Default 1,250,000 (quinn's `stream_receive_window`, sized for 100 Mb/s x 100 ms).
+    #[serde(deserialize_with = "size::de")]
+    pub stream_window: u64,
+    /// initial_max_data transport parameter and connection receive window. Default
+    /// 2^62 - 1 (quinn's `receive_window` = VarInt::MAX: no connection-level limit).
+    #[serde(deserialize_with = "size::de")]
+    pub connection_window: u64,
+    /// initial_max_streams_bidi transport parameter. Default 100 (quinn's
+    /// `max_concurrent_bidi_streams`).
+    pub max_streams_bidi: u64,
+    /// Receive-window update policy
+    /// ([`crate::transport::allowance::AllowanceKind`]). Default `static`.
+    pub allowance: AllowanceKind,
+    /// Rate at which the client application reads the response data; unset = it reads
+    /// everything as soon as it is in order. Data counts as consumed (for flow control
+    /// and completion) when read. Default unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_rate: Option<Rate>,
+
+    // ---- workload `bulk` ----------------------------------------------------------------
+    /// Sender scheduler. Default round robin.
+    pub scheduler: SchedulerKind,
+    /// Number of bidirectional streams the client opens (one request each). Default 1.
+    pub streams: u64,
+    /// Total response bytes N, split evenly over the streams (the first `N mod S`
+    /// streams get one byte more). Default 1,000,000.
+    #[serde(deserialize_with = "size::de")]
+    pub bytes: u64,
+    /// Request size per stream, client to server. Default 100.
+    #[serde(deserialize_with = "size::de")]
+    pub request_size: u64,
+
+    // ---- resumption and 0-RTT (docs/lifecycle.md; used by `quic_connections`) ------------
+    /// ClientHello size when resuming with a session ticket: the default 300-byte
+    /// ClientHello plus a pre_shared_key extension (RFC 8446 §4.2.11: 4 B header, 2 B
+    /// identities length, 2 B identity length, a ~160-byte ticket, 4 B obfuscated age,
+    /// 2 B binders length, a 33-byte binder) and early_data (4 B). Default 510 (estimate).
+    #[serde(deserialize_with = "size::de")]
+    pub resumption_client_hello_size: u64,
+    /// Server Handshake flight on resumption: EncryptedExtensions and Finished, no
+    /// Certificate or CertificateVerify (RFC 8446 §2.2). Default 140 (~100 B
+    /// EncryptedExtensions with transport parameters and early_data, 36 B Finished;
+    /// estimate). The ServerHello grows by its 6-byte pre_shared_key extension.
+    #[serde(deserialize_with = "size::de")]
+    pub resumption_server_handshake_size: u64,
+    /// A resuming client sends its requests in 0-RTT packets (RFC 9001 §4.6.1). Default
+    /// on.
+    pub zero_rtt: bool,
+    /// The server rejects 0-RTT (RFC 9001 §4.6.2): it accepts the ticket but drops the
+    /// 0-RTT packets; the client sends the data again in 1-RTT packets. Default off.
+    pub reject_zero_rtt: bool,
+    /// Size of the address-validation token (NEW_TOKEN, RFC 9000 §8.1.3) the server gives
+    /// with each session ticket; the client puts it in the header of its Initial packets
+    /// when it reconnects, and a valid token lifts the 3x anti-amplification limit
+    /// (§8.1). 0: the server issues no token. Default 64 (estimate of an encrypted
+    /// address + timestamp token).
+    #[serde(deserialize_with = "size::de")]
+    pub address_token_size: u64,
+}
+
+impl Default for QuicConfig {
+    fn default() -> Self {
+        QuicConfig {
+            max_udp_payload: 1250,
+            cid_len: 8,
+            client_hello_size: 300,
+            server_hello_size: 90,
+            server_handshake_size: 3000,
+            client_finished_size: 36,
+            initial_rtt: SimDuration::from_millis(333), // RFC 9002 §6.2.2
+            max_ack_delay: SimDuration::from_millis(25), // RFC 9000 §18.2
+            ack_delay_exponent: 3,                      // RFC 9000 §18.2
+            ack_eliciting_threshold: 2,                 // RFC 9000 §13.2.2
+            max_ack_ranges: 32,
+            pto_probes: 2,       // RFC 9002 §6.2.4
+            packet_threshold: 3, // RFC 9002 §6.1.1
+            idle_timeout: SimDuration::from_secs(30),
+            cc: CcParams::default(),
+            profile: Profile::Rfc,
+            stream_window: 1_250_000,
+            connection_window: (1 << 62) - 1,
+            max_streams_bidi: 100,
+            allowance: AllowanceKind::Static,
+            read_rate: None,
+            scheduler: SchedulerKind::RoundRobin,
+            streams: 1,
+            bytes: 1_000_000,
+            request_size: 100,
+            resumption_client_hello_size: 510,
+            resumption_server_handshake_size: 140,
+            zero_rtt: true,
+            reject_zero_rtt: false,
+            address_token_size: 64,
+        }
+    }
+}
+
+impl Serialize for QuicConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        QuicConfig::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for QuicConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        QuicConfig::deserialize(d).map_err(with_key_list)
+    }
+}
+
+/// Every key of a `QuicConfig` table in declaration order: the keys a config with every
+/// optional value set serialises to (computed once).
+fn quic_keys() -> &'static [&'static str] {
+    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let mut full = QuicConfig::default();
+        full.cc.initial_cwnd_packets = Some(1);
+        full.cc.initial_cwnd_bytes = Some(1);
+        full.cc.cc_segment_size = Some(1);
+        full.cc.pacing_burst_packets = Some(1);
+        full.read_rate = Some(Rate(1));
+        let text = toml::to_string(&full).expect("QuicConfig serialises");
+        text.lines()
+            .filter_map(|l| l.split_once(" = "))
+            .map(|(k, _)| &*Box::leak(k.to_string().into_boxed_str()))
+            .collect()
+    })
+}
+
+/// Turns the bare `unknown field `x`` error of a flattening struct into serde's usual
+/// `unknown field `x`, expected one of ...`.
+fn with_key_list<E: serde::de::Error>(e: E) -> E {
+    let msg = e.to_string();
+    match msg
+        .trim_end()
+        .strip_prefix("unknown field `")
+        .and_then(|r| r.strip_suffix('`'))
+    {
+        Some(key) if !key.contains('`') => E::unknown_field(key, quic_keys()),
+        _ => e,
+    }
+}
+
+impl QuicConfig {
+    /// The initial congestion window in bytes: the explicit override, or RFC 9002 §7.2
+    /// `min(10 * MDS, max(14720, 2 * MDS))` ([`CcParams::initial_window`]).
+    pub fn initial_cwnd(&self) -> u64 {
+        self.cc.initial_window(self.max_udp_payload)
+    }
+
+    /// The configuration `profile` resolves to, with every other field at its default
+    /// (what a `quic_bulk` table holding only `profile = "..."` gives).
+    pub fn for_profile(profile: Profile) -> QuicConfig {
+        let mut t = toml::Table::new();
+        t.insert("profile".into(), toml::Value::String(profile.name().into()));
+        apply_profile(&mut t);
+        toml::Value::Table(t)
+            .try_into()
+            .expect("profile values deserialise")
+    }
+
+    /// The congestion controller's segment size: `cc_segment_size`, else
+    /// `max_udp_payload`.
+    pub fn cc_segment(&self) -> u64 {
+        self.cc.segment_size(self.max_udp_payload)
+    }
+
+    /// The pacer's bucket depth in bytes: `pacing_burst_packets` datagrams, else the
+    /// initial window (at least one datagram).
+    pub fn pacing_burst_bytes(&self) -> u64 {
+        self.cc
+            .pacing_burst_packets
+            .map_or(self.initial_cwnd(), |p| p * self.max_udp_payload)
+            .max(self.max_udp_payload)
+    }
+
+    /// Checks the values. The error is `(field, value, allowed)`: the key, the offending
+    /// value as written, and what is allowed there (a noun phrase that reads after
+    /// "expected"), the shape of [`crate::validate::ConfigError`].
+    pub fn validate(&self) -> Result<(), (&'static str, String, String)> {
+        fn bad<T: std::fmt::Display>(
+            field: &'static str,
+            v: T,
+            allowed: &str,
+        ) -> Result<(), (&'static str, String, String)> {
+            Err((field, v.to_string(), allowed.to_string()))
+        }
+        if self.max_udp_payload < 1200 || self.max_udp_payload > 65_527 {
+            return bad(
+                "max_udp_payload",
+                self.max_udp_payload,
+                "a size in [1200, 65527] bytes (RFC 9000 §14, §18.2)",
+            );
+        }
+        if !(1..=20).contains(&self.cid_len) {
+            return bad(
+                "cid_len",
+                self.cid_len,
+                "a length in [1, 20] (RFC 9000 §17.2)",
+            );
+        }
+        if self.streams == 0 {
+            return bad("streams", 0, "a number of streams >= 1");
+        }
+        if self.ack_eliciting_threshold == 0 {
+            return bad("ack_eliciting_threshold", 0, "a number of packets >= 1");
+        }
+        if self.max_ack_ranges == 0 {
+            return bad("max_ack_ranges", 0, "a number of ranges >= 1");
+        }
+        if self.pto_probes == 0 || self.pto_probes > 2 {
+            return bad("pto_probes", self.pto_probes, "1 or 2 (RFC 9002 §6.2.4)");
+        }
+        if self.stream_window == 0 {
+            return bad("stream_window", 0, "a window > 0 bytes");
+        }
+        if self.connection_window == 0 || self.connection_window >= 1 << 62 {
+            return bad(
+                "connection_window",
+                self.connection_window,
+                "a window in [1, 2^62 - 1] bytes",
+            );
+        }
+        if self.max_streams_bidi == 0 || self.max_streams_bidi > 1 << 60 {
+            return bad(
+                "max_streams_bidi",
+                self.max_streams_bidi,
+                "a count in [1, 2^60] (RFC 9000 §4.6)",
+            );
+        }
+        if self.ack_delay_exponent > 20 {
+            return bad(
+                "ack_delay_exponent",
+                self.ack_delay_exponent,
+                "an exponent in [0, 20] (RFC 9000 §18.2)",
+            );
+        }
+        if self.packet_threshold < 3 {
+            return bad(
+                "packet_threshold",
+                self.packet_threshold,
+                "a threshold >= 3 (RFC 9002 §6.1.1: SHOULD NOT be below 3)",
+            );
+        }
+        if self.initial_rtt.as_nanos() == 0 {
+            return bad("initial_rtt", "0s", "a time > 0");
+        }
+        if self.max_ack_delay >= SimDuration::from_secs(16) {
+            return bad(
+                "max_ack_delay",
+                self.max_ack_delay,
+                "a time below 2^14 ms (RFC 9000 §18.2)",
+            );
+        }
+        self.cc.validate(self.max_udp_payload)?;
+        if let Some(r) = self.read_rate {
+            if r.bps() == 0 {
+                return bad("read_rate", "0bps", "a rate > 0 (omit it for unlimited)");
+            }
+        }
+        if self.client_hello_size == 0 || self.server_hello_size == 0 {
+            return bad(
+                "client_hello_size",
+                self.client_hello_size.min(self.server_hello_size),
+                "TLS message sizes > 0 bytes",
+            );
+        }
+        if self.resumption_client_hello_size == 0 {
+            return bad(
+                "resumption_client_hello_size",
+                0,
+                "a TLS message size > 0 bytes",
+            );
+        }
+        if self.resumption_server_handshake_size == 0 {
+            return bad(
+                "resumption_server_handshake_size",
+                0,
+                "a TLS message size > 0 bytes",
+            );
+        }
+        if self.address_token_size > 512 {
+            return bad(
+                "address_token_size",
+                self.address_token_size,
+                "a token size in [0, 512] bytes (0: no token)",
+            );
+        }
+        if self.server_handshake_size == 0 || self.client_finished_size == 0 {
+            return bad(
+                "server_handshake_size",
+                self.server_handshake_size.min(self.client_finished_size),
+                "TLS message sizes > 0 bytes",
+            );
+        }
+        Ok(())
+    }
+}

@@ -20,7 +20,6 @@
 
 use super::config::{QuicConfig, SchedulerKind};
 use super::flow_control::RecvFlow;
-use super::ranges::RangeSet;
 use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
 use super::streams::{max_data_len, Chunk, RecvBuf, SendBuf, Stream};
 use crate::time::{SimDuration, SimTime};
@@ -28,6 +27,7 @@ use crate::trace::{
     BlockedReason, ConnectionState, Initiator, LossTrigger, ProtocolPacket, ProtocolParameters,
     RecoveryMetrics, RecoveryParameters, SendTrigger, TraceBuffer, TraceEvent,
 };
+use crate::transport::ranges::RangeSet;
 use crate::units::Rate;
 use crate::wire::quic::{
     header_len_without_pn, packet_size, pn_len, varint_len, ClientHelloInfo, Frame, PacketType,
@@ -336,8 +336,7 @@ impl Connection {
         rc.max_ack_delay = cfg.max_ack_delay;
         rc.packet_threshold = cfg.packet_threshold;
         rc.initial_window = cfg.initial_cwnd();
-        rc.cc = cfg.cc;
-        let cc = crate::cc::build_from(&cfg.cc_config());
+        let cc = crate::cc::build(&cfg.cc, cfg.max_udp_payload);
         let recovery = Recovery::with_controller(rc, role == Role::Client, cc);
         let recv_fc = RecvFlow::new(cfg.allowance, cfg.connection_window);
         let local_max_streams = cfg.max_streams_bidi;
@@ -374,8 +373,8 @@ impl Connection {
             reader_cursor: None,
             pacing_tokens: cfg.pacing_burst_bytes(),
             pacing_last: SimTime::ZERO,
-            pacing_gain_permille: (cfg.pacing_gain * 1000.0).round() as u64,
-            pacing_gain_ss_permille: (cfg.pacing_gain_slow_start * 1000.0).round() as u64,
+            pacing_gain_permille: (cfg.cc.pacing_gain * 1000.0).round() as u64,
+            pacing_gain_ss_permille: (cfg.cc.pacing_gain_slow_start * 1000.0).round() as u64,
             started_at: SimTime::ZERO,
             last_activity: SimTime::ZERO,
             eliciting_sent_since_recv: false,
@@ -819,8 +818,8 @@ impl Connection {
             initial_rtt: rc.initial_rtt,
             max_datagram_size: rc.max_datagram_size,
             initial_congestion_window: rc.initial_window,
-            minimum_congestion_window: crate::cc::minimum_window(rc.max_datagram_size),
-            loss_reduction_factor: 0.5,
+            minimum_congestion_window: self.recovery.cc().minimum_window(),
+            loss_reduction_factor: self.recovery.cc().loss_reduction_factor(),
             persistent_congestion_threshold: rc.persistent_congestion_threshold,
             congestion_controller: self.recovery.cc().name(),
         }
@@ -849,7 +848,7 @@ impl Connection {
             .flat_map(|&sp| r.outstanding(sp))
             .filter(|p| p.in_flight)
             .count() as u64;
-        let pacing_rate = if self.cfg.pacing && srtt.as_nanos() > 0 {
+        let pacing_rate = if self.cfg.cc.pacing && srtt.as_nanos() > 0 {
             let bits = self.pacing_gain() as u128 * r.cwnd() as u128 * 8 * 1_000_000;
             Some((bits / srtt.as_nanos() as u128).min(u64::MAX as u128) as u64)
         } else {
@@ -1580,7 +1579,7 @@ impl Connection {
 
     /// Ack-eliciting data waits and only the pacer holds it back.
     fn has_paced_work(&self) -> bool {
-        self.cfg.pacing
+        self.cfg.cc.pacing
             && self.recovery.can_send(self.cfg.max_udp_payload)
             && (0..3).any(|i| self.can_send_space(i) && self.has_new_data(i))
     }
@@ -1787,7 +1786,7 @@ impl Connection {
     /// When the bucket will hold a full datagram again (`None` if it does now or pacing is
     /// off).
     fn pacer_release_time(&self) -> Option<SimTime> {
-        if !self.cfg.pacing {
+        if !self.cfg.cc.pacing {
             return None;
         }
         let mds = self.cfg.max_udp_payload;
@@ -1811,7 +1810,7 @@ impl Connection {
         let budget = mds.min(amp);
         self.pacer_refill(now);
         let cc_ok = self.recovery.can_send(mds);
-        let paced_ok = !self.cfg.pacing || self.pacing_tokens >= mds;
+        let paced_ok = !self.cfg.cc.pacing || self.pacing_tokens >= mds;
         let send_ok = cc_ok && paced_ok;
         let mut packets: Vec<(QuicPacket, SentInfo)> = Vec::new();
         let mut size = 0u64;

@@ -1,91 +1,17 @@
 //! Receive-side flow control (RFC 9000 §4): when to advertise a new limit.
 //!
-//! The policy is a trait, [`Allowance`], so the receive-window strategies of paper 001
-//! (static, improved static, autotuning, fast autotuning) are interchangeable
-//! implementations; this module has the `static` one. One instance runs per stream and
-//! one for the connection. The connection owns the bookkeeping ([`RecvFlow`]) and asks the
-//! allowance after every consumption by the application whether to send
-//! MAX_STREAM_DATA / MAX_DATA; after a stream's allowance was asked, the connection-level
-//! one is told that stream's current window ([`Allowance::on_stream_window`]).
+//! The policy is an [`Allowance`] from the shared toolkit
+//! ([`crate::transport::allowance`], one file per policy). One instance runs per stream
+//! and one for the connection. The connection owns the bookkeeping ([`RecvFlow`]) and
+//! asks the allowance after every consumption by the application whether to send
+//! MAX_STREAM_DATA / MAX_DATA; after a stream's allowance was asked, the
+//! connection-level one is told that stream's current window
+//! ([`Allowance::on_stream_window`]).
 
-use super::config::AllowanceKind;
 use crate::time::{SimDuration, SimTime};
-
-/// What an allowance sees when asked for a window update.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AllowanceInput {
-    /// Current time.
-    pub now: SimTime,
-    /// The connection's smoothed RTT (the initial RTT before any sample).
-    pub srtt: SimDuration,
-    /// Bytes read by the application (the absolute consumed offset).
-    pub consumed: u64,
-    /// Highest absolute offset received (the peer's flow-control usage).
-    pub received: u64,
-    /// The limit currently advertised to the peer (absolute offset).
-    pub limit: u64,
-}
-
-/// A receive-window update policy.
-pub trait Allowance: std::fmt::Debug {
-    /// The current window size in bytes (what `limit - consumed` is refilled to).
-    fn window(&self) -> u64;
-
-    /// Called after data was consumed or received. Returns the new absolute limit to
-    /// advertise, strictly greater than `input.limit`, or `None` to wait.
-    fn update(&mut self, input: &AllowanceInput) -> Option<u64>;
-
-    /// Called on the connection-level allowance with a stream's current window after that
-    /// stream's allowance was asked for an update, so a connection window can follow its
-    /// streams (Google quiche keeps the session window at least 1.5 times the stream
-    /// window). Default: ignore.
-    fn on_stream_window(&mut self, _stream_window: u64) {}
-
-    /// A short stable name for results.
-    fn name(&self) -> &'static str;
-}
-
-/// The static allowance: a fixed window; when the credit left (`limit - consumed`) falls
-/// below half the window, advertise `consumed + window` (the threshold rule of Google
-/// quiche's `QuicFlowController` and Cloudflare quiche's `FlowControl`, without
-/// auto-tuning).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StaticAllowance {
-    window: u64,
-}
-
-impl StaticAllowance {
-    /// A static allowance of `window` bytes.
-    pub fn new(window: u64) -> Self {
-        StaticAllowance { window }
-    }
-}
-
-impl Allowance for StaticAllowance {
-    fn window(&self) -> u64 {
-        self.window
-    }
-
-    fn update(&mut self, input: &AllowanceInput) -> Option<u64> {
-        let available = input.limit.saturating_sub(input.consumed);
-        if available >= self.window / 2 {
-            return None;
-        }
-        let new_limit = input.consumed.saturating_add(self.window);
-        (new_limit > input.limit).then_some(new_limit)
-    }
-
-    fn name(&self) -> &'static str {
-        "static"
-    }
-}
-
-/// Builds the allowance of `kind` with an initial window of `window` bytes.
-pub fn build(kind: AllowanceKind, window: u64) -> Box<dyn Allowance> {
-    match kind {
-        AllowanceKind::Static => Box::new(StaticAllowance::new(window)),
-    }
-}
+use crate::transport::allowance::{
+    self, Allowance, AllowanceInput, AllowanceKind, AllowanceParams,
+};
 
 /// Receive-side flow-control state of one stream or of the connection.
 #[derive(Debug)]
@@ -102,6 +28,8 @@ pub struct RecvFlow {
     pub update_pending: bool,
     /// Number of limit updates decided.
     pub updates: u64,
+    /// When the limit last grew (`None`: the initial limit stands).
+    pub last_update: Option<SimTime>,
 }
 
 impl RecvFlow {
@@ -111,9 +39,10 @@ impl RecvFlow {
             limit: window,
             received: 0,
             consumed: 0,
-            allowance: build(kind, window),
+            allowance: allowance::build(kind, AllowanceParams::fixed(window)),
             update_pending: false,
             updates: 0,
+            last_update: None,
         }
     }
 
@@ -122,6 +51,7 @@ impl RecvFlow {
         let input = AllowanceInput {
             now,
             srtt,
+            last_update: self.last_update,
             consumed: self.consumed,
             received: self.received,
             limit: self.limit,
@@ -131,6 +61,7 @@ impl RecvFlow {
                 self.limit = l;
                 self.update_pending = true;
                 self.updates += 1;
+                self.last_update = Some(now);
                 true
             }
             _ => false,

@@ -632,7 +632,7 @@ impl Endpoint for ConnectionsServer {
                     .policy
                     .initial_cwnd(src.ip, ticket_valid, cfg.initial_cwnd())
             {
-                cfg.initial_cwnd_bytes = Some(w);
+                cfg.cc.initial_cwnd_bytes = Some(w);
             }
             let mut conn = Connection::new(Role::Server, cfg, None);
             conn.trace.set_on(self.tracing);

@@ -3,9 +3,10 @@
 //! Layout:
 //! - packet and frame descriptors, carried in [`crate::packet::Payload::Quic`], live below
 //!   the shared layers in [`crate::wire::quic`];
-//! - [`config`]: [`QuicConfig`], every parameter with its documented default;
-//! - [`ranges`]: an ordered set of half-open `u64` ranges (reassembly, ACK ranges);
-//! - [`flow_control`]: the receiver's window-update policy ([`flow_control::Allowance`]);
+//! - [`config`] (an alias of [`crate::config::quic`], where the data lives): [`QuicConfig`],
+//!   every parameter with its documented default;
+//! - [`flow_control`]: the receiver's flow-control bookkeeping
+//!   ([`flow_control::RecvFlow`]) around a [`crate::transport::allowance::Allowance`];
 //! - [`streams`]: send and receive halves of streams, and the sender's scheduler;
 //! - [`connection`]: the connection state machine (handshake, packet number spaces, ACKs,
 //!   frames, flow control, recovery glue);
@@ -16,19 +17,21 @@
 //! - [`lifecycle`]: sequences of connections between one client and one server
 //!   (session tickets, 0-RTT, address-validation tokens, idle timeout and close), the
 //!   `quic_connections` workload;
-//! - [`recovery`] and [`rtt`]: RFC 9002 loss detection, PTO and the RTT estimator;
-//! - `dense`: an ordered map over dense `u64` keys (sent packets by packet number).
+//! - [`recovery`]: RFC 9002 loss detection and PTO.
+//!
+//! The RTT estimator, range sets, the dense map and the allowance policies come from the shared
+//! [`crate::transport`] toolkit.
 
-pub mod config;
+/// The QUIC flow parameters live in the config layer ([`crate::config::quic`]); this alias
+/// keeps `quic::config::QuicConfig` paths working.
+pub use crate::config::quic as config;
 pub mod connection;
-mod dense;
 pub mod endpoint;
 pub mod flow_control;
 pub mod lifecycle;
 pub mod metrics;
-pub mod ranges;
+
 pub mod recovery;
-pub mod rtt;
 pub mod streams;
 
 #[cfg(test)]

@@ -34,10 +34,10 @@
 //! Time: every method that does not take `now` re-arms the timer as of the latest `now`
 //! passed to any method (only the client anti-deadlock timer depends on it).
 
-use crate::cc::{self, CcAlgorithm, CongestionController};
-use crate::quic::dense::DenseMap;
-use crate::quic::rtt::{RttEstimator, DEFAULT_INITIAL_RTT};
+use crate::cc::{self, CongestionController};
 use crate::time::{SimDuration, SimTime};
+use crate::transport::dense::DenseMap;
+use crate::transport::rtt::{RttEstimator, DEFAULT_INITIAL_RTT};
 use std::collections::BTreeMap;
 
 /// A packet number space (RFC 9000 §12.3).
@@ -106,8 +106,6 @@ pub struct RecoveryConfig {
     pub max_datagram_size: u64,
     /// Initial congestion window in bytes (kInitialWindow for 1200 B: 12 000).
     pub initial_window: u64,
-    /// The congestion controller.
-    pub cc: CcAlgorithm,
     /// Declared-lost packets are remembered this many (un-backed-off) PTOs to detect
     /// spurious losses (3).
     pub lost_retention_ptos: u64,
@@ -125,7 +123,6 @@ impl Default for RecoveryConfig {
             persistent_congestion_threshold: 3,
             max_datagram_size: 1200,
             initial_window: cc::default_initial_window(1200),
-            cc: CcAlgorithm::NewReno,
             lost_retention_ptos: 3,
         }
     }
@@ -289,14 +286,19 @@ pub struct Recovery<F> {
 }
 
 impl<F> Recovery<F> {
-    /// Recovery with the controller named in `config`.
+    /// Recovery with the RFC 9002 Appendix B NewReno controller and `config`'s initial
+    /// window.
     pub fn new(config: RecoveryConfig, is_client: bool) -> Self {
-        let cc = cc::build(config.cc, config.max_datagram_size, config.initial_window);
+        let params = cc::CcParams {
+            initial_cwnd_bytes: Some(config.initial_window),
+            ..cc::CcParams::default()
+        };
+        let cc = cc::build(&params, config.max_datagram_size);
         Recovery::with_controller(config, is_client, cc)
     }
 
-    /// Recovery with a caller-supplied controller (`config.cc` and `initial_window` are
-    /// then ignored).
+    /// Recovery with a caller-supplied controller (`config.initial_window` is then only
+    /// reported, not used).
     pub fn with_controller(
         config: RecoveryConfig,
         is_client: bool,

@@ -5,7 +5,7 @@
 //! order. Both serve STREAM frames (RFC 9000 §2-3) and CRYPTO frames (§19.6).
 
 use super::flow_control::RecvFlow;
-use super::ranges::RangeSet;
+use crate::transport::ranges::RangeSet;
 
 use crate::time::SimTime;
 

@@ -331,7 +331,10 @@ fn pacing_limits_bursts_to_the_initial_window() {
     let burst = |pacing: bool| {
         let cfg = QuicConfig {
             bytes: 1_000_000,
-            pacing,
+            cc: crate::cc::CcParams {
+                pacing,
+                ..Default::default()
+            },
             ..QuicConfig::default()
         };
         let mut h = Harness::new(cfg, 25, None, 5);
@@ -605,7 +608,10 @@ proptest! {
             client_hello_size: hello,
             server_handshake_size: flight,
             max_udp_payload: mtu,
-            pacing,
+            cc: crate::cc::CcParams {
+                pacing,
+                ..Default::default()
+            },
             ..QuicConfig::default()
         };
         prop_assert!(cfg.validate().is_ok());
@@ -681,6 +687,32 @@ fn config_serde_round_trip_and_units() {
 }
 
 #[test]
+fn unknown_key_error_lists_every_key_in_order() {
+    // The congestion-control keys are flattened from `CcParams`; the message still lists
+    // every key of the table, in declaration order, as a plain derive would.
+    let v: toml::Value = toml::from_str("nonsense = 1").unwrap();
+    let e = v.try_into::<QuicConfig>().unwrap_err();
+    let msg = e.message();
+    assert!(
+        msg.starts_with("unknown field `nonsense`, expected one of `max_udp_payload`, `cid_len`,"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(
+            "`idle_timeout`, `cc`, `pacing`, `pacing_gain`, `initial_cwnd_packets`, \
+             `initial_cwnd_bytes`, `cc_segment_size`, `pacing_gain_slow_start`, \
+             `pacing_burst_packets`, `cubic_beta`, `cubic_c`, `fast_convergence`, \
+             `emulated_connections`, `hystart`, `profile`, `stream_window`,"
+        ),
+        "{msg}"
+    );
+    assert!(
+        msg.ends_with("`reject_zero_rtt`, `address_token_size`"),
+        "{msg}"
+    );
+}
+
+#[test]
 #[ignore = "timing probe: a 50 MB transfer"]
 fn perf_large_transfer() {
     let cfg = QuicConfig {
@@ -732,7 +764,10 @@ proptest! {
             max_ack_ranges,
             ack_eliciting_threshold: ack_thr,
             pto_probes: probes,
-            initial_cwnd_packets: Some(iw),
+            cc: crate::cc::CcParams {
+                initial_cwnd_packets: Some(iw),
+                ..Default::default()
+            },
             cid_len: cid,
             stream_window: window_kb * 1000,
             idle_timeout: SimDuration::from_secs(100_000),

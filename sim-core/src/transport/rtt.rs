@@ -1,4 +1,7 @@
-//! The RTT estimator of RFC 9002 §5 (pseudo-code in Appendix A.7 `UpdateRtt`).
+//! The RTT estimator of RFC 9002 §5 (pseudo-code in Appendix A.7 `UpdateRtt`), used by
+//! QUIC and meant for every transport: its smoothing is the EWMA of RFC 6298 §2 (gains
+//! 1/8 and 1/4); a transport without acknowledgement-delay reporting passes
+//! `ack_delay = 0` and `max_ack_delay = None`.
 //!
 //! All arithmetic is on integer nanoseconds. Rounding: the EWMAs are computed as
 //! `srtt = (7·srtt + adjusted) / 8` and `rttvar = (3·rttvar + |srtt − adjusted|) / 4`
@@ -52,10 +55,11 @@ impl RttEstimator {
 
     /// Feeds one RTT sample (A.7 `UpdateRtt`).
     ///
-    /// `latest_rtt` is `now − time_sent(largest newly acked)`; `ack_delay` the peer's
-    /// decoded ACK Delay. `max_ack_delay` is `Some(peer max_ack_delay)` once the handshake
-    /// is confirmed (the delay is then clamped to it, §5.3) and `None` before (the peer's
-    /// max_ack_delay SHOULD be ignored until then).
+    /// `latest_rtt` is `now − time_sent(largest newly acked)`; `ack_delay` the delay the
+    /// peer reports it held the acknowledgement (0 if the transport has none).
+    /// `max_ack_delay` is `Some(peer's maximum)` once it may be trusted (QUIC: once the
+    /// handshake is confirmed; the delay is then clamped to it, RFC 9002 §5.3) and `None`
+    /// before (no clamping).
     pub fn update(
         &mut self,
         now: SimTime,

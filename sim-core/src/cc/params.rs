@@ -1,0 +1,206 @@
+//! [`CcParams`]: every parameter of a sender's congestion control and pacing, in one
+//! struct a transport's configuration embeds (`#[serde(flatten)]`), so the scenario keys
+//! stay flat (`cc = "cubic"`, `cubic_beta = 0.7`, ...) and each transport reads them the
+//! same way.
+
+use super::{CcAlgorithm, CubicParams};
+use serde::{Deserialize, Serialize};
+
+/// Byte sizes accept an integer (bytes) or a unit string (`"46720B"`, `"16KiB"`); they
+/// serialise as integers.
+mod size {
+    use serde::{Deserialize, Deserializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum IntOrStr {
+        Int(u64),
+        Str(String),
+    }
+
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        Option::<IntOrStr>::deserialize(d)?
+            .map(|v| match v {
+                IntOrStr::Int(n) => Ok(n),
+                IntOrStr::Str(s) => crate::units::parse_bytes(&s)
+                    .map(|b| b.0)
+                    .map_err(|e| serde::de::Error::custom(format!("{s:?}: {e}"))),
+            })
+            .transpose()
+    }
+}
+
+/// Congestion-control and pacing parameters of one sender, each with its documented
+/// default. Sizes are bytes; "datagrams" are of the transport's maximum datagram size
+/// (QUIC: `max_udp_payload`), passed to the methods that need it.
+///
+/// Pacing belongs here because the pacing rate is an output of congestion control
+/// (RFC 9002 §7.7: `N · cwnd / smoothed_rtt`; Google quiche asks its send algorithm for
+/// `PacingRate`), and whether the sender paces changes HyStart++ (RFC 9406 §4.3).
+///
+/// Built into a controller by [`super::build`]. The serde keys are the scenario keys
+/// (`cc` for [`CcParams::algorithm`]); a transport's config embeds this struct with
+/// `#[serde(flatten)]`, so the field order here is the key order of `resolved_config`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CcParams {
+    /// Congestion controller ([`CcAlgorithm`], key `cc`). Default `new_reno`.
+    #[serde(rename = "cc")]
+    pub algorithm: CcAlgorithm,
+    /// Pace ack-eliciting packets (RFC 9002 §7.7 SHOULD): a token bucket refilled at
+    /// `pacing_gain * cwnd / smoothed_rtt`, holding at most the initial congestion window
+    /// (bursts limited to the initial window, §7.7). ACK-only packets and PTO probes are
+    /// not paced. Default on.
+    pub pacing: bool,
+    /// Pacing rate factor N of RFC 9002 §7.7 (`rate = N * cwnd / smoothed_rtt`). Default
+    /// 1.25, the RFC's example (quinn uses the same factor).
+    pub pacing_gain: f64,
+    /// Initial congestion window in datagrams; overrides the RFC 9002 §7.2 default
+    /// `min(10 MDS, max(14720, 2 MDS))` when set. Default unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_cwnd_packets: Option<u64>,
+    /// Initial congestion window in bytes; overrides `initial_cwnd_packets`. Default
+    /// unset.
+    #[serde(
+        deserialize_with = "size::de_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub initial_cwnd_bytes: Option<u64>,
+    /// The segment size (bytes) the congestion controller counts its window in: the
+    /// unit of congestion-avoidance growth, CUBIC's `C`, the minimum window (2 segments)
+    /// and HyStart++'s per-ACK cap. Default unset = the maximum datagram size (RFC 9002
+    /// counts in max_datagram_size). Does not change the packet size.
+    #[serde(
+        deserialize_with = "size::de_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cc_segment_size: Option<u64>,
+    /// Pacing gain while the controller is in slow start. Default 1.25 (RFC 9002 §7.7
+    /// has one gain: the same as `pacing_gain`).
+    pub pacing_gain_slow_start: f64,
+    /// Pacing burst allowance in datagrams: the token bucket's depth. Default unset = the
+    /// initial congestion window (RFC 9002 §7.7: bursts limited to the initial window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pacing_burst_packets: Option<u64>,
+    /// CUBIC β (RFC 9438 §4.6). Default 0.7.
+    pub cubic_beta: f64,
+    /// CUBIC C in segments/s³ (RFC 9438 §4.2). Default 0.4.
+    pub cubic_c: f64,
+    /// CUBIC fast convergence (RFC 9438 §4.7 SHOULD). Default true.
+    pub fast_convergence: bool,
+    /// CUBIC emulated connections N (Chromium): β_eff = (N−1+β)/N, α = 3N²(1−β_eff)/
+    /// (1+β_eff). Default 1 (RFC 9438).
+    pub emulated_connections: u32,
+    /// HyStart++ (RFC 9406) in slow start, with `new_reno` or `cubic`. Default false
+    /// (RFC 9438 §4.10 recommends it for CUBIC; off so that the default controller is
+    /// RFC 9002 Appendix B exactly).
+    pub hystart: bool,
+}
+
+impl Default for CcParams {
+    fn default() -> Self {
+        CcParams {
+            algorithm: CcAlgorithm::NewReno,
+            pacing: true,
+            pacing_gain: 1.25, // RFC 9002 §7.7
+            initial_cwnd_packets: None,
+            initial_cwnd_bytes: None,
+            cc_segment_size: None,
+            pacing_gain_slow_start: 1.25, // RFC 9002 §7.7 (one gain)
+            pacing_burst_packets: None,
+            cubic_beta: 0.7,        // RFC 9438 §4.6
+            cubic_c: 0.4,           // RFC 9438 §4.2
+            fast_convergence: true, // RFC 9438 §4.7
+            emulated_connections: 1,
+            hystart: false,
+        }
+    }
+}
+
+impl CcParams {
+    /// The initial congestion window in bytes for datagrams of `max_datagram_size`
+    /// bytes: `initial_cwnd_bytes`, else `initial_cwnd_packets` datagrams, else RFC 9002
+    /// §7.2 `min(10 * MDS, max(14720, 2 * MDS))`.
+    pub fn initial_window(&self, max_datagram_size: u64) -> u64 {
+        if let Some(b) = self.initial_cwnd_bytes {
+            return b;
+        }
+        if let Some(p) = self.initial_cwnd_packets {
+            return p * max_datagram_size;
+        }
+        super::default_initial_window(max_datagram_size) // RFC 9002 §7.2
+    }
+
+    /// The segment size the controller counts in: `cc_segment_size`, else
+    /// `max_datagram_size`.
+    pub fn segment_size(&self, max_datagram_size: u64) -> u64 {
+        self.cc_segment_size.unwrap_or(max_datagram_size)
+    }
+
+    /// The CUBIC parameters these values describe.
+    pub fn cubic(&self) -> CubicParams {
+        CubicParams {
+            beta: self.cubic_beta,
+            c: self.cubic_c,
+            fast_convergence: self.fast_convergence,
+            emulated_connections: self.emulated_connections,
+            hystart: self.hystart,
+        }
+    }
+
+    /// Checks the values for datagrams of `max_datagram_size` bytes. The error is
+    /// `(key, value, allowed)`, the shape of [`crate::validate::ConfigError`]'s parts.
+    pub fn validate(&self, max_datagram_size: u64) -> Result<(), (&'static str, String, String)> {
+        fn bad<T: std::fmt::Display>(
+            field: &'static str,
+            v: T,
+            allowed: &str,
+        ) -> Result<(), (&'static str, String, String)> {
+            Err((field, v.to_string(), allowed.to_string()))
+        }
+        let iw = self.initial_window(max_datagram_size);
+        if iw < 2 * max_datagram_size {
+            return bad(
+                "initial_cwnd_bytes",
+                iw,
+                "an initial window of at least 2 datagrams (kMinimumWindow, RFC 9002 §7.2)",
+            );
+        }
+        if !(self.pacing_gain >= 1.0 && self.pacing_gain <= 100.0) {
+            return bad("pacing_gain", self.pacing_gain, "a factor in [1, 100]");
+        }
+        if !(self.pacing_gain_slow_start >= 1.0 && self.pacing_gain_slow_start <= 100.0) {
+            return bad(
+                "pacing_gain_slow_start",
+                self.pacing_gain_slow_start,
+                "a factor in [1, 100]",
+            );
+        }
+        if self.pacing_burst_packets == Some(0) {
+            return bad("pacing_burst_packets", 0, "a number of datagrams >= 1");
+        }
+        if let Some(m) = self.cc_segment_size {
+            if !(536..=65_527).contains(&m) {
+                return bad(
+                    "cc_segment_size",
+                    m,
+                    "a size in [536, 65527] bytes (omit it for max_udp_payload)",
+                );
+            }
+        }
+        if !(self.cubic_beta > 0.0 && self.cubic_beta < 1.0) {
+            return bad("cubic_beta", self.cubic_beta, "a factor in (0, 1)");
+        }
+        if !(self.cubic_c > 0.0 && self.cubic_c <= 100.0) {
+            return bad("cubic_c", self.cubic_c, "a constant in (0, 100]");
+        }
+        if !(1..=100).contains(&self.emulated_connections) {
+            return bad(
+                "emulated_connections",
+                self.emulated_connections,
+                "a number of connections in [1, 100]",
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,15 @@
+//! The toolkit every transport shares: QUIC uses it now, TCP and SCTP baselines will use
+//! it too. Nothing here names a protocol; each piece is a plain data structure or policy
+//! driven by the transport that owns it.
+//!
+//! - [`rtt`]: the smoothed RTT estimator (RFC 9002 §5, the EWMA of RFC 6298 plus
+//!   acknowledgement-delay handling) with the snapshot congestion controllers read;
+//! - [`ranges`]: an ordered set of half-open `u64` ranges (reassembly, acknowledged
+//!   ranges, received sequence or packet numbers);
+//! - `dense`: an ordered map over dense `u64` keys (sent packets by number, send order);
+//! - [`allowance`]: the receive-window update policies (one file per policy).
+
+pub mod allowance;
+pub(crate) mod dense;
+pub mod ranges;
+pub mod rtt;
