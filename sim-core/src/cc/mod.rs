@@ -18,6 +18,9 @@ pub mod hystart;
 pub mod newreno;
 pub mod params;
 
+#[cfg(test)]
+mod proptests;
+
 pub use cubic::{Cubic, CubicParams};
 pub use hystart::HyStart;
 pub use newreno::NewReno;

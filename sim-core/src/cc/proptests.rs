@@ -1,0 +1,252 @@
+//! One operation-sequence property test over every controller the factory builds:
+//! NewReno and CUBIC, each with and without HyStart++ (paced and unpaced), CUBIC with
+//! emulated connections, with segment sizes equal to or larger than the datagram size.
+//!
+//! The test plays the transport: it keeps the outstanding packets and bytes in flight
+//! (RFC 9002 Appendix A/B call order: RTT sample, losses as one congestion event, then
+//! persistent congestion, then each newly acknowledged packet) and feeds random sequences
+//! of sends (cwnd-limited or app-limited), acknowledgements, losses, persistent
+//! congestion, RTT samples and idle time. After every operation:
+//! - bytes in flight equal the sum of the outstanding packets' sizes;
+//! - the window is never below the controller's minimum window;
+//! - an acknowledgement never shrinks the window, and one of an app-limited packet or of
+//!   a packet sent before the recovery period started never grows it (RFC 9002 §7.8, B.5);
+//! - a congestion event never grows the window; persistent congestion leaves exactly the
+//!   minimum window (RFC 9002 §7.6.2);
+//! - the state name is one of qlog's and agrees with `in_slow_start`;
+//! - nothing panics.
+
+use super::{build, CcAlgorithm, CcParams, CongestionController};
+use crate::time::{SimDuration, SimTime};
+use crate::transport::rtt::RttEstimator;
+use proptest::prelude::*;
+
+fn proptest_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(32)
+}
+
+/// Datagram size the sender uses.
+const MDS: u64 = 1250;
+
+/// Every controller configuration under test, by index.
+const CONTROLLERS: usize = 8;
+
+fn params(which: usize, segment: Option<u64>, iw_segments: u64) -> CcParams {
+    let base = CcParams {
+        cc_segment_size: segment,
+        ..CcParams::default()
+    };
+    let seg = base.segment_size(MDS);
+    let mut p = match which {
+        0 => base,
+        1 => CcParams {
+            hystart: true,
+            ..base
+        },
+        2 => CcParams {
+            hystart: true,
+            pacing: false,
+            ..base
+        },
+        3 => CcParams {
+            algorithm: CcAlgorithm::Cubic,
+            ..base
+        },
+        4 => CcParams {
+            algorithm: CcAlgorithm::Cubic,
+            hystart: true,
+            ..base
+        },
+        5 => CcParams {
+            algorithm: CcAlgorithm::Cubic,
+            hystart: true,
+            pacing: false,
+            ..base
+        },
+        // Chromium's N = 2 and a larger N, without fast convergence for variety.
+        6 => CcParams {
+            algorithm: CcAlgorithm::Cubic,
+            emulated_connections: 2,
+            cubic_c: 0.400390625,
+            ..base
+        },
+        _ => CcParams {
+            algorithm: CcAlgorithm::Cubic,
+            emulated_connections: 5,
+            fast_convergence: false,
+            hystart: true,
+            ..base
+        },
+    };
+    // A controller starts at or above its minimum window (2 segments).
+    p.initial_cwnd_bytes = Some(iw_segments.max(2) * seg);
+    p
+}
+
+/// One step of the transport.
+#[derive(Clone, Debug)]
+enum Op {
+    /// Send a packet of this many bytes; `app_limited`: the sender was not
+    /// congestion-window-limited (it may send even when the window is full: a probe).
+    Send { bytes: u64, app_limited: bool },
+    /// Acknowledge `count` outstanding packets from position `at` (modulo), with an RTT
+    /// sample of `rtt_ms` taken first.
+    Ack {
+        at: usize,
+        count: usize,
+        rtt_ms: u64,
+    },
+    /// Declare `count` outstanding packets from `at` lost (one congestion event).
+    Loss { at: usize, count: usize },
+    /// Declare every outstanding packet lost and persistent congestion.
+    Persistent,
+    /// An RTT sample without acknowledged in-flight packets (e.g. an ACK-only packet's).
+    Rtt { rtt_ms: u64 },
+    /// Time passes.
+    Idle { ms: u64 },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (1u64..=1500, any::<bool>()).prop_map(|(bytes, app_limited)| Op::Send { bytes, app_limited }),
+        5 => (0usize..64, 1usize..6, 1u64..400).prop_map(|(at, count, rtt_ms)| Op::Ack { at, count, rtt_ms }),
+        1 => (0usize..64, 1usize..4).prop_map(|(at, count)| Op::Loss { at, count }),
+        1 => Just(Op::Persistent),
+        1 => (1u64..400).prop_map(|rtt_ms| Op::Rtt { rtt_ms }),
+        2 => (0u64..2000).prop_map(|ms| Op::Idle { ms }),
+    ]
+}
+
+/// A packet the test's transport has in flight.
+#[derive(Clone, Copy, Debug)]
+struct Outstanding {
+    sent: SimTime,
+    bytes: u64,
+    app_limited: bool,
+}
+
+/// Removes `count` packets from position `at` (modulo the length), in send order.
+fn take(out: &mut Vec<Outstanding>, at: usize, count: usize) -> Vec<Outstanding> {
+    if out.is_empty() {
+        return Vec::new();
+    }
+    let start = at % out.len();
+    let end = (start + count).min(out.len());
+    out.drain(start..end).collect()
+}
+
+fn check_state(
+    cc: &dyn CongestionController,
+    out: &[Outstanding],
+    in_flight: u64,
+) -> Result<(), TestCaseError> {
+    let sum: u64 = out.iter().map(|p| p.bytes).sum();
+    prop_assert_eq!(in_flight, sum, "bytes in flight = outstanding packets");
+    prop_assert!(
+        cc.window() >= cc.minimum_window(),
+        "{}: window {} below the minimum {}",
+        cc.name(),
+        cc.window(),
+        cc.minimum_window()
+    );
+    let state = cc.state_name();
+    prop_assert!(
+        ["slow_start", "congestion_avoidance", "recovery"].contains(&state),
+        "{state}"
+    );
+    if state == "slow_start" {
+        prop_assert!(cc.in_slow_start());
+    }
+    if state == "congestion_avoidance" {
+        prop_assert!(!cc.in_slow_start());
+    }
+    let f = cc.loss_reduction_factor();
+    prop_assert!(f > 0.0 && f < 1.0, "{f}");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        failure_persistence: None,
+        ..ProptestConfig::with_cases(proptest_cases())
+    })]
+
+    #[test]
+    fn every_controller_keeps_its_invariants(
+        which in 0..CONTROLLERS,
+        segment in prop_oneof![Just(None), Just(Some(1460u64)), Just(Some(600u64))],
+        iw_segments in 1u64..40,
+        ops in proptest::collection::vec(op(), 0..400),
+    ) {
+        let p = params(which, segment, iw_segments);
+        let mut cc = build(&p, MDS);
+        let mut rtt = RttEstimator::new(SimDuration::from_millis(100));
+        let mut out: Vec<Outstanding> = Vec::new();
+        let mut in_flight = 0u64;
+        let mut now = SimTime::ZERO;
+        check_state(cc.as_ref(), &out, in_flight)?;
+        for op in ops {
+            // Every operation takes a little time, so send times are distinct.
+            now += SimDuration::from_micros(100);
+            match op {
+                Op::Send { bytes, app_limited } => {
+                    in_flight += bytes;
+                    out.push(Outstanding { sent: now, bytes, app_limited });
+                    cc.on_packet_sent(now, bytes, in_flight);
+                }
+                Op::Ack { at, count, rtt_ms } => {
+                    let acked = take(&mut out, at, count);
+                    if acked.is_empty() {
+                        continue;
+                    }
+                    rtt.update(now, SimDuration::from_millis(rtt_ms), SimDuration::ZERO, None);
+                    let snap = rtt.snapshot();
+                    for pkt in acked {
+                        in_flight -= pkt.bytes;
+                        let before = cc.window();
+                        let frozen = pkt.app_limited || cc.in_recovery(pkt.sent);
+                        cc.on_packet_acked(now, pkt.sent, pkt.bytes, pkt.app_limited, &snap);
+                        prop_assert!(cc.window() >= before, "an ACK shrank the window");
+                        if frozen {
+                            prop_assert_eq!(cc.window(), before, "growth on a frozen ACK");
+                        }
+                    }
+                }
+                Op::Loss { at, count } => {
+                    let lost = take(&mut out, at, count);
+                    let Some(newest) = lost.iter().map(|p| p.sent).max() else {
+                        continue;
+                    };
+                    in_flight -= lost.iter().map(|p| p.bytes).sum::<u64>();
+                    let before = cc.window();
+                    cc.on_congestion_event(now, newest, in_flight);
+                    prop_assert!(cc.window() <= before, "a loss grew the window");
+                    prop_assert!(
+                        cc.in_recovery(newest),
+                        "a congestion event starts or extends a recovery period"
+                    );
+                }
+                Op::Persistent => {
+                    let lost: Vec<Outstanding> = std::mem::take(&mut out);
+                    in_flight = 0;
+                    if let Some(newest) = lost.iter().map(|p| p.sent).max() {
+                        cc.on_congestion_event(now, newest, in_flight);
+                    }
+                    cc.on_persistent_congestion(now);
+                    rtt.on_persistent_congestion();
+                    prop_assert_eq!(cc.window(), cc.minimum_window());
+                }
+                Op::Rtt { rtt_ms } => {
+                    rtt.update(now, SimDuration::from_millis(rtt_ms), SimDuration::ZERO, None);
+                }
+                Op::Idle { ms } => {
+                    now += SimDuration::from_millis(ms);
+                }
+            }
+            check_state(cc.as_ref(), &out, in_flight)?;
+        }
+    }
+}
