@@ -21,9 +21,13 @@
 //! assert_eq!(result.status, sim_core::metrics::RunStatus::Completed);
 //! ```
 //!
+//! The same run can be advanced in steps with [`Simulation`] ([`sim`]): progress, pause and
+//! cancel, with the same result as [`run`].
+//!
 //! Layers, bottom up: [`time`], [`engine`] (scheduler), [`rng`], [`link`], [`network`]
 //! (topologies and routing), [`endpoint`] (the sans-IO driver interface), [`apps`]
-//! (traffic), [`quic`], [`metrics`], [`config`] / [`scenario`] (the TOML format).
+//! (traffic), [`quic`], [`metrics`], [`config`] / [`scenario`] (the TOML format),
+//! [`runner`] (the event loop), [`sim`].
 #![warn(missing_docs)]
 
 pub mod apps;
@@ -41,6 +45,7 @@ pub mod quic;
 pub mod rng;
 pub mod runner;
 pub mod scenario;
+pub mod sim;
 pub mod time;
 pub mod trace;
 pub mod units;
@@ -49,4 +54,5 @@ pub mod validate;
 pub use config::Config;
 pub use metrics::{RunResult, RunStatus};
 pub use runner::run;
+pub use sim::Simulation;
 pub use time::{SimDuration, SimTime};
