@@ -22,12 +22,14 @@
 //! ```
 //!
 //! The same run can be advanced in steps with [`Simulation`] ([`sim`]): progress, pause and
-//! cancel, with the same result as [`run`].
+//! cancel, with the same result as [`run`]. [`study`] turns a scenario into its jobs (sweep
+//! point x run) with their seeds, stable ids and result order, and builds the results
+//! document the CLI prints.
 //!
 //! Layers, bottom up: [`time`], [`engine`] (scheduler), [`rng`], [`link`], [`network`]
 //! (topologies and routing), [`endpoint`] (the sans-IO driver interface), [`apps`]
 //! (traffic), [`quic`], [`metrics`], [`config`] / [`scenario`] (the TOML format),
-//! [`runner`] (the event loop), [`sim`].
+//! [`runner`] (the event loop), [`sim`] and [`study`].
 #![warn(missing_docs)]
 
 pub mod apps;
@@ -46,6 +48,7 @@ pub mod rng;
 pub mod runner;
 pub mod scenario;
 pub mod sim;
+pub mod study;
 pub mod time;
 pub mod trace;
 pub mod units;
