@@ -6,10 +6,10 @@ mod plot;
 
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
-use serde_json::{json, Value};
 use sim_core::metrics::{EndpointMetrics, RunResult};
 use sim_core::qlog::{self, QlogFormat, QlogWriter, TraceKey};
 use sim_core::scenario::{parse_str, Scenario};
+use sim_core::study::{Job, Overrides, Study, StudyResult};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -159,13 +159,10 @@ fn main() -> ExitCode {
     }
 }
 
-struct Job {
-    point: usize,
-    seed: u64,
-}
-
+/// `quicsim run`: the jobs, seeds, order and JSON document come from [`Study`]; this does
+/// the I/O, runs the jobs in parallel and prints.
 fn run_cmd(
-    mut s: Scenario,
+    s: Scenario,
     seed: Option<u64>,
     runs: Option<u32>,
     as_json: bool,
@@ -179,36 +176,17 @@ fn run_cmd(
             "--runs: 0 is not allowed: expected >= 1".into(),
         ));
     }
-    let base_seed = seed.unwrap_or(s.base.seed);
-    let n_runs = runs.unwrap_or(s.base.runs);
-    for p in s.points.iter_mut() {
-        p.config.seed = base_seed;
-        p.config.runs = n_runs;
-        if series {
-            p.config.output.series = true;
-        }
-    }
-    s.base.seed = base_seed;
-    s.base.runs = n_runs;
-    if series {
-        s.base.output.series = true;
-    }
-    let jobs: Vec<Job> = (0..s.points.len())
-        .flat_map(|point| {
-            (0..n_runs).map(move |i| Job {
-                point,
-                seed: base_seed.wrapping_add(i as u64),
-            })
-        })
-        .collect();
+    let overrides = Overrides { seed, runs, series };
+    let study = Study::new(s, &overrides).map_err(|e| (EXIT_BAD_INPUT, e.to_string()))?;
     if let Some((dir, _)) = &qlog {
         std::fs::create_dir_all(dir).map_err(|e| (1, format!("{}: {e}", dir.display())))?;
     }
     // Parallel across runs, never within one; collect() keeps the job order.
-    let results: Vec<Result<RunResult, (u8, String)>> = jobs
+    let results: Vec<Result<RunResult, (u8, String)>> = study
+        .jobs()
         .par_iter()
         .map(|j| {
-            let cfg = &s.points[j.point].config;
+            let cfg = study.config(j);
             match &qlog {
                 None => sim_core::run(cfg, j.seed).map_err(|e| (EXIT_BAD_INPUT, e.to_string())),
                 Some((dir, fmt)) => run_with_qlog(cfg, j, dir, *fmt),
@@ -219,14 +197,14 @@ fn run_cmd(
     for r in results {
         ok.push(r?);
     }
-    let doc = to_json(&s, &jobs, &ok);
+    let doc = study.results(&ok);
     if let Some(dir) = &out {
-        write_out(dir, &s, &jobs, &ok, &doc).map_err(|e| (1, e))?;
+        write_out(dir, &study, &ok, &doc).map_err(|e| (1, e))?;
     }
     if as_json {
         println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
     } else {
-        print_summary(&s, &jobs, &ok);
+        print_summary(&study, &ok);
     }
     Ok(())
 }
@@ -256,61 +234,8 @@ fn run_with_qlog(
     Ok(result)
 }
 
-fn run_json(r: &RunResult) -> Value {
-    let mut v = serde_json::to_value(r).expect("RunResult serialises");
-    if let Value::Object(m) = &mut v {
-        for k in [
-            "resolved_config",
-            "series",
-            "schema_version",
-            "quicsim_version",
-        ] {
-            m.shift_remove(k);
-        }
-    }
-    v
-}
-
-fn to_json(s: &Scenario, jobs: &[Job], results: &[RunResult]) -> Value {
-    // Without a sweep the single point is the base config, already printed once.
-    let swept = s.points.iter().any(|p| !p.params.is_empty());
-    let points: Vec<Value> = s
-        .points
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let mut v = json!({
-                "index": i,
-                "params": p.params.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
-            });
-            if swept {
-                v["resolved_config"] = serde_json::to_value(&p.config).expect("config serialises");
-            }
-            v
-        })
-        .collect();
-    let runs: Vec<Value> = jobs
-        .iter()
-        .zip(results)
-        .map(|(j, r)| {
-            let mut v = run_json(r);
-            if let Value::Object(m) = &mut v {
-                m.insert("point".into(), json!(j.point));
-            }
-            v
-        })
-        .collect();
-    json!({
-        "schema_version": sim_core::metrics::SCHEMA_VERSION,
-        "quicsim_version": env!("CARGO_PKG_VERSION"),
-        "scenario": s.base.name,
-        "resolved_config": s.base,
-        "points": points,
-        "runs": runs,
-    })
-}
-
-fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
+fn print_summary(study: &Study, results: &[RunResult]) {
+    let s = study.scenario();
     println!(
         "scenario {} — {} point(s) x {} run(s)",
         s.base.name,
@@ -318,7 +243,7 @@ fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
         s.base.runs
     );
     let mut last_point = usize::MAX;
-    for (j, r) in jobs.iter().zip(results) {
+    for (j, r) in study.jobs().iter().zip(results) {
         if j.point != last_point {
             last_point = j.point;
             let p = &s.points[j.point];
@@ -402,11 +327,11 @@ fn print_summary(s: &Scenario, jobs: &[Job], results: &[RunResult]) {
 
 fn write_out(
     dir: &Path,
-    s: &Scenario,
-    jobs: &[Job],
+    study: &Study,
     results: &[RunResult],
-    doc: &Value,
+    doc: &StudyResult,
 ) -> Result<(), String> {
+    let s = study.scenario();
     let io = |e: std::io::Error| format!("{}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(io)?;
     std::fs::write(
@@ -417,7 +342,7 @@ fn write_out(
     let mut csv = String::from(
         "point,seed,status,end_time_s,events,digest,flow,packets_sent,packets_delivered,drops,loss_ratio\n",
     );
-    for (j, r) in jobs.iter().zip(results) {
+    for (j, r) in study.jobs().iter().zip(results) {
         for f in &r.flows {
             csv.push_str(&format!(
                 "{},{},{:?},{},{},{},{},{},{},{},{}\n",

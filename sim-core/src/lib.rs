@@ -21,13 +21,18 @@
 //! assert_eq!(result.status, sim_core::metrics::RunStatus::Completed);
 //! ```
 //!
+//! The same run can be advanced in steps with [`Simulation`] ([`sim`]): progress, pause and
+//! cancel, with the same result as [`run`]. [`study`] turns a scenario into its jobs (sweep
+//! point x run) with their seeds, stable ids and result order, and builds the results
+//! document the CLI prints.
+//!
 //! Layers, bottom up (`docs/architecture.md`; checked by `tests/tests/layers.rs`):
 //! [`time`] / [`units`] / [`hash`], [`rng`] / [`engine`] (scheduler), [`wire`] (packet
 //! descriptors per protocol) / [`cc`], [`packet`] / [`config`], [`metrics`] /
 //! [`validate`], [`trace`], [`endpoint`] (the sans-IO driver interface) / [`qlog`] /
 //! [`link`], [`network`] (topologies and routing) / [`apps`] (traffic without a
-//! transport), [`transport`] (the toolkit transports share), [`quic`], [`flows`] (flow config → endpoints), [`runner`], [`scenario`] (the
-//! TOML format). No layer below the transports names a protocol module.
+//! transport), [`transport`] (the toolkit transports share), [`quic`], [`flows`] (flow config → endpoints), [`runner`] (the event loop), [`scenario`] (the
+//! TOML format), [`sim`] and [`study`]. No layer below the transports names a protocol module.
 #![warn(missing_docs)]
 
 pub mod apps;
@@ -46,6 +51,8 @@ pub mod quic;
 pub mod rng;
 pub mod runner;
 pub mod scenario;
+pub mod sim;
+pub mod study;
 pub mod time;
 pub mod trace;
 pub mod transport;
@@ -56,4 +63,5 @@ pub mod wire;
 pub use config::Config;
 pub use metrics::{RunResult, RunStatus};
 pub use runner::run;
+pub use sim::Simulation;
 pub use time::{SimDuration, SimTime};

@@ -29,6 +29,11 @@ pub enum RunStatus {
     /// Nothing was left to happen but the work was unfinished (e.g. a link went down for
     /// good, or every packet was lost and the protocol gave up).
     Stalled,
+    /// The run was stopped before any of the above: [`crate::sim::Simulation::finish`] was
+    /// called on a simulation that could still go on (a paused or cancelled run). Its
+    /// results cover the run up to the time it reached. [`crate::run`] never gives it.
+    /// Declared last so that the other statuses keep their digest codes (`status as u8`).
+    Stopped,
 }
 
 /// Why a packet left the network without being delivered.

@@ -1,5 +1,6 @@
-//! The one entry point: [`run`] builds the network and endpoints from a [`Config`], drives
-//! the event loop and returns a serialisable [`RunResult`].
+//! The event loop behind [`run`] and [`crate::sim::Simulation`]: it builds the network and
+//! endpoints from a [`Config`], processes events and assembles the serialisable
+//! [`RunResult`].
 //!
 //! A run ends with a status (see [`RunStatus`]):
 //! - `completed`: every foreground flow is finished — all its endpoints report done and the
@@ -7,7 +8,9 @@
 //! - `time_limit`: the next event lies beyond `sim.time_limit` (the run stops at the limit);
 //! - `event_budget`: `sim.max_events` events were processed;
 //! - `stalled`: nothing is left to happen but work is unfinished (e.g. a link went down for
-//!   good with packets queued, or a protocol gave up).
+//!   good with packets queued, or a protocol gave up);
+//! - `stopped`: only from [`crate::sim::Simulation::finish`] called before any of the above
+//!   (a paused or cancelled run); [`run`] never gives it.
 //!
 //! The digest is FNV-1a 64 ([`crate::hash`]) over every processed event (time, kind and the
 //! ids involved) and every packet fate (delivery or drop with its reason).
@@ -16,6 +19,10 @@
 //! the runner's own network events (link changes, handovers, drops) and the endpoints'
 //! protocol events, drained after every call into an endpoint. Tracing adds no scheduler
 //! event and no digest input: a traced run has the same result and digest.
+//!
+//! [`run`] and [`run_traced`] are the one-call entry points: they step the simulation to its
+//! end through the same loop (`Sim::advance`) that [`crate::sim::Simulation`] steps in
+//! chunks, so a stepped run and a one-call run are the same run, digest included.
 
 use crate::config::{AddressChange, Config, Topology};
 use crate::endpoint::Endpoint;
@@ -32,14 +39,18 @@ use crate::trace::{
     DatagramContent, EndpointId, EndpointInfo, NoopTracer, RunInfo, TraceEvent, TraceRecord,
     TraceSource, Tracer, Vantage,
 };
+use crate::validate::ConfigError;
 
 /// Runs `config` with `seed` and returns its result.
 ///
 /// The config is validated first ([`Config::validate`]); an invalid one gives the error
 /// naming the field. The same config and seed always give the same result, bit for bit, on
-/// every target. Same as [`run_traced`] with a [`NoopTracer`].
-pub fn run(config: &Config, seed: u64) -> Result<RunResult, crate::validate::ConfigError> {
-    run_traced(config, seed, &mut NoopTracer)
+/// every target. Same as [`run_traced`] with a [`NoopTracer`], and the same as stepping a
+/// [`crate::sim::Simulation`] to its end.
+pub fn run(config: &Config, seed: u64) -> Result<RunResult, ConfigError> {
+    let mut sim = Sim::new(config, seed, Box::new(NoopTracer))?;
+    sim.advance(u64::MAX, SimTime::MAX);
+    Ok(sim.finish())
 }
 
 /// Runs `config` with `seed` like [`run`], streaming the run's events to `tracer`.
@@ -52,11 +63,33 @@ pub fn run_traced(
     config: &Config,
     seed: u64,
     tracer: &mut dyn Tracer,
-) -> Result<RunResult, crate::validate::ConfigError> {
-    config.validate()?;
-    let mut sim = Sim::new(config, seed, tracer);
-    let status = sim.run_loop();
-    Ok(sim.finish(status))
+) -> Result<RunResult, ConfigError> {
+    let mut sim = Sim::new(config, seed, borrowed_tracer(tracer))?;
+    sim.advance(u64::MAX, SimTime::MAX);
+    Ok(sim.finish())
+}
+
+/// A borrowed tracer in the box [`Sim`] keeps (every method forwarded, defaults included).
+struct Borrowed<'t>(&'t mut dyn Tracer);
+
+impl Tracer for Borrowed<'_> {
+    fn enabled(&self) -> bool {
+        self.0.enabled()
+    }
+    fn begin(&mut self, info: &RunInfo) {
+        self.0.begin(info)
+    }
+    fn record(&mut self, record: &TraceRecord) {
+        self.0.record(record)
+    }
+    fn finish(&mut self, end: SimTime) {
+        self.0.finish(end)
+    }
+}
+
+/// Boxes a borrowed tracer for [`Sim::new`] (no copy of the tracer; one small allocation).
+pub(crate) fn borrowed_tracer<'t>(tracer: &'t mut dyn Tracer) -> Box<dyn Tracer + 't> {
+    Box::new(Borrowed(tracer))
 }
 
 #[derive(Debug)]
@@ -112,8 +145,20 @@ struct FlowAcct {
     delivered_bytes: u64,
 }
 
-struct Sim<'a> {
-    cfg: &'a Config,
+/// The network and endpoints while the flows are built: what the flow builder sees.
+struct Build<'c> {
+    cfg: &'c Config,
+    net: Network,
+    eps: Vec<Slot>,
+    flows: Vec<FlowAcct>,
+}
+
+/// One run in progress: the state of the event loop.
+///
+/// Owns its configuration (moved into [`RunResult::resolved_config`] at the end), so a
+/// stepped simulation borrows nothing but an optional tracer.
+pub(crate) struct Sim<'t> {
+    cfg: Config,
     seed: u64,
     sched: Scheduler<Ev>,
     net: Network,
@@ -123,30 +168,61 @@ struct Sim<'a> {
     digest: Fnv1a64,
     events: u64,
     series: Option<Series>,
-    tracer: &'a mut dyn Tracer,
+    tracer: Box<dyn Tracer + 't>,
     /// `tracer.enabled()`, cached: every trace hook is behind this one branch.
     tracing: bool,
+    /// How the run ended; `None` while it can go on.
+    status: Option<RunStatus>,
+    /// Every event at or before this instant has been processed (set by a bounded
+    /// [`Sim::advance`]; the scheduler's clock only moves with processed events).
+    reached: SimTime,
 }
 
-impl<'a> Sim<'a> {
-    fn new(cfg: &'a Config, seed: u64, tracer: &'a mut dyn Tracer) -> Self {
-        let net = Network::build(&cfg.topology, seed);
+/// What [`Sim::process_next`] did with the front of the queue.
+enum Popped {
+    /// The queue was empty.
+    Nothing,
+    /// A stale event or a series sample: processed, not counted.
+    Uncounted,
+    /// A live event: counted, hashed and handled.
+    Live,
+}
+
+impl<'t> Sim<'t> {
+    /// Validates `cfg` and builds the network, the endpoints and the initial events.
+    pub(crate) fn new(
+        cfg: &Config,
+        seed: u64,
+        tracer: Box<dyn Tracer + 't>,
+    ) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let mut build = Build {
+            cfg,
+            net: Network::build(&cfg.topology, seed),
+            eps: Vec::new(),
+            flows: Vec::new(),
+        };
+        build.build_flows();
+        let Build {
+            net, eps, flows, ..
+        } = build;
         let tracing = tracer.enabled();
         let mut sim = Sim {
-            cfg,
+            cfg: cfg.clone(),
             seed,
             sched: Scheduler::new(),
             net,
-            eps: Vec::new(),
-            flows: Vec::new(),
+            eps,
+            flows,
             drops: DropCounts::default(),
             digest: Fnv1a64::new(),
             events: 0,
             series: None,
             tracer,
             tracing,
+            status: None,
+            reached: SimTime::ZERO,
         };
-        sim.build_flows();
         if sim.tracing {
             sim.begin_trace();
         }
@@ -187,9 +263,14 @@ impl<'a> Sim<'a> {
             });
             sim.sched.schedule(SimTime::ZERO, Ev::Sample);
         }
-        sim
+        if sim.all_done() {
+            sim.status = Some(RunStatus::Completed);
+        }
+        Ok(sim)
     }
+}
 
+impl Build<'_> {
     fn add_endpoint(
         &mut self,
         flow: usize,
@@ -245,7 +326,9 @@ impl<'a> Sim<'a> {
             }
         }
     }
+}
 
+impl Sim<'_> {
     /// Switches tracing on in every endpoint and tells the tracer what the run looks like.
     fn begin_trace(&mut self) {
         let mut endpoints = Vec::with_capacity(self.eps.len());
@@ -457,50 +540,111 @@ impl<'a> Sim<'a> {
         series.rows.push(row);
     }
 
-    fn run_loop(&mut self) -> RunStatus {
+    /// Processes events until `max_live` live events were processed, the next event lies
+    /// after `until`, or the run ends (then [`Sim::status`] is set); returns the number of
+    /// live events processed. The one event loop: [`run`] calls it once without bounds,
+    /// [`crate::sim::Simulation`] with bounds, as often as it likes.
+    ///
+    /// The end checks read the state without changing it, and are made before every event
+    /// exactly as an unbounded loop makes them, so stopping between any two events and
+    /// going on later changes nothing: the same events run in the same order.
+    pub(crate) fn advance(&mut self, max_live: u64, until: SimTime) -> u64 {
         let limit = SimTime::ZERO.saturating_add(self.cfg.sim.time_limit);
-        if self.all_done() {
-            return RunStatus::Completed;
-        }
-        loop {
+        let mut done = 0;
+        while self.status.is_none() {
             let Some(next) = self.sched.peek_time() else {
-                return RunStatus::Stalled;
+                self.status = Some(RunStatus::Stalled);
+                break;
             };
             if next > limit {
-                return RunStatus::TimeLimit;
+                self.status = Some(RunStatus::TimeLimit);
+                break;
             }
             if self.events >= self.cfg.sim.max_events {
-                return RunStatus::EventBudget;
+                self.status = Some(RunStatus::EventBudget);
+                break;
             }
-            let Some((now, ev)) = self.sched.pop() else {
-                return RunStatus::Stalled;
-            };
-            // Stale timers and stale link events are skipped without counting.
-            let live = match ev {
-                Ev::Timer(e, g) => self.timer_due(now, e, g),
-                Ev::TxDone(l, g) | Ev::Arrive(l, g) | Ev::Change(l, g, _) => {
-                    self.net.links[l].generation == g
+            if done >= max_live {
+                break;
+            }
+            if next > until {
+                self.reached = self.reached.max(until);
+                break;
+            }
+            match self.process_next() {
+                Popped::Nothing => self.status = Some(RunStatus::Stalled),
+                Popped::Uncounted => {}
+                Popped::Live => {
+                    done += 1;
+                    if self.all_done() {
+                        self.status = Some(RunStatus::Completed);
+                    }
                 }
-                _ => true,
-            };
-            if !live {
-                continue;
             }
-            if matches!(ev, Ev::Sample) {
-                self.sample(now);
-                // Keep sampling only while something else can still happen.
-                if !self.sched.is_empty() {
-                    let dt = self.cfg.output.sample_interval;
-                    self.sched.schedule(now + dt, Ev::Sample);
-                }
-                continue;
+        }
+        done
+    }
+
+    /// Pops the front of the queue and processes it: the per-event code of the loop.
+    fn process_next(&mut self) -> Popped {
+        let Some((now, ev)) = self.sched.pop() else {
+            return Popped::Nothing;
+        };
+        // Stale timers and stale link events are skipped without counting.
+        let live = match ev {
+            Ev::Timer(e, g) => self.timer_due(now, e, g),
+            Ev::TxDone(l, g) | Ev::Arrive(l, g) | Ev::Change(l, g, _) => {
+                self.net.links[l].generation == g
             }
-            self.events += 1;
-            self.hash_event(now, &ev);
-            self.handle(now, ev);
-            if self.all_done() {
-                return RunStatus::Completed;
+            _ => true,
+        };
+        if !live {
+            return Popped::Uncounted;
+        }
+        if matches!(ev, Ev::Sample) {
+            self.sample(now);
+            // Keep sampling only while something else can still happen.
+            if !self.sched.is_empty() {
+                let dt = self.cfg.output.sample_interval;
+                self.sched.schedule(now + dt, Ev::Sample);
             }
+            return Popped::Uncounted;
+        }
+        self.events += 1;
+        self.hash_event(now, &ev);
+        self.handle(now, ev);
+        Popped::Live
+    }
+
+    /// How the run ended; `None` while it can go on.
+    pub(crate) fn status(&self) -> Option<RunStatus> {
+        self.status
+    }
+
+    /// Live events processed so far.
+    pub(crate) fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Bytes (datagram sizes) delivered to endpoints so far, all flows together.
+    pub(crate) fn delivered_bytes(&self) -> u64 {
+        self.flows.iter().map(|f| f.delivered_bytes).sum()
+    }
+
+    /// The simulated time the run has reached: its end time once it ended (see
+    /// [`Sim::end_time`]); before that the later of the last processed event's time and the
+    /// bound of the last bounded [`Sim::advance`] that stopped at its bound.
+    pub(crate) fn time(&self) -> SimTime {
+        self.end_time(self.status.unwrap_or(RunStatus::Stopped))
+    }
+
+    /// The end time reported for a run that ends with `status`: the time limit for
+    /// `time_limit`; the time reached for `stopped`; else the last event's time.
+    fn end_time(&self, status: RunStatus) -> SimTime {
+        match status {
+            RunStatus::TimeLimit => SimTime::ZERO.saturating_add(self.cfg.sim.time_limit),
+            RunStatus::Stopped => self.sched.now().max(self.reached),
+            _ => self.sched.now(),
         }
     }
 
@@ -606,11 +750,11 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn finish(mut self, status: RunStatus) -> RunResult {
-        let end = match status {
-            RunStatus::TimeLimit => SimTime::ZERO.saturating_add(self.cfg.sim.time_limit),
-            _ => self.sched.now(),
-        };
+    /// Ends the run and assembles its result. A run that has not ended gets status
+    /// `stopped` and ends at the time it reached.
+    pub(crate) fn finish(mut self) -> RunResult {
+        let status = self.status.unwrap_or(RunStatus::Stopped);
+        let end = self.end_time(status);
         self.digest.write(&[0xff, status as u8]);
         self.digest.write_u64(end.0);
         if self.tracing {
@@ -657,7 +801,7 @@ impl<'a> Sim<'a> {
             links,
             flows,
             series: self.series,
-            resolved_config: self.cfg.clone(),
+            resolved_config: self.cfg,
         }
     }
 }

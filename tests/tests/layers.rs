@@ -43,11 +43,14 @@ const LAYERS: &[&[&str]] = &[
     &["quic", "tcp", "sctp"],
     // 9 the flow factory: flow config -> endpoints.
     &["flows"],
-    // 10 the run loop.
+    // 10 the run loop, and the same run advanced in steps.
     &["runner"],
+    &["sim"],
     // 11 the scenario format.
     &["scenario"],
-    // 12 the crate root re-exports.
+    // 12 a scenario as jobs (sweep point x run), seeds, ids, result order.
+    &["study"],
+    // 13 the crate root re-exports.
     &["lib"],
 ];
 
