@@ -1068,8 +1068,11 @@ fn parse_quic_connections(v: &Value, path: &str, pairs: usize) -> Result<FlowCon
     let raw: RawQuicConnections = from_value(v, path, "a quic_connections flow")?;
     let at = |k: &str| join(path, k);
     let (pair, background) = flow_placement(&raw.pair, &raw.background, path, pairs)?;
+    // `profile` resolves into explicit values, as for quic_bulk; explicit keys win.
+    let mut table = raw.quic;
+    crate::quic::config::apply_profile(&mut table);
     let quic: crate::quic::QuicConfig =
-        from_value(&Value::Table(raw.quic), path, "a quic_connections flow")?;
+        from_value(&Value::Table(table), path, "a quic_connections flow")?;
     let items = match &raw.connections {
         Some(c) => array_of_tables(c, &at("connections"), "[[flows.connections]]")?,
         None => &[],

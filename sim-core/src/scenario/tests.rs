@@ -1436,3 +1436,50 @@ fn error_display() {
         .to_string()
         .starts_with("topology.link.rate: 0bps is not allowed: expected a rate > 0"));
 }
+
+// ---------------------------------------------------------------- QUIC flows
+
+#[test]
+fn chromium_profile_applies_to_quic_connections_as_to_quic_bulk() {
+    use crate::cc::CcAlgorithm;
+    use crate::quic::config::Profile;
+    let c = ok(&doc(
+        "[[flows]]\nkind = \"quic_connections\"\nprofile = \"chromium\"\n[[flows.connections]]\nbytes = \"10KB\"\n",
+    ));
+    let AppConfig::QuicConnections { quic, .. } = &c.flows[0].app else {
+        panic!("a quic_connections flow");
+    };
+    assert_eq!(quic.profile, Profile::Chromium);
+    assert_eq!(quic.cc, CcAlgorithm::Cubic);
+    assert_eq!(quic.initial_rtt, SimDuration::from_millis(100));
+    assert_eq!(quic.initial_cwnd_bytes, Some(46_720));
+    assert_eq!(quic.cc_segment_size, Some(1460));
+    assert_eq!(quic.emulated_connections, 2);
+    assert_eq!(quic.pacing_gain_slow_start, 2.0);
+    assert_eq!(quic.pacing_burst_packets, Some(10));
+    // The same values as quic_bulk with the profile.
+    let b = ok(&doc(
+        "[[flows]]\nkind = \"quic_bulk\"\nprofile = \"chromium\"\n",
+    ));
+    let AppConfig::QuicBulk(bulk) = &b.flows[0].app else {
+        panic!("a quic_bulk flow");
+    };
+    assert_eq!(
+        quic,
+        &crate::quic::QuicConfig {
+            bytes: bulk.bytes,
+            ..bulk.clone()
+        }
+    );
+    // Explicit keys still win.
+    let c = ok(&doc(
+        "[[flows]]\nkind = \"quic_connections\"\nprofile = \"chromium\"\ninitial_rtt = \"333ms\"\ncc = \"new_reno\"\n[[flows.connections]]\n",
+    ));
+    let AppConfig::QuicConnections { quic, connections } = &c.flows[0].app else {
+        panic!("a quic_connections flow");
+    };
+    assert_eq!(quic.initial_rtt, SimDuration::from_millis(333));
+    assert_eq!(quic.cc, CcAlgorithm::NewReno);
+    assert_eq!(quic.emulated_connections, 2);
+    assert_eq!(connections.len(), 1);
+}
