@@ -1483,3 +1483,70 @@ fn chromium_profile_applies_to_quic_connections_as_to_quic_bulk() {
     assert_eq!(quic.emulated_connections, 2);
     assert_eq!(connections.len(), 1);
 }
+
+mod quic_descriptors {
+    use crate::quic::QuicConfig;
+    use crate::time::SimDuration;
+    use crate::units::{format_duration, format_rate, Rate};
+    use crate::validate::schema::{Bound, DefaultValue, Kind, Num, QUIC};
+
+    /// The QUIC descriptors agree with [`QuicConfig`]: the same keys, the same defaults,
+    /// and the same range rules (the value just outside each bound is rejected by
+    /// `QuicConfig::validate` with the descriptor's `allowed` text).
+    #[test]
+    fn quic_descriptors_agree_with_quic_config() {
+        let defaults = QuicConfig::default();
+        let toml::Value::Table(serialised) = toml::Value::try_from(&defaults).unwrap() else {
+            panic!("a table");
+        };
+        for k in serialised.keys() {
+            assert!(QUIC.has(k), "QuicConfig key {k} has no descriptor");
+        }
+        let with = |name: &str, v: toml::Value| -> Result<QuicConfig, String> {
+            let mut t = toml::Table::new();
+            t.insert(name.into(), v);
+            toml::Value::Table(t)
+                .try_into::<QuicConfig>()
+                .map_err(|e| e.to_string())
+        };
+        for f in QUIC.fields {
+            if let DefaultValue::Value(d) = f.default {
+                let v: toml::Table = toml::from_str(&format!("v = {d}")).unwrap();
+                let c = with(f.name, v["v"].clone()).unwrap();
+                assert_eq!(c, defaults, "default of {}", f.name);
+            }
+            let outside = |b: &Bound, below: bool| -> toml::Value {
+                let n = f.bound(b);
+                match (f.kind, n) {
+                    (Kind::Number, Num::F(x)) => toml::Value::Float(match (below, b.inclusive) {
+                        (true, true) => x - 0.5,
+                        (false, true) => x + 0.5,
+                        _ => x,
+                    }),
+                    (_, Num::U(u)) => {
+                        let u = match (below, b.inclusive) {
+                            (true, true) => u - 1,
+                            (false, true) => u + 1,
+                            _ => u,
+                        };
+                        match f.kind {
+                            Kind::Rate => toml::Value::String(format_rate(Rate(u))),
+                            Kind::Time => toml::Value::String(format_duration(SimDuration(u))),
+                            _ => toml::Value::Integer(u as i64),
+                        }
+                    }
+                    _ => unreachable!(),
+                }
+            };
+            for (b, below) in [(f.min, true), (f.max, false)] {
+                let Some(b) = b else { continue };
+                if below && b.inclusive && f.bound(&b) == Num::U(0) {
+                    continue;
+                }
+                let c = with(f.name, outside(&b, below)).unwrap();
+                let e = c.validate().expect_err(f.name);
+                assert_eq!(e.2, f.allowed, "allowed text of {}", f.name);
+            }
+        }
+    }
+}
