@@ -90,7 +90,7 @@ pub(crate) fn fmt_f64(v: f64) -> String {
 }
 
 /// Checks every key of `schema` that `value` (a typed table: a link, `[sim]`, a CBR app,
-/// ...) holds against its descriptor's range ([`crate::scenario::schema::Field`]), the same
+/// ...) holds against its descriptor's range ([`schema::Field`]), the same
 /// check the scenario builder applies where the key is written. `value` is read through its
 /// serde form, so a new key of the table is checked as soon as it has a descriptor.
 pub(crate) fn check_scalars<T: Serialize>(
@@ -769,18 +769,11 @@ mod tests {
 
     fn link() -> LinkConfig {
         LinkConfig {
-            rate: Rate(10_000_000),
-            delay: SimDuration::from_millis(10),
-            overhead: Bytes(28),
             queue: QueueLimit {
                 bytes: Some(25_000),
                 packets: None,
             },
-            loss: LossModel::None,
-            loss_position: LossPosition::Ingress,
-            corruption: 0.0,
-            jitter: None,
-            changes: vec![],
+            ..LinkConfig::new(Rate(10_000_000), SimDuration::from_millis(10))
         }
     }
 

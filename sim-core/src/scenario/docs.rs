@@ -137,7 +137,7 @@ mod tests {
         assert!(
             doc == generated,
             "docs/scenario-format.md differs from the key tables generated from \
-             sim-core/src/scenario/schema.rs; regenerate it with \
+             sim-core/src/validate/schema.rs; regenerate it with \
              `QUICSIM_BLESS=1 cargo test -p sim-core --lib scenario::docs`"
         );
     }

@@ -139,6 +139,26 @@ fn defaults_are_as_documented() {
     }
 }
 
+/// `Config::two_hosts` and `LinkConfig::new` (for configs built in code) give the
+/// defaults the descriptors give a scenario (except the queue, unlimited in code).
+#[test]
+fn code_built_defaults_match_the_descriptors() {
+    let parsed = ok(&doc(""));
+    let (f, r, _) = two_hosts(&parsed);
+    let built = Config::two_hosts(
+        LinkConfig {
+            queue: f.queue,
+            ..LinkConfig::new(f.rate, f.delay)
+        },
+        LinkConfig {
+            queue: r.queue,
+            ..LinkConfig::new(r.rate, r.delay)
+        },
+        Vec::new(),
+    );
+    assert_eq!(built, parsed);
+}
+
 #[test]
 fn cbr_defaults_and_count_from_default_duration() {
     let c = ok(&doc("[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\n"));
