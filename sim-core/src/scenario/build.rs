@@ -99,16 +99,23 @@ impl Layers {
     }
 }
 
-/// The default link of a place (`{ rate = "100Mbps", delay = "10ms" }` for the two_hosts
-/// `link`): the default of key `key` of `table`, as its descriptor writes it.
+/// The default link of a place: the default of key `key` of `table` as its descriptor
+/// writes it (`{ rate = "100Mbps", delay = "10ms" }` for the two_hosts `link`), completed
+/// with the defaults of the link keys' own descriptors. Parsed once per topology.
 fn place(table: &schema::Table, key: &str) -> Table {
-    match table.field(key).default {
+    let mut t = match table.field(key).default {
         DefaultValue::Value(text) => match default_value(text) {
             Value::Table(t) => t,
             _ => Table::new(),
         },
         _ => Table::new(),
+    };
+    for f in LINK.fields {
+        if let DefaultValue::Value(text) = f.default {
+            t.entry(f.name).or_insert_with(|| default_value(text));
+        }
     }
+    t
 }
 
 /// How many bytes a queue holds, before the path's RTT is known.
@@ -174,8 +181,8 @@ impl PartLink {
     }
 }
 
-/// Merges the layers of one link key by key over the place's defaults (`place`) and the
-/// link keys' own defaults; `canonical` is the `Config` path of the link, used for keys no
+/// Merges the layers of one link key by key over the place's defaults (`place`, see
+/// [`place`]); `canonical` is the `Config` path of the link, used for keys no
 /// layer sets. Each key is read once, through its descriptor.
 fn build_link(layers: &Layers, place: &Table, canonical: &str) -> Result<PartLink, ConfigError> {
     let mut keys = Table::new();
@@ -188,11 +195,7 @@ fn build_link(layers: &Layers, place: &Table, canonical: &str) -> Result<PartLin
             .rev()
             .find_map(|(t, p)| t.get(f.name).map(|v| (v.clone(), join(p, f.name))));
         let from_layer = written.is_some();
-        let default = || match (place.get(f.name), f.default) {
-            (Some(v), _) => Some(v.clone()),
-            (None, DefaultValue::Value(text)) => Some(default_value(text)),
-            _ => None,
-        };
+        let default = || place.get(f.name).cloned();
         let Some((v, p)) = written.or_else(|| default().map(|v| (v, join(canonical, f.name))))
         else {
             continue;
