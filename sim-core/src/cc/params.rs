@@ -117,6 +117,10 @@ impl Default for CcParams {
     }
 }
 
+/// What `initial_cwnd_bytes` / `initial_cwnd_packets` allow (the error's "expected" text).
+pub const INITIAL_WINDOW_ALLOWED: &str =
+    "an initial window of at least the minimum window, 2 x cc_segment_size (kMinimumWindow, RFC 9002 §7.2)";
+
 impl CcParams {
     /// The initial congestion window in bytes for datagrams of `max_datagram_size`
     /// bytes: `initial_cwnd_bytes`, else `initial_cwnd_packets` datagrams, else RFC 9002
@@ -158,14 +162,6 @@ impl CcParams {
         ) -> Result<(), (&'static str, String, String)> {
             Err((field, v.to_string(), allowed.to_string()))
         }
-        let iw = self.initial_window(max_datagram_size);
-        if iw < 2 * max_datagram_size {
-            return bad(
-                "initial_cwnd_bytes",
-                iw,
-                "an initial window of at least 2 datagrams (kMinimumWindow, RFC 9002 §7.2)",
-            );
-        }
         if !(self.pacing_gain >= 1.0 && self.pacing_gain <= 100.0) {
             return bad("pacing_gain", self.pacing_gain, "a factor in [1, 100]");
         }
@@ -188,6 +184,13 @@ impl CcParams {
                 );
             }
         }
+        // The controller's minimum window is 2 of its segments (RFC 9002 §7.2
+        // kMinimumWindow); an initial window below it would grow on the first loss.
+        let iw = self.initial_window(max_datagram_size);
+        let segment = self.cc_segment_size.unwrap_or(max_datagram_size);
+        if iw < 2 * segment {
+            return bad("initial_cwnd_bytes", iw, INITIAL_WINDOW_ALLOWED);
+        }
         if !(self.cubic_beta > 0.0 && self.cubic_beta < 1.0) {
             return bad("cubic_beta", self.cubic_beta, "a factor in (0, 1)");
         }
@@ -202,5 +205,45 @@ impl CcParams {
             );
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The initial window may not start below the controller's own minimum window,
+    /// 2 segments of `cc_segment_size` (RFC 9002 §7.2 kMinimumWindow): with 1460-byte
+    /// segments and 1250-byte datagrams, 2 datagrams (2500 B) are below 2 x 1460 = 2920 B.
+    #[test]
+    fn initial_window_below_the_minimum_window_is_rejected() {
+        let p = CcParams {
+            initial_cwnd_packets: Some(2),
+            cc_segment_size: Some(1460),
+            ..CcParams::default()
+        };
+        let e = p.validate(1250).expect_err("2500 B < 2 x 1460 B");
+        assert_eq!(e.0, "initial_cwnd_bytes");
+        assert_eq!(e.1, "2500");
+        let ok = CcParams {
+            initial_cwnd_bytes: Some(2920),
+            cc_segment_size: Some(1460),
+            ..CcParams::default()
+        };
+        assert!(ok.validate(1250).is_ok());
+        // With segments of the datagram size the minimum stays 2 datagrams.
+        let two = CcParams {
+            initial_cwnd_packets: Some(2),
+            ..CcParams::default()
+        };
+        assert!(two.validate(1250).is_ok());
+        let one = CcParams {
+            initial_cwnd_bytes: Some(2499),
+            ..CcParams::default()
+        };
+        assert_eq!(
+            one.validate(1250).expect_err("below 2 x 1250").0,
+            "initial_cwnd_bytes"
+        );
     }
 }

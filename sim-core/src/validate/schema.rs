@@ -833,7 +833,7 @@ pub const QUIC: Table = Table {
             .allowed("a number of datagrams >= 1"),
         key("initial_cwnd_packets", K::Integer, Unset("RFC 9002 default"), "initial window in datagrams of `max_udp_payload` bytes (default `min(10·MDS, max(14720, 2·MDS))`)"),
         key("initial_cwnd_bytes", K::Size, Unset("RFC 9002 default"), "initial window in bytes (wins over `initial_cwnd_packets`)")
-            .allowed("an initial window of at least 2 datagrams (kMinimumWindow, RFC 9002 §7.2)"),
+            .allowed(crate::cc::params::INITIAL_WINDOW_ALLOWED),
         key("stream_window", K::Size, Value("1250000"), "initial stream flow-control limit and receive window (quinn)")
             .min("0B", false)
             .allowed("a window > 0 bytes"),
