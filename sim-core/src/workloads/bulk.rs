@@ -218,3 +218,110 @@ impl<T: TransportDriver> Endpoint for BulkEndpoint<T> {
         out.extend(self.series_sample().into_iter().map(|(_, v)| v));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! `Bulk` against a scripted transport: the workload needs nothing but the
+    //! stream-transport interface.
+
+    use super::*;
+    use crate::time::SimDuration;
+    use crate::transport::stream::{StreamId, StreamReadState};
+
+    /// Streams numbered 0, 1, 2, ... per side (`2k` client, `2k + 1` server, as HTTP/2
+    /// would with its own offset); a stream limit; writes recorded.
+    struct Script {
+        side: Side,
+        limit: u64,
+        opened: u64,
+        writes: Vec<(StreamId, u64, bool)>,
+    }
+
+    impl StreamTransport for Script {
+        fn side(&self) -> Side {
+            self.side
+        }
+        fn take_events(&mut self) -> Vec<StreamEvent> {
+            Vec::new()
+        }
+        fn open_stream(&mut self) -> Option<StreamId> {
+            (self.opened < self.limit).then(|| {
+                self.opened += 1;
+                self.stream_id(self.side, self.opened - 1)
+            })
+        }
+        fn write(&mut self, id: StreamId, len: u64, fin: bool) {
+            self.writes.push((id, len, fin));
+        }
+        fn stream_index(&self, id: StreamId) -> u64 {
+            id / 2
+        }
+        fn stream_id(&self, side: Side, index: u64) -> StreamId {
+            2 * index + u64::from(side == Side::Server)
+        }
+        fn stream_read_state(&self, _id: StreamId) -> Option<StreamReadState> {
+            None
+        }
+        fn close(&mut self, _now: SimTime) {}
+        fn is_closed(&self) -> bool {
+            false
+        }
+        fn is_terminated(&self) -> bool {
+            false
+        }
+        fn is_handshake_confirmed(&self) -> bool {
+            true
+        }
+        fn is_resumed(&self) -> bool {
+            false
+        }
+        fn cwnd(&self) -> u64 {
+            0
+        }
+        fn smoothed_rtt(&self) -> SimDuration {
+            SimDuration::ZERO
+        }
+    }
+
+    fn script(side: Side, limit: u64) -> Script {
+        Script {
+            side,
+            limit,
+            opened: 0,
+            writes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn client_opens_as_the_limit_allows_and_completes_on_the_last_read() {
+        let t0 = SimTime::ZERO;
+        let mut app = Bulk::new(3, 10, 7);
+        let mut t = script(Side::Client, 2);
+        assert!(!app.on_event(t0, &mut t, StreamEvent::Connected));
+        assert_eq!(t.writes, vec![(0, 7, true), (2, 7, true)]);
+        t.limit = 5;
+        app.on_event(t0, &mut t, StreamEvent::StreamsAvailable);
+        assert_eq!(t.writes.len(), 3, "three requests, no more");
+        let t1 = t0 + SimDuration::from_millis(1);
+        assert!(!app.on_event(t1, &mut t, StreamEvent::ReadComplete(0)));
+        assert!(!app.on_event(t1, &mut t, StreamEvent::ReadComplete(2)));
+        assert!(app.on_event(t1, &mut t, StreamEvent::ReadComplete(4)));
+        assert_eq!(app.completed_at(), Some(t1));
+    }
+
+    #[test]
+    fn server_answers_each_request_with_its_share() {
+        let t0 = SimTime::ZERO;
+        let mut app = Bulk::new(3, 10, 7);
+        let mut t = script(Side::Server, 0);
+        for id in [0, 2, 4, 6] {
+            app.on_event(t0, &mut t, StreamEvent::ReadComplete(id));
+        }
+        // 10 over 3 streams: 4, 3, 3; a fourth stream is not a request.
+        assert_eq!(t.writes, vec![(0, 4, true), (2, 3, true), (4, 3, true)]);
+        for id in [0, 2] {
+            assert!(!app.on_event(t0, &mut t, StreamEvent::SendComplete(id)));
+        }
+        assert!(app.on_event(t0, &mut t, StreamEvent::SendComplete(4)));
+    }
+}
