@@ -11,10 +11,15 @@
 //! `topology.handovers[0].pair`.
 
 use crate::config::{
-    AppConfig, Config, FlowConfig, Handover, LinkChange, LinkConfig, LossModel, Topology,
+    AppConfig, Config, FlowConfig, Handover, LinkChange, LinkConfig, LossModel, QueueLimit,
+    Topology,
 };
-use crate::units::{format_bytes, format_duration, format_rate};
+use crate::units::{format_duration, parse_bytes, parse_duration, parse_rate};
+use schema::{Field, Kind, Num, Table as Schema};
+use serde::Serialize;
 use std::fmt;
+
+pub mod schema;
 
 /// A rejected scenario value: which field, what was written there, and what is allowed.
 ///
@@ -63,15 +68,6 @@ impl std::error::Error for ConfigError {}
 /// The largest integer a TOML file can hold (TOML integers are signed 64-bit). Counts in a
 /// `Config` are capped here so that every valid `Config` can be written back as TOML.
 pub(crate) const MAX_TOML_INT: u64 = i64::MAX as u64;
-/// Most pairs a dumbbell may have.
-pub(crate) const MAX_PAIRS: usize = 10_000;
-/// Largest per-packet link overhead, in bytes.
-pub(crate) const MAX_OVERHEAD: u64 = 1000;
-/// Largest UDP payload of an IPv4 datagram (65535 - 20 - 8).
-pub(crate) const MAX_UDP_PAYLOAD: u64 = 65_507;
-
-pub(crate) const PROBABILITY: &str =
-    "a probability in [0, 1]: a number such as 0.02 or a percentage string such as \"2%\"";
 
 /// Maps a key of the thing being checked to the full path of the field it was written at.
 /// The empty key names the thing itself.
@@ -93,11 +89,324 @@ pub(crate) fn fmt_f64(v: f64) -> String {
     format!("{v:?}")
 }
 
-pub(crate) fn check_probability(p: f64, field: &str) -> Result<(), ConfigError> {
-    if (0.0..=1.0).contains(&p) {
+/// Checks every key of `schema` that `value` (a typed table: a link, `[sim]`, a CBR app,
+/// ...) holds against its descriptor's range ([`schema::Field`]), the same
+/// check the scenario builder applies where the key is written. `value` is read through its
+/// serde form, so a new key of the table is checked as soon as it has a descriptor.
+pub(crate) fn check_scalars<T: Serialize>(
+    schema: &Schema,
+    value: &T,
+    path: PathFn,
+) -> Result<(), ConfigError> {
+    let mut fields = Vec::new();
+    // A value that is not a struct has no keys to check.
+    let _ = value.serialize(scalars::Fields(&mut fields));
+    for (name, v) in fields {
+        let Some(f) = schema.fields.iter().find(|f| f.name == name) else {
+            continue;
+        };
+        let unit = |parse: fn(&str) -> Option<u64>| match &v {
+            Scalar::Str(s) => parse(s).map(Num::U),
+            Scalar::U(n) => Some(Num::U(*n)),
+            _ => None,
+        };
+        let num = match f.kind {
+            Kind::Rate => unit(|s| parse_rate(s).ok().map(|r| r.0)),
+            Kind::Time => unit(|s| parse_duration(s).ok().map(|d| d.0)),
+            Kind::Size => unit(|s| parse_bytes(s).ok().map(|b| b.0)),
+            Kind::Integer => unit(|_| None),
+            Kind::Probability | Kind::Number => match v {
+                Scalar::F(x) => Some(Num::F(x)),
+                Scalar::U(n) => Some(Num::F(n as f64)),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(n) = num {
+            check_field(f, n, &path(f.name))?;
+        }
+    }
+    Ok(())
+}
+
+use scalars::Scalar;
+
+/// A serde serializer that collects the scalar fields of a struct (or of a struct variant
+/// of an internally tagged enum): what [`check_scalars`] needs of a typed table, without a
+/// copy of its field list.
+mod scalars {
+    use serde::ser::{self, Impossible, Serialize, SerializeStruct, Serializer};
+    use std::fmt;
+
+    /// A field's value; `None` for an absent option, `Other` for anything not scalar.
+    #[derive(Debug)]
+    pub enum Scalar {
+        U(u64),
+        F(f64),
+        Str(String),
+        None,
+        Other,
+    }
+
+    #[derive(Debug)]
+    pub struct NotScalar;
+    impl fmt::Display for NotScalar {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("not a struct of scalars")
+        }
+    }
+    impl std::error::Error for NotScalar {}
+    impl ser::Error for NotScalar {
+        fn custom<T: fmt::Display>(_: T) -> Self {
+            NotScalar
+        }
+    }
+
+    /// Serializes a struct into `(field, value)` pairs.
+    pub struct Fields<'a>(pub &'a mut Vec<(&'static str, Scalar)>);
+
+    impl SerializeStruct for Fields<'_> {
+        type Ok = ();
+        type Error = NotScalar;
+        fn serialize_field<T: ?Sized + Serialize>(
+            &mut self,
+            key: &'static str,
+            value: &T,
+        ) -> Result<(), NotScalar> {
+            let v = value.serialize(One).unwrap_or(Scalar::Other);
+            self.0.push((key, v));
+            Ok(())
+        }
+        fn end(self) -> Result<(), NotScalar> {
+            Ok(())
+        }
+    }
+
+    macro_rules! not_scalar {
+        ($($f:ident: $t:ty),*) => {
+            $(fn $f(self, _: $t) -> Result<Self::Ok, NotScalar> { Err(NotScalar) })*
+        };
+    }
+
+    impl<'a> Serializer for Fields<'a> {
+        type Ok = ();
+        type Error = NotScalar;
+        type SerializeSeq = Impossible<(), NotScalar>;
+        type SerializeTuple = Impossible<(), NotScalar>;
+        type SerializeTupleStruct = Impossible<(), NotScalar>;
+        type SerializeTupleVariant = Impossible<(), NotScalar>;
+        type SerializeMap = Impossible<(), NotScalar>;
+        type SerializeStruct = Fields<'a>;
+        type SerializeStructVariant = Impossible<(), NotScalar>;
+        not_scalar!(serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32,
+            serialize_i64: i64, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32,
+            serialize_u64: u64, serialize_f32: f32, serialize_f64: f64, serialize_char: char,
+            serialize_str: &str, serialize_bytes: &[u8], serialize_unit_struct: &'static str);
+        fn serialize_none(self) -> Result<(), NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<(), NotScalar> {
+            v.serialize(self)
+        }
+        fn serialize_unit(self) -> Result<(), NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_unit_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+        ) -> Result<(), NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_newtype_struct<T: ?Sized + Serialize>(
+            self,
+            _: &'static str,
+            v: &T,
+        ) -> Result<(), NotScalar> {
+            v.serialize(self)
+        }
+        fn serialize_newtype_variant<T: ?Sized + Serialize>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: &T,
+        ) -> Result<(), NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_tuple_struct(
+            self,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleStruct, NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_tuple_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleVariant, NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_struct(self, _: &'static str, _: usize) -> Result<Fields<'a>, NotScalar> {
+            Ok(self)
+        }
+        fn serialize_struct_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeStructVariant, NotScalar> {
+            Err(NotScalar)
+        }
+    }
+
+    /// Serializes one field's value into a [`Scalar`].
+    struct One;
+
+    impl Serializer for One {
+        type Ok = Scalar;
+        type Error = NotScalar;
+        type SerializeSeq = Impossible<Scalar, NotScalar>;
+        type SerializeTuple = Impossible<Scalar, NotScalar>;
+        type SerializeTupleStruct = Impossible<Scalar, NotScalar>;
+        type SerializeTupleVariant = Impossible<Scalar, NotScalar>;
+        type SerializeMap = Impossible<Scalar, NotScalar>;
+        type SerializeStruct = Impossible<Scalar, NotScalar>;
+        type SerializeStructVariant = Impossible<Scalar, NotScalar>;
+        not_scalar!(serialize_bool: bool, serialize_char: char, serialize_bytes: &[u8],
+            serialize_unit_struct: &'static str);
+        fn serialize_i8(self, v: i8) -> Result<Scalar, NotScalar> {
+            self.serialize_i64(v.into())
+        }
+        fn serialize_i16(self, v: i16) -> Result<Scalar, NotScalar> {
+            self.serialize_i64(v.into())
+        }
+        fn serialize_i32(self, v: i32) -> Result<Scalar, NotScalar> {
+            self.serialize_i64(v.into())
+        }
+        fn serialize_i64(self, v: i64) -> Result<Scalar, NotScalar> {
+            u64::try_from(v).map(Scalar::U).map_err(|_| NotScalar)
+        }
+        fn serialize_u8(self, v: u8) -> Result<Scalar, NotScalar> {
+            Ok(Scalar::U(v.into()))
+        }
+        fn serialize_u16(self, v: u16) -> Result<Scalar, NotScalar> {
+            Ok(Scalar::U(v.into()))
+        }
+        fn serialize_u32(self, v: u32) -> Result<Scalar, NotScalar> {
+            Ok(Scalar::U(v.into()))
+        }
+        fn serialize_u64(self, v: u64) -> Result<Scalar, NotScalar> {
+            Ok(Scalar::U(v))
+        }
+        fn serialize_f32(self, v: f32) -> Result<Scalar, NotScalar> {
+            Ok(Scalar::F(v.into()))
+        }
+        fn serialize_f64(self, v: f64) -> Result<Scalar, NotScalar> {
+            Ok(Scalar::F(v))
+        }
+        fn serialize_str(self, v: &str) -> Result<Scalar, NotScalar> {
+            Ok(Scalar::Str(v.to_string()))
+        }
+        fn serialize_none(self) -> Result<Scalar, NotScalar> {
+            Ok(Scalar::None)
+        }
+        fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<Scalar, NotScalar> {
+            v.serialize(self)
+        }
+        fn serialize_unit(self) -> Result<Scalar, NotScalar> {
+            Ok(Scalar::Other)
+        }
+        fn serialize_unit_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+        ) -> Result<Scalar, NotScalar> {
+            Ok(Scalar::Other)
+        }
+        fn serialize_newtype_struct<T: ?Sized + Serialize>(
+            self,
+            _: &'static str,
+            v: &T,
+        ) -> Result<Scalar, NotScalar> {
+            v.serialize(self)
+        }
+        fn serialize_newtype_variant<T: ?Sized + Serialize>(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: &T,
+        ) -> Result<Scalar, NotScalar> {
+            Ok(Scalar::Other)
+        }
+        fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_tuple_struct(
+            self,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleStruct, NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_tuple_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeTupleVariant, NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_struct(
+            self,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeStruct, NotScalar> {
+            Err(NotScalar)
+        }
+        fn serialize_struct_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            _: &'static str,
+            _: usize,
+        ) -> Result<Self::SerializeStructVariant, NotScalar> {
+            Err(NotScalar)
+        }
+    }
+}
+
+/// Checks `v` against the range of the key `f`; the error names `path`, shows the value
+/// and says what [`schema::Field::allowed`] there.
+pub(crate) fn check_field(f: &Field, v: impl Into<Num>, path: &str) -> Result<(), ConfigError> {
+    let v = v.into();
+    if f.contains(v) {
         Ok(())
     } else {
-        Err(ConfigError::new(field, fmt_f64(p), PROBABILITY))
+        Err(ConfigError::new(path, f.show(v), f.allowed))
     }
 }
 
@@ -113,33 +422,44 @@ fn check_toml_int(v: u64, field: &str, what: &str) -> Result<(), ConfigError> {
     }
 }
 
+/// The descriptors of a loss model's table.
+fn loss_schema(loss: &LossModel) -> &'static Schema {
+    match loss {
+        LossModel::None => &schema::LOSS_NONE,
+        LossModel::Bernoulli { .. } => &schema::LOSS_BERNOULLI,
+        LossModel::Periodic { .. } => &schema::LOSS_PERIODIC,
+        LossModel::GilbertElliott { .. } => &schema::LOSS_GILBERT_ELLIOTT,
+        LossModel::FourState { .. } => &schema::LOSS_FOUR_STATE,
+    }
+}
+
 /// Rules of a loss model. `path("")` names the model, `path("p")` its key `p`.
 pub(crate) fn check_loss(loss: &LossModel, path: PathFn) -> Result<(), ConfigError> {
+    check_scalars(loss_schema(loss), loss, path)?;
+    check_loss_rules(loss, path)
+}
+
+/// The rules of a loss model that tie its keys together (each key's own range is its
+/// descriptor's): periodic `offset < every`, Gilbert-Elliott `p + r > 0`, the four-state
+/// sums.
+pub(crate) fn check_loss_rules(loss: &LossModel, path: PathFn) -> Result<(), ConfigError> {
     match *loss {
-        LossModel::None => Ok(()),
-        LossModel::Bernoulli { p } => check_probability(p, &path("p")),
+        LossModel::None | LossModel::Bernoulli { .. } => Ok(()),
         LossModel::Periodic { every, offset } => {
-            if every == 0 {
-                return Err(ConfigError::new(
-                    path("every"),
-                    "0",
-                    "an integer >= 1 (every n-th packet is lost)",
-                ));
-            }
             check_toml_int(every, &path("every"), "an integer")?;
             if offset >= every {
                 return Err(ConfigError::new(
                     path("offset"),
                     offset.to_string(),
-                    format!("an integer in [0, every - 1] = [0, {}]", every - 1),
+                    format!(
+                        "an integer in [0, every - 1] = [0, {}]",
+                        every.saturating_sub(1)
+                    ),
                 ));
             }
             Ok(())
         }
-        LossModel::GilbertElliott { p, r, k, h } => {
-            for (key, v) in [("p", p), ("r", r), ("k", k), ("h", h)] {
-                check_probability(v, &path(key))?;
-            }
+        LossModel::GilbertElliott { p, r, .. } => {
             if p + r <= 0.0 {
                 return Err(ConfigError::new(
                     path(""),
@@ -150,21 +470,8 @@ pub(crate) fn check_loss(loss: &LossModel, path: PathFn) -> Result<(), ConfigErr
             Ok(())
         }
         LossModel::FourState {
-            p13,
-            p31,
-            p32,
-            p23,
-            p14,
+            p13, p31, p32, p14, ..
         } => {
-            for (key, v) in [
-                ("p13", p13),
-                ("p31", p31),
-                ("p32", p32),
-                ("p23", p23),
-                ("p14", p14),
-            ] {
-                check_probability(v, &path(key))?;
-            }
             if p13 + p14 > 1.0 {
                 return Err(ConfigError::new(
                     path(""),
@@ -184,8 +491,9 @@ pub(crate) fn check_loss(loss: &LossModel, path: PathFn) -> Result<(), ConfigErr
     }
 }
 
-/// Rules of one scheduled change; `path` as for [`check_loss`], on the change.
-pub(crate) fn check_change(change: &LinkChange, path: PathFn) -> Result<(), ConfigError> {
+/// The rule of one scheduled change besides its keys' ranges: at least one field besides
+/// `at`. `path` as for [`check_loss`], on the change.
+pub(crate) fn check_change_rules(change: &LinkChange, path: PathFn) -> Result<(), ConfigError> {
     if change.rate.is_none()
         && change.delay.is_none()
         && change.loss.is_none()
@@ -200,23 +508,15 @@ pub(crate) fn check_change(change: &LinkChange, path: PathFn) -> Result<(), Conf
             "at least one of rate, delay, loss, corruption besides at",
         ));
     }
-    if let Some(loss) = &change.loss {
-        check_loss(loss, &|k| join(&path("loss"), k))?;
-    }
-    if let Some(c) = change.corruption {
-        check_probability(c, &path("corruption"))?;
-    }
     Ok(())
 }
 
-/// Rules of a link list of changes; `path` names the `changes` array.
-pub(crate) fn check_changes(changes: &[LinkChange], path: &str) -> Result<(), ConfigError> {
-    for (i, c) in changes.iter().enumerate() {
-        let item = format!("{path}[{i}]");
-        check_change(c, &|k| join(&item, k))?;
-        if i > 0 && c.at < changes[i - 1].at {
+/// Changes in time order; `path` names the `changes` array.
+pub(crate) fn check_changes_order(changes: &[LinkChange], path: &str) -> Result<(), ConfigError> {
+    for (i, c) in changes.iter().enumerate().skip(1) {
+        if c.at < changes[i - 1].at {
             return Err(ConfigError::new(
-                format!("{item}.at"),
+                format!("{path}[{i}].at"),
                 format_duration(crate::time::SimDuration(c.at.0)),
                 format!(
                     "a time >= the previous change's at ({}): changes must be in time order",
@@ -228,30 +528,36 @@ pub(crate) fn check_changes(changes: &[LinkChange], path: &str) -> Result<(), Co
     Ok(())
 }
 
+/// Rules of a link list of changes; `path` names the `changes` array.
+pub(crate) fn check_changes(changes: &[LinkChange], path: &str) -> Result<(), ConfigError> {
+    for (i, c) in changes.iter().enumerate() {
+        let item = format!("{path}[{i}]");
+        let at = |k: &str| join(&item, k);
+        check_scalars(&schema::CHANGE, c, &at)?;
+        if let Some(loss) = &c.loss {
+            check_loss(loss, &|k| join(&at("loss"), k))?;
+        }
+        check_change_rules(c, &at)?;
+    }
+    check_changes_order(changes, path)
+}
+
+/// A queue's limits fit TOML integers; `path` names the queue.
+pub(crate) fn check_queue(queue: &QueueLimit, path: &str) -> Result<(), ConfigError> {
+    if let Some(b) = queue.bytes {
+        check_toml_int(b, &join(path, "bytes"), "a byte count")?;
+    }
+    if let Some(p) = queue.packets {
+        check_toml_int(p, &join(path, "packets"), "a packet count")?;
+    }
+    Ok(())
+}
+
 /// Rules of a link. `path(key)` names the field each key of the link was written at.
 pub(crate) fn check_link(link: &LinkConfig, path: PathFn) -> Result<(), ConfigError> {
-    if link.rate.0 == 0 {
-        return Err(ConfigError::new(
-            path("rate"),
-            format_rate(link.rate),
-            "a rate > 0 (\"0bps\", a link that is down, is only allowed in `changes`)",
-        ));
-    }
-    if link.overhead.0 > MAX_OVERHEAD {
-        return Err(ConfigError::new(
-            path("overhead"),
-            format_bytes(link.overhead),
-            "a per-packet overhead of at most 1000B",
-        ));
-    }
-    if let Some(b) = link.queue.bytes {
-        check_toml_int(b, &join(&path("queue"), "bytes"), "a byte count")?;
-    }
-    if let Some(p) = link.queue.packets {
-        check_toml_int(p, &join(&path("queue"), "packets"), "a packet count")?;
-    }
+    check_scalars(&schema::LINK, link, path)?;
+    check_queue(&link.queue, &path("queue"))?;
     check_loss(&link.loss, &|k| join(&path("loss"), k))?;
-    check_probability(link.corruption, &path("corruption"))?;
     check_changes(&link.changes, &path("changes"))
 }
 
@@ -268,30 +574,8 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
         ));
     }
     match &flow.app {
-        AppConfig::Cbr {
-            rate, size, count, ..
-        } => {
-            if rate.0 == 0 {
-                return Err(ConfigError::new(
-                    path("rate"),
-                    format_rate(*rate),
-                    "a rate > 0",
-                ));
-            }
-            if size.0 == 0 || size.0 > MAX_UDP_PAYLOAD {
-                return Err(ConfigError::new(
-                    path("size"),
-                    format_bytes(*size),
-                    "a UDP payload size in [1B, 65507B]",
-                ));
-            }
-            if *count == 0 {
-                return Err(ConfigError::new(
-                    path("count"),
-                    "0",
-                    "a number of datagrams >= 1",
-                ));
-            }
+        AppConfig::Cbr { count, .. } => {
+            check_scalars(&schema::CBR, &flow.app, path)?;
             check_toml_int(*count, &path("count"), "a number of datagrams")
         }
         AppConfig::QuicBulk(q) => q
@@ -300,13 +584,20 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
         AppConfig::QuicConnections { quic, connections } => {
             quic.validate()
                 .map_err(|(field, value, allowed)| ConfigError::new(path(field), value, allowed))?;
+            for (j, c) in connections.iter().enumerate() {
+                let item = path(&format!("connections[{j}]"));
+                check_scalars(&schema::CONNECTION, c, &|k| join(&item, k))?;
+            }
             check_connections(connections, path)
         }
     }
 }
 
 /// Rules of a `quic_connections` list (`docs/lifecycle.md`).
-fn check_connections(
+/// The rules of a `quic_connections` list besides each key's range (`docs/lifecycle.md`):
+/// at least one connection, not both `start` and `gap`, start times that do not go back,
+/// sizes that fit TOML integers.
+pub(crate) fn check_connections(
     connections: &[crate::config::workload::ConnectionSpec],
     path: PathFn,
 ) -> Result<(), ConfigError> {
@@ -320,13 +611,6 @@ fn check_connections(
     let mut last_start: Option<crate::time::SimTime> = None;
     for (j, c) in connections.iter().enumerate() {
         let at = |k: &str| path(&format!("connections[{j}].{k}"));
-        if c.streams == 0 {
-            return Err(ConfigError::new(
-                at("streams"),
-                "0",
-                "a number of streams >= 1",
-            ));
-        }
         if c.start.is_some() && c.gap.is_some() {
             return Err(ConfigError::new(
                 at("gap"),
@@ -409,27 +693,10 @@ impl Config {
     /// Resolved quantities (`"1BDP"` queues, flow durations) are already numbers in a
     /// `Config`, so the rules about them live in [`crate::scenario`].
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.runs == 0 {
-            return Err(ConfigError::new("runs", "0", "an integer >= 1"));
-        }
-        if self.sim.time_limit.0 == 0 {
-            return Err(ConfigError::new(
-                "sim.time_limit",
-                format_duration(self.sim.time_limit),
-                "a time > 0",
-            ));
-        }
-        if self.sim.max_events == 0 {
-            return Err(ConfigError::new("sim.max_events", "0", "an integer >= 1"));
-        }
+        check_field(schema::TOP.field("runs"), self.runs as u64, "runs")?;
+        check_scalars(&schema::SIM, &self.sim, &|k| join("sim", k))?;
         check_toml_int(self.sim.max_events, "sim.max_events", "an integer")?;
-        if self.output.sample_interval.0 == 0 {
-            return Err(ConfigError::new(
-                "output.sample_interval",
-                format_duration(self.output.sample_interval),
-                "a time > 0",
-            ));
-        }
+        check_scalars(&schema::OUTPUT, &self.output, &|k| join("output", k))?;
         let link_path = |base: String| move |k: &str| join(&base, k);
         let pairs = match &self.topology {
             Topology::TwoHosts {
@@ -448,13 +715,11 @@ impl Config {
                 bottleneck_reverse,
                 handovers,
             } => {
-                if pairs.is_empty() || pairs.len() > MAX_PAIRS {
-                    return Err(ConfigError::new(
-                        "topology.pairs",
-                        pairs.len().to_string(),
-                        format!("1 to {MAX_PAIRS} pairs"),
-                    ));
-                }
+                check_field(
+                    schema::DUMBBELL.field("pairs"),
+                    pairs.len() as u64,
+                    "topology.pairs",
+                )?;
                 check_link(
                     bottleneck_forward,
                     &link_path("topology.bottleneck_forward".into()),
@@ -504,18 +769,11 @@ mod tests {
 
     fn link() -> LinkConfig {
         LinkConfig {
-            rate: Rate(10_000_000),
-            delay: SimDuration::from_millis(10),
-            overhead: Bytes(28),
             queue: QueueLimit {
                 bytes: Some(25_000),
                 packets: None,
             },
-            loss: LossModel::None,
-            loss_position: LossPosition::Ingress,
-            corruption: 0.0,
-            jitter: None,
-            changes: vec![],
+            ..LinkConfig::new(Rate(10_000_000), SimDuration::from_millis(10))
         }
     }
 

@@ -1,45 +1,37 @@
-//! From a raw TOML document (sweep already applied) to a validated [`Config`]: defaults,
-//! link layering, `"xBDP"` queues, loss-model spellings, flow durations.
+//! From a raw TOML document (sweep already applied) to a validated [`Config`].
+//!
+//! Every table is read against its descriptors ([`super::schema`]) by [`Read`]: unknown
+//! keys, units, ranges and defaults come from there, and each value is parsed and checked
+//! once, at the key where it was written. What the descriptors cannot say is done here as
+//! table pre-passes: link layering (`link` then `forward` / `reverse`, dumbbell `access`,
+//! `client_access` / `server_access`, `[[topology.pair]]`, handovers), `"xBDP"` queues
+//! (resolved once the round trip is known), the loss-model spellings and CBR durations.
+//! The rules that tie keys together are the shared ones of [`crate::validate`].
 
 use super::raw::*;
+use super::schema::{
+    self, DefaultValue, CBR, CHANGE, CONNECTION, DUMBBELL, FLOW, FLOW_KINDS, HANDOVER, JITTER,
+    LINK, LOSS_BERNOULLI, LOSS_FOUR_STATE, LOSS_GILBERT_ELLIOTT, LOSS_MODELS, LOSS_NONE,
+    LOSS_PERIODIC, OUTPUT, PAIR, QUEUE, QUIC, QUIC_CONNECTIONS, SIM, TOP, TWO_HOSTS,
+};
 use crate::config::{
-    AddressChange, AppConfig, Config, Direction, FlowConfig, Handover, Jitter, JitterDistribution,
-    LinkChange, LinkConfig, LossModel, LossPosition, OutputConfig, PairLinks, QueueLimit,
-    SimLimits, Topology,
+    AppConfig, Config, FlowConfig, Handover, Jitter, JitterDistribution, LinkChange, LinkConfig,
+    LossModel, OutputConfig, PairLinks, QueueLimit, SimLimits, Topology,
 };
 use crate::time::{SimDuration, SimTime};
 use crate::units::{format_duration, format_rate, parse_bytes, Bytes, Rate};
 use crate::validate::{
-    check_changes, check_flow, check_link, check_loss, join, ConfigError, MAX_PAIRS, MAX_TOML_INT,
+    check_change_rules, check_changes_order, check_connections, check_loss_rules, check_queue,
+    join, ConfigError, MAX_TOML_INT,
 };
 use std::collections::BTreeMap;
 use toml::{Table, Value};
 
-/// Defaults documented in `docs/scenario-format.md`.
+/// Defaults that no single key's descriptor holds.
 pub(super) mod defaults {
     use crate::time::SimDuration;
-    use crate::units::{Bytes, Rate};
-    /// `name`.
-    pub const NAME: &str = "scenario";
-    /// `seed`.
-    pub const SEED: u64 = 1;
-    /// `runs`.
-    pub const RUNS: u32 = 1;
-    /// `sim.time_limit`.
-    pub const TIME_LIMIT: SimDuration = SimDuration::from_secs(600);
-    /// `sim.max_events`.
-    pub const MAX_EVENTS: u64 = 100_000_000;
-    /// `output.sample_interval`.
-    pub const SAMPLE_INTERVAL: SimDuration = SimDuration::from_millis(10);
-    /// two_hosts links and the dumbbell bottleneck: rate, delay.
-    pub const CORE: (Rate, SimDuration) = (Rate(100_000_000), SimDuration::from_millis(10));
-    /// Dumbbell access links: rate, delay.
-    pub const ACCESS: (Rate, SimDuration) = (Rate(1_000_000_000), SimDuration::from_millis(1));
-    /// Link `overhead` (IPv4 + UDP headers).
-    pub const OVERHEAD: Bytes = Bytes(28);
-    /// CBR datagram `size`.
-    pub const CBR_SIZE: Bytes = Bytes(1200);
-    /// CBR `duration` when neither `duration` nor `count` is given.
+    /// CBR `duration` when neither `duration` nor `count` is given (the CBR descriptor's
+    /// `duration` help says so).
     pub const CBR_DURATION: SimDuration = SimDuration::from_secs(10);
     /// Bytes a CBR datagram counts for in its `rate`, besides its payload (IPv4 + UDP).
     pub const CBR_HEADER: u64 = 28;
@@ -49,39 +41,46 @@ const QUEUE_EXPECTED: &str = "\"1BDP\" or \"0.5BDP\" (a multiple of the path's b
 const JITTER_EXPECTED: &str = "a time such as \"5ms\" (uniform, no reordering) or a table { amount = \"5ms\", distribution = \"uniform\" | \"normal\", reorder = true | false }";
 const LOSS_EXPECTED: &str = "a loss probability (0.02 or \"2%\" = Bernoulli), \"none\", or a table with model = \"none\" | \"bernoulli\" | \"periodic\" | \"gilbert_elliott\" | \"four_state\"";
 const GEMODEL_EXPECTED: &str = "netem's gemodel string \"p r 1-h 1-k\": four percentages in [0, 100] separated by spaces, e.g. \"0.125 12.5 50 4.5\"";
-const LOSS_MODELS: &[&str] = &[
-    "none",
-    "bernoulli",
-    "periodic",
-    "gilbert_elliott",
-    "four_state",
-];
-/// Flow kinds. A new kind = a raw struct in `raw.rs`, an entry here and an arm in
-/// [`parse_flow`].
-const FLOW_KINDS: &[&str] = &["cbr", "quic_bulk", "quic_connections"];
+
+/// The `one of "a", "b"` text of a list of choices.
+fn one_of(choices: &[&str]) -> String {
+    let list: Vec<String> = choices.iter().map(|c| format!("\"{c}\"")).collect();
+    format!("one of {}", list.join(", "))
+}
+
+/// A typed value's canonical TOML form (its serde form), for the typed struct it goes into.
+fn canon<T: serde::Serialize>(x: &T, path: &str) -> Result<Value, ConfigError> {
+    Value::try_from(x).map_err(|e| {
+        ConfigError::new(
+            path,
+            "",
+            format!("a value that can be written as TOML ({e})"),
+        )
+    })
+}
+
+// ---------------------------------------------------------------- links
 
 /// The link tables that apply to one link, least specific first, each with its path.
 #[derive(Clone, Default)]
-struct Layers(Vec<(RawLink, String)>);
+struct Layers(Vec<(Table, String)>);
 
 impl Layers {
-    /// Adds the table `v` (if present) as the most specific layer.
-    fn push(&mut self, v: &Option<Value>, path: &str) -> Result<(), ConfigError> {
+    /// Adds the link table `v` (if present) as the most specific layer. Its keys are checked
+    /// here, once, whatever the number of links it applies to.
+    fn push(&mut self, v: Option<&Value>, path: &str) -> Result<(), ConfigError> {
         if let Some(v) = v {
-            self.0.push((
-                from_value::<RawLink>(v, path, "a link table")?,
-                path.to_string(),
-            ));
+            let Value::Table(t) = v else {
+                return Err(ConfigError::new(
+                    path,
+                    render(v),
+                    format!("a table ({})", LINK.what),
+                ));
+            };
+            check_keys(t, path, &[&LINK])?;
+            self.0.push((t.clone(), path.to_string()));
         }
         Ok(())
-    }
-
-    /// The most specific value of `key` and the path it was written at.
-    fn get(&self, key: &str, f: fn(&RawLink) -> &Option<Value>) -> Option<(&Value, String)> {
-        self.0
-            .iter()
-            .rev()
-            .find_map(|(l, p)| f(l).as_ref().map(|v| (v, join(p, key))))
     }
 
     /// The same layers without their `changes` (a new link does not inherit the schedule of
@@ -90,14 +89,33 @@ impl Layers {
         Layers(
             self.0
                 .iter()
-                .map(|(l, p)| {
-                    let mut l = l.clone();
-                    l.changes = None;
-                    (l, p.clone())
+                .map(|(t, p)| {
+                    let mut t = t.clone();
+                    t.remove("changes");
+                    (t, p.clone())
                 })
                 .collect(),
         )
     }
+}
+
+/// The default link of a place: the default of key `key` of `table` as its descriptor
+/// writes it (`{ rate = "100Mbps", delay = "10ms" }` for the two_hosts `link`), completed
+/// with the defaults of the link keys' own descriptors. Parsed once per topology.
+fn place(table: &schema::Table, key: &str) -> Table {
+    let mut t = match table.field(key).default {
+        DefaultValue::Value(text) => match default_value(text) {
+            Value::Table(t) => t,
+            _ => Table::new(),
+        },
+        _ => Table::new(),
+    };
+    for f in LINK.fields {
+        if let DefaultValue::Value(text) = f.default {
+            t.entry(f.name).or_insert_with(|| default_value(text));
+        }
+    }
+    t
 }
 
 /// How many bytes a queue holds, before the path's RTT is known.
@@ -119,9 +137,12 @@ struct QueueSpec {
     packets: Option<u64>,
 }
 
-/// A link whose queue is not resolved yet, with the path every key came from.
+/// A link whose queue is not resolved yet: the canonical values of its other keys, and the
+/// path every key came from.
 struct PartLink {
-    link: LinkConfig,
+    keys: Table,
+    rate: Rate,
+    delay: SimDuration,
     queue: QueueSpec,
     paths: BTreeMap<&'static str, String>,
     canonical: String,
@@ -135,11 +156,8 @@ impl PartLink {
             .unwrap_or_else(|| join(&self.canonical, key))
     }
 
-    /// Resolves the queue with the round trip `rtt` of the path the link is on, and checks
-    /// the link.
+    /// Resolves the queue with the round trip `rtt` of the path the link is on.
     fn resolve(mut self, rtt: SimDuration) -> Result<LinkConfig, ConfigError> {
-        // Check the link first (a rate of 0 is reported as such, not as a 0-byte BDP).
-        check_link(&self.link, &|k| self.path(k))?;
         let bytes = match self.queue.bytes.take() {
             None => None,
             Some(BytesSpec::Exact(b)) => Some(b),
@@ -149,21 +167,77 @@ impl PartLink {
                 path,
                 written,
             }) => Some(resolve_bdp(
-                mantissa,
-                frac,
-                self.link.rate,
-                rtt,
-                &path,
-                &written,
+                mantissa, frac, self.rate, rtt, &path, &written,
             )?),
         };
-        self.link.queue = QueueLimit {
+        let queue = QueueLimit {
             bytes,
             packets: self.queue.packets,
         };
-        check_link(&self.link, &|k| self.path(k))?;
-        Ok(self.link)
+        check_queue(&queue, &self.path("queue"))?;
+        self.keys
+            .insert("queue".into(), canon(&queue, &self.path("queue"))?);
+        typed(Value::Table(self.keys), &self.canonical)
     }
+}
+
+/// Merges the layers of one link key by key over the place's defaults (`place`, see
+/// [`place`]); `canonical` is the `Config` path of the link, used for keys no
+/// layer sets. Each key is read once, through its descriptor.
+fn build_link(layers: &Layers, place: &Table, canonical: &str) -> Result<PartLink, ConfigError> {
+    let mut keys = Table::new();
+    let mut paths = BTreeMap::new();
+    let mut queue = QueueSpec::default();
+    for f in LINK.fields {
+        let written = layers
+            .0
+            .iter()
+            .rev()
+            .find_map(|(t, p)| t.get(f.name).map(|v| (v.clone(), join(p, f.name))));
+        let from_layer = written.is_some();
+        let default = || place.get(f.name).cloned();
+        let Some((v, p)) = written.or_else(|| default().map(|v| (v, join(canonical, f.name))))
+        else {
+            continue;
+        };
+        if from_layer {
+            paths.insert(f.name, p.clone());
+        }
+        // Keys whose value is a table (or one of its spellings) have their own parser; every
+        // other key is read by its descriptor.
+        let value = match f.name {
+            "queue" => {
+                queue = parse_queue(&v, &p)?;
+                if !from_layer {
+                    if let Some(BytesSpec::Bdp { written, .. }) = &mut queue.bytes {
+                        *written = format!("{written} (the default)");
+                    }
+                }
+                continue;
+            }
+            "loss" => canon(&parse_loss(&v, &p)?, &p)?,
+            "jitter" => canon(&parse_jitter(&v, &p)?, &p)?,
+            "changes" => canon(&parse_changes(&v, &p)?, &p)?,
+            _ => read(f, &v, &p)?,
+        };
+        keys.insert(f.name.to_string(), value);
+    }
+    let rate: Rate = typed(
+        keys.get("rate").cloned().unwrap_or(Value::Integer(0)),
+        canonical,
+    )?;
+    let delay: SimDuration = typed(
+        keys.get("delay").cloned().unwrap_or(Value::Integer(0)),
+        canonical,
+    )?;
+    Ok(PartLink {
+        keys,
+        rate,
+        delay,
+        queue,
+        paths,
+        canonical: canonical.to_string(),
+    })
 }
 
 /// floor(mantissa / 10^frac × rate × rtt / 8 s), exactly.
@@ -206,89 +280,6 @@ fn resolve_bdp(
     Ok(bytes as u64)
 }
 
-/// Merges the layers of one link; `canonical` is the `Config` path of the link, used for
-/// keys no layer sets.
-fn build_link(
-    layers: &Layers,
-    defaults: (Rate, SimDuration),
-    canonical: &str,
-) -> Result<PartLink, ConfigError> {
-    let mut paths = BTreeMap::new();
-    let mut get = |key: &'static str, f: fn(&RawLink) -> &Option<Value>| {
-        let found = layers.get(key, f);
-        if let Some((_, p)) = &found {
-            paths.insert(key, p.clone());
-        }
-        found
-    };
-    let rate = match get("rate", |l| &l.rate) {
-        Some((v, p)) => get_rate(v, &p)?,
-        None => defaults.0,
-    };
-    let delay = match get("delay", |l| &l.delay) {
-        Some((v, p)) => get_duration(v, &p)?,
-        None => defaults.1,
-    };
-    let overhead = match get("overhead", |l| &l.overhead) {
-        Some((v, p)) => get_bytes(v, &p)?,
-        None => defaults::OVERHEAD,
-    };
-    let queue = match get("queue", |l| &l.queue) {
-        Some((v, p)) => parse_queue(v, &p)?,
-        None => QueueSpec {
-            bytes: Some(BytesSpec::Bdp {
-                mantissa: 1,
-                frac: 0,
-                path: join(canonical, "queue"),
-                written: "1BDP (the default)".into(),
-            }),
-            packets: None,
-        },
-    };
-    let loss = match get("loss", |l| &l.loss) {
-        Some((v, p)) => parse_loss(v, &p)?,
-        None => LossModel::None,
-    };
-    let loss_position = match get("loss_position", |l| &l.loss_position) {
-        Some((v, p)) => match get_choice(v, &p, &["ingress", "egress"])? {
-            "egress" => LossPosition::Egress,
-            _ => LossPosition::Ingress,
-        },
-        None => LossPosition::Ingress,
-    };
-    let corruption = match get("corruption", |l| &l.corruption) {
-        Some((v, p)) => get_prob(v, &p)?,
-        None => 0.0,
-    };
-    let jitter = match get("jitter", |l| &l.jitter) {
-        Some((v, p)) => Some(parse_jitter(v, &p)?),
-        None => None,
-    };
-    let changes = match get("changes", |l| &l.changes) {
-        Some((v, p)) => parse_changes(v, &p)?,
-        None => Vec::new(),
-    };
-    Ok(PartLink {
-        link: LinkConfig {
-            rate,
-            delay,
-            overhead,
-            queue: QueueLimit {
-                bytes: None,
-                packets: None,
-            },
-            loss,
-            loss_position,
-            corruption,
-            jitter,
-            changes,
-        },
-        queue,
-        paths,
-        canonical: canonical.to_string(),
-    })
-}
-
 fn parse_queue_bytes(s: &str, path: &str) -> Result<BytesSpec, ConfigError> {
     let t = s.trim();
     if let Some(m) = t.strip_suffix("BDP") {
@@ -323,29 +314,24 @@ fn parse_queue(v: &Value, path: &str) -> Result<QueueSpec, ConfigError> {
             packets: Some(*n as u64),
         }),
         Value::Table(_) => {
-            let raw: RawQueue = from_value(v, path, "a queue table")?;
-            let bytes_path = join(path, "bytes");
-            let bytes = match &raw.bytes {
+            let r = Read::open(v, path, &[&QUEUE])?;
+            let bytes_path = r.at("bytes");
+            let bytes = match r.raw("bytes") {
                 None => None,
                 Some(Value::String(s)) => Some(parse_queue_bytes(s, &bytes_path)?),
                 Some(Value::Integer(n)) if *n >= 0 => Some(BytesSpec::Exact(*n as u64)),
-                Some(other) => return Err(ConfigError::new(
-                    bytes_path,
-                    render(other),
-                    "\"1BDP\" / \"0.5BDP\", a size such as \"64KB\", or an integer number of bytes",
-                )),
+                Some(other) => {
+                    return Err(ConfigError::new(
+                        bytes_path,
+                        render(other),
+                        QUEUE.field("bytes").allowed,
+                    ))
+                }
             };
-            let packets = match &raw.packets {
-                None => None,
-                Some(p) => Some(get_int(
-                    p,
-                    &join(path, "packets"),
-                    0,
-                    i64::MAX,
-                    "an integer number of packets >= 0",
-                )? as u64),
-            };
-            Ok(QueueSpec { bytes, packets })
+            Ok(QueueSpec {
+                bytes,
+                packets: r.get("packets")?,
+            })
         }
         _ => Err(ConfigError::new(path, render(v), QUEUE_EXPECTED)),
     }
@@ -388,127 +374,85 @@ fn parse_gemodel(v: &Value, path: &str) -> Result<(f64, f64, f64, f64), ConfigEr
 }
 
 fn parse_loss(v: &Value, path: &str) -> Result<LossModel, ConfigError> {
-    let table = match v {
-        Value::Float(_) | Value::Integer(_) => {
-            return Ok(LossModel::Bernoulli {
-                p: get_prob(v, path)?,
-            })
-        }
+    // The Bernoulli shorthand: its `p`, written at the loss key itself.
+    let bernoulli = || -> Result<LossModel, ConfigError> {
+        Ok(LossModel::Bernoulli {
+            p: typed(read(LOSS_BERNOULLI.field("p"), v, path)?, path)?,
+        })
+    };
+    match v {
+        Value::Float(_) | Value::Integer(_) => return bernoulli(),
         Value::String(s) if s.trim() == "none" => return Ok(LossModel::None),
         Value::String(s) => {
             return match parse_percent(s) {
-                Some(_) => Ok(LossModel::Bernoulli {
-                    p: get_prob(v, path)?,
-                }),
+                Some(_) => bernoulli(),
                 None => Err(ConfigError::new(path, s, LOSS_EXPECTED)),
             }
         }
-        Value::Table(t) => t,
+        Value::Table(_) => {}
         _ => return Err(ConfigError::new(path, render(v), LOSS_EXPECTED)),
-    };
+    }
     let model_path = join(path, "model");
-    let model = match table.get("model") {
+    let model = match v.get("model") {
         Some(m) => get_choice(m, &model_path, LOSS_MODELS)?,
         None => {
             return Err(ConfigError::new(
                 model_path,
                 MISSING,
-                "one of \"none\", \"bernoulli\", \"periodic\", \"gilbert_elliott\", \"four_state\" (required in a loss table)",
+                format!("{} (required in a loss table)", one_of(LOSS_MODELS)),
             ))
         }
     };
-    let at = |k: &str| join(path, k);
-    let prob = |v: &Option<Value>, k: &str, what: &str| -> Result<f64, ConfigError> {
-        get_prob(required(v, &at(k), what)?, &at(k))
-    };
-    let model =
-        match model {
-            "none" => {
-                from_value::<RawLossNone>(v, path, "a loss table of model none")?;
-                LossModel::None
-            }
-            "bernoulli" => {
-                let raw: RawBernoulli = from_value(v, path, "a loss table of model bernoulli")?;
-                LossModel::Bernoulli {
-                    p: prob(&raw.p, "p", "the loss probability")?,
-                }
-            }
-            "periodic" => {
-                let raw: RawPeriodic = from_value(v, path, "a loss table of model periodic")?;
-                let every = get_int(
-                    required(&raw.every, &at("every"), "an integer >= 1")?,
-                    &at("every"),
-                    1,
-                    i64::MAX,
-                    "an integer >= 1 (every n-th packet is lost)",
-                )? as u64;
-                let offset = match &raw.offset {
-                    Some(o) => get_int(
-                        o,
-                        &at("offset"),
-                        0,
-                        i64::MAX,
-                        &format!("an integer in [0, every - 1] = [0, {}]", every - 1),
-                    )? as u64,
-                    // Default: the every-th packet (1-based) is lost, so `every = 200` loses
-                    // packets 200, 400, ... and never the very first one.
-                    None => every - 1,
-                };
-                LossModel::Periodic { every, offset }
-            }
-            "gilbert_elliott" => {
-                let raw: RawGilbertElliott =
-                    from_value(v, path, "a loss table of model gilbert_elliott")?;
-                if let Some(g) = &raw.gemodel {
-                    let canonical = [("p", &raw.p), ("r", &raw.r), ("k", &raw.k), ("h", &raw.h)];
-                    if let Some((k, _)) = canonical.iter().find(|(_, v)| v.is_some()) {
-                        return Err(ConfigError::new(
-                            at("gemodel"),
-                            render(g),
-                            format!(
+    let model = match model {
+        "none" => {
+            Read::open(v, path, &[&LOSS_NONE])?;
+            LossModel::None
+        }
+        "bernoulli" => Read::open(v, path, &[&LOSS_BERNOULLI])?.deserialize(Table::new())?,
+        "periodic" => {
+            let r = Read::open(v, path, &[&LOSS_PERIODIC])?;
+            let every: u64 = r.req("every")?;
+            let offset = match r.raw("offset") {
+                // Its range depends on `every`.
+                Some(o) => get_int(
+                    o,
+                    &r.at("offset"),
+                    0,
+                    every as i64 - 1,
+                    &format!("an integer in [0, every - 1] = [0, {}]", every - 1),
+                )? as u64,
+                // Default: the every-th packet (1-based) is lost, so `every = 200` loses
+                // packets 200, 400, ... and never the very first one.
+                None => every - 1,
+            };
+            LossModel::Periodic { every, offset }
+        }
+        "gilbert_elliott" => {
+            let r = Read::open(v, path, &[&LOSS_GILBERT_ELLIOTT])?;
+            if let Some(g) = r.raw("gemodel") {
+                if let Some(k) = ["p", "r", "k", "h"].iter().find(|k| r.raw(k).is_some()) {
+                    return Err(ConfigError::new(
+                        r.at("gemodel"),
+                        render(g),
+                        format!(
                             "either gemodel or the keys p, r, k, h, not both (`{k}` is also given)"
                         ),
-                        ));
-                    }
-                    let (p, r, k, h) = parse_gemodel(g, &at("gemodel"))?;
-                    let model = LossModel::GilbertElliott { p, r, k, h };
-                    let gpath = at("gemodel");
-                    check_loss(&model, &|_| gpath.clone()).map_err(|mut e| {
-                        e.value = render(g);
-                        e
-                    })?;
-                    return Ok(model);
+                    ));
                 }
-                LossModel::GilbertElliott {
-                    p: prob(&raw.p, "p", "P(Good -> Bad), a probability")?,
-                    r: prob(&raw.r, "r", "P(Bad -> Good), a probability")?,
-                    k: match &raw.k {
-                        Some(k) => get_prob(k, &at("k"))?,
-                        None => 1.0,
-                    },
-                    h: match &raw.h {
-                        Some(h) => get_prob(h, &at("h"))?,
-                        None => 0.0,
-                    },
-                }
+                let (p, rr, k, h) = parse_gemodel(g, &r.at("gemodel"))?;
+                let model = LossModel::GilbertElliott { p, r: rr, k, h };
+                let gpath = r.at("gemodel");
+                check_loss_rules(&model, &|_| gpath.clone()).map_err(|mut e| {
+                    e.value = render(g);
+                    e
+                })?;
+                return Ok(model);
             }
-            "four_state" => {
-                let raw: RawFourState = from_value(v, path, "a loss table of model four_state")?;
-                LossModel::FourState {
-                    p13: prob(&raw.p13, "p13", "P(1 -> 3), a probability")?,
-                    p31: prob(&raw.p31, "p31", "P(3 -> 1), a probability")?,
-                    p32: prob(&raw.p32, "p32", "P(3 -> 2), a probability")?,
-                    p23: prob(&raw.p23, "p23", "P(2 -> 3), a probability")?,
-                    p14: prob(&raw.p14, "p14", "P(1 -> 4), a probability")?,
-                }
-            }
-            other => return Err(ConfigError::new(
-                model_path,
-                other,
-                "one of \"none\", \"bernoulli\", \"periodic\", \"gilbert_elliott\", \"four_state\"",
-            )),
-        };
-    check_loss(&model, &|k| join(path, k))?;
+            r.deserialize(Table::new())?
+        }
+        _ => Read::open(v, path, &[&LOSS_FOUR_STATE])?.deserialize(Table::new())?,
+    };
+    check_loss_rules(&model, &|k| join(path, k))?;
     Ok(model)
 }
 
@@ -520,32 +464,7 @@ fn parse_jitter(v: &Value, path: &str) -> Result<Jitter, ConfigError> {
                 .map_err(|e| ConfigError::new(path, e.value, JITTER_EXPECTED))?,
             reorder: false,
         }),
-        Value::Table(_) => {
-            let raw: RawJitter = from_value(v, path, "a jitter table")?;
-            let amount_path = join(path, "amount");
-            let amount = get_duration(
-                required(&raw.amount, &amount_path, &time_expected())?,
-                &amount_path,
-            )?;
-            let distribution = match &raw.distribution {
-                Some(d) => {
-                    match get_choice(d, &join(path, "distribution"), &["uniform", "normal"])? {
-                        "normal" => JitterDistribution::Normal,
-                        _ => JitterDistribution::Uniform,
-                    }
-                }
-                None => JitterDistribution::Uniform,
-            };
-            let reorder = match &raw.reorder {
-                Some(r) => get_bool(r, &join(path, "reorder"))?,
-                None => false,
-            };
-            Ok(Jitter {
-                distribution,
-                amount,
-                reorder,
-            })
-        }
+        Value::Table(_) => Read::open(v, path, &[&JITTER])?.deserialize(Table::new()),
         _ => Err(ConfigError::new(path, render(v), JITTER_EXPECTED)),
     }
 }
@@ -561,34 +480,17 @@ fn parse_changes(v: &Value, path: &str) -> Result<Vec<LinkChange>, ConfigError> 
     let mut changes = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let p = format!("{path}[{i}]");
-        let raw: RawChange = from_value(item, &p, "a link change")?;
-        let at_path = join(&p, "at");
-        let at = get_time(required(&raw.at, &at_path, &time_expected())?, &at_path)?;
-        changes.push(LinkChange {
-            at,
-            rate: raw
-                .rate
-                .as_ref()
-                .map(|r| get_rate(r, &join(&p, "rate")))
-                .transpose()?,
-            delay: raw
-                .delay
-                .as_ref()
-                .map(|d| get_duration(d, &join(&p, "delay")))
-                .transpose()?,
-            loss: raw
-                .loss
-                .as_ref()
-                .map(|l| parse_loss(l, &join(&p, "loss")))
-                .transpose()?,
-            corruption: raw
-                .corruption
-                .as_ref()
-                .map(|c| get_prob(c, &join(&p, "corruption")))
-                .transpose()?,
-        });
+        let r = Read::open(item, &p, &[&CHANGE])?;
+        let mut extra = Table::new();
+        if let Some(l) = r.raw("loss") {
+            let lp = r.at("loss");
+            extra.insert("loss".into(), canon(&parse_loss(l, &lp)?, &lp)?);
+        }
+        let change: LinkChange = r.deserialize(extra)?;
+        check_change_rules(&change, &|k| join(&p, k))?;
+        changes.push(change);
     }
-    check_changes(&changes, path)?;
+    check_changes_order(&changes, path)?;
     Ok(changes)
 }
 
@@ -597,6 +499,11 @@ fn pair_allowed(pairs: usize) -> String {
         "a pair index in [0, {}] (the topology has {pairs} pair(s))",
         pairs.saturating_sub(1)
     )
+}
+
+/// A pair index `< pairs` written at `path`.
+fn get_pair(v: &Value, path: &str, pairs: usize) -> Result<usize, ConfigError> {
+    Ok(get_int(v, path, 0, pairs as i64 - 1, &pair_allowed(pairs))? as usize)
 }
 
 fn array_of_tables<'v>(v: &'v Value, path: &str, what: &str) -> Result<&'v [Value], ConfigError> {
@@ -615,7 +522,7 @@ struct PendingHandover {
     index: usize,
     at: SimTime,
     pair: usize,
-    address: AddressChange,
+    address: crate::config::AddressChange,
     link: Option<Value>,
     forward: Option<Value>,
     reverse: Option<Value>,
@@ -626,10 +533,10 @@ struct PendingHandover {
 struct HandoverCtx {
     current: Vec<(Layers, Layers)>,
     rest_rtt: Vec<SimDuration>,
-    defaults: (Rate, SimDuration),
+    place: Table,
 }
 
-fn parse_handovers(v: &Option<Value>, mut ctx: HandoverCtx) -> Result<Vec<Handover>, ConfigError> {
+fn parse_handovers(v: Option<&Value>, mut ctx: HandoverCtx) -> Result<Vec<Handover>, ConfigError> {
     let Some(v) = v else {
         return Ok(Vec::new());
     };
@@ -638,35 +545,20 @@ fn parse_handovers(v: &Option<Value>, mut ctx: HandoverCtx) -> Result<Vec<Handov
     let mut pending = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let p = format!("topology.handovers[{i}]");
-        let raw: RawHandover = from_value(item, &p, "a handover")?;
-        let at_path = join(&p, "at");
-        let at = get_time(required(&raw.at, &at_path, &time_expected())?, &at_path)?;
-        let pair = match &raw.pair {
-            Some(x) => get_int(
-                x,
-                &join(&p, "pair"),
-                0,
-                pairs as i64 - 1,
-                &pair_allowed(pairs),
-            )? as usize,
+        let r = Read::open(item, &p, &[&HANDOVER])?;
+        let at = r.req("at")?;
+        let pair = match r.raw("pair") {
+            Some(x) => get_pair(x, &r.at("pair"), pairs)?,
             None => 0,
-        };
-        let address = match &raw.address {
-            Some(a) => match get_choice(a, &join(&p, "address"), &["ip", "port", "none"])? {
-                "port" => AddressChange::Port,
-                "none" => AddressChange::None,
-                _ => AddressChange::Ip,
-            },
-            None => AddressChange::Ip,
         };
         pending.push(PendingHandover {
             index: i,
             at,
             pair,
-            address,
-            link: raw.link,
-            forward: raw.forward,
-            reverse: raw.reverse,
+            address: r.req("address")?,
+            link: r.raw("link").cloned(),
+            forward: r.raw("forward").cloned(),
+            reverse: r.raw("reverse").cloned(),
         });
     }
     pending.sort_by_key(|h| (h.at, h.index));
@@ -691,17 +583,16 @@ fn parse_handovers(v: &Option<Value>, mut ctx: HandoverCtx) -> Result<Vec<Handov
         let p = format!("topology.handovers[{}]", h.index);
         let (cur_f, cur_r) = &ctx.current[h.pair];
         let mut fl = cur_f.without_changes();
-        fl.push(&h.link, &join(&p, "link"))?;
-        fl.push(&h.forward, &join(&p, "forward"))?;
+        fl.push(h.link.as_ref(), &join(&p, "link"))?;
+        fl.push(h.forward.as_ref(), &join(&p, "forward"))?;
         let mut rl = cur_r.without_changes();
-        rl.push(&h.link, &join(&p, "link"))?;
-        rl.push(&h.reverse, &join(&p, "reverse"))?;
-        let f = build_link(&fl, ctx.defaults, &join(&p, "forward"))?;
-        let r = build_link(&rl, ctx.defaults, &join(&p, "reverse"))?;
+        rl.push(h.link.as_ref(), &join(&p, "link"))?;
+        rl.push(h.reverse.as_ref(), &join(&p, "reverse"))?;
+        let f = build_link(&fl, &ctx.place, &join(&p, "forward"))?;
+        let r = build_link(&rl, &ctx.place, &join(&p, "reverse"))?;
         let rtt = f
-            .link
             .delay
-            .saturating_add(r.link.delay)
+            .saturating_add(r.delay)
             .saturating_add(ctx.rest_rtt[h.pair]);
         out.push(Handover {
             at: h.at,
@@ -716,24 +607,25 @@ fn parse_handovers(v: &Option<Value>, mut ctx: HandoverCtx) -> Result<Vec<Handov
 }
 
 fn two_hosts(v: &Value) -> Result<Topology, ConfigError> {
-    let raw: RawTwoHosts = from_value(v, "topology", "a two_hosts topology")?;
+    let r = Read::open(v, "topology", &[&TWO_HOSTS])?;
+    let core = place(&TWO_HOSTS, "link");
     let mut fl = Layers::default();
-    fl.push(&raw.link, "topology.link")?;
-    fl.push(&raw.forward, "topology.forward")?;
+    fl.push(r.raw("link"), "topology.link")?;
+    fl.push(r.raw("forward"), "topology.forward")?;
     let mut rl = Layers::default();
-    rl.push(&raw.link, "topology.link")?;
-    rl.push(&raw.reverse, "topology.reverse")?;
-    let f = build_link(&fl, defaults::CORE, "topology.forward")?;
-    let r = build_link(&rl, defaults::CORE, "topology.reverse")?;
-    let rtt = f.link.delay.saturating_add(r.link.delay);
+    rl.push(r.raw("link"), "topology.link")?;
+    rl.push(r.raw("reverse"), "topology.reverse")?;
+    let f = build_link(&fl, &core, "topology.forward")?;
+    let rv = build_link(&rl, &core, "topology.reverse")?;
+    let rtt = f.delay.saturating_add(rv.delay);
     let forward = f.resolve(rtt)?;
-    let reverse = r.resolve(rtt)?;
+    let reverse = rv.resolve(rtt)?;
     let handovers = parse_handovers(
-        &raw.handovers,
+        r.raw("handovers"),
         HandoverCtx {
             current: vec![(fl, rl)],
             rest_rtt: vec![SimDuration::ZERO],
-            defaults: defaults::CORE,
+            place: core,
         },
     )?;
     Ok(Topology::TwoHosts {
@@ -744,30 +636,26 @@ fn two_hosts(v: &Value) -> Result<Topology, ConfigError> {
 }
 
 fn dumbbell(v: &Value) -> Result<Topology, ConfigError> {
-    let raw: RawDumbbell = from_value(v, "topology", "a dumbbell topology")?;
-    let pairs_allowed = format!("an integer number of client/server pairs in [1, {MAX_PAIRS}]");
-    let pairs = get_int(
-        required(&raw.pairs, "topology.pairs", &pairs_allowed)?,
-        "topology.pairs",
-        1,
-        MAX_PAIRS as i64,
-        &pairs_allowed,
-    )? as usize;
+    let r = Read::open(v, "topology", &[&DUMBBELL])?;
+    let pairs = r.req::<u64>("pairs")? as usize;
+    let core = place(&DUMBBELL, "bottleneck");
+    let access = place(&DUMBBELL, "access");
 
     let mut bfl = Layers::default();
-    bfl.push(&raw.bottleneck, "topology.bottleneck")?;
-    bfl.push(&raw.bottleneck_forward, "topology.bottleneck_forward")?;
+    bfl.push(r.raw("bottleneck"), "topology.bottleneck")?;
+    bfl.push(r.raw("bottleneck_forward"), "topology.bottleneck_forward")?;
     let mut brl = Layers::default();
-    brl.push(&raw.bottleneck, "topology.bottleneck")?;
-    brl.push(&raw.bottleneck_reverse, "topology.bottleneck_reverse")?;
+    brl.push(r.raw("bottleneck"), "topology.bottleneck")?;
+    brl.push(r.raw("bottleneck_reverse"), "topology.bottleneck_reverse")?;
     let mut client = Layers::default();
-    client.push(&raw.access, "topology.access")?;
-    client.push(&raw.client_access, "topology.client_access")?;
+    client.push(r.raw("access"), "topology.access")?;
+    client.push(r.raw("client_access"), "topology.client_access")?;
     let mut server = Layers::default();
-    server.push(&raw.access, "topology.access")?;
-    server.push(&raw.server_access, "topology.server_access")?;
+    server.push(r.raw("access"), "topology.access")?;
+    server.push(r.raw("server_access"), "topology.server_access")?;
 
     // Per-pair layers: [client_up, client_down, server_up, server_down].
+    let names = ["client_up", "client_down", "server_up", "server_down"];
     let mut layers: Vec<[Layers; 4]> = (0..pairs)
         .map(|_| {
             [
@@ -778,21 +666,17 @@ fn dumbbell(v: &Value) -> Result<Topology, ConfigError> {
             ]
         })
         .collect();
-    if let Some(entries) = &raw.pair {
+    if let Some(entries) = r.raw("pair") {
         let entries = array_of_tables(entries, "topology.pair", "[[topology.pair]]")?;
         let mut seen: Vec<Option<usize>> = vec![None; pairs];
         for (j, e) in entries.iter().enumerate() {
             let p = format!("topology.pair[{j}]");
-            let raw_e: RawPairEntry = from_value(e, &p, "a pair entry")?;
-            let ip = join(&p, "index");
-            let allowed = pair_allowed(pairs);
-            let i = get_int(
-                required(&raw_e.index, &ip, &allowed)?,
-                &ip,
-                0,
-                pairs as i64 - 1,
-                &allowed,
-            )? as usize;
+            let re = Read::open(e, &p, &[&PAIR])?;
+            let ip = re.at("index");
+            let index = re.raw("index").ok_or_else(|| {
+                ConfigError::new(&ip, MISSING, format!("{} (required)", pair_allowed(pairs)))
+            })?;
+            let i = get_pair(index, &ip, pairs)?;
             if let Some(prev) = seen[i] {
                 return Err(ConfigError::new(
                     ip,
@@ -801,42 +685,40 @@ fn dumbbell(v: &Value) -> Result<Topology, ConfigError> {
                 ));
             }
             seen[i] = Some(j);
-            let l = &mut layers[i];
-            l[0].push(&raw_e.client_up, &join(&p, "client_up"))?;
-            l[1].push(&raw_e.client_down, &join(&p, "client_down"))?;
-            l[2].push(&raw_e.server_up, &join(&p, "server_up"))?;
-            l[3].push(&raw_e.server_down, &join(&p, "server_down"))?;
+            for (k, name) in names.iter().enumerate() {
+                layers[i][k].push(re.raw(name), &re.at(name))?;
+            }
         }
     }
 
-    let bf = build_link(&bfl, defaults::CORE, "topology.bottleneck_forward")?;
-    let br = build_link(&brl, defaults::CORE, "topology.bottleneck_reverse")?;
-    let names = ["client_up", "client_down", "server_up", "server_down"];
+    let bf = build_link(&bfl, &core, "topology.bottleneck_forward")?;
+    let br = build_link(&brl, &core, "topology.bottleneck_reverse")?;
     let mut parts = Vec::with_capacity(pairs);
     for (i, l) in layers.iter().enumerate() {
         let mut four = Vec::with_capacity(4);
         for (k, name) in names.iter().enumerate() {
             four.push(build_link(
                 &l[k],
-                defaults::ACCESS,
+                &access,
                 &format!("topology.pairs[{i}].{name}"),
             )?);
         }
         parts.push(four);
     }
-    let core = bf.link.delay.saturating_add(br.link.delay);
+    let core_rtt = bf.delay.saturating_add(br.delay);
     let rtts: Vec<SimDuration> = parts
         .iter()
         .map(|f| {
             f.iter()
-                .fold(core, |acc, l| acc.saturating_add(l.link.delay))
+                .fold(core_rtt, |acc, l| acc.saturating_add(l.delay))
         })
         .collect();
     let rest_rtt: Vec<SimDuration> = parts
         .iter()
         .map(|f| {
-            core.saturating_add(f[2].link.delay)
-                .saturating_add(f[3].link.delay)
+            core_rtt
+                .saturating_add(f[2].delay)
+                .saturating_add(f[3].delay)
         })
         .collect();
     let bottleneck_forward = bf.resolve(rtts[0])?;
@@ -863,11 +745,11 @@ fn dumbbell(v: &Value) -> Result<Topology, ConfigError> {
     }
     let current = layers.into_iter().map(|[cu, cd, _, _]| (cu, cd)).collect();
     let handovers = parse_handovers(
-        &raw.handovers,
+        r.raw("handovers"),
         HandoverCtx {
             current,
             rest_rtt,
-            defaults: defaults::ACCESS,
+            place: access,
         },
     )?;
     Ok(Topology::Dumbbell {
@@ -878,29 +760,23 @@ fn dumbbell(v: &Value) -> Result<Topology, ConfigError> {
     })
 }
 
-fn parse_topology(v: &Option<Value>) -> Result<(Topology, usize), ConfigError> {
-    let v = required(
-        v,
-        "topology",
-        "a [topology] table with kind = \"two_hosts\" or \"dumbbell\"",
-    )?;
+fn parse_topology(v: Option<&Value>) -> Result<(Topology, usize), ConfigError> {
+    let allowed = "a [topology] table with kind = \"two_hosts\" or \"dumbbell\"";
+    let v =
+        v.ok_or_else(|| ConfigError::new("topology", MISSING, format!("{allowed} (required)")))?;
     let Value::Table(t) = v else {
-        return Err(ConfigError::new(
-            "topology",
-            render(v),
-            "a [topology] table with kind = \"two_hosts\" or \"dumbbell\"",
-        ));
+        return Err(ConfigError::new("topology", render(v), allowed));
     };
-    let kinds = ["two_hosts", "dumbbell"];
-    let kind = get_choice(
-        required(
-            &t.get("kind").cloned(),
-            "topology.kind",
-            "one of \"two_hosts\", \"dumbbell\"",
-        )?,
-        "topology.kind",
-        &kinds,
-    )?;
+    let kind = match t.get("kind") {
+        Some(k) => get_choice(k, "topology.kind", TWO_HOSTS.field("kind").choices)?,
+        None => {
+            return Err(ConfigError::new(
+                "topology.kind",
+                MISSING,
+                format!("{} (required)", one_of(TWO_HOSTS.field("kind").choices)),
+            ))
+        }
+    };
     let topology = match kind {
         "dumbbell" => dumbbell(v)?,
         _ => two_hosts(v)?,
@@ -925,88 +801,44 @@ pub(super) fn cbr_count(duration: SimDuration, rate: Rate, size: Bytes) -> Optio
     Some(num.div_ceil(den))
 }
 
-/// The keys every flow kind shares: `pair` (default 0; its range is checked against the
-/// topology in `check_flow`) and `background` (default false).
-fn flow_placement(
-    pair: &Option<Value>,
-    background: &Option<Value>,
-    path: &str,
-    pairs: usize,
-) -> Result<(usize, bool), ConfigError> {
-    let pair = match pair {
-        Some(p) => get_int(p, &join(path, "pair"), 0, i64::MAX, &pair_allowed(pairs))? as usize,
+/// The keys every flow kind shares: `pair` (its range is the topology's) and `background`.
+fn flow_placement(r: &Read, pairs: usize) -> Result<(usize, bool), ConfigError> {
+    let pair = match r.raw("pair") {
+        Some(p) => get_pair(p, &r.at("pair"), pairs)?,
         None => 0,
     };
-    let background = match background {
-        Some(b) => get_bool(b, &join(path, "background"))?,
-        None => false,
-    };
-    Ok((pair, background))
+    Ok((pair, r.req("background")?))
 }
 
 fn parse_cbr(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigError> {
-    let raw: RawCbr = from_value(v, path, "a cbr flow")?;
-    let at = |k: &str| join(path, k);
-    let (pair, background) = flow_placement(&raw.pair, &raw.background, path, pairs)?;
-    let direction = match &raw.direction {
-        Some(d) => match get_choice(d, &at("direction"), &["up", "down"])? {
-            "down" => Direction::Down,
-            _ => Direction::Up,
-        },
-        None => Direction::Up,
-    };
-    let rate = get_rate(
-        required(&raw.rate, &at("rate"), "a rate > 0 such as \"1Mbps\"")?,
-        &at("rate"),
-    )?;
-    let size = match &raw.size {
-        Some(s) => get_bytes(s, &at("size"))?,
-        None => defaults::CBR_SIZE,
-    };
-    let start = match &raw.start {
-        Some(s) => get_time(s, &at("start"))?,
-        None => SimTime::ZERO,
-    };
-    let mut flow = FlowConfig {
-        pair,
-        background,
-        app: AppConfig::Cbr {
-            direction,
-            rate,
-            size,
-            start,
-            count: 1,
-        },
-    };
-    check_flow(&flow, pairs, &|k| join(path, k))?;
-    let count = match (&raw.duration, &raw.count) {
+    let r = Read::open(v, path, &[&FLOW, &CBR])?;
+    let (pair, background) = flow_placement(&r, pairs)?;
+    let direction = r.req("direction")?;
+    let rate: Rate = r.req("rate")?;
+    let size: Bytes = r.req("size")?;
+    let start = r.req("start")?;
+    let count = match (r.raw("duration"), r.raw("count")) {
         (Some(_), Some(c)) => {
             return Err(ConfigError::new(
-                at("count"),
+                r.at("count"),
                 render(c),
                 "either `duration` or `count`, not both",
             ))
         }
-        (None, Some(c)) => {
-            get_int(c, &at("count"), 1, i64::MAX, "a number of datagrams >= 1")? as u64
-        }
+        (None, Some(_)) => r.req::<u64>("count")?,
         (d, None) => {
+            let duration_path = r.at("duration");
             let (duration, written) = match d {
-                Some(d) => (get_duration(d, &at("duration"))?, render(d)),
+                Some(d) => (get_duration(d, &duration_path)?, render(d)),
                 None => (defaults::CBR_DURATION, "10s (the default)".to_string()),
             };
+            let allowed = CBR.field("duration").allowed;
             match cbr_count(duration, rate, size) {
-                Some(0) => {
-                    return Err(ConfigError::new(
-                        at("duration"),
-                        written,
-                        "a time > 0 (the flow must send at least one datagram)",
-                    ))
-                }
+                Some(0) => return Err(ConfigError::new(duration_path, written, allowed)),
                 Some(n) if n <= MAX_TOML_INT as u128 => n as u64,
                 _ => {
                     return Err(ConfigError::new(
-                        at("duration"),
+                        duration_path,
                         written,
                         "a duration of at most 9223372036854775807 datagrams at this rate",
                     ))
@@ -1014,11 +846,37 @@ fn parse_cbr(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigEr
             }
         }
     };
-    if let AppConfig::Cbr { count: c, .. } = &mut flow.app {
-        *c = count;
-    }
-    check_flow(&flow, pairs, &|k| join(path, k))?;
-    Ok(flow)
+    Ok(FlowConfig {
+        pair,
+        background,
+        app: AppConfig::Cbr {
+            direction,
+            rate,
+            size,
+            start,
+            count,
+        },
+    })
+}
+
+/// The QUIC keys of a flow table (everything but the keys of `FLOW` and of `own`), with
+/// `profile` resolved into explicit values (explicit keys win), as a
+/// [`crate::quic::QuicConfig`]. Its values are checked by `QuicConfig::validate`.
+fn quic_config(
+    v: &Value,
+    path: &str,
+    own: &schema::Table,
+) -> Result<crate::quic::QuicConfig, ConfigError> {
+    let mut table = match v {
+        Value::Table(t) => t.clone(),
+        _ => Table::new(),
+    };
+    table.retain(|k, _| !FLOW.has(k) && !QUIC_CONNECTIONS.has(k));
+    crate::quic::config::apply_profile(&mut table);
+    let quic: crate::quic::QuicConfig = from_value(&Value::Table(table), path, own.what)?;
+    quic.validate()
+        .map_err(|(field, value, allowed)| ConfigError::new(join(path, field), value, allowed))?;
+    Ok(quic)
 }
 
 /// One `[[flows]]` entry, dispatched on its `kind`.
@@ -1030,93 +888,72 @@ fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigE
             "a table [[flows]] with a kind",
         ));
     };
-    let kinds: Vec<String> = FLOW_KINDS.iter().map(|k| format!("\"{k}\"")).collect();
-    let kind_allowed = format!("one of {}", kinds.join(", "));
     let kind_path = join(path, "kind");
-    let kind = get_choice(
-        required(&t.get("kind").cloned(), &kind_path, &kind_allowed)?,
-        &kind_path,
-        FLOW_KINDS,
-    )?;
+    let kind = match t.get("kind") {
+        Some(k) => get_choice(k, &kind_path, FLOW_KINDS)?,
+        None => {
+            return Err(ConfigError::new(
+                kind_path,
+                MISSING,
+                format!("{} (required)", one_of(FLOW_KINDS)),
+            ))
+        }
+    };
     match kind {
         "cbr" => parse_cbr(v, path, pairs),
         "quic_bulk" => {
-            let raw: RawQuicBulk = from_value(v, path, "a quic_bulk flow")?;
-            let at = |k: &str| join(path, k);
-            let (pair, background) = flow_placement(&raw.pair, &raw.background, path, pairs)?;
-            // `profile` resolves into explicit values; explicit keys win.
-            let mut table = raw.quic;
-            crate::quic::config::apply_profile(&mut table);
-            let quic = from_value(&Value::Table(table), path, "a quic_bulk flow")?;
-            let flow = FlowConfig {
+            let r = Read::open(v, path, &[&FLOW, &QUIC])?;
+            let (pair, background) = flow_placement(&r, pairs)?;
+            Ok(FlowConfig {
                 pair,
                 background,
-                app: AppConfig::QuicBulk(quic),
-            };
-            check_flow(&flow, pairs, &at)?;
-            Ok(flow)
+                app: AppConfig::QuicBulk(quic_config(v, path, &QUIC)?),
+            })
         }
-        "quic_connections" => parse_quic_connections(v, path, pairs),
-        other => Err(ConfigError::new(kind_path, other, kind_allowed)),
+        _ => parse_quic_connections(v, path, pairs),
     }
 }
 
 /// A `quic_connections` flow (`docs/lifecycle.md`): the shared QUIC keys, and the
 /// `[[flows.connections]]` list whose workload keys default to the flow's.
 fn parse_quic_connections(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigError> {
-    use crate::quic::lifecycle::{CloseMode, ConnectionSpec};
-    let raw: RawQuicConnections = from_value(v, path, "a quic_connections flow")?;
-    let at = |k: &str| join(path, k);
-    let (pair, background) = flow_placement(&raw.pair, &raw.background, path, pairs)?;
-    let quic: crate::quic::QuicConfig =
-        from_value(&Value::Table(raw.quic), path, "a quic_connections flow")?;
-    let items = match &raw.connections {
-        Some(c) => array_of_tables(c, &at("connections"), "[[flows.connections]]")?,
+    use crate::quic::lifecycle::ConnectionSpec;
+    let r = Read::open(v, path, &[&FLOW, &QUIC, &QUIC_CONNECTIONS])?;
+    let (pair, background) = flow_placement(&r, pairs)?;
+    let quic = quic_config(v, path, &QUIC_CONNECTIONS)?;
+    let items = match r.raw("connections") {
+        Some(c) => array_of_tables(c, &r.at("connections"), "[[flows.connections]]")?,
         None => &[],
     };
     let mut connections = Vec::with_capacity(items.len());
     for (j, item) in items.iter().enumerate() {
-        let cpath = format!("{}[{j}]", at("connections"));
-        let c: RawConnection = from_value(item, &cpath, "a connection")?;
-        let cat = |k: &str| join(&cpath, k);
+        let cpath = format!("{}[{j}]", r.at("connections"));
+        let c = Read::open(item, &cpath, &[&CONNECTION])?;
         let mut spec = ConnectionSpec::new(&quic, quic.bytes);
-        if let Some(x) = &c.start {
-            spec.start = Some(get_time(x, &cat("start"))?);
+        spec.start = c.get("start")?;
+        spec.gap = c.get("gap")?;
+        spec.resume = c.req("resume")?;
+        spec.close = c.req("close")?;
+        if let Some(b) = c.get::<Bytes>("bytes")? {
+            spec.bytes = b.0;
         }
-        if let Some(x) = &c.gap {
-            spec.gap = Some(get_duration(x, &cat("gap"))?);
+        if let Some(s) = c.get("streams")? {
+            spec.streams = s;
         }
-        if let Some(x) = &c.resume {
-            spec.resume = get_bool(x, &cat("resume"))?;
-        }
-        if let Some(x) = &c.bytes {
-            spec.bytes = get_bytes(x, &cat("bytes"))?.0;
-        }
-        if let Some(x) = &c.streams {
-            let allowed = "a number of streams >= 1";
-            spec.streams = get_int(x, &cat("streams"), 0, i64::MAX, allowed)? as u64;
-        }
-        if let Some(x) = &c.request_size {
-            spec.request_size = get_bytes(x, &cat("request_size"))?.0;
-        }
-        if let Some(x) = &c.close {
-            spec.close = match get_choice(x, &cat("close"), &["explicit", "idle"])? {
-                "idle" => CloseMode::Idle,
-                _ => CloseMode::Explicit,
-            };
+        if let Some(b) = c.get::<Bytes>("request_size")? {
+            spec.request_size = b.0;
         }
         connections.push(spec);
     }
-    let flow = FlowConfig {
+    check_connections(&connections, &|k| join(path, k))?;
+    Ok(FlowConfig {
         pair,
         background,
         app: AppConfig::QuicConnections { quic, connections },
-    };
-    check_flow(&flow, pairs, &at)?;
-    Ok(flow)
+    })
 }
 
-fn parse_flows(v: &Option<Value>, pairs: usize) -> Result<Vec<FlowConfig>, ConfigError> {
+fn parse_flows(v: Option<&Value>, pairs: usize) -> Result<Vec<FlowConfig>, ConfigError> {
     let Some(v) = v else {
         return Ok(Vec::new());
     };
@@ -1129,7 +966,7 @@ fn parse_flows(v: &Option<Value>, pairs: usize) -> Result<Vec<FlowConfig>, Confi
 }
 
 fn parse_seed(v: &Value) -> Result<u64, ConfigError> {
-    let allowed = "an integer >= 0 (or a decimal string for seeds above 2^63 - 1)";
+    let allowed = TOP.field("seed").allowed;
     match v {
         Value::Integer(n) if *n >= 0 => Ok(*n as u64),
         Value::String(s) if !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()) => {
@@ -1139,85 +976,37 @@ fn parse_seed(v: &Value) -> Result<u64, ConfigError> {
     }
 }
 
-/// Builds and validates the `Config` of a document whose `[sweep]` has been removed.
+/// Builds and validates the `Config` of a document whose `[sweep]` has been removed. Every
+/// rule of [`Config::validate`] is applied on the way, once, at the key where the value
+/// was written.
 pub(super) fn build(doc: &Table) -> Result<Config, ConfigError> {
-    let raw: RawScenario = from_value(
-        &Value::Table(doc.clone()),
-        "",
-        "the top level of a scenario",
-    )?;
-    let name = match &raw.name {
-        Some(v) => get_string(v, "name")?,
-        None => defaults::NAME.to_string(),
-    };
-    let description = match &raw.description {
-        Some(v) => get_string(v, "description")?,
-        None => String::new(),
-    };
-    let seed = match &raw.seed {
+    let doc = Value::Table(doc.clone());
+    let r = Read::open(&doc, "", &[&TOP])?;
+    let empty = Value::Table(Table::new());
+    let seed = match r.raw("seed") {
         Some(v) => parse_seed(v)?,
-        None => defaults::SEED,
+        None => parse_seed(&default_value(match TOP.field("seed").default {
+            DefaultValue::Value(d) => d,
+            _ => "1",
+        }))?,
     };
-    let runs = match &raw.runs {
-        Some(v) => get_int(
-            v,
-            "runs",
-            1,
-            u32::MAX as i64,
-            "an integer in [1, 4294967295]",
-        )? as u32,
-        None => defaults::RUNS,
-    };
-    let sim = match &raw.sim {
-        Some(v) => {
-            let s: RawSim = from_value(v, "sim", "the [sim] table")?;
-            SimLimits {
-                time_limit: match &s.time_limit {
-                    Some(t) => get_duration(t, "sim.time_limit")?,
-                    None => defaults::TIME_LIMIT,
-                },
-                max_events: match &s.max_events {
-                    Some(m) => get_int(m, "sim.max_events", 1, i64::MAX, "an integer >= 1")? as u64,
-                    None => defaults::MAX_EVENTS,
-                },
-            }
-        }
-        None => SimLimits {
-            time_limit: defaults::TIME_LIMIT,
-            max_events: defaults::MAX_EVENTS,
-        },
-    };
-    let (topology, pairs) = parse_topology(&raw.topology)?;
-    let flows = parse_flows(&raw.flows, pairs)?;
-    let output = match &raw.output {
-        Some(v) => {
-            let o: RawOutput = from_value(v, "output", "the [output] table")?;
-            OutputConfig {
-                series: match &o.series {
-                    Some(s) => get_bool(s, "output.series")?,
-                    None => false,
-                },
-                sample_interval: match &o.sample_interval {
-                    Some(s) => get_duration(s, "output.sample_interval")?,
-                    None => defaults::SAMPLE_INTERVAL,
-                },
-            }
-        }
-        None => OutputConfig {
-            series: false,
-            sample_interval: defaults::SAMPLE_INTERVAL,
-        },
-    };
+    let sim: SimLimits =
+        Read::open(r.raw("sim").unwrap_or(&empty), "sim", &[&SIM])?.deserialize(Table::new())?;
+    let (topology, pairs) = parse_topology(r.raw("topology"))?;
+    let flows = parse_flows(r.raw("flows"), pairs)?;
+    let output: OutputConfig = Read::open(r.raw("output").unwrap_or(&empty), "output", &[&OUTPUT])?
+        .deserialize(Table::new())?;
     let cfg = Config {
-        name,
-        description,
+        name: r.req("name")?,
+        description: r.req("description")?,
         seed,
-        runs,
+        runs: r.req("runs")?,
         sim,
         topology,
         flows,
         output,
     };
-    cfg.validate()?;
+    // The rules were applied above; `Config::validate` must agree.
+    debug_assert_eq!(cfg.validate(), Ok(()), "build and validate disagree");
     Ok(cfg)
 }

@@ -18,18 +18,27 @@
 //! "topology.link.delay" = ["10ms", "50ms"]
 //! ```
 //!
-//! [`parse_str`] reads the TOML (syntax and unknown keys through `toml`/serde, one table at a
-//! time so that errors carry the full dotted path), applies the defaults, merges the link
-//! layers, resolves `"xBDP"` queues and flow durations, checks every rule (the same rules
-//! as [`Config::validate`], reported at the key where the value was written), and expands
-//! the `[sweep]` grid. Every failure is a [`ConfigError`]; nothing panics on bad input.
+//! Every key of every table is declared once, in [`mod@schema`] (unit kind, default,
+//! allowed range, help); [`schema()`] returns the descriptors for tools, and
+//! [`docs`] generates the key tables of the format's documentation from them.
+//!
+//! [`parse_str`] reads the TOML (syntax through `toml`; keys against the descriptors, one
+//! table at a time so that errors carry the full dotted path), applies the defaults, merges
+//! the link layers, resolves `"xBDP"` queues and flow durations, checks every rule once
+//! (the same rules as [`Config::validate`], reported at the key where the value was
+//! written), and expands the `[sweep]` grid. Every failure is a [`ConfigError`]; nothing
+//! panics on bad input.
 //!
 //! [`to_toml`] writes a `Config` as a scenario that `parse_str` reads back to an equal
 //! `Config` (the resolved shape: explicit links, byte queues, datagram counts).
 
 mod build;
+pub mod docs;
 mod raw;
 mod sweep;
+
+pub use crate::validate::schema;
+pub use schema::schema;
 
 use crate::config::Config;
 pub use crate::validate::ConfigError;

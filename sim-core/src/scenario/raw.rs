@@ -1,253 +1,223 @@
-//! The raw TOML layer: one serde struct per table of the format, and typed readers of
-//! single values that name the field on error.
+//! The raw TOML layer: tables read against their descriptors ([`Read`]), and typed
+//! readers of single values that name the field on error.
 //!
-//! Every raw struct denies unknown keys and holds its leaves as `toml::Value`, so serde
-//! checks the keys of exactly one table at a time (the error then names the full path) and
-//! the readers below check types, units and ranges with messages of our own.
+//! Each table's keys are checked against its descriptors one table at a time (an error
+//! then names the full path), and each value is parsed by its kind and range-checked by
+//! its descriptor once ([`read`]), with messages of our own.
 
-use crate::time::{SimDuration, SimTime};
+use super::schema::{unknown_key, DefaultValue, Field, Kind, Table, PROBABILITY};
+use crate::time::SimDuration;
 use crate::units::{parse_bytes, parse_duration, parse_rate, Bytes, Rate};
-use crate::validate::{join, ConfigError, PROBABILITY};
+use crate::validate::{check_field, join, ConfigError};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use toml::Value;
 
-/// Top level of a scenario file.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawScenario {
-    pub name: Option<Value>,
-    pub description: Option<Value>,
-    pub seed: Option<Value>,
-    pub runs: Option<Value>,
-    pub sim: Option<Value>,
-    pub topology: Option<Value>,
-    pub flows: Option<Value>,
-    pub output: Option<Value>,
-    /// Expanded by the caller before the document is built; listed so that a typo's error
-    /// message shows it among the expected keys.
-    #[allow(dead_code)]
-    pub sweep: Option<Value>,
+/// A table of the document read against its descriptors ([`super::schema`]): every key
+/// of the table is declared by one of `schemas` (else the error names the key and lists the
+/// declared ones, in serde's words), and each value is parsed, range-checked and given its
+/// default by [`read`] through its descriptor.
+pub(super) struct Read<'a> {
+    schemas: &'a [&'static Table],
+    table: &'a toml::Table,
+    path: String,
 }
 
-/// `[sim]`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawSim {
-    pub time_limit: Option<Value>,
-    pub max_events: Option<Value>,
+impl<'a> Read<'a> {
+    /// Opens `v`, written at `path`, as a table whose keys are those of `schemas` (the last
+    /// names the table in errors).
+    pub fn open(
+        v: &'a Value,
+        path: &str,
+        schemas: &'a [&'static Table],
+    ) -> Result<Read<'a>, ConfigError> {
+        let what = schemas.last().map_or("a table", |t| t.what);
+        let Value::Table(table) = v else {
+            return Err(ConfigError::new(
+                path,
+                render(v),
+                format!("a table ({what})"),
+            ));
+        };
+        check_keys(table, path, schemas)?;
+        Ok(Read {
+            schemas,
+            table,
+            path: path.to_string(),
+        })
+    }
+
+    fn field(&self, key: &str) -> &'static Field {
+        match self.schemas.iter().find(|t| t.has(key)) {
+            Some(t) => t.field(key),
+            None => panic!("no descriptor for key {key}"),
+        }
+    }
+
+    /// The full path of `key`.
+    pub fn at(&self, key: &str) -> String {
+        join(&self.path, key)
+    }
+
+    /// The value of `key` as written, if it is.
+    pub fn raw(&self, key: &str) -> Option<&'a Value> {
+        debug_assert!(
+            self.schemas.iter().any(|t| t.has(key)),
+            "undeclared key {key}"
+        );
+        self.table.get(key)
+    }
+
+    /// The canonical value of the scalar `key` (as written, or its default): `None` when
+    /// it is unset and has no default; an error when it is required and missing.
+    pub fn canonical(&self, key: &str) -> Result<Option<Value>, ConfigError> {
+        let f = self.field(key);
+        match self.table.get(key) {
+            Some(v) => read(f, v, &self.at(key)).map(Some),
+            None => default_of(f, &self.at(key)),
+        }
+    }
+
+    /// `key` as a typed value (given, or its default).
+    pub fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ConfigError> {
+        match self.canonical(key)? {
+            Some(v) => typed(v, &self.at(key)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// `key`, which is required or has a default.
+    pub fn req<T: DeserializeOwned>(&self, key: &str) -> Result<T, ConfigError> {
+        let f = self.field(key);
+        self.get(key)?.ok_or_else(|| {
+            ConfigError::new(self.at(key), MISSING, format!("{} (required)", f.allowed))
+        })
+    }
+
+    /// The struct `T` from every scalar key of the schemas (given or defaulted), through
+    /// `T`'s serde form, plus the entries of `extra`.
+    pub fn deserialize<T: DeserializeOwned>(&self, extra: toml::Table) -> Result<T, ConfigError> {
+        let mut t = toml::Table::new();
+        for schema in self.schemas {
+            for f in schema.fields {
+                if is_scalar(f.kind) {
+                    if let Some(v) = self.canonical(f.name)? {
+                        t.insert(f.name.to_string(), v);
+                    }
+                }
+            }
+        }
+        t.extend(extra);
+        typed(Value::Table(t), &self.path)
+    }
 }
 
-/// `[output]`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawOutput {
-    pub series: Option<Value>,
-    pub sample_interval: Option<Value>,
+/// Rejects a key of `table` (at `path`) that none of `schemas` declares.
+pub(super) fn check_keys(
+    table: &toml::Table,
+    path: &str,
+    schemas: &[&'static Table],
+) -> Result<(), ConfigError> {
+    for (k, val) in table {
+        if !schemas.iter().any(|t| t.has(k)) {
+            let fields: Vec<&'static Field> = schemas.iter().flat_map(|t| t.fields).collect();
+            let what = schemas.last().map_or("a table", |t| t.what);
+            return Err(ConfigError::new(
+                join(path, k),
+                render(val),
+                format!("a key of {what}: {}", unknown_key(&fields, k)),
+            ));
+        }
+    }
+    Ok(())
 }
 
-/// `[topology]` with `kind = "two_hosts"`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawTwoHosts {
-    #[allow(dead_code)]
-    pub kind: Value,
-    pub link: Option<Value>,
-    pub forward: Option<Value>,
-    pub reverse: Option<Value>,
-    pub handovers: Option<Value>,
+/// Whether a key of this kind is read by [`read`] (not by a table-specific parser).
+pub(super) fn is_scalar(kind: Kind) -> bool {
+    !matches!(kind, Kind::Table | Kind::Tables)
 }
 
-/// `[topology]` with `kind = "dumbbell"`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawDumbbell {
-    #[allow(dead_code)]
-    pub kind: Value,
-    pub pairs: Option<Value>,
-    pub bottleneck: Option<Value>,
-    pub bottleneck_forward: Option<Value>,
-    pub bottleneck_reverse: Option<Value>,
-    pub access: Option<Value>,
-    pub client_access: Option<Value>,
-    pub server_access: Option<Value>,
-    pub pair: Option<Value>,
-    pub handovers: Option<Value>,
+/// A canonical value (the `Config` serde form) as `T`.
+pub(super) fn typed<T: DeserializeOwned>(v: Value, path: &str) -> Result<T, ConfigError> {
+    let shown = render(&v);
+    v.try_into::<T>()
+        .map_err(|e| ConfigError::new(path, shown, format!("a valid value ({})", e.message())))
 }
 
-/// One `[[topology.pair]]` entry of a dumbbell.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawPairEntry {
-    pub index: Option<Value>,
-    pub client_up: Option<Value>,
-    pub client_down: Option<Value>,
-    pub server_up: Option<Value>,
-    pub server_down: Option<Value>,
+/// The default of `f` (at `path`), parsed as a scenario would write it.
+pub(super) fn default_of(f: &Field, path: &str) -> Result<Option<Value>, ConfigError> {
+    match f.default {
+        DefaultValue::Value(text) => {
+            let v = default_value(text);
+            if is_scalar(f.kind) {
+                read(f, &v, path).map(Some)
+            } else {
+                Ok(Some(v))
+            }
+        }
+        DefaultValue::Required => Err(ConfigError::new(
+            path,
+            MISSING,
+            format!("{} (required)", f.allowed),
+        )),
+        DefaultValue::Unset(_) => Ok(None),
+    }
 }
 
-/// One `[[topology.handovers]]` entry.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawHandover {
-    pub at: Option<Value>,
-    pub pair: Option<Value>,
-    pub address: Option<Value>,
-    pub link: Option<Value>,
-    pub forward: Option<Value>,
-    pub reverse: Option<Value>,
+/// A descriptor's default text as a TOML value.
+pub(super) fn default_value(text: &str) -> Value {
+    match toml::from_str::<toml::Table>(&format!("v = {text}")) {
+        Ok(mut t) => t.remove("v").unwrap_or(Value::Boolean(false)),
+        Err(e) => panic!("descriptor default {text:?} is not TOML: {e}"),
+    }
 }
 
-/// A link table. Layers of these are merged key by key.
-#[derive(Deserialize, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawLink {
-    pub rate: Option<Value>,
-    pub delay: Option<Value>,
-    pub overhead: Option<Value>,
-    pub queue: Option<Value>,
-    pub loss: Option<Value>,
-    pub loss_position: Option<Value>,
-    pub corruption: Option<Value>,
-    pub jitter: Option<Value>,
-    pub changes: Option<Value>,
-}
-
-/// `queue = { bytes, packets }`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawQueue {
-    pub bytes: Option<Value>,
-    pub packets: Option<Value>,
-}
-
-/// `jitter = { amount, distribution, reorder }`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawJitter {
-    pub amount: Option<Value>,
-    pub distribution: Option<Value>,
-    pub reorder: Option<Value>,
-}
-
-/// One entry of a link's `changes`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawChange {
-    pub at: Option<Value>,
-    pub rate: Option<Value>,
-    pub delay: Option<Value>,
-    pub loss: Option<Value>,
-    pub corruption: Option<Value>,
-}
-
-/// `loss = { model = "none" }`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawLossNone {
-    #[allow(dead_code)]
-    pub model: Value,
-}
-
-/// `loss = { model = "bernoulli", p }`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawBernoulli {
-    #[allow(dead_code)]
-    pub model: Value,
-    pub p: Option<Value>,
-}
-
-/// `loss = { model = "periodic", every, offset }`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawPeriodic {
-    #[allow(dead_code)]
-    pub model: Value,
-    pub every: Option<Value>,
-    pub offset: Option<Value>,
-}
-
-/// `loss = { model = "gilbert_elliott", p, r, k, h }` or `{ ..., gemodel }`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawGilbertElliott {
-    #[allow(dead_code)]
-    pub model: Value,
-    pub p: Option<Value>,
-    pub r: Option<Value>,
-    pub k: Option<Value>,
-    pub h: Option<Value>,
-    pub gemodel: Option<Value>,
-}
-
-/// `loss = { model = "four_state", p13, p31, p32, p23, p14 }`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawFourState {
-    #[allow(dead_code)]
-    pub model: Value,
-    pub p13: Option<Value>,
-    pub p31: Option<Value>,
-    pub p32: Option<Value>,
-    pub p23: Option<Value>,
-    pub p14: Option<Value>,
-}
-
-/// `[[flows]]` with `kind = "cbr"`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawCbr {
-    #[allow(dead_code)]
-    pub kind: Value,
-    pub pair: Option<Value>,
-    pub background: Option<Value>,
-    pub direction: Option<Value>,
-    pub rate: Option<Value>,
-    pub size: Option<Value>,
-    pub start: Option<Value>,
-    pub duration: Option<Value>,
-    pub count: Option<Value>,
-}
-
-/// `[[flows]]` with `kind = "quic_bulk"`: `pair` and `background` as for every flow; every
-/// other key is a field of [`crate::quic::QuicConfig`] (unknown keys are rejected when that
-/// table is deserialised).
-#[derive(Deserialize)]
-pub(super) struct RawQuicBulk {
-    #[allow(dead_code)]
-    pub kind: Value,
-    pub pair: Option<Value>,
-    pub background: Option<Value>,
-    #[serde(flatten)]
-    pub quic: toml::Table,
-}
-
-/// `[[flows]]` with `kind = "quic_connections"`: like `quic_bulk` (every other key is a
-/// field of [`crate::quic::QuicConfig`], shared by the connections), plus the
-/// `[[flows.connections]]` list.
-#[derive(Deserialize)]
-pub(super) struct RawQuicConnections {
-    #[allow(dead_code)]
-    pub kind: Value,
-    pub pair: Option<Value>,
-    pub background: Option<Value>,
-    pub connections: Option<Value>,
-    #[serde(flatten)]
-    pub quic: toml::Table,
-}
-
-/// One `[[flows.connections]]` entry.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawConnection {
-    pub start: Option<Value>,
-    pub gap: Option<Value>,
-    pub resume: Option<Value>,
-    pub bytes: Option<Value>,
-    pub streams: Option<Value>,
-    pub request_size: Option<Value>,
-    pub close: Option<Value>,
+/// A scalar value of the key `f` written at `path`: parsed by its kind (unit errors name
+/// what the kind allows), range-checked by its descriptor (the error shows the value as
+/// written), and returned in its canonical (`Config` serde) form.
+pub(super) fn read(f: &Field, v: &Value, path: &str) -> Result<Value, ConfigError> {
+    let with_written = |mut e: ConfigError| {
+        e.value = render(v);
+        e
+    };
+    match f.kind {
+        Kind::Rate => {
+            let r = get_rate(v, path)?;
+            check_field(f, r, path).map_err(with_written)?;
+            Ok(Value::String(crate::units::format_rate(r)))
+        }
+        Kind::Time => {
+            let d = get_duration(v, path)?;
+            check_field(f, d, path).map_err(with_written)?;
+            Ok(Value::String(crate::units::format_duration(d)))
+        }
+        Kind::Size => {
+            let b = get_bytes(v, path)?;
+            check_field(f, b, path).map_err(with_written)?;
+            Ok(Value::String(crate::units::format_bytes(b)))
+        }
+        Kind::Probability => {
+            let p = get_prob(v, path)?;
+            check_field(f, p, path).map_err(with_written)?;
+            Ok(Value::Float(p))
+        }
+        Kind::Integer => match v {
+            Value::Integer(n) if *n >= 0 && f.contains((*n as u64).into()) => Ok(v.clone()),
+            _ => Err(ConfigError::new(path, render(v), f.allowed)),
+        },
+        Kind::Number => {
+            let x = match v {
+                Value::Float(x) => *x,
+                Value::Integer(n) => *n as f64,
+                _ => return Err(ConfigError::new(path, render(v), f.allowed)),
+            };
+            check_field(f, x, path).map_err(with_written)?;
+            Ok(Value::Float(x))
+        }
+        Kind::Bool => get_bool(v, path).map(Value::Boolean),
+        Kind::String => get_string(v, path).map(Value::String),
+        Kind::Enum => get_choice(v, path, f.choices).map(|c| Value::String(c.to_string())),
+        Kind::Table | Kind::Tables => Ok(v.clone()),
+    }
 }
 
 /// What `value` shows of a TOML value: strings without quotes, everything else as inline
@@ -331,11 +301,6 @@ pub(super) fn get_duration(v: &Value, path: &str) -> Result<SimDuration, ConfigE
         Value::Integer(n) if *n >= 0 => Ok(SimDuration(*n as u64)),
         _ => Err(ConfigError::new(path, render(v), time_expected())),
     }
-}
-
-/// An instant since the start of the run, written like a duration.
-pub(super) fn get_time(v: &Value, path: &str) -> Result<SimTime, ConfigError> {
-    get_duration(v, path).map(|d| SimTime(d.0))
 }
 
 /// A size: a string with a unit, or an integer number of bytes.
@@ -423,8 +388,8 @@ pub(super) fn parse_percent(s: &str) -> Option<f64> {
     format!("{num}e-2").parse().ok()
 }
 
-/// A probability: a number, or a percentage string. The range is checked by the caller
-/// (through [`crate::validate`]) so that every route gives the same message.
+/// A probability as written: a number, or a percentage string. Its range is checked by
+/// its descriptor ([`read`]).
 pub(super) fn get_prob(v: &Value, path: &str) -> Result<f64, ConfigError> {
     let p = match v {
         Value::Float(f) => Some(*f),
@@ -432,22 +397,7 @@ pub(super) fn get_prob(v: &Value, path: &str) -> Result<f64, ConfigError> {
         Value::String(s) => parse_percent(s),
         _ => None,
     };
-    let p = p.ok_or_else(|| ConfigError::new(path, render(v), PROBABILITY))?;
-    crate::validate::check_probability(p, path).map_err(|mut e| {
-        e.value = render(v);
-        e
-    })?;
-    Ok(p)
-}
-
-/// A required key: its value, or an error saying it is missing.
-pub(super) fn required<'v>(
-    v: &'v Option<Value>,
-    path: &str,
-    allowed: &str,
-) -> Result<&'v Value, ConfigError> {
-    v.as_ref()
-        .ok_or_else(|| ConfigError::new(path, MISSING, format!("{allowed} (required)")))
+    p.ok_or_else(|| ConfigError::new(path, render(v), PROBABILITY))
 }
 
 #[cfg(test)]

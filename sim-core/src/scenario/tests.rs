@@ -139,6 +139,26 @@ fn defaults_are_as_documented() {
     }
 }
 
+/// `Config::two_hosts` and `LinkConfig::new` (for configs built in code) give the
+/// defaults the descriptors give a scenario (except the queue, unlimited in code).
+#[test]
+fn code_built_defaults_match_the_descriptors() {
+    let parsed = ok(&doc(""));
+    let (f, r, _) = two_hosts(&parsed);
+    let built = Config::two_hosts(
+        LinkConfig {
+            queue: f.queue,
+            ..LinkConfig::new(f.rate, f.delay)
+        },
+        LinkConfig {
+            queue: r.queue,
+            ..LinkConfig::new(r.rate, r.delay)
+        },
+        Vec::new(),
+    );
+    assert_eq!(built, parsed);
+}
+
 #[test]
 fn cbr_defaults_and_count_from_default_duration() {
     let c = ok(&doc("[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\n"));
@@ -1435,4 +1455,118 @@ fn error_display() {
     assert!(e
         .to_string()
         .starts_with("topology.link.rate: 0bps is not allowed: expected a rate > 0"));
+}
+
+// ---------------------------------------------------------------- QUIC flows
+
+#[test]
+fn chromium_profile_applies_to_quic_connections_as_to_quic_bulk() {
+    use crate::cc::CcAlgorithm;
+    use crate::quic::config::Profile;
+    let c = ok(&doc(
+        "[[flows]]\nkind = \"quic_connections\"\nprofile = \"chromium\"\n[[flows.connections]]\nbytes = \"10KB\"\n",
+    ));
+    let AppConfig::QuicConnections { quic, .. } = &c.flows[0].app else {
+        panic!("a quic_connections flow");
+    };
+    assert_eq!(quic.profile, Profile::Chromium);
+    assert_eq!(quic.cc.algorithm, CcAlgorithm::Cubic);
+    assert_eq!(quic.initial_rtt, SimDuration::from_millis(100));
+    assert_eq!(quic.cc.initial_cwnd_bytes, Some(46_720));
+    assert_eq!(quic.cc.cc_segment_size, Some(1460));
+    assert_eq!(quic.cc.emulated_connections, 2);
+    assert_eq!(quic.cc.pacing_gain_slow_start, 2.0);
+    assert_eq!(quic.cc.pacing_burst_packets, Some(10));
+    // The same values as quic_bulk with the profile.
+    let b = ok(&doc(
+        "[[flows]]\nkind = \"quic_bulk\"\nprofile = \"chromium\"\n",
+    ));
+    let AppConfig::QuicBulk(bulk) = &b.flows[0].app else {
+        panic!("a quic_bulk flow");
+    };
+    assert_eq!(
+        quic,
+        &crate::quic::QuicConfig {
+            bytes: bulk.bytes,
+            ..bulk.clone()
+        }
+    );
+    // Explicit keys still win.
+    let c = ok(&doc(
+        "[[flows]]\nkind = \"quic_connections\"\nprofile = \"chromium\"\ninitial_rtt = \"333ms\"\ncc = \"new_reno\"\n[[flows.connections]]\n",
+    ));
+    let AppConfig::QuicConnections { quic, connections } = &c.flows[0].app else {
+        panic!("a quic_connections flow");
+    };
+    assert_eq!(quic.initial_rtt, SimDuration::from_millis(333));
+    assert_eq!(quic.cc.algorithm, CcAlgorithm::NewReno);
+    assert_eq!(quic.cc.emulated_connections, 2);
+    assert_eq!(connections.len(), 1);
+}
+
+mod quic_descriptors {
+    use crate::quic::QuicConfig;
+    use crate::time::SimDuration;
+    use crate::units::{format_duration, format_rate, Rate};
+    use crate::validate::schema::{Bound, DefaultValue, Kind, Num, QUIC};
+
+    /// The QUIC descriptors agree with [`QuicConfig`]: the same keys, the same defaults,
+    /// and the same range rules (the value just outside each bound is rejected by
+    /// `QuicConfig::validate` with the descriptor's `allowed` text).
+    #[test]
+    fn quic_descriptors_agree_with_quic_config() {
+        let defaults = QuicConfig::default();
+        let toml::Value::Table(serialised) = toml::Value::try_from(&defaults).unwrap() else {
+            panic!("a table");
+        };
+        for k in serialised.keys() {
+            assert!(QUIC.has(k), "QuicConfig key {k} has no descriptor");
+        }
+        let with = |name: &str, v: toml::Value| -> Result<QuicConfig, String> {
+            let mut t = toml::Table::new();
+            t.insert(name.into(), v);
+            toml::Value::Table(t)
+                .try_into::<QuicConfig>()
+                .map_err(|e| e.to_string())
+        };
+        for f in QUIC.fields {
+            if let DefaultValue::Value(d) = f.default {
+                let v: toml::Table = toml::from_str(&format!("v = {d}")).unwrap();
+                let c = with(f.name, v["v"].clone()).unwrap();
+                assert_eq!(c, defaults, "default of {}", f.name);
+            }
+            let outside = |b: &Bound, below: bool| -> toml::Value {
+                let n = f.bound(b);
+                match (f.kind, n) {
+                    (Kind::Number, Num::F(x)) => toml::Value::Float(match (below, b.inclusive) {
+                        (true, true) => x - 0.5,
+                        (false, true) => x + 0.5,
+                        _ => x,
+                    }),
+                    (_, Num::U(u)) => {
+                        let u = match (below, b.inclusive) {
+                            (true, true) => u - 1,
+                            (false, true) => u + 1,
+                            _ => u,
+                        };
+                        match f.kind {
+                            Kind::Rate => toml::Value::String(format_rate(Rate(u))),
+                            Kind::Time => toml::Value::String(format_duration(SimDuration(u))),
+                            _ => toml::Value::Integer(u as i64),
+                        }
+                    }
+                    _ => unreachable!(),
+                }
+            };
+            for (b, below) in [(f.min, true), (f.max, false)] {
+                let Some(b) = b else { continue };
+                if below && b.inclusive && f.bound(&b) == Num::U(0) {
+                    continue;
+                }
+                let c = with(f.name, outside(&b, below)).unwrap();
+                let e = c.validate().expect_err(f.name);
+                assert_eq!(e.2, f.allowed, "allowed text of {}", f.name);
+            }
+        }
+    }
 }
