@@ -12,10 +12,11 @@ use crate::apps::cbr::{CbrSink, CbrSource};
 use crate::config::{AppConfig, Direction, FlowConfig};
 use crate::endpoint::Endpoint;
 use crate::packet::{Addr, FlowId};
-use crate::quic::lifecycle::{ConnectionsClient, ConnectionsServer};
-use crate::quic::{QuicEndpoint, Role};
+use crate::quic::{Connection, Role};
 use crate::time::SimTime;
 use crate::trace::Vantage;
+use crate::workloads::bulk::{Bulk, BulkEndpoint};
+use crate::workloads::sequence::{SequenceClient, SequenceServer};
 
 /// One endpoint of a flow, as [`build`] makes it.
 pub struct FlowEndpoint {
@@ -75,16 +76,29 @@ pub fn build(flow: &FlowConfig, id: FlowId, client: Addr, server: Addr) -> Vec<F
             ]
         }
         AppConfig::QuicBulk(q) => {
-            let c = QuicEndpoint::new(Role::Client, q.clone(), client, server, id);
-            let s = QuicEndpoint::new(Role::Server, q.clone(), server, client, id);
+            // Transport QUIC x workload bulk. The client's application reads at
+            // `read_rate`; the server reads requests at once.
+            let bulk = || Bulk::new(q.streams, q.bytes, q.request_size);
+            let cc = Connection::new(Role::Client, q.clone(), q.read_rate);
+            let sc = Connection::new(Role::Server, q.clone(), None);
+            let c = BulkEndpoint::new(cc, bulk(), client, server, id);
+            let s = BulkEndpoint::new(sc, bulk(), server, client, id);
             vec![
                 at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
                 at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
             ]
         }
         AppConfig::QuicConnections { quic, connections } => {
-            let c = ConnectionsClient::new(quic.clone(), connections.clone(), client, server, id);
-            let s = ConnectionsServer::new(quic.clone(), connections.clone(), server, id);
+            // Transport QUIC x workload sequence.
+            let c = SequenceClient::<Connection>::new(
+                quic.clone(),
+                connections.clone(),
+                client,
+                server,
+                id,
+            );
+            let s =
+                SequenceServer::<Connection>::new(quic.clone(), connections.clone(), server, id);
             vec![
                 at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
                 at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),

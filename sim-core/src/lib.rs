@@ -29,15 +29,19 @@
 //! Layers, bottom up (`docs/architecture.md`; checked by `tests/tests/layers.rs`):
 //! [`time`] / [`units`] / [`hash`], [`rng`] / [`engine`] (scheduler), [`wire`] (packet
 //! descriptors per protocol) / [`cc`], [`packet`] / [`config`], [`metrics`] /
-//! [`validate`], [`trace`], [`endpoint`] (the sans-IO driver interface) / [`qlog`] /
+//! [`validate`], [`trace`], [`endpoint`] (the sans-IO driver interface) / [`driver`] (a
+//! stream transport's engine-facing half) / [`qlog`] /
 //! [`link`], [`network`] (topologies and routing) / [`apps`] (traffic without a
-//! transport), [`transport`] (the toolkit transports share), [`quic`], [`flows`] (flow config → endpoints), [`runner`] (the event loop), [`scenario`] (the
+//! transport), [`transport`] (the toolkit transports share), [`quic`],
+//! [`workloads`] (bulk, connection sequences: written once against the stream-transport
+//! interface), [`flows`] (flow config → endpoints: transport × workload), [`runner`] (the event loop), [`scenario`] (the
 //! TOML format), [`sim`] and [`study`]. No layer below the transports names a protocol module.
 #![warn(missing_docs)]
 
 pub mod apps;
 pub mod cc;
 pub mod config;
+pub mod driver;
 pub mod endpoint;
 pub mod engine;
 pub mod flows;
@@ -59,6 +63,7 @@ pub mod transport;
 pub mod units;
 pub mod validate;
 pub mod wire;
+pub mod workloads;
 
 pub use config::Config;
 pub use metrics::{RunResult, RunStatus};

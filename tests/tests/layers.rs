@@ -5,8 +5,8 @@
 //! Two rules:
 //! 1. a module only imports modules of a lower layer (the [`LAYERS`] table; the table is
 //!    ordered, so the import graph has no cycle);
-//! 2. no shared module (packet, trace, metrics, config, endpoint, runner, link, network,
-//!    qlog, wire, the ground layer) names a protocol module (`quic`, `tcp`, `sctp`), even
+//! 2. no shared module (packet, trace, metrics, config, endpoint, driver, workloads, runner,
+//!    link, network, qlog, wire, the ground layer) names a protocol module (`quic`, `tcp`, `sctp`), even
 //!    where the ranks would allow it (the runner sits above the transports but builds
 //!    them only through `flows`).
 //!
@@ -35,12 +35,16 @@ const LAYERS: &[&[&str]] = &[
     &["metrics", "validate"],
     // 5 protocol-neutral trace events.
     &["trace"],
-    // 6 the endpoint interface, the qlog writer, links.
-    &["endpoint", "qlog", "link"],
+    // 6 the endpoint interface (and `driver`, the engine-facing half of a stream
+    // transport that the generic workload endpoints drive), the qlog writer, links.
+    &["endpoint", "driver", "qlog", "link"],
     // 7 topologies; apps without a transport.
     &["network", "apps"],
     // 8 transports.
     &["quic", "tcp", "sctp"],
+    // 8b workloads (bulk, connection sequences), written once against the stream-transport
+    // interface (`transport::stream`, `driver`): above the transports, naming none.
+    &["workloads"],
     // 9 the flow factory: flow config -> endpoints.
     &["flows"],
     // 10 the run loop, and the same run advanced in steps.
@@ -75,6 +79,8 @@ const SHARED: &[&str] = &[
     "metrics",
     "trace",
     "endpoint",
+    "driver",
+    "workloads",
     "qlog",
     "link",
     "network",

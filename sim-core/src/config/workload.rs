@@ -1,7 +1,7 @@
 //! Workload specs of the flow kinds: pure configuration data, owned by the config layer
 //! so that [`crate::config::AppConfig`] names no protocol module. Today: one connection of
 //! a `quic_connections` sequence ([`ConnectionSpec`]) and how it ends ([`CloseMode`]);
-//! the workloads that run them live above (`quic/lifecycle.rs`).
+//! the workloads that run them live above (`workloads/sequence.rs`).
 
 use crate::config::quic::QuicConfig;
 use crate::time::{SimDuration, SimTime};

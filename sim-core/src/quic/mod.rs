@@ -12,11 +12,11 @@
 //!   frames, flow control, recovery glue);
 //! - [`metrics`]: how a connection fills its [`crate::metrics::quic::QuicMetrics`] (the
 //!   types are defined in the low metrics layer);
-//! - [`endpoint`]: [`QuicEndpoint`], a connection plus the `bulk` workload, implementing
-//!   [`crate::endpoint::Endpoint`];
-//! - [`lifecycle`]: sequences of connections between one client and one server
-//!   (session tickets, 0-RTT, address-validation tokens, idle timeout and close), the
-//!   `quic_connections` workload;
+//! - [`stream_transport`]: QUIC as a stream transport — [`Connection`] implements
+//!   [`crate::transport::stream::StreamTransport`] and [`crate::driver::TransportDriver`],
+//!   so the workloads of [`crate::workloads`] (`bulk`, the connection sequence) run on it;
+//! - [`lifecycle`]: re-exports of the connection-sequence spec types (the sequence itself
+//!   is [`crate::workloads::sequence`]);
 //! - [`recovery`]: RFC 9002 loss detection and PTO.
 //!
 //! The RTT estimator, range sets, the dense map and the allowance policies come from the shared
@@ -26,16 +26,16 @@
 /// keeps `quic::config::QuicConfig` paths working.
 pub use crate::config::quic as config;
 pub mod connection;
-pub mod endpoint;
 pub mod flow_control;
 pub mod lifecycle;
 pub mod metrics;
 
 pub mod recovery;
+pub mod stream_transport;
 pub mod streams;
 
 #[cfg(test)]
 mod tests;
 
 pub use config::QuicConfig;
-pub use endpoint::{QuicEndpoint, Role};
+pub use connection::{Connection, Role};

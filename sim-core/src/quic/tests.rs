@@ -3,15 +3,29 @@
 //! and optional Bernoulli loss. Events are ordered by (time, insertion sequence).
 
 use super::config::{QuicConfig, SchedulerKind};
-use super::endpoint::{QuicEndpoint, Role};
-use super::metrics::QuicMetrics;
+use super::connection::{Connection, Role};
+use super::metrics::{connection_metrics, QuicMetrics};
 use crate::endpoint::Endpoint;
 use crate::packet::{Addr, Datagram};
 use crate::rng::RngStream;
 use crate::time::{SimDuration, SimTime};
 use crate::units::Rate;
+use crate::workloads::bulk::{Bulk, BulkEndpoint};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// QUIC x bulk, as the flow factory builds it.
+type QuicEndpoint = BulkEndpoint<Connection>;
+
+/// A QUIC endpoint running `bulk` with `cfg` (the client reads at `cfg.read_rate`).
+fn quic_endpoint(role: Role, cfg: QuicConfig, local: Addr, remote: Addr) -> QuicEndpoint {
+    let read_rate = match role {
+        Role::Client => cfg.read_rate,
+        Role::Server => None,
+    };
+    let app = Bulk::new(cfg.streams, cfg.bytes, cfg.request_size);
+    BulkEndpoint::new(Connection::new(role, cfg, read_rate), app, local, remote, 0)
+}
 
 const OVERHEAD: u64 = 28; // IPv4 + UDP headers, added by the link
 
@@ -61,8 +75,8 @@ impl Harness {
         let sa = Addr::new(0x0a00_0002, 443);
         Harness {
             eps: [
-                QuicEndpoint::new(Role::Client, cfg.clone(), ca, sa, 0),
-                QuicEndpoint::new(Role::Server, cfg, sa, ca, 0),
+                quic_endpoint(Role::Client, cfg.clone(), ca, sa),
+                quic_endpoint(Role::Server, cfg, sa, ca),
             ],
             delay: SimDuration::from_millis(delay_ms),
             rate,
@@ -226,7 +240,8 @@ impl Harness {
     }
 
     fn metrics(&self, side: usize) -> QuicMetrics {
-        self.eps[side].quic_metrics(self.now)
+        let ep = &self.eps[side];
+        connection_metrics(ep.connection(), ep.workload().completed_at(), self.now)
     }
 }
 
@@ -635,7 +650,7 @@ proptest! {
         for k in 0..streams {
             let id = 4 * k;
             let s = &c.streams()[&id];
-            let want = h.eps[0].response_size(id);
+            let want = h.eps[0].workload().response_size(k);
             prop_assert_eq!(s.recv.final_size, Some(want));
             prop_assert_eq!(s.recv.delivered, want);
             prop_assert_eq!(s.recv.consumed, want);
@@ -782,7 +797,7 @@ proptest! {
         for k in 0..streams {
             let id = 4 * k;
             let s = &c.streams()[&id];
-            let want = h.eps[0].response_size(id);
+            let want = h.eps[0].workload().response_size(k);
             prop_assert_eq!(s.recv.consumed, want);
             prop_assert_eq!(s.recv.received.total(), want);
         }

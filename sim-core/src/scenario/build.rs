@@ -879,8 +879,25 @@ fn quic_config(
     Ok(quic)
 }
 
-/// One `[[flows]]` entry, dispatched on its `kind`.
+/// One `[[flows]]` entry, dispatched on its `kind` (the transport × workload spelling is
+/// rewritten into it first, [`flow_spelling`]).
 fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigError> {
+    let Value::Table(t) = v else {
+        return Err(ConfigError::new(
+            path,
+            render(v),
+            "a table [[flows]] with a kind, or a transport and a workload",
+        ));
+    };
+    if let Some((flat, origin)) = flow_spelling(t, path)? {
+        return parse_flow_kind(&Value::Table(flat), path, pairs)
+            .map_err(|e| at_origin(e, path, &origin));
+    }
+    parse_flow_kind(v, path, pairs)
+}
+
+/// One `[[flows]]` entry in the flow-kind spelling, dispatched on its `kind`.
+fn parse_flow_kind(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigError> {
     let Value::Table(t) = v else {
         return Err(ConfigError::new(
             path,
@@ -951,6 +968,175 @@ fn parse_quic_connections(v: &Value, path: &str, pairs: usize) -> Result<FlowCon
         background,
         app: AppConfig::QuicConnections { quic, connections },
     })
+}
+
+/// The workload keys of the transport × workload spelling, per `workload.kind`.
+const WORKLOAD_KEYS: &[(&str, &[&str])] = &[
+    ("bulk", &["kind", "bytes", "streams", "request_size"]),
+    (
+        "sequence",
+        &["kind", "connections", "bytes", "streams", "request_size"],
+    ),
+];
+
+/// The transport × workload spelling of a flow (`docs/scenario-format.md`, "Transport ×
+/// workload"): `transport = "quic"` with its keys flat or in a `quic = { ... }` table, and
+/// `workload = { kind = "bulk" | "sequence", ... }`. A table pre-pass rewrites it as the
+/// flow-kind spelling it means (`kind = "quic_bulk"` / `"quic_connections"`), so both
+/// spellings build the same [`Config`]; the returned map says which key came from which
+/// sub-table, so that errors name the key where it was written. `None`: the flow uses the
+/// flow-kind spelling.
+#[allow(clippy::type_complexity)]
+fn flow_spelling(
+    t: &Table,
+    path: &str,
+) -> Result<Option<(Table, BTreeMap<String, &'static str>)>, ConfigError> {
+    if !t.contains_key("transport") && !t.contains_key("workload") && !t.contains_key("quic") {
+        return Ok(None);
+    }
+    if let Some(k) = t.get("kind") {
+        return Err(ConfigError::new(
+            join(path, "kind"),
+            render(k),
+            "no `kind` in a flow written as `transport` + `workload` (drop `kind`, or write the flow as `kind = \"quic_bulk\"` / `\"quic_connections\"`)",
+        ));
+    }
+    match t.get("transport") {
+        Some(Value::String(s)) if s == "quic" => {}
+        Some(v) => {
+            return Err(ConfigError::new(
+                join(path, "transport"),
+                render(v),
+                "one of \"quic\"",
+            ))
+        }
+        None => {
+            return Err(ConfigError::new(
+                join(path, "transport"),
+                MISSING,
+                "one of \"quic\" (required with `workload`)",
+            ))
+        }
+    }
+    let wpath = join(path, "workload");
+    let expected_workload = "a table { kind = \"bulk\" | \"sequence\", ... }";
+    let workload = match t.get("workload") {
+        Some(Value::Table(w)) => w,
+        Some(v) => return Err(ConfigError::new(wpath, render(v), expected_workload)),
+        None => {
+            return Err(ConfigError::new(
+                wpath,
+                MISSING,
+                format!("{expected_workload} (required with `transport`)"),
+            ))
+        }
+    };
+    let kpath = join(&wpath, "kind");
+    let (wkind, keys) = match workload.get("kind") {
+        Some(Value::String(s)) => match WORKLOAD_KEYS.iter().find(|(k, _)| k == s) {
+            Some(&(k, keys)) => (k, keys),
+            None => {
+                return Err(ConfigError::new(
+                    kpath,
+                    s.as_str(),
+                    "one of \"bulk\", \"sequence\"",
+                ))
+            }
+        },
+        Some(v) => {
+            return Err(ConfigError::new(
+                kpath,
+                render(v),
+                "one of \"bulk\", \"sequence\"",
+            ))
+        }
+        None => {
+            return Err(ConfigError::new(
+                kpath,
+                MISSING,
+                "one of \"bulk\", \"sequence\" (required)",
+            ))
+        }
+    };
+    let mut out = t.clone();
+    out.remove("transport");
+    out.remove("workload");
+    let mut origin = BTreeMap::new();
+    let mut put = |out: &mut Table, k: &str, v: &Value, from: &'static str| {
+        let kp = join(&join(path, from), k);
+        if out.contains_key(k) {
+            return Err(ConfigError::new(
+                kp,
+                render(v),
+                format!("`{k}` written once (it is also a key of the flow)"),
+            ));
+        }
+        out.insert(k.to_string(), v.clone());
+        origin.insert(k.to_string(), from);
+        Ok(())
+    };
+    if let Some(q) = out.remove("quic") {
+        let qpath = join(path, "quic");
+        let Value::Table(q) = q else {
+            return Err(ConfigError::new(
+                qpath,
+                render(&q),
+                "a table of the QUIC keys, e.g. { cc = \"cubic\", zero_rtt = true }",
+            ));
+        };
+        for (k, v) in &q {
+            // The workload's keys go in `workload`; the rest are the transport's.
+            if !QUIC.has(k) || keys.contains(&k.as_str()) {
+                return Err(ConfigError::new(
+                    join(&qpath, k),
+                    render(v),
+                    "a QUIC key (the workload's keys `bytes`, `streams`, `request_size` go in `workload`)",
+                ));
+            }
+            put(&mut out, k, v, "quic")?;
+        }
+    }
+    for (k, v) in workload {
+        if k == "kind" {
+            continue;
+        }
+        if !keys.contains(&k.as_str()) {
+            let list: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+            return Err(ConfigError::new(
+                join(&wpath, k),
+                render(v),
+                format!("a key of a {wkind} workload: one of {}", list.join(", ")),
+            ));
+        }
+        put(&mut out, k, v, "workload")?;
+    }
+    let kind = match wkind {
+        "bulk" => "quic_bulk",
+        _ => "quic_connections",
+    };
+    out.insert("kind".to_string(), Value::String(kind.to_string()));
+    Ok(Some((out, origin)))
+}
+
+/// `err` with its path moved to where the key was written (`flows[0].bytes` ->
+/// `flows[0].workload.bytes`) when the key came from a sub-table of the transport ×
+/// workload spelling.
+fn at_origin(
+    mut err: ConfigError,
+    path: &str,
+    origin: &BTreeMap<String, &'static str>,
+) -> ConfigError {
+    for (k, from) in origin {
+        let flat = join(path, k);
+        if err.field == flat
+            || err.field.starts_with(&format!("{flat}."))
+            || err.field.starts_with(&format!("{flat}["))
+        {
+            err.field = format!("{}{}", join(&join(path, from), k), &err.field[flat.len()..]);
+            break;
+        }
+    }
+    err
 }
 
 fn parse_flows(v: Option<&Value>, pairs: usize) -> Result<Vec<FlowConfig>, ConfigError> {

@@ -7,9 +7,12 @@
 //! - [`ranges`]: an ordered set of half-open `u64` ranges (reassembly, acknowledged
 //!   ranges, received sequence or packet numbers);
 //! - `dense`: an ordered map over dense `u64` keys (sent packets by number, send order);
-//! - [`allowance`]: the receive-window update policies (one file per policy).
+//! - [`allowance`]: the receive-window update policies (one file per policy);
+//! - [`stream`]: the stream-transport interface workloads are written against
+//!   ([`stream::StreamTransport`], [`stream::StreamEvent`]).
 
 pub mod allowance;
 pub(crate) mod dense;
 pub mod ranges;
 pub mod rtt;
+pub mod stream;

@@ -1,0 +1,149 @@
+//! The engine-facing half of a stream transport: what the generic endpoint adapters of
+//! [`crate::workloads`] need from one connection besides the workload-facing
+//! [`StreamTransport`] — datagrams in and out, timers, tracing, metrics, and creating,
+//! resuming and accepting connections for a connection sequence.
+//!
+//! A transport implements [`TransportDriver`] for its connection type (QUIC:
+//! `quic/stream_transport.rs`); the workloads' endpoints ([`crate::workloads::bulk`],
+//! [`crate::workloads::sequence`]) are generic over it, so a new transport adds its
+//! implementation and one arm in [`crate::flows`], and no workload changes. This module
+//! names no protocol.
+
+use crate::config::workload::ConnectionSpec;
+use crate::metrics::workload::{ConnectionReport, HistorySample};
+use crate::metrics::EndpointMetrics;
+use crate::packet::{Addr, Datagram, FlowId};
+use crate::time::SimTime;
+use crate::trace::TraceEvent;
+use crate::transport::stream::{Side, StreamTransport};
+
+/// What a client's first datagram of a connection says about resumption: the session
+/// ticket and the address-validation token it presents (their identities as issued by
+/// the server).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hello {
+    /// The session ticket presented, if any.
+    pub ticket: Option<u64>,
+    /// The address-validation token presented, if any.
+    pub token: Option<u64>,
+}
+
+/// One connection of a transport, as the engine-facing endpoint adapters drive it.
+///
+/// Datagram-level methods follow [`crate::endpoint::Endpoint`]'s contract; the sequence
+/// methods (`connect`, `accept`, tickets, reports) serve
+/// [`crate::workloads::sequence`].
+pub trait TransportDriver: StreamTransport + std::fmt::Debug + Sized {
+    /// The transport's flow configuration (the sequence's base configuration).
+    type Config: Clone + std::fmt::Debug;
+    /// What a client keeps from a confirmed connection to resume the next one.
+    type Ticket: Clone + std::fmt::Debug;
+
+    /// Starts the connection (a client sends its first flight).
+    fn start(&mut self, now: SimTime);
+
+    /// Handles `datagram` if it carries this transport's payload; `false` (and nothing
+    /// done) otherwise.
+    fn handle_datagram(&mut self, now: SimTime, datagram: &Datagram) -> bool;
+
+    /// The next datagram to send now, from `local` to `remote` on `flow`; `number`, when
+    /// set, tags it with the connection's number in a sequence (the transport's connection
+    /// identifier on the wire).
+    fn poll_datagram(
+        &mut self,
+        now: SimTime,
+        local: Addr,
+        remote: Addr,
+        flow: FlowId,
+        number: Option<u64>,
+    ) -> Option<Datagram>;
+
+    /// The earliest instant the connection wants [`TransportDriver::handle_timeout`].
+    fn poll_timeout(&self) -> Option<SimTime>;
+
+    /// A timer instant came.
+    fn handle_timeout(&mut self, now: SimTime);
+
+    /// Switches tracing on or off ([`crate::endpoint::Endpoint::set_tracing`]).
+    fn set_tracing(&mut self, on: bool);
+
+    /// Hands the buffered trace events to `sink` and forgets them.
+    fn drain_trace(&mut self, sink: &mut dyn FnMut(SimTime, TraceEvent));
+
+    /// The connection's metrics at `now`, its workload having completed at `completed_at`.
+    fn metrics(&self, completed_at: Option<SimTime>, now: SimTime) -> EndpointMetrics;
+
+    /// The transport's time-series columns and their current values (congestion window,
+    /// RTT, receive window, ...), in a fixed order.
+    fn series_sample(&self) -> Vec<(String, f64)>;
+
+    // ----- connection sequences --------------------------------------------------------
+
+    /// The connection number a datagram of this transport is addressed to (`None`: not
+    /// this transport's payload).
+    fn connection_number(datagram: &Datagram) -> Option<u64>;
+
+    /// What the datagram says about resumption when it opens a connection (`None`: it
+    /// cannot open one, e.g. not a client's first flight).
+    fn hello(datagram: &Datagram) -> Option<Hello>;
+
+    /// A new client connection for `spec` on the base configuration `base` (not started).
+    fn connect(base: &Self::Config, spec: &ConnectionSpec) -> Self;
+
+    /// Client: resume with `ticket` (before [`TransportDriver::start`]).
+    fn resume(&mut self, ticket: Self::Ticket);
+
+    /// Client: the ticket (identity `id`, address-validation token with the same
+    /// identity when the transport issues tokens) the server issued with this confirmed
+    /// connection.
+    fn ticket(&self, id: u64) -> Self::Ticket;
+
+    /// Server: whether it issues address-validation tokens with its tickets.
+    fn issues_tokens(base: &Self::Config) -> bool;
+
+    /// Server: the initial congestion window a connection for `spec` would use.
+    fn default_initial_cwnd(base: &Self::Config, spec: &ConnectionSpec) -> u64;
+
+    /// Server: accepts the connection `first` opens, for `spec` on `base`, with the
+    /// presented ticket valid or not and the token valid or not, and an initial congestion
+    /// window override (not started).
+    fn accept(
+        base: &Self::Config,
+        spec: &ConnectionSpec,
+        first: &Datagram,
+        ticket_valid: bool,
+        token_valid: bool,
+        initial_cwnd: Option<u64>,
+    ) -> Self;
+
+    /// Client: it presented an address-validation token.
+    fn presented_token(&self) -> bool;
+
+    /// The report of this connection, number `index` at address `local`, its workload
+    /// having completed at `completed_at`; `token`: a valid token was presented.
+    fn report(
+        &self,
+        index: u64,
+        local: Addr,
+        completed_at: Option<SimTime>,
+        token: bool,
+        now: SimTime,
+    ) -> ConnectionReport;
+
+    /// The report of connection `index` of a sequence that never started.
+    fn not_started_report(
+        base: &Self::Config,
+        spec: &ConnectionSpec,
+        index: u64,
+        local: Addr,
+    ) -> ConnectionReport;
+
+    /// The metrics of a whole sequence at `side`: totals over `reports`
+    /// (`all_completed`: every connection completed) and the server's history samples.
+    fn sequence_metrics(
+        side: Side,
+        reports: Vec<ConnectionReport>,
+        all_completed: bool,
+        history: Vec<HistorySample>,
+    ) -> EndpointMetrics;
+}

@@ -1,0 +1,356 @@
+//! QUIC as a stream transport: [`StreamTransport`] and [`TransportDriver`] for
+//! [`Connection`], written only against the connection's public methods. The mapping
+//! (RFC 9000 streams, MAX_STREAMS, 0-RTT, CONNECTION_CLOSE) is described in
+//! [`crate::transport::stream`].
+
+use super::config::QuicConfig;
+use super::connection::{CloseReason, ConnEvent, Connection, Role, SessionTicket};
+use super::metrics::{connection_metrics, totals};
+use crate::config::workload::ConnectionSpec;
+use crate::driver::{Hello, TransportDriver};
+use crate::metrics::workload::{ConnectionReport, ConnectionStatus, HistorySample};
+use crate::metrics::EndpointMetrics;
+use crate::packet::{Addr, Datagram, FlowId, Payload};
+use crate::time::{SimDuration, SimTime};
+use crate::trace::TraceEvent;
+use crate::transport::stream::{
+    CloseKind, Side, StreamEvent, StreamId, StreamReadState, StreamTransport,
+};
+
+fn side_of(role: Role) -> Side {
+    match role {
+        Role::Client => Side::Client,
+        Role::Server => Side::Server,
+    }
+}
+
+fn role_of(side: Side) -> Role {
+    match side {
+        Side::Client => Role::Client,
+        Side::Server => Role::Server,
+    }
+}
+
+fn close_kind(r: CloseReason) -> CloseKind {
+    match r {
+        CloseReason::IdleTimeout => CloseKind::IdleTimeout,
+        CloseReason::LocalClose => CloseKind::LocalClose,
+        CloseReason::PeerClose => CloseKind::PeerClose,
+    }
+}
+
+fn event(ev: ConnEvent) -> StreamEvent {
+    match ev {
+        ConnEvent::Connected => StreamEvent::Connected,
+        ConnEvent::StreamsAvailable => StreamEvent::StreamsAvailable,
+        ConnEvent::StreamOpened(id) => StreamEvent::StreamOpened(id),
+        ConnEvent::StreamReadComplete(id) => StreamEvent::ReadComplete(id),
+        ConnEvent::StreamSendComplete(id) => StreamEvent::SendComplete(id),
+        ConnEvent::EarlyDataReady => StreamEvent::EarlyDataReady,
+        ConnEvent::Closed(r) => StreamEvent::Closed(close_kind(r)),
+    }
+}
+
+fn reason_name(r: CloseReason) -> &'static str {
+    match r {
+        CloseReason::IdleTimeout => "idle_timeout",
+        CloseReason::LocalClose => "local_close",
+        CloseReason::PeerClose => "peer_close",
+    }
+}
+
+impl StreamTransport for Connection {
+    fn side(&self) -> Side {
+        side_of(self.role())
+    }
+
+    fn take_events(&mut self) -> Vec<StreamEvent> {
+        Connection::take_events(self)
+            .into_iter()
+            .map(event)
+            .collect()
+    }
+
+    fn open_stream(&mut self) -> Option<StreamId> {
+        Connection::open_stream(self)
+    }
+
+    fn write(&mut self, id: StreamId, len: u64, fin: bool) {
+        Connection::write(self, id, len, fin);
+    }
+
+    /// RFC 9000 §2.1: the two low bits of a stream ID are its type.
+    fn stream_index(&self, id: StreamId) -> u64 {
+        id / 4
+    }
+
+    /// RFC 9000 §2.1: bidirectional, bit 0 the initiator.
+    fn stream_id(&self, side: Side, index: u64) -> StreamId {
+        4 * index + u64::from(side == Side::Server)
+    }
+
+    fn stream_read_state(&self, id: StreamId) -> Option<StreamReadState> {
+        self.streams().get(&id).map(|s| StreamReadState {
+            read: s.recv.consumed,
+            window: s.recv_fc.limit.saturating_sub(s.recv.consumed),
+        })
+    }
+
+    fn close(&mut self, now: SimTime) {
+        Connection::close(self, now);
+    }
+
+    fn is_closed(&self) -> bool {
+        Connection::is_closed(self)
+    }
+
+    fn is_terminated(&self) -> bool {
+        Connection::is_terminated(self)
+    }
+
+    fn is_handshake_confirmed(&self) -> bool {
+        Connection::is_handshake_confirmed(self)
+    }
+
+    fn is_resumed(&self) -> bool {
+        Connection::is_resumed(self)
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.recovery().cwnd()
+    }
+
+    fn smoothed_rtt(&self) -> SimDuration {
+        self.recovery().rtt().smoothed_rtt()
+    }
+}
+
+impl TransportDriver for Connection {
+    type Config = QuicConfig;
+    type Ticket = SessionTicket;
+
+    fn start(&mut self, now: SimTime) {
+        Connection::start(self, now);
+    }
+
+    fn handle_datagram(&mut self, now: SimTime, datagram: &Datagram) -> bool {
+        let Payload::Quic(d) = &datagram.payload else {
+            return false;
+        };
+        Connection::handle_datagram(self, now, d, u64::from(datagram.size));
+        true
+    }
+
+    fn poll_datagram(
+        &mut self,
+        now: SimTime,
+        local: Addr,
+        remote: Addr,
+        flow: FlowId,
+        number: Option<u64>,
+    ) -> Option<Datagram> {
+        let (mut d, size) = self.poll_transmit(now)?;
+        if let Some(k) = number {
+            d.conn = k;
+        }
+        let size = u32::try_from(size).expect("datagram size fits u32");
+        Some(Datagram::new(
+            local,
+            remote,
+            size,
+            flow,
+            Payload::Quic(Box::new(d)),
+        ))
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        Connection::poll_timeout(self)
+    }
+
+    fn handle_timeout(&mut self, now: SimTime) {
+        Connection::handle_timeout(self, now);
+    }
+
+    fn set_tracing(&mut self, on: bool) {
+        self.trace.set_on(on);
+    }
+
+    fn drain_trace(&mut self, sink: &mut dyn FnMut(SimTime, TraceEvent)) {
+        self.trace.drain(sink);
+    }
+
+    fn metrics(&self, completed_at: Option<SimTime>, now: SimTime) -> EndpointMetrics {
+        EndpointMetrics::Quic(Box::new(connection_metrics(self, completed_at, now)))
+    }
+
+    /// Congestion state (`ssthresh` is infinite until the first loss), RTT and the
+    /// connection's receive window (credit advertised beyond what was consumed).
+    fn series_sample(&self) -> Vec<(String, f64)> {
+        let r = self.recovery();
+        vec![
+            ("cwnd".to_string(), r.cwnd() as f64),
+            (
+                "ssthresh".to_string(),
+                r.cc().ssthresh().map_or(f64::INFINITY, |s| s as f64),
+            ),
+            ("bytes_in_flight".to_string(), r.bytes_in_flight() as f64),
+            ("srtt_s".to_string(), r.rtt().smoothed_rtt().as_secs_f64()),
+            (
+                "recv_window".to_string(),
+                self.recv_flow()
+                    .limit
+                    .saturating_sub(self.recv_flow().consumed) as f64,
+            ),
+        ]
+    }
+
+    /// The Destination Connection ID ([`crate::wire::quic::QuicDatagram::conn`]).
+    fn connection_number(datagram: &Datagram) -> Option<u64> {
+        match &datagram.payload {
+            Payload::Quic(d) => Some(d.conn),
+            _ => None,
+        }
+    }
+
+    fn hello(datagram: &Datagram) -> Option<Hello> {
+        match &datagram.payload {
+            Payload::Quic(d) => d.client_hello.map(|h| Hello {
+                ticket: h.ticket,
+                token: h.token,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Every connection of a sequence reads at once (no `read_rate`).
+    fn connect(base: &QuicConfig, spec: &ConnectionSpec) -> Self {
+        Connection::new(Role::Client, spec.config(base), None)
+    }
+
+    fn resume(&mut self, ticket: SessionTicket) {
+        self.set_resumption(ticket);
+    }
+
+    /// The NewSessionTicket (and NEW_TOKEN) the server sends with HANDSHAKE_DONE, with
+    /// the server's transport parameters remembered for 0-RTT (RFC 9000 §7.4.1).
+    fn ticket(&self, id: u64) -> SessionTicket {
+        let q = self.config();
+        SessionTicket {
+            id,
+            token: (q.address_token_size > 0).then_some(id),
+            initial_max_data: q.connection_window,
+            initial_max_stream_data: q.stream_window,
+            initial_max_streams_bidi: q.max_streams_bidi,
+        }
+    }
+
+    fn issues_tokens(base: &QuicConfig) -> bool {
+        base.address_token_size > 0
+    }
+
+    fn default_initial_cwnd(base: &QuicConfig, spec: &ConnectionSpec) -> u64 {
+        spec.config(base).initial_cwnd()
+    }
+
+    fn accept(
+        base: &QuicConfig,
+        spec: &ConnectionSpec,
+        first: &Datagram,
+        ticket_valid: bool,
+        token_valid: bool,
+        initial_cwnd: Option<u64>,
+    ) -> Self {
+        let mut cfg = spec.config(base);
+        if let Some(w) = initial_cwnd {
+            cfg.cc.initial_cwnd_bytes = Some(w);
+        }
+        let mut conn = Connection::new(Role::Server, cfg, None);
+        if let Payload::Quic(d) = &first.payload {
+            if let Some(hello) = d.client_hello {
+                conn.accept_client(hello, ticket_valid, token_valid);
+            }
+        }
+        conn
+    }
+
+    fn presented_token(&self) -> bool {
+        self.initial_token_len() > 0
+    }
+
+    fn report(
+        &self,
+        index: u64,
+        local: Addr,
+        completed_at: Option<SimTime>,
+        token: bool,
+        now: SimTime,
+    ) -> ConnectionReport {
+        let ci = self.close_info();
+        let status = if completed_at.is_some() {
+            ConnectionStatus::Completed
+        } else if self.is_closed() {
+            ConnectionStatus::Failed
+        } else {
+            ConnectionStatus::Open
+        };
+        ConnectionReport {
+            index,
+            local: local.to_string(),
+            start_secs: Some(self.started_at().as_secs_f64()),
+            close_secs: ci.map(|c| c.at.as_secs_f64()),
+            close_reason: ci.map(|c| reason_name(c.reason).to_string()),
+            last_activity_secs: self.last_activity().as_secs_f64(),
+            idle_timeout_secs: self.idle_timeout().as_secs_f64(),
+            status,
+            ticket: match self.role() {
+                Role::Client => self.has_ticket(),
+                Role::Server => Connection::is_resumed(self),
+            },
+            resumed: Connection::is_resumed(self),
+            zero_rtt_accepted: self.early_data_accepted(),
+            token,
+            zero_rtt_packets: self.stats.zero_rtt_packets_sent,
+            zero_rtt_stream_bytes: self.stats.zero_rtt_stream_bytes,
+            zero_rtt_packets_rejected: self.stats.zero_rtt_packets_rejected,
+            metrics: connection_metrics(self, completed_at, now),
+        }
+    }
+
+    fn not_started_report(
+        base: &QuicConfig,
+        spec: &ConnectionSpec,
+        index: u64,
+        local: Addr,
+    ) -> ConnectionReport {
+        let c = Connection::new(Role::Client, spec.config(base), None);
+        ConnectionReport {
+            index,
+            local: local.to_string(),
+            start_secs: None,
+            close_secs: None,
+            close_reason: None,
+            last_activity_secs: 0.0,
+            idle_timeout_secs: 0.0,
+            status: ConnectionStatus::NotStarted,
+            ticket: false,
+            resumed: false,
+            zero_rtt_accepted: None,
+            token: false,
+            zero_rtt_packets: 0,
+            zero_rtt_stream_bytes: 0,
+            zero_rtt_packets_rejected: 0,
+            metrics: connection_metrics(&c, None, SimTime::ZERO),
+        }
+    }
+
+    fn sequence_metrics(
+        side: Side,
+        reports: Vec<ConnectionReport>,
+        all_completed: bool,
+        history: Vec<HistorySample>,
+    ) -> EndpointMetrics {
+        let mut m = totals(role_of(side), reports, all_completed);
+        m.workload.history = history;
+        EndpointMetrics::Quic(Box::new(m))
+    }
+}

@@ -1,0 +1,327 @@
+//! Workload `bulk`: once the connection can carry data (handshake complete, or 0-RTT
+//! when resuming), the client opens `streams` bidirectional streams (as many as the
+//! server's stream limit allows, more as it raises it) and writes a `request_size`-byte
+//! request with FIN on each. When the server has read a whole request it answers on the
+//! same stream with that stream's share of `bytes` and a FIN. The client is done when it
+//! has read every response; the server when every response is acknowledged.
+//!
+//! [`Bulk`] is the per-connection state (used by every connection of a
+//! [`super::sequence`] too); [`BulkEndpoint`] runs it on one connection of any
+//! [`TransportDriver`].
+
+use crate::driver::TransportDriver;
+use crate::endpoint::Endpoint;
+use crate::metrics::EndpointMetrics;
+use crate::packet::{Addr, Datagram, FlowId};
+use crate::time::SimTime;
+use crate::trace::TraceEvent;
+use crate::transport::stream::{Side, StreamEvent, StreamTransport};
+
+/// The `bulk` workload state of one connection (either side).
+#[derive(Clone, Debug)]
+pub struct Bulk {
+    streams: u64,
+    bytes: u64,
+    request_size: u64,
+    requests_opened: u64,
+    finished_streams: u64,
+    completed_at: Option<SimTime>,
+}
+
+impl Bulk {
+    /// `streams` request streams of `request_size` bytes each, answered with `bytes` in
+    /// total.
+    pub fn new(streams: u64, bytes: u64, request_size: u64) -> Self {
+        Bulk {
+            streams,
+            bytes,
+            request_size,
+            requests_opened: 0,
+            finished_streams: 0,
+            completed_at: None,
+        }
+    }
+
+    /// Request streams.
+    pub fn streams(&self) -> u64 {
+        self.streams
+    }
+
+    /// When this side's part completed (client: every response read; server: every
+    /// response acknowledged).
+    pub fn completed_at(&self) -> Option<SimTime> {
+        self.completed_at
+    }
+
+    /// Response size of the request stream with ordinal `index` (the `index`-th stream
+    /// the client opened): `bytes / streams`, plus one for the first `bytes mod streams`
+    /// streams.
+    pub fn response_size(&self, index: u64) -> u64 {
+        self.bytes / self.streams + u64::from(index < self.bytes % self.streams)
+    }
+
+    /// Handles one event of `t`; returns `true` when the workload just completed.
+    pub fn on_event<T: StreamTransport + ?Sized>(
+        &mut self,
+        now: SimTime,
+        t: &mut T,
+        ev: StreamEvent,
+    ) -> bool {
+        match (t.side(), ev) {
+            (
+                Side::Client,
+                StreamEvent::Connected
+                | StreamEvent::StreamsAvailable
+                | StreamEvent::EarlyDataReady,
+            ) => {
+                while self.requests_opened < self.streams {
+                    let Some(id) = t.open_stream() else {
+                        break;
+                    };
+                    t.write(id, self.request_size, true);
+                    self.requests_opened += 1;
+                }
+                false
+            }
+            (Side::Server, StreamEvent::ReadComplete(id)) if t.stream_index(id) < self.streams => {
+                let n = self.response_size(t.stream_index(id));
+                t.write(id, n, true);
+                false
+            }
+            (Side::Client, StreamEvent::ReadComplete(_))
+            | (Side::Server, StreamEvent::SendComplete(_)) => {
+                self.finished_streams += 1;
+                if self.finished_streams == self.streams && self.completed_at.is_none() {
+                    self.completed_at = Some(now);
+                    return true;
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+}
+
+/// One connection of transport `T` running [`Bulk`], driven by the engine.
+#[derive(Debug)]
+pub struct BulkEndpoint<T> {
+    conn: T,
+    app: Bulk,
+    local: Addr,
+    remote: Addr,
+    flow: FlowId,
+}
+
+impl<T: TransportDriver> BulkEndpoint<T> {
+    /// Connection `conn` (not started) running `app`, at `local`, talking to `remote`,
+    /// accounted to `flow`.
+    pub fn new(conn: T, app: Bulk, local: Addr, remote: Addr, flow: FlowId) -> Self {
+        BulkEndpoint {
+            conn,
+            app,
+            local,
+            remote,
+            flow,
+        }
+    }
+
+    /// The connection (read-only).
+    pub fn connection(&self) -> &T {
+        &self.conn
+    }
+
+    /// The workload state.
+    pub fn workload(&self) -> &Bulk {
+        &self.app
+    }
+
+    fn drive(&mut self, now: SimTime) {
+        loop {
+            let events = self.conn.take_events();
+            if events.is_empty() {
+                break;
+            }
+            for ev in events {
+                self.app.on_event(now, &mut self.conn, ev);
+            }
+        }
+    }
+
+    /// One time-series sample: the transport's columns, then bytes read and receive
+    /// window per request stream (zero until the stream exists). The column set is fixed
+    /// for the run.
+    pub fn series_sample(&self) -> Vec<(String, f64)> {
+        let mut v = self.conn.series_sample();
+        for k in 0..self.app.streams() {
+            let id = self.conn.stream_id(Side::Client, k);
+            let s = self.conn.stream_read_state(id).unwrap_or_default();
+            v.push((format!("stream{id}_read"), s.read as f64));
+            v.push((format!("stream{id}_recv_window"), s.window as f64));
+        }
+        v
+    }
+}
+
+impl<T: TransportDriver> Endpoint for BulkEndpoint<T> {
+    fn start(&mut self, now: SimTime) {
+        self.conn.start(now);
+        self.drive(now);
+    }
+
+    fn handle_datagram(&mut self, now: SimTime, datagram: Datagram) {
+        if self.conn.handle_datagram(now, &datagram) {
+            // Answer from where the peer sends (a server learns the client's address).
+            self.remote = datagram.src;
+            self.drive(now);
+        }
+    }
+
+    fn handle_timeout(&mut self, now: SimTime) {
+        self.conn.handle_timeout(now);
+        self.drive(now);
+    }
+
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
+        self.conn
+            .poll_datagram(now, self.local, self.remote, self.flow, None)
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        self.conn.poll_timeout()
+    }
+
+    fn local_addr(&self) -> Addr {
+        self.local
+    }
+
+    fn is_done(&self) -> bool {
+        self.app.completed_at.is_some()
+    }
+
+    fn metrics(&self, now: SimTime) -> EndpointMetrics {
+        self.conn.metrics(self.app.completed_at, now)
+    }
+
+    fn set_tracing(&mut self, on: bool) {
+        self.conn.set_tracing(on);
+    }
+
+    fn drain_trace(&mut self, sink: &mut dyn FnMut(SimTime, TraceEvent)) {
+        self.conn.drain_trace(sink);
+    }
+
+    fn series_columns(&self) -> Vec<String> {
+        self.series_sample().into_iter().map(|(k, _)| k).collect()
+    }
+
+    fn series_values(&self, out: &mut Vec<f64>) {
+        out.extend(self.series_sample().into_iter().map(|(_, v)| v));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! `Bulk` against a scripted transport: the workload needs nothing but the
+    //! stream-transport interface.
+
+    use super::*;
+    use crate::time::SimDuration;
+    use crate::transport::stream::{StreamId, StreamReadState};
+
+    /// Streams numbered 0, 1, 2, ... per side (`2k` client, `2k + 1` server, as HTTP/2
+    /// would with its own offset); a stream limit; writes recorded.
+    struct Script {
+        side: Side,
+        limit: u64,
+        opened: u64,
+        writes: Vec<(StreamId, u64, bool)>,
+    }
+
+    impl StreamTransport for Script {
+        fn side(&self) -> Side {
+            self.side
+        }
+        fn take_events(&mut self) -> Vec<StreamEvent> {
+            Vec::new()
+        }
+        fn open_stream(&mut self) -> Option<StreamId> {
+            (self.opened < self.limit).then(|| {
+                self.opened += 1;
+                self.stream_id(self.side, self.opened - 1)
+            })
+        }
+        fn write(&mut self, id: StreamId, len: u64, fin: bool) {
+            self.writes.push((id, len, fin));
+        }
+        fn stream_index(&self, id: StreamId) -> u64 {
+            id / 2
+        }
+        fn stream_id(&self, side: Side, index: u64) -> StreamId {
+            2 * index + u64::from(side == Side::Server)
+        }
+        fn stream_read_state(&self, _id: StreamId) -> Option<StreamReadState> {
+            None
+        }
+        fn close(&mut self, _now: SimTime) {}
+        fn is_closed(&self) -> bool {
+            false
+        }
+        fn is_terminated(&self) -> bool {
+            false
+        }
+        fn is_handshake_confirmed(&self) -> bool {
+            true
+        }
+        fn is_resumed(&self) -> bool {
+            false
+        }
+        fn cwnd(&self) -> u64 {
+            0
+        }
+        fn smoothed_rtt(&self) -> SimDuration {
+            SimDuration::ZERO
+        }
+    }
+
+    fn script(side: Side, limit: u64) -> Script {
+        Script {
+            side,
+            limit,
+            opened: 0,
+            writes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn client_opens_as_the_limit_allows_and_completes_on_the_last_read() {
+        let t0 = SimTime::ZERO;
+        let mut app = Bulk::new(3, 10, 7);
+        let mut t = script(Side::Client, 2);
+        assert!(!app.on_event(t0, &mut t, StreamEvent::Connected));
+        assert_eq!(t.writes, vec![(0, 7, true), (2, 7, true)]);
+        t.limit = 5;
+        app.on_event(t0, &mut t, StreamEvent::StreamsAvailable);
+        assert_eq!(t.writes.len(), 3, "three requests, no more");
+        let t1 = t0 + SimDuration::from_millis(1);
+        assert!(!app.on_event(t1, &mut t, StreamEvent::ReadComplete(0)));
+        assert!(!app.on_event(t1, &mut t, StreamEvent::ReadComplete(2)));
+        assert!(app.on_event(t1, &mut t, StreamEvent::ReadComplete(4)));
+        assert_eq!(app.completed_at(), Some(t1));
+    }
+
+    #[test]
+    fn server_answers_each_request_with_its_share() {
+        let t0 = SimTime::ZERO;
+        let mut app = Bulk::new(3, 10, 7);
+        let mut t = script(Side::Server, 0);
+        for id in [0, 2, 4, 6] {
+            app.on_event(t0, &mut t, StreamEvent::ReadComplete(id));
+        }
+        // 10 over 3 streams: 4, 3, 3; a fourth stream is not a request.
+        assert_eq!(t.writes, vec![(0, 4, true), (2, 3, true), (4, 3, true)]);
+        for id in [0, 2] {
+            assert!(!app.on_event(t0, &mut t, StreamEvent::SendComplete(id)));
+        }
+        assert!(app.on_event(t0, &mut t, StreamEvent::SendComplete(4)));
+    }
+}

@@ -1,0 +1,20 @@
+//! Workloads, written once against the stream-transport interface
+//! ([`crate::transport::stream::StreamTransport`] for what the application does,
+//! [`crate::driver::TransportDriver`] for the engine-facing glue). Nothing here names a
+//! protocol: the flow factory ([`crate::flows`]) picks the transport and the workload and
+//! plugs one into the other.
+//!
+//! - [`bulk`]: requests on `streams` streams, the server answers each with its share of
+//!   `bytes` ([`bulk::Bulk`], the per-connection state) and [`bulk::BulkEndpoint`], one
+//!   connection running it as an [`crate::endpoint::Endpoint`];
+//! - [`sequence`]: a sequence of connections between one client and one server (start
+//!   times and gaps, resumption with session tickets, 0-RTT, idle or explicit close), each
+//!   running `bulk`, and the server's store of tickets, tokens and history samples with the
+//!   [`sequence::HistoryPolicy`] hook (`docs/lifecycle.md`).
+//!
+//! A new workload is a new file here (its state machine reacting to
+//! [`crate::transport::stream::StreamEvent`]s, and an endpoint adapter if it needs more
+//! than one connection) plus one arm in [`crate::flows`].
+
+pub mod bulk;
+pub mod sequence;

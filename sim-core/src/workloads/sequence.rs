@@ -1,0 +1,806 @@
+//! Workload `sequence` (flow kind `quic_connections`): a sequence of connections between
+//! one client and one server, with session tickets, 0-RTT, address-validation tokens,
+//! idle timeout and explicit close. See `docs/lifecycle.md`.
+//!
+//! - [`SequenceClient`] owns the sequence: it creates a fresh connection for each
+//!   [`ConnectionSpec`] at its start time (absolute, or a gap after the previous one
+//!   ended), keeps the ticket the last confirmed connection left, and resumes with it
+//!   when the spec says `resume = true`.
+//! - [`SequenceServer`] accepts a new connection per connection number (the transport's
+//!   connection identifier, [`TransportDriver::connection_number`]) and keeps the
+//!   per-server [`ServerStore`]: the tickets and tokens it issued, and the
+//!   [`HistoryPolicy`] hook that samples the congestion window when a resumption
+//!   completes and when a connection closes (paper 000) and may choose a new connection's
+//!   initial window.
+//!
+//! Both run [`Bulk`] on every connection (requests on `streams` streams, the server
+//! answers each with its share of `bytes`). The server knows each connection's workload
+//! from the same list of specs: the request names the object, as a URL would.
+
+use super::bulk::Bulk;
+pub use crate::config::workload::{CloseMode, ConnectionSpec};
+use crate::driver::TransportDriver;
+use crate::endpoint::Endpoint;
+pub use crate::metrics::workload::{
+    ConnectionReport, ConnectionStatus, HistoryEvent, HistorySample,
+};
+use crate::metrics::EndpointMetrics;
+use crate::packet::{Addr, Datagram, FlowId};
+use crate::time::{SimDuration, SimTime};
+use crate::trace::TraceEvent;
+use crate::transport::stream::{CloseKind, Side, StreamEvent, StreamTransport};
+use std::collections::BTreeMap;
+
+/// The hook a history-based policy implements (paper 000). The server calls
+/// [`HistoryPolicy::on_sample`] at every [`HistoryEvent`] and asks
+/// [`HistoryPolicy::initial_cwnd`] when it accepts a new connection.
+pub trait HistoryPolicy: std::fmt::Debug {
+    /// A sample was taken.
+    fn on_sample(&mut self, sample: &HistorySample);
+    /// The initial congestion window (bytes) for a new connection from the client at IP
+    /// `client` (big-endian, as [`Addr::ip`])
+    /// (`resumed`: it presented a valid ticket), or `None` to keep the configured one.
+    fn initial_cwnd(&self, _client: u32, _resumed: bool, _default: u64) -> Option<u64> {
+        None
+    }
+}
+
+/// The default policy: samples are recorded (in the server's metrics) and change nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoHistory;
+
+impl HistoryPolicy for NoHistory {
+    fn on_sample(&mut self, _sample: &HistorySample) {}
+}
+
+/// Server-side state that outlives connections: tickets and tokens issued, the history
+/// samples and the policy. One per server endpoint (the run owns the endpoints; nothing
+/// is global).
+#[derive(Debug)]
+pub struct ServerStore {
+    /// Ticket id -> when it was issued (the server issues ticket `k` when connection `k`
+    /// completes its handshake, with the session ticket it sends after the handshake).
+    tickets: BTreeMap<u64, SimTime>,
+    /// Token id -> the client address it was issued to (RFC 9000 §8.1.3: a token is valid
+    /// only from that address).
+    tokens: BTreeMap<u64, u32>,
+    /// Samples taken, oldest first.
+    pub samples: Vec<HistorySample>,
+    /// The policy.
+    pub policy: Box<dyn HistoryPolicy>,
+}
+
+impl Default for ServerStore {
+    fn default() -> Self {
+        ServerStore {
+            tickets: BTreeMap::new(),
+            tokens: BTreeMap::new(),
+            samples: Vec::new(),
+            policy: Box::new(NoHistory),
+        }
+    }
+}
+
+impl ServerStore {
+    /// Tickets issued.
+    pub fn tickets_issued(&self) -> usize {
+        self.tickets.len()
+    }
+
+    fn sample<T: StreamTransport>(
+        &mut self,
+        now: SimTime,
+        event: HistoryEvent,
+        k: u64,
+        client: Addr,
+        c: &T,
+    ) {
+        let s = HistorySample {
+            time_secs: now.as_secs_f64(),
+            event,
+            connection: k,
+            client: client.to_string(),
+            cwnd: c.cwnd(),
+            srtt_secs: c.smoothed_rtt().as_secs_f64(),
+        };
+        self.policy.on_sample(&s);
+        self.samples.push(s);
+    }
+}
+
+/// One connection of the client's sequence.
+#[derive(Debug)]
+struct ClientConn<T> {
+    conn: T,
+    app: Bulk,
+    local: Addr,
+    close: CloseMode,
+    /// The workload completed and the close mode is explicit: close once the stack has
+    /// sent what it had queued.
+    close_wanted: bool,
+    ticket_taken: bool,
+}
+
+fn bulk_of(spec: &ConnectionSpec) -> Bulk {
+    Bulk::new(spec.streams, spec.bytes, spec.request_size)
+}
+
+/// The client of a connection sequence over transport `T`: runs the connections of its
+/// sequence one after another (or overlapping, with absolute start times), carrying the
+/// session ticket from one to the next.
+#[derive(Debug)]
+pub struct SequenceClient<T: TransportDriver> {
+    base: T::Config,
+    specs: Vec<ConnectionSpec>,
+    local: Addr,
+    remote: Addr,
+    flow: FlowId,
+    conns: Vec<ClientConn<T>>,
+    /// When the next connection (`conns.len()`) starts, once known.
+    next_start: Option<SimTime>,
+    ticket: Option<T::Ticket>,
+    tracing: bool,
+    /// Datagrams for a connection that is gone or unknown (dropped).
+    pub stray_datagrams: u64,
+}
+
+impl<T: TransportDriver> SequenceClient<T> {
+    /// A client at `local` talking to the server at `remote`, accounted to `flow`.
+    pub fn new(
+        base: T::Config,
+        specs: Vec<ConnectionSpec>,
+        local: Addr,
+        remote: Addr,
+        flow: FlowId,
+    ) -> Self {
+        SequenceClient {
+            base,
+            specs,
+            local,
+            remote,
+            flow,
+            conns: Vec::new(),
+            next_start: None,
+            ticket: None,
+            tracing: false,
+            stray_datagrams: 0,
+        }
+    }
+
+    /// The connections started so far, in order.
+    pub fn connections(&self) -> impl Iterator<Item = &T> {
+        self.conns.iter().map(|c| &c.conn)
+    }
+
+    /// The ticket the next resumption would use.
+    pub fn ticket(&self) -> Option<&T::Ticket> {
+        self.ticket.as_ref()
+    }
+
+    fn open_due(&mut self, now: SimTime) {
+        while self.next_start.is_some_and(|t| t <= now) && self.conns.len() < self.specs.len() {
+            let k = self.conns.len();
+            let spec = self.specs[k].clone();
+            let mut conn = T::connect(&self.base, &spec);
+            conn.set_tracing(self.tracing);
+            if spec.resume {
+                if let Some(t) = &self.ticket {
+                    conn.resume(t.clone());
+                }
+            }
+            conn.start(now);
+            self.conns.push(ClientConn {
+                conn,
+                app: bulk_of(&spec),
+                local: self.local,
+                close: spec.close,
+                close_wanted: false,
+                ticket_taken: false,
+            });
+            // The next one: at its absolute start, or after this one ends.
+            self.next_start = self
+                .specs
+                .get(k + 1)
+                .and_then(|s| s.start)
+                .map(|t| t.max(now));
+            self.drive(now, k);
+        }
+    }
+
+    fn drive(&mut self, now: SimTime, k: usize) {
+        loop {
+            let c = &mut self.conns[k];
+            let events = c.conn.take_events();
+            if events.is_empty() {
+                break;
+            }
+            for ev in events {
+                let c = &mut self.conns[k];
+                if c.app.on_event(now, &mut c.conn, ev) && c.close == CloseMode::Explicit {
+                    c.close_wanted = true;
+                }
+                if let StreamEvent::Closed(_) = ev {
+                    let next = k + 1;
+                    if next == self.conns.len() && next < self.specs.len() {
+                        let s = &self.specs[next];
+                        if s.start.is_none() {
+                            self.next_start = Some(now + s.gap.unwrap_or(SimDuration::ZERO));
+                        }
+                    }
+                }
+            }
+        }
+        let c = &mut self.conns[k];
+        if !c.ticket_taken && c.conn.is_handshake_confirmed() {
+            // The session ticket (and address-validation token) the server sends once the
+            // handshake is confirmed.
+            c.ticket_taken = true;
+            self.ticket = Some(c.conn.ticket(k as u64));
+        }
+    }
+
+    fn drive_all(&mut self, now: SimTime) {
+        for k in 0..self.conns.len() {
+            self.drive(now, k);
+        }
+        self.open_due(now);
+    }
+}
+
+impl<T: TransportDriver> Endpoint for SequenceClient<T> {
+    fn start(&mut self, now: SimTime) {
+        if let Some(s) = self.specs.first() {
+            self.next_start = Some(
+                s.start
+                    .unwrap_or(now + s.gap.unwrap_or(SimDuration::ZERO))
+                    .max(now),
+            );
+        }
+        self.open_due(now);
+    }
+
+    fn handle_datagram(&mut self, now: SimTime, datagram: Datagram) {
+        let Some(k) = T::connection_number(&datagram) else {
+            return;
+        };
+        let k = k as usize;
+        match self.conns.get_mut(k) {
+            Some(c) if !c.conn.is_terminated() => {
+                c.conn.handle_datagram(now, &datagram);
+                self.drive(now, k);
+                self.open_due(now);
+            }
+            _ => self.stray_datagrams += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: SimTime) {
+        for c in &mut self.conns {
+            if c.conn.poll_timeout().is_some_and(|t| t <= now) {
+                c.conn.handle_timeout(now);
+            }
+        }
+        self.drive_all(now);
+    }
+
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
+        let mut k = 0;
+        while k < self.conns.len() {
+            let c = &mut self.conns[k];
+            let d = c
+                .conn
+                .poll_datagram(now, c.local, self.remote, self.flow, Some(k as u64));
+            if d.is_some() {
+                return d;
+            }
+            if c.close_wanted && !c.conn.is_closed() {
+                // The application closes once the stack has sent what it had queued
+                // (e.g. the client's Finished when a 0-RTT response completes at the
+                // handshake): then the close, polled next.
+                c.conn.close(now);
+                self.drive(now, k);
+                self.open_due(now);
+                continue;
+            }
+            k += 1;
+        }
+        None
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        let next = if self.conns.len() < self.specs.len() {
+            self.next_start
+        } else {
+            None
+        };
+        self.conns
+            .iter()
+            .filter_map(|c| c.conn.poll_timeout())
+            .chain(next)
+            .min()
+    }
+
+    /// A new network: connections started from now on use `new`. Live connections keep
+    /// their old address (migration is not modelled yet): after an IP change the
+    /// server's answers to it are dropped and such a connection fails at its idle
+    /// timeout.
+    fn handle_local_address_change(&mut self, _now: SimTime, new: Addr) {
+        self.local = new;
+    }
+
+    fn local_addr(&self) -> Addr {
+        self.local
+    }
+
+    fn is_done(&self) -> bool {
+        self.conns.len() == self.specs.len() && self.conns.iter().all(|c| c.conn.is_closed())
+    }
+
+    fn metrics(&self, now: SimTime) -> EndpointMetrics {
+        let mut reports: Vec<ConnectionReport> = self
+            .conns
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let token = c.conn.presented_token();
+                c.conn
+                    .report(k as u64, c.local, c.app.completed_at(), token, now)
+            })
+            .collect();
+        let all = reports.len() == self.specs.len()
+            && reports
+                .iter()
+                .all(|r| r.status == ConnectionStatus::Completed);
+        for k in self.conns.len()..self.specs.len() {
+            reports.push(T::not_started_report(
+                &self.base,
+                &self.specs[k],
+                k as u64,
+                self.local,
+            ));
+        }
+        T::sequence_metrics(Side::Client, reports, all, Vec::new())
+    }
+
+    fn set_tracing(&mut self, on: bool) {
+        self.tracing = on;
+        for c in &mut self.conns {
+            c.conn.set_tracing(on);
+        }
+    }
+
+    fn drain_trace(&mut self, sink: &mut dyn FnMut(SimTime, TraceEvent)) {
+        for c in &mut self.conns {
+            c.conn.drain_trace(sink);
+        }
+    }
+
+    /// Events tagged with the connection number (qlog writes one trace per connection).
+    fn drain_trace_tagged(&mut self, sink: &mut dyn FnMut(u32, SimTime, TraceEvent)) {
+        for (k, c) in self.conns.iter_mut().enumerate() {
+            let k = k as u32;
+            c.conn.drain_trace(&mut |t, e| sink(k, t, e));
+        }
+    }
+}
+
+/// One connection at the server.
+#[derive(Debug)]
+struct ServerConn<T> {
+    conn: T,
+    app: Bulk,
+    remote: Addr,
+    token_valid: bool,
+    sampled_resumption: bool,
+    issued: bool,
+}
+
+/// The server of a connection sequence over transport `T`: one connection per client
+/// connection number, and the [`ServerStore`].
+#[derive(Debug)]
+pub struct SequenceServer<T: TransportDriver> {
+    base: T::Config,
+    specs: Vec<ConnectionSpec>,
+    local: Addr,
+    flow: FlowId,
+    conns: BTreeMap<u64, ServerConn<T>>,
+    /// Tickets, tokens, history.
+    pub store: ServerStore,
+    tracing: bool,
+    /// Datagrams for an unknown connection that cannot open one, or for one whose state
+    /// is gone (dropped).
+    pub stray_datagrams: u64,
+}
+
+impl<T: TransportDriver> SequenceServer<T> {
+    /// A server at `local` for the client's sequence `specs`, accounted to `flow`.
+    pub fn new(base: T::Config, specs: Vec<ConnectionSpec>, local: Addr, flow: FlowId) -> Self {
+        SequenceServer {
+            base,
+            specs,
+            local,
+            flow,
+            conns: BTreeMap::new(),
+            store: ServerStore::default(),
+            tracing: false,
+            stray_datagrams: 0,
+        }
+    }
+
+    /// The connections accepted so far, by connection number.
+    pub fn connections(&self) -> impl Iterator<Item = (u64, &T)> {
+        self.conns.iter().map(|(&k, c)| (k, &c.conn))
+    }
+
+    fn drive(&mut self, now: SimTime, k: u64) {
+        let Some(c) = self.conns.get_mut(&k) else {
+            return;
+        };
+        loop {
+            let events = c.conn.take_events();
+            if events.is_empty() {
+                break;
+            }
+            for ev in events {
+                c.app.on_event(now, &mut c.conn, ev);
+                match ev {
+                    StreamEvent::Connected => {
+                        if !c.issued {
+                            // A session ticket (+ address-validation token) after the
+                            // handshake.
+                            c.issued = true;
+                            self.store.tickets.insert(k, now);
+                            if T::issues_tokens(&self.base) {
+                                self.store.tokens.insert(k, c.remote.ip);
+                            }
+                        }
+                        if c.conn.is_resumed() && !c.sampled_resumption {
+                            c.sampled_resumption = true;
+                            self.store.sample(
+                                now,
+                                HistoryEvent::ResumptionComplete,
+                                k,
+                                c.remote,
+                                &c.conn,
+                            );
+                        }
+                    }
+                    StreamEvent::Closed(r) => {
+                        let e = match r {
+                            CloseKind::IdleTimeout => HistoryEvent::IdleClose,
+                            _ => HistoryEvent::ExplicitClose,
+                        };
+                        self.store.sample(now, e, k, c.remote, &c.conn);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+impl<T: TransportDriver> Endpoint for SequenceServer<T> {
+    fn start(&mut self, _now: SimTime) {}
+
+    fn handle_datagram(&mut self, now: SimTime, datagram: Datagram) {
+        let Some(k) = T::connection_number(&datagram) else {
+            return;
+        };
+        if !self.conns.contains_key(&k) {
+            let (Some(hello), Some(spec)) = (T::hello(&datagram), self.specs.get(k as usize))
+            else {
+                self.stray_datagrams += 1;
+                return;
+            };
+            let src = datagram.src;
+            let ticket_valid = hello
+                .ticket
+                .is_some_and(|t| self.store.tickets.contains_key(&t));
+            // RFC 9000 §8.1.3: a token is valid only from the address it was issued to.
+            let token_valid = hello
+                .token
+                .is_some_and(|t| self.store.tokens.get(&t) == Some(&src.ip));
+            let default_cwnd = T::default_initial_cwnd(&self.base, spec);
+            let cwnd = self
+                .store
+                .policy
+                .initial_cwnd(src.ip, ticket_valid, default_cwnd);
+            let mut conn = T::accept(&self.base, spec, &datagram, ticket_valid, token_valid, cwnd);
+            conn.set_tracing(self.tracing);
+            conn.start(now);
+            self.conns.insert(
+                k,
+                ServerConn {
+                    conn,
+                    app: bulk_of(spec),
+                    remote: src,
+                    token_valid,
+                    sampled_resumption: false,
+                    issued: false,
+                },
+            );
+        }
+        let c = self.conns.get_mut(&k).expect("inserted");
+        if c.conn.is_terminated() {
+            self.stray_datagrams += 1;
+            return;
+        }
+        // Answer from where the client sends.
+        c.remote = datagram.src;
+        c.conn.handle_datagram(now, &datagram);
+        self.drive(now, k);
+    }
+
+    fn handle_timeout(&mut self, now: SimTime) {
+        let due: Vec<u64> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.conn.poll_timeout().is_some_and(|t| t <= now))
+            .map(|(&k, _)| k)
+            .collect();
+        for k in due {
+            if let Some(c) = self.conns.get_mut(&k) {
+                c.conn.handle_timeout(now);
+            }
+            self.drive(now, k);
+        }
+    }
+
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
+        for (&k, c) in self.conns.iter_mut() {
+            let d = c
+                .conn
+                .poll_datagram(now, self.local, c.remote, self.flow, Some(k));
+            if d.is_some() {
+                return d;
+            }
+        }
+        None
+    }
+
+    fn poll_timeout(&self) -> Option<SimTime> {
+        self.conns
+            .values()
+            .filter_map(|c| c.conn.poll_timeout())
+            .min()
+    }
+
+    fn local_addr(&self) -> Addr {
+        self.local
+    }
+
+    fn is_done(&self) -> bool {
+        self.conns.values().all(|c| c.conn.is_closed())
+    }
+
+    fn metrics(&self, now: SimTime) -> EndpointMetrics {
+        let reports: Vec<ConnectionReport> = self
+            .conns
+            .iter()
+            .map(|(&k, c)| {
+                c.conn
+                    .report(k, self.local, c.app.completed_at(), c.token_valid, now)
+            })
+            .collect();
+        let all = !reports.is_empty()
+            && reports
+                .iter()
+                .all(|r| r.status == ConnectionStatus::Completed);
+        T::sequence_metrics(Side::Server, reports, all, self.store.samples.clone())
+    }
+
+    fn set_tracing(&mut self, on: bool) {
+        self.tracing = on;
+        for c in self.conns.values_mut() {
+            c.conn.set_tracing(on);
+        }
+    }
+
+    fn drain_trace(&mut self, sink: &mut dyn FnMut(SimTime, TraceEvent)) {
+        for c in self.conns.values_mut() {
+            c.conn.drain_trace(sink);
+        }
+    }
+
+    /// Events tagged with the connection number (qlog writes one trace per connection).
+    fn drain_trace_tagged(&mut self, sink: &mut dyn FnMut(u32, SimTime, TraceEvent)) {
+        for (&k, c) in self.conns.iter_mut() {
+            let k = k as u32;
+            c.conn.drain_trace(&mut |t, e| sink(k, t, e));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! A two-endpoint harness (fixed delay and rate per direction, Bernoulli loss) that
+    //! checks every connection's model invariants (`Connection::check_invariants`: bytes
+    //! in flight, flow control within the remembered 0-RTT limits, no congestion-window
+    //! violation) after every event of random connection sequences.
+
+    use super::*;
+    use crate::quic::connection::Connection;
+    use crate::quic::QuicConfig;
+    use crate::rng::RngStream;
+    use crate::units::Rate;
+    use proptest::prelude::*;
+
+    enum Ev {
+        Deliver(usize, Datagram),
+        Timer(usize),
+    }
+
+    struct Harness {
+        client: SequenceClient<Connection>,
+        server: SequenceServer<Connection>,
+        queue: BTreeMap<(SimTime, u64), Ev>,
+        armed: [Option<(SimTime, u64)>; 2],
+        busy: [SimTime; 2],
+        seq: u64,
+        rng: RngStream,
+        loss: f64,
+        rate: Rate,
+        delay: SimDuration,
+    }
+
+    impl Harness {
+        fn ep(&mut self, side: usize) -> &mut dyn Endpoint {
+            if side == 0 {
+                &mut self.client
+            } else {
+                &mut self.server
+            }
+        }
+
+        fn push(&mut self, t: SimTime, ev: Ev) -> (SimTime, u64) {
+            self.seq += 1;
+            self.queue.insert((t, self.seq), ev);
+            (t, self.seq)
+        }
+
+        fn service(&mut self, now: SimTime, side: usize) {
+            while let Some(d) = self.ep(side).poll_transmit(now) {
+                if self.rng.chance(self.loss) {
+                    continue;
+                }
+                let start = self.busy[side].max(now);
+                let done = start + self.rate.tx_time(u64::from(d.size) + 28).unwrap();
+                self.busy[side] = done;
+                self.push(done + self.delay, Ev::Deliver(1 - side, d));
+            }
+            let want = self.ep(side).poll_timeout();
+            if want != self.armed[side].map(|a| a.0) {
+                if let Some(old) = self.armed[side].take() {
+                    self.queue.remove(&old);
+                }
+                if let Some(t) = want {
+                    self.armed[side] = Some(self.push(t.max(now), Ev::Timer(side)));
+                }
+            }
+        }
+
+        fn check(&self) {
+            for c in self.client.connections() {
+                c.check_invariants().expect("client invariants");
+            }
+            for (_, c) in self.server.connections() {
+                c.check_invariants().expect("server invariants");
+            }
+        }
+
+        fn run(&mut self) -> SimTime {
+            self.client.start(SimTime::ZERO);
+            self.server.start(SimTime::ZERO);
+            self.service(SimTime::ZERO, 0);
+            let mut events = 0;
+            while let Some(((now, seq), ev)) = self.queue.pop_first() {
+                events += 1;
+                assert!(events < 2_000_000, "runaway");
+                let side = match ev {
+                    Ev::Deliver(side, d) => {
+                        self.ep(side).handle_datagram(now, d);
+                        side
+                    }
+                    Ev::Timer(side) => {
+                        if self.armed[side] == Some((now, seq)) {
+                            self.armed[side] = None;
+                        }
+                        self.ep(side).handle_timeout(now);
+                        side
+                    }
+                };
+                self.service(now, side);
+                self.check();
+                if self.client.is_done() && self.server.is_done() {
+                    return now;
+                }
+            }
+            panic!("stalled");
+        }
+    }
+
+    fn harness(q: QuicConfig, specs: Vec<ConnectionSpec>, loss: f64, seed: u64) -> Harness {
+        let ca = Addr::new(0x0a00_0001, 10_000);
+        let sa = Addr::new(0x0a01_0001, 10_000);
+        Harness {
+            client: SequenceClient::new(q.clone(), specs.clone(), ca, sa, 0),
+            server: SequenceServer::new(q, specs, sa, 0),
+            queue: BTreeMap::new(),
+            armed: [None; 2],
+            busy: [SimTime::ZERO; 2],
+            seq: 0,
+            rng: RngStream::derive(seed, "test/lifecycle"),
+            loss,
+            rate: Rate(20_000_000),
+            delay: SimDuration::from_millis(15),
+        }
+    }
+
+    #[test]
+    fn zero_rtt_within_remembered_limits_and_the_window() {
+        // Small remembered windows: the 0-RTT requests must respect them.
+        let q = QuicConfig {
+            stream_window: 2_000,
+            max_streams_bidi: 2,
+            ..QuicConfig::default()
+        };
+        let mut a = ConnectionSpec::new(&q, 5_000);
+        a.streams = 1;
+        let mut b = ConnectionSpec::new(&q, 30_000);
+        b.streams = 4;
+        b.request_size = 3_000;
+        let mut h = harness(q, vec![a, b], 0.0, 1);
+        h.run();
+        let c: Vec<&Connection> = h.client.connections().collect();
+        assert!(c[1].is_resumed());
+        assert!(c[1].stats.zero_rtt_packets_sent > 0);
+        // Two streams at most in 0-RTT, each at most 2000 bytes.
+        assert!(c[1].stats.zero_rtt_stream_bytes <= 2 * 2_000);
+        assert_eq!(c[1].stats.stream_bytes_read, 30_000);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(16),
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn invariants_hold_over_random_sequences(
+            conns in prop::collection::vec(
+                (any::<bool>(), 0u64..200, 0u64..60_000, 1u64..4, any::<bool>()),
+                1..4,
+            ),
+            loss in prop_oneof![Just(0.0), 0.0f64..0.05],
+            reject in any::<bool>(),
+            token in any::<bool>(),
+            seed in 0u64..1000,
+        ) {
+            let q = QuicConfig {
+                idle_timeout: SimDuration::from_secs(1),
+                reject_zero_rtt: reject,
+                address_token_size: if token { 64 } else { 0 },
+                stream_window: 20_000,
+                ..QuicConfig::default()
+            };
+            let specs: Vec<ConnectionSpec> = conns
+                .iter()
+                .map(|&(resume, gap, bytes, streams, idle)| {
+                    let mut s = ConnectionSpec::new(&q, bytes);
+                    s.resume = resume;
+                    s.gap = Some(SimDuration::from_millis(gap));
+                    s.streams = streams;
+                    s.request_size = 1_500;
+                    s.close = if idle { CloseMode::Idle } else { CloseMode::Explicit };
+                    s
+                })
+                .collect();
+            let mut h = harness(q, specs.clone(), loss, seed);
+            h.run();
+            for (c, s) in h.client.connections().zip(&specs) {
+                prop_assert_eq!(c.stats.stream_bytes_read, s.bytes);
+                prop_assert!(c.is_closed());
+            }
+        }
+    }
+}
