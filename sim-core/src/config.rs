@@ -10,6 +10,9 @@ use crate::time::{SimDuration, SimTime};
 use crate::units::{Bytes, Rate};
 use serde::{Deserialize, Serialize};
 
+pub mod quic;
+pub mod workload;
+
 /// A complete, validated run configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Config {
@@ -273,8 +276,8 @@ pub enum AppConfig {
     },
     /// A QUIC connection (client on the pair's client host, server on its server host)
     /// running the `bulk` workload: the client requests `bytes` over `streams` streams and
-    /// the server answers. Every parameter is in [`crate::quic::QuicConfig`].
-    QuicBulk(crate::quic::QuicConfig),
+    /// the server answers. Every parameter is in [`quic::QuicConfig`].
+    QuicBulk(quic::QuicConfig),
     /// A sequence of QUIC connections from the pair's client to its server, each running
     /// the `bulk` workload with its own sizes, resuming with the session ticket of an
     /// earlier one (0-RTT), ending by CONNECTION_CLOSE or idle timeout
@@ -282,9 +285,9 @@ pub enum AppConfig {
     QuicConnections {
         /// Parameters shared by every connection (the workload keys are each
         /// connection's defaults).
-        quic: crate::quic::QuicConfig,
+        quic: quic::QuicConfig,
         /// The connections, in order (at least one).
-        connections: Vec<crate::quic::lifecycle::ConnectionSpec>,
+        connections: Vec<workload::ConnectionSpec>,
     },
 }
 

@@ -21,7 +21,8 @@
 //! assert_eq!(result.status, sim_core::metrics::RunStatus::Completed);
 //! ```
 //!
-//! Layers, bottom up: [`time`], [`engine`] (scheduler), [`rng`], [`link`], [`network`]
+//! Layers, bottom up: [`time`], [`engine`] (scheduler), [`rng`], [`wire`] (packet
+//! descriptors per protocol), [`link`], [`network`]
 //! (topologies and routing), [`endpoint`] (the sans-IO driver interface), [`apps`]
 //! (traffic), [`cc`] and [`transport`] (the toolkit transports share), [`quic`], [`metrics`], [`config`] / [`scenario`] (the TOML format).
 #![warn(missing_docs)]
@@ -31,6 +32,7 @@ pub mod cc;
 pub mod config;
 pub mod endpoint;
 pub mod engine;
+pub mod flows;
 pub mod hash;
 pub mod link;
 pub mod metrics;
@@ -46,6 +48,7 @@ pub mod trace;
 pub mod transport;
 pub mod units;
 pub mod validate;
+pub mod wire;
 
 pub use config::Config;
 pub use metrics::{RunResult, RunStatus};

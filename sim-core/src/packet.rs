@@ -48,7 +48,7 @@ pub enum Payload {
         tag: u64,
     },
     /// A QUIC datagram (one or more coalesced packets).
-    Quic(Box<crate::quic::wire::QuicDatagram>),
+    Quic(Box<crate::wire::quic::QuicDatagram>),
 }
 
 /// A datagram handed to or received from the network.

@@ -25,12 +25,13 @@
 //! events into the traces they concern: drops into both traces of the packet's flow, link
 //! changes and handovers into every trace.
 
-use crate::quic::wire::{Frame, PacketType, QuicPacket};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     BlockedReason, ConnectionState, DatagramContent, EndpointInfo, Initiator, LossTrigger,
-    RecoveryMetrics, RunInfo, SendTrigger, TraceEvent, TraceRecord, TraceSource, Tracer, Vantage,
+    ProtocolPacket, ProtocolParameters, RecoveryMetrics, RunInfo, SendTrigger, TraceEvent,
+    TraceRecord, TraceSource, Tracer, Vantage,
 };
+use crate::wire::quic::{Frame, PacketType, QuicPacket};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
@@ -591,7 +592,7 @@ fn endpoint_event(fmt: QlogFormat, st: &mut TraceState, ev: &TraceEvent) -> (&'s
     match ev {
         TraceEvent::ParametersSet {
             initiator: who,
-            params: p,
+            params: ProtocolParameters::Quic(p),
         } => {
             if let Some(x) = p.ack_delay_exponent {
                 match who {
@@ -657,7 +658,7 @@ fn endpoint_event(fmt: QlogFormat, st: &mut TraceState, ev: &TraceEvent) -> (&'s
             )
         }
         TraceEvent::PacketSent {
-            packet,
+            packet: ProtocolPacket::Quic(packet),
             datagram_id,
             trigger,
         } => {
@@ -669,7 +670,7 @@ fn endpoint_event(fmt: QlogFormat, st: &mut TraceState, ev: &TraceEvent) -> (&'s
             (pick(fmt, "quic:packet_sent", "transport:packet_sent"), m)
         }
         TraceEvent::PacketReceived {
-            packet,
+            packet: ProtocolPacket::Quic(packet),
             datagram_id,
         } => {
             let mut m = packet_data(fmt, packet, st.ack_exp_remote);
@@ -682,16 +683,14 @@ fn endpoint_event(fmt: QlogFormat, st: &mut TraceState, ev: &TraceEvent) -> (&'s
             )
         }
         TraceEvent::PacketLost {
-            packet_type,
-            packet_number,
-            size,
-            frames,
+            packet: ProtocolPacket::Quic(p),
             trigger,
         } => {
             let mut m = J::O(Vec::new());
-            m.push("header", header(*packet_type, *packet_number));
-            if !frames.is_empty() {
-                let fs: Vec<J> = frames
+            m.push("header", header(p.ty, p.pn));
+            if !p.frames.is_empty() {
+                let fs: Vec<J> = p
+                    .frames
                     .iter()
                     .map(|f| frame(fmt, f, st.ack_exp_local))
                     .collect();
@@ -699,7 +698,7 @@ fn endpoint_event(fmt: QlogFormat, st: &mut TraceState, ev: &TraceEvent) -> (&'s
             }
             m.push("trigger", loss_trigger(*trigger));
             // Extension: the lost packet's size (what it took out of bytes in flight).
-            m.push("raw", j!({ "length": (*size) }));
+            m.push("raw", j!({ "length": (p.size) }));
             (pick(fmt, "quic:packet_lost", "recovery:packet_lost"), m)
         }
         TraceEvent::MetricsUpdated(x) => (

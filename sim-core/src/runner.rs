@@ -17,8 +17,7 @@
 //! protocol events, drained after every call into an endpoint. Tracing adds no scheduler
 //! event and no digest input: a traced run has the same result and digest.
 
-use crate::apps::cbr::{CbrSink, CbrSource};
-use crate::config::{AddressChange, AppConfig, Config, Direction, Topology};
+use crate::config::{AddressChange, Config, Topology};
 use crate::endpoint::Endpoint;
 use crate::engine::Scheduler;
 use crate::hash::Fnv1a64;
@@ -28,8 +27,6 @@ use crate::metrics::{
 };
 use crate::network::{server_ip, Network, NodeKind};
 use crate::packet::{Addr, Datagram};
-use crate::quic::lifecycle::{ConnectionsClient, ConnectionsServer};
-use crate::quic::{QuicEndpoint, Role};
 use crate::time::SimTime;
 use crate::trace::{
     DatagramContent, EndpointId, EndpointInfo, NoopTracer, RunInfo, TraceEvent, TraceRecord,
@@ -89,6 +86,8 @@ impl Ev {
 
 struct Slot {
     ep: Box<dyn Endpoint>,
+    /// The endpoint's trace kind ([`crate::flows::FlowEndpoint::kind`]).
+    kind: &'static str,
     id: EndpointId,
     host: usize,
     flow: usize,
@@ -191,7 +190,14 @@ impl<'a> Sim<'a> {
         sim
     }
 
-    fn add_endpoint(&mut self, flow: usize, host: usize, start: SimTime, ep: Box<dyn Endpoint>) {
+    fn add_endpoint(
+        &mut self,
+        flow: usize,
+        host: usize,
+        start: SimTime,
+        kind: &'static str,
+        ep: Box<dyn Endpoint>,
+    ) {
         let idx = self.eps.len();
         let vantage = if host == self.net.pairs[self.cfg.flows[flow].pair].client {
             Vantage::Client
@@ -206,6 +212,7 @@ impl<'a> Sim<'a> {
         };
         self.eps.push(Slot {
             ep,
+            kind,
             id,
             host,
             flow,
@@ -229,39 +236,12 @@ impl<'a> Sim<'a> {
             let port = 10_000 + fi as u16;
             let caddr = Addr::new(self.net.nodes[pair.client].ip, port);
             let saddr = Addr::new(server_ip(f.pair), port);
-            match &f.app {
-                AppConfig::Cbr {
-                    direction,
-                    rate,
-                    size,
-                    start,
-                    count,
-                } => {
-                    let (src_host, src, dst_host, dst) = match direction {
-                        Direction::Up => (pair.client, caddr, pair.server, saddr),
-                        Direction::Down => (pair.server, saddr, pair.client, caddr),
-                    };
-                    let source =
-                        CbrSource::new(src, dst, fi as u32, *rate, size.0 as u32, *start, *count);
-                    self.add_endpoint(fi, src_host, *start, Box::new(source));
-                    self.add_endpoint(fi, dst_host, SimTime::ZERO, Box::new(CbrSink::new(dst)));
-                }
-                AppConfig::QuicBulk(q) => {
-                    let (fid, cfg) = (fi as u32, q.clone());
-                    let client = QuicEndpoint::new(Role::Client, cfg.clone(), caddr, saddr, fid);
-                    let server = QuicEndpoint::new(Role::Server, cfg, saddr, caddr, fid);
-                    self.add_endpoint(fi, pair.client, SimTime::ZERO, Box::new(client));
-                    self.add_endpoint(fi, pair.server, SimTime::ZERO, Box::new(server));
-                }
-                AppConfig::QuicConnections { quic, connections } => {
-                    let fid = fi as u32;
-                    let (q, specs) = (quic.clone(), connections.clone());
-                    let client =
-                        ConnectionsClient::new(q.clone(), specs.clone(), caddr, saddr, fid);
-                    let server = ConnectionsServer::new(q, specs, saddr, fid);
-                    self.add_endpoint(fi, pair.client, SimTime::ZERO, Box::new(client));
-                    self.add_endpoint(fi, pair.server, SimTime::ZERO, Box::new(server));
-                }
+            for e in crate::flows::build(f, fi as u32, caddr, saddr) {
+                let host = match e.side {
+                    Vantage::Client => pair.client,
+                    Vantage::Server => pair.server,
+                };
+                self.add_endpoint(fi, host, e.start, e.kind, e.endpoint);
             }
         }
     }
@@ -272,12 +252,7 @@ impl<'a> Sim<'a> {
         for (i, slot) in self.eps.iter_mut().enumerate() {
             slot.ep.set_tracing(true);
             let flow = &self.flows[slot.flow];
-            let first = flow.endpoints.first() == Some(&i);
-            let kind = match &self.cfg.flows[slot.flow].app {
-                AppConfig::Cbr { .. } if first => "cbr_source",
-                AppConfig::Cbr { .. } => "cbr_sink",
-                AppConfig::QuicBulk(_) | AppConfig::QuicConnections { .. } => "quic",
-            };
+            let kind = slot.kind;
             let peer = flow.endpoints.iter().copied().find(|&o| o != i);
             endpoints.push((slot.id, kind, slot.ep.local_addr(), peer));
         }

@@ -20,14 +20,19 @@
 //! (what [`crate::run`] uses) tracing is never switched on and costs one branch per
 //! endpoint call.
 //!
-//! The event types are owned and small; QUIC-specific variants reuse the wire descriptors
-//! of [`crate::quic::wire`] (packet type, frames) so a trace shows exactly what was sent.
+//! The events are protocol-neutral: what every transport has (packets sent, received and
+//! lost, recovery metrics, congestion state, blocking, connection state) is a variant of
+//! [`TraceEvent`], and the protocol-specific detail travels in a per-protocol payload —
+//! [`ProtocolPacket`], [`ProtocolParameters`], [`DatagramContent`] — an enum with one
+//! variant per protocol whose payload types are the descriptors of the low
+//! [`crate::wire`] layer (so a trace shows exactly what was sent). This module imports
+//! no protocol module; the qlog writer ([`crate::qlog`]) understands every payload.
 
 use crate::config::{AddressChange, LinkChange};
 use crate::metrics::DropReason;
 use crate::packet::{Datagram, Payload};
-use crate::quic::wire::{Frame, PacketType, QuicPacket};
 use crate::time::{SimDuration, SimTime};
+use crate::wire::quic::{PacketRef, QuicPacket, TransportParameters};
 
 /// Which side of a client/server pair an endpoint runs on. For QUIC it is the connection
 /// role; for the CBR apps it is the host (the pair's client or server host).
@@ -151,17 +156,6 @@ impl<F: FnMut(&TraceRecord)> Tracer for F {
     }
 }
 
-/// A QUIC packet as seen by the link that dropped it (no frames).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PacketRef {
-    /// Packet type (and so number space).
-    pub packet_type: PacketType,
-    /// Packet number.
-    pub packet_number: u64,
-    /// Size in bytes (header + packet number + frames + AEAD tag).
-    pub size: u64,
-}
-
 /// What a dropped datagram carried.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DatagramContent {
@@ -180,20 +174,46 @@ impl DatagramContent {
     /// Describes a datagram's payload.
     pub fn of(d: &Datagram) -> Self {
         match &d.payload {
-            Payload::Quic(q) => DatagramContent::Quic(
-                q.packets
-                    .iter()
-                    .map(|p| PacketRef {
-                        packet_type: p.ty,
-                        packet_number: p.pn,
-                        size: p.size,
-                    })
-                    .collect(),
-            ),
+            Payload::Quic(q) => DatagramContent::Quic(q.packet_refs()),
             Payload::Cbr { seq } => DatagramContent::Cbr { seq: *seq },
             Payload::Raw { .. } => DatagramContent::Other,
         }
     }
+}
+
+/// A transport packet as an endpoint sent, received or lost it: the protocol's own
+/// descriptor, one variant per protocol (types from [`crate::wire`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProtocolPacket {
+    /// A QUIC packet: type, number, size and frames ([`crate::wire::quic::QuicPacket`]).
+    /// A lost packet's frames are empty when the sender did not keep them.
+    Quic(QuicPacket),
+}
+
+impl ProtocolPacket {
+    /// Size in bytes as the protocol counts it (QUIC: header + packet number + frames +
+    /// AEAD tag).
+    pub fn size(&self) -> u64 {
+        match self {
+            ProtocolPacket::Quic(p) => p.size,
+        }
+    }
+
+    /// The packet (or segment) number.
+    pub fn number(&self) -> u64 {
+        match self {
+            ProtocolPacket::Quic(p) => p.pn,
+        }
+    }
+}
+
+/// The transport parameters an endpoint announces or learns, one variant per protocol
+/// (types from [`crate::wire`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProtocolParameters {
+    /// QUIC transport parameters (RFC 9000 §18.2,
+    /// [`crate::wire::quic::TransportParameters`]).
+    Quic(TransportParameters),
 }
 
 /// Why a packet was declared lost (RFC 9002 §6.1, §6.2.4).
@@ -319,36 +339,6 @@ pub enum Initiator {
     Remote,
 }
 
-/// Transport parameters (RFC 9000 §18.2) as the model uses them (qlog `parameters_set`).
-/// Durations are exact; absent fields were not set.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TransportParameters {
-    /// `max_idle_timeout`.
-    pub max_idle_timeout: Option<SimDuration>,
-    /// `max_udp_payload_size`.
-    pub max_udp_payload_size: Option<u64>,
-    /// `ack_delay_exponent`.
-    pub ack_delay_exponent: Option<u64>,
-    /// `max_ack_delay`.
-    pub max_ack_delay: Option<SimDuration>,
-    /// `active_connection_id_limit`.
-    pub active_connection_id_limit: Option<u64>,
-    /// `initial_max_data`.
-    pub initial_max_data: Option<u64>,
-    /// `initial_max_stream_data_bidi_local`.
-    pub initial_max_stream_data_bidi_local: Option<u64>,
-    /// `initial_max_stream_data_bidi_remote`.
-    pub initial_max_stream_data_bidi_remote: Option<u64>,
-    /// `initial_max_stream_data_uni`.
-    pub initial_max_stream_data_uni: Option<u64>,
-    /// `initial_max_streams_bidi`.
-    pub initial_max_streams_bidi: Option<u64>,
-    /// `initial_max_streams_uni`.
-    pub initial_max_streams_uni: Option<u64>,
-    /// `disable_active_migration`.
-    pub disable_active_migration: Option<bool>,
-}
-
 /// Loss-detection and congestion-control constants (qlog `recovery_parameters_set`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RecoveryParameters {
@@ -418,13 +408,13 @@ pub enum TraceEvent {
         message: String,
     },
 
-    // --- QUIC, emitted by endpoints -----------------------------------------------------
+    // --- transports, emitted by endpoints -----------------------------------------------
     /// Transport parameters set (local ones at start, the peer's when received).
     ParametersSet {
         /// Whose parameters.
         initiator: Initiator,
-        /// The values.
-        params: TransportParameters,
+        /// The values, in the protocol's terms.
+        params: ProtocolParameters,
     },
     /// Loss-detection and congestion-control constants, once at start.
     RecoveryParametersSet(RecoveryParameters),
@@ -435,32 +425,27 @@ pub enum TraceEvent {
         /// New state.
         new: ConnectionState,
     },
-    /// A QUIC packet was sent.
+    /// A packet was sent.
     PacketSent {
-        /// The packet (type, number, size, frames).
-        packet: QuicPacket,
+        /// The packet, in the protocol's terms (QUIC: type, number, size, frames).
+        packet: ProtocolPacket,
         /// Index of the UDP datagram that carries it (coalesced packets share it).
         datagram_id: u64,
         /// Why it was sent, if it was not plain new data.
         trigger: Option<SendTrigger>,
     },
-    /// A QUIC packet was received and processed.
+    /// A packet was received and processed.
     PacketReceived {
-        /// The packet (type, number, size, frames).
-        packet: QuicPacket,
+        /// The packet, in the protocol's terms (QUIC: type, number, size, frames).
+        packet: ProtocolPacket,
         /// Index of the received UDP datagram at this endpoint.
         datagram_id: u64,
     },
     /// Loss detection declared a packet lost.
     PacketLost {
-        /// Packet type.
-        packet_type: PacketType,
-        /// Packet number.
-        packet_number: u64,
-        /// Size in bytes.
-        size: u64,
-        /// Its frames, if the sender kept them.
-        frames: Vec<Frame>,
+        /// The packet, in the protocol's terms (QUIC: type, number, size, and its frames
+        /// if the sender kept them).
+        packet: ProtocolPacket,
         /// Why.
         trigger: LossTrigger,
     },

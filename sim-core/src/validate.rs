@@ -307,7 +307,7 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
 
 /// Rules of a `quic_connections` list (`docs/lifecycle.md`).
 fn check_connections(
-    connections: &[crate::quic::lifecycle::ConnectionSpec],
+    connections: &[crate::config::workload::ConnectionSpec],
     path: PathFn,
 ) -> Result<(), ConfigError> {
     if connections.is_empty() {

@@ -2,7 +2,7 @@
 //! `docs/validation.md` and `docs/lifecycle.md`).
 //!
 //! The models are written from the protocol rules (RFC 9000 / 9002, RFC 9438) and the link
-//! model, with the wire sizes of `sim_core::quic::wire`; no constant is fitted to
+//! model, with the wire sizes of `sim_core::wire::quic`; no constant is fitted to
 //! simulation output. Used by `tests/tests/quic_validation.rs` (the lossless 1-RTT
 //! transfer, flow control and NewReno models), `tests/tests/lifecycle.rs` (the resumed
 //! handshake, [`transfer_resumed`]) and `tests/tests/cubic_validation.rs` (the CUBIC
@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use sim_core::quic::connection::PSK_SERVER_HELLO_EXTENSION;
-use sim_core::quic::wire::{
+use sim_core::wire::quic::{
     ack_frame_size, header_len_without_pn, packet_size, pn_len, stream_frame_size, varint_len,
     PacketType, AEAD_TAG_LEN,
 };

@@ -432,7 +432,7 @@ fn server_datagrams(cfg: &Config) -> (Vec<(u64, u64)>, RunResult) {
         ) = (&rec.source, &rec.event)
         {
             if id.vantage == Vantage::Server {
-                sent.push((rec.time.0, *datagram_id, packet.size));
+                sent.push((rec.time.0, *datagram_id, packet.size()));
             }
         }
     };

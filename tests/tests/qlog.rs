@@ -11,14 +11,14 @@ use serde_json::Value;
 use sim_core::config::{AddressChange, LinkChange};
 use sim_core::metrics::{DropReason, RunResult};
 use sim_core::qlog::{QlogFormat, QlogWriter, TraceKey, QUIC_EVENT_SCHEMA_URI, RS};
-use sim_core::quic::wire::{Frame, PacketType, QuicPacket};
 use sim_core::runner::run_traced;
 use sim_core::trace::{
     BlockedReason, ConnectionState, DatagramContent, EndpointId, EndpointInfo, Initiator,
-    LossTrigger, PacketRef, RecoveryMetrics, RecoveryParameters, RunInfo, SendTrigger, TraceEvent,
-    TraceRecord, TraceSource, Tracer, TransportParameters, Vantage,
+    LossTrigger, ProtocolPacket, ProtocolParameters, RecoveryMetrics, RecoveryParameters, RunInfo,
+    SendTrigger, TraceEvent, TraceRecord, TraceSource, Tracer, Vantage,
 };
 use sim_core::units::Rate;
+use sim_core::wire::quic::{Frame, PacketRef, PacketType, QuicPacket, TransportParameters};
 use sim_core::{Config, SimDuration, SimTime};
 use std::collections::BTreeMap;
 
@@ -372,7 +372,7 @@ fn golden_stream(w: &mut dyn Tracer) {
             SimTime::ZERO,
             TraceEvent::ParametersSet {
                 initiator: Initiator::Local,
-                params,
+                params: ProtocolParameters::Quic(params),
             },
         ),
         ep(
@@ -400,7 +400,7 @@ fn golden_stream(w: &mut dyn Tracer) {
         ep(
             SimTime::ZERO,
             TraceEvent::PacketSent {
-                packet: QuicPacket {
+                packet: ProtocolPacket::Quic(QuicPacket {
                     ty: PacketType::Initial,
                     pn: 0,
                     size: 1250,
@@ -411,7 +411,7 @@ fn golden_stream(w: &mut dyn Tracer) {
                         },
                         Frame::Padding { len: 904 },
                     ],
-                },
+                }),
                 datagram_id: 0,
                 trigger: None,
             },
@@ -429,7 +429,7 @@ fn golden_stream(w: &mut dyn Tracer) {
         ep(
             us(40_500),
             TraceEvent::PacketReceived {
-                packet: QuicPacket {
+                packet: ProtocolPacket::Quic(QuicPacket {
                     ty: PacketType::Initial,
                     pn: 0,
                     size: 1250,
@@ -441,7 +441,7 @@ fn golden_stream(w: &mut dyn Tracer) {
                         Frame::Crypto { offset: 0, len: 90 },
                         Frame::Padding { len: 1099 },
                     ],
-                },
+                }),
                 datagram_id: 0,
             },
         ),
@@ -449,10 +449,10 @@ fn golden_stream(w: &mut dyn Tracer) {
             us(40_500),
             TraceEvent::ParametersSet {
                 initiator: Initiator::Remote,
-                params: TransportParameters {
+                params: ProtocolParameters::Quic(TransportParameters {
                     ack_delay_exponent: Some(3),
                     ..params
-                },
+                }),
             },
         ),
         ep(
@@ -477,7 +477,7 @@ fn golden_stream(w: &mut dyn Tracer) {
         ep(
             us(40_500),
             TraceEvent::PacketSent {
-                packet: QuicPacket {
+                packet: ProtocolPacket::Quic(QuicPacket {
                     ty: PacketType::OneRtt,
                     pn: 0,
                     size: 136,
@@ -487,7 +487,7 @@ fn golden_stream(w: &mut dyn Tracer) {
                         len: 100,
                         fin: true,
                     }],
-                },
+                }),
                 datagram_id: 1,
                 trigger: None,
             },
@@ -523,7 +523,7 @@ fn golden_stream(w: &mut dyn Tracer) {
         ep(
             ms(81),
             TraceEvent::PacketReceived {
-                packet: QuicPacket {
+                packet: ProtocolPacket::Quic(QuicPacket {
                     ty: PacketType::OneRtt,
                     pn: 1,
                     size: 1250,
@@ -544,22 +544,24 @@ fn golden_stream(w: &mut dyn Tracer) {
                             fin: false,
                         },
                     ],
-                },
+                }),
                 datagram_id: 1,
             },
         ),
         ep(
             ms(100),
             TraceEvent::PacketLost {
-                packet_type: PacketType::OneRtt,
-                packet_number: 3,
-                size: 1250,
-                frames: vec![Frame::Stream {
-                    id: 4,
-                    offset: 0,
-                    len: 1200,
-                    fin: false,
-                }],
+                packet: ProtocolPacket::Quic(QuicPacket {
+                    ty: PacketType::OneRtt,
+                    pn: 3,
+                    size: 1250,
+                    frames: vec![Frame::Stream {
+                        id: 4,
+                        offset: 0,
+                        len: 1200,
+                        fin: false,
+                    }],
+                }),
                 trigger: LossTrigger::TimeThreshold,
             },
         ),
@@ -605,12 +607,12 @@ fn golden_stream(w: &mut dyn Tracer) {
         ep(
             ms(130),
             TraceEvent::PacketSent {
-                packet: QuicPacket {
+                packet: ProtocolPacket::Quic(QuicPacket {
                     ty: PacketType::OneRtt,
                     pn: 5,
                     size: 41,
                     frames: vec![Frame::Ping, Frame::Padding { len: 15 }],
-                },
+                }),
                 datagram_id: 2,
                 trigger: Some(SendTrigger::PtoProbe),
             },

@@ -2,7 +2,7 @@
 //!
 //! The models (`quicsim_tests::model`, `tests/src/model.rs`) are written from the protocol
 //! rules (RFC 9000 / 9002) and the link model, with the wire sizes of
-//! `sim_core::quic::wire`; no constant is fitted to simulation output. Tolerances are
+//! `sim_core::wire::quic`; no constant is fitted to simulation output. Tolerances are
 //! stated up front and never widened to make a test pass.
 //!
 //! Heavy grids are `#[ignore]`: run them with

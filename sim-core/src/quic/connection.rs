@@ -22,17 +22,18 @@ use super::config::{QuicConfig, SchedulerKind};
 use super::flow_control::RecvFlow;
 use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
 use super::streams::{max_data_len, Chunk, RecvBuf, SendBuf, Stream};
-use super::wire::{
-    header_len_without_pn, packet_size, pn_len, varint_len, ClientHelloInfo, Frame, PacketType,
-    QuicDatagram, QuicPacket, ServerHelloInfo, AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
-};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
-    BlockedReason, ConnectionState, Initiator, LossTrigger, RecoveryMetrics, RecoveryParameters,
-    SendTrigger, TraceBuffer, TraceEvent, TransportParameters,
+    BlockedReason, ConnectionState, Initiator, LossTrigger, ProtocolPacket, ProtocolParameters,
+    RecoveryMetrics, RecoveryParameters, SendTrigger, TraceBuffer, TraceEvent,
 };
 use crate::transport::ranges::RangeSet;
 use crate::units::Rate;
+use crate::wire::quic::{
+    header_len_without_pn, packet_size, pn_len, varint_len, ClientHelloInfo, Frame, PacketType,
+    QuicDatagram, QuicPacket, ServerHelloInfo, TransportParameters, AEAD_TAG_LEN,
+    MIN_PN_PLUS_PAYLOAD,
+};
 use std::collections::BTreeMap;
 
 /// Smallest datagram carrying an ack-eliciting Initial packet (RFC 9000 §14.1: clients
@@ -601,7 +602,7 @@ impl Connection {
                 now,
                 TraceEvent::ParametersSet {
                     initiator: Initiator::Local,
-                    params,
+                    params: ProtocolParameters::Quic(params),
                 },
             );
             let rp = self.recovery_parameters();
@@ -1042,7 +1043,7 @@ impl Connection {
         }
         if self.trace.is_on() {
             let datagram_id = self.stats.datagrams_received.saturating_sub(1);
-            let packet = pkt.clone();
+            let packet = ProtocolPacket::Quic(pkt.clone());
             self.trace.push(
                 now,
                 TraceEvent::PacketReceived {
@@ -1206,7 +1207,7 @@ impl Connection {
                 now,
                 TraceEvent::ParametersSet {
                     initiator: Initiator::Remote,
-                    params,
+                    params: ProtocolParameters::Quic(params),
                 },
             );
         }
@@ -1327,14 +1328,16 @@ impl Connection {
             self.trace.push(
                 now,
                 TraceEvent::PacketLost {
-                    packet_type: if p.info.zero_rtt {
-                        PacketType::ZeroRtt
-                    } else {
-                        PacketType::of_space(i)
-                    },
-                    packet_number: p.pn,
-                    size: p.size,
-                    frames: p.info.frames.clone(),
+                    packet: ProtocolPacket::Quic(QuicPacket {
+                        ty: if p.info.zero_rtt {
+                            PacketType::ZeroRtt
+                        } else {
+                            PacketType::of_space(i)
+                        },
+                        pn: p.pn,
+                        size: p.size,
+                        frames: p.info.frames.clone(),
+                    }),
                     trigger,
                 },
             );
@@ -1921,7 +1924,7 @@ impl Connection {
                 self.trace.push(
                     now,
                     TraceEvent::PacketSent {
-                        packet: pkt.clone(),
+                        packet: ProtocolPacket::Quic(pkt.clone()),
                         datagram_id,
                         trigger,
                     },

@@ -1,8 +1,8 @@
 //! QUIC (RFC 9000 / RFC 9001 / RFC 9002) endpoints for the simulator.
 //!
 //! Layout:
-//! - [`wire`]: packet and frame descriptors carried in [`crate::packet::Payload::Quic`],
-//!   with their honest on-the-wire sizes (no payload bytes are materialised);
+//! - packet and frame descriptors, carried in [`crate::packet::Payload::Quic`], live below
+//!   the shared layers in [`crate::wire::quic`];
 //! - [`config`]: [`QuicConfig`], every parameter with its documented default;
 //! - [`flow_control`]: the receiver's flow-control bookkeeping
 //!   ([`flow_control::RecvFlow`]) around a [`crate::transport::allowance::Allowance`];
@@ -26,7 +26,6 @@ pub mod flow_control;
 pub mod lifecycle;
 pub mod recovery;
 pub mod streams;
-pub mod wire;
 
 #[cfg(test)]
 mod tests;

@@ -267,7 +267,7 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quic::wire::varint_len;
+    use crate::wire::quic::varint_len;
 
     #[test]
     fn data_len_fits_budget() {

@@ -128,7 +128,9 @@ impl Harness {
                                 .frames
                                 .iter()
                                 .map(|f| match f {
-                                    super::wire::Frame::Padding { len } => format!("PAD{len}"),
+                                    crate::wire::quic::Frame::Padding { len } => {
+                                        format!("PAD{len}")
+                                    }
                                     other => format!("{other:?}"),
                                 })
                                 .collect();
@@ -363,7 +365,7 @@ fn loss_on_one_stream_does_not_block_another() {
             return false;
         };
         let hit = q.packets.iter().flat_map(|p| &p.frames).any(
-            |f| matches!(f, super::wire::Frame::Stream { id: 0, offset, .. } if *offset >= 100_000),
+            |f| matches!(f, crate::wire::quic::Frame::Stream { id: 0, offset, .. } if *offset >= 100_000),
         );
         if hit && !done {
             done = true;

@@ -17,6 +17,12 @@
 //! - [`AEAD_TAG_LEN`] = 16 bytes (RFC 9001 §5.3).
 //!
 //! The link adds its own per-packet overhead (IP + UDP headers) on top.
+//!
+//! Also here, as descriptors of what the wire carries: the transport parameters
+//! ([`TransportParameters`], RFC 9000 §18.2) and a frameless view of a packet
+//! ([`PacketRef`]) for traces of dropped datagrams.
+
+use crate::time::SimDuration;
 
 /// Length of the AEAD authentication tag of every protected packet (RFC 9001 §5.3:
 /// AEAD_AES_128_GCM and AEAD_CHACHA20_POLY1305 both have a 16-byte tag).
@@ -334,10 +340,63 @@ pub struct QuicDatagram {
     pub server_hello: Option<ServerHelloInfo>,
 }
 
+/// A QUIC packet as seen by the link that dropped it (no frames).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketRef {
+    /// Packet type (and so number space).
+    pub packet_type: PacketType,
+    /// Packet number.
+    pub packet_number: u64,
+    /// Size in bytes (header + packet number + frames + AEAD tag).
+    pub size: u64,
+}
+
+/// Transport parameters (RFC 9000 §18.2) as the model uses them (qlog `parameters_set`).
+/// Durations are exact; absent fields were not set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransportParameters {
+    /// `max_idle_timeout`.
+    pub max_idle_timeout: Option<SimDuration>,
+    /// `max_udp_payload_size`.
+    pub max_udp_payload_size: Option<u64>,
+    /// `ack_delay_exponent`.
+    pub ack_delay_exponent: Option<u64>,
+    /// `max_ack_delay`.
+    pub max_ack_delay: Option<SimDuration>,
+    /// `active_connection_id_limit`.
+    pub active_connection_id_limit: Option<u64>,
+    /// `initial_max_data`.
+    pub initial_max_data: Option<u64>,
+    /// `initial_max_stream_data_bidi_local`.
+    pub initial_max_stream_data_bidi_local: Option<u64>,
+    /// `initial_max_stream_data_bidi_remote`.
+    pub initial_max_stream_data_bidi_remote: Option<u64>,
+    /// `initial_max_stream_data_uni`.
+    pub initial_max_stream_data_uni: Option<u64>,
+    /// `initial_max_streams_bidi`.
+    pub initial_max_streams_bidi: Option<u64>,
+    /// `initial_max_streams_uni`.
+    pub initial_max_streams_uni: Option<u64>,
+    /// `disable_active_migration`.
+    pub disable_active_migration: Option<bool>,
+}
+
 impl QuicDatagram {
     /// Sum of the packet sizes: the UDP payload size.
     pub fn size(&self) -> u64 {
         self.packets.iter().map(|p| p.size).sum()
+    }
+
+    /// The packets without their frames, in order (what a trace of a drop shows).
+    pub fn packet_refs(&self) -> Vec<PacketRef> {
+        self.packets
+            .iter()
+            .map(|p| PacketRef {
+                packet_type: p.ty,
+                packet_number: p.pn,
+                size: p.size,
+            })
+            .collect()
     }
 }
 

@@ -1,0 +1,94 @@
+//! The flow factory: turns a [`FlowConfig`] into its endpoints, so the runner names no
+//! protocol.
+//!
+//! [`build`] is the one place that maps a flow kind ([`AppConfig`] variant) to the
+//! endpoint types that run it: a new transport or workload adds its arm here (and its
+//! endpoints' trace kind), and nothing in [`crate::runner`] changes. The runner places
+//! each [`FlowEndpoint`] on the host of the pair side it names, starts it at its start
+//! time and keeps the endpoints in the order returned (the order is part of the digest and
+//! of the run result: the flow's first endpoint is reported first).
+
+use crate::apps::cbr::{CbrSink, CbrSource};
+use crate::config::{AppConfig, Direction, FlowConfig};
+use crate::endpoint::Endpoint;
+use crate::packet::{Addr, FlowId};
+use crate::quic::lifecycle::{ConnectionsClient, ConnectionsServer};
+use crate::quic::{QuicEndpoint, Role};
+use crate::time::SimTime;
+use crate::trace::Vantage;
+
+/// One endpoint of a flow, as [`build`] makes it.
+pub struct FlowEndpoint {
+    /// The host it runs on: the pair's client host or its server host.
+    pub side: Vantage,
+    /// When the runner starts it ([`Endpoint::start`]).
+    pub start: SimTime,
+    /// The application / protocol name in trace metadata
+    /// ([`crate::trace::EndpointInfo::kind`]): `"quic"`, `"cbr_source"`, `"cbr_sink"`.
+    pub kind: &'static str,
+    /// The endpoint itself.
+    pub endpoint: Box<dyn Endpoint>,
+}
+
+impl std::fmt::Debug for FlowEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowEndpoint")
+            .field("side", &self.side)
+            .field("start", &self.start)
+            .field("kind", &self.kind)
+            .field("local", &self.endpoint.local_addr())
+            .finish()
+    }
+}
+
+/// The endpoints of flow `id` (config `flow`) whose client host has address `client` and
+/// server host `server` (both with the flow's port), in the order the runner adds them:
+/// the source (CBR) or client (transports) first.
+pub fn build(flow: &FlowConfig, id: FlowId, client: Addr, server: Addr) -> Vec<FlowEndpoint> {
+    let at = |side, start, kind, endpoint: Box<dyn Endpoint>| FlowEndpoint {
+        side,
+        start,
+        kind,
+        endpoint,
+    };
+    match &flow.app {
+        AppConfig::Cbr {
+            direction,
+            rate,
+            size,
+            start,
+            count,
+        } => {
+            let (src_side, src, dst_side, dst) = match direction {
+                Direction::Up => (Vantage::Client, client, Vantage::Server, server),
+                Direction::Down => (Vantage::Server, server, Vantage::Client, client),
+            };
+            let source = CbrSource::new(src, dst, id, *rate, size.0 as u32, *start, *count);
+            vec![
+                at(src_side, *start, "cbr_source", Box::new(source)),
+                at(
+                    dst_side,
+                    SimTime::ZERO,
+                    "cbr_sink",
+                    Box::new(CbrSink::new(dst)),
+                ),
+            ]
+        }
+        AppConfig::QuicBulk(q) => {
+            let c = QuicEndpoint::new(Role::Client, q.clone(), client, server, id);
+            let s = QuicEndpoint::new(Role::Server, q.clone(), server, client, id);
+            vec![
+                at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
+                at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
+            ]
+        }
+        AppConfig::QuicConnections { quic, connections } => {
+            let c = ConnectionsClient::new(quic.clone(), connections.clone(), client, server, id);
+            let s = ConnectionsServer::new(quic.clone(), connections.clone(), server, id);
+            vec![
+                at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
+                at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
+            ]
+        }
+    }
+}
