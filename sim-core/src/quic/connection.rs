@@ -21,6 +21,8 @@
 use super::config::{QuicConfig, SchedulerKind};
 use super::flow_control::RecvFlow;
 use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
+pub use super::state::{CloseInfo, CloseReason};
+use super::state::{ConnState, Handshake};
 use super::streams::{max_data_len, Chunk, RecvBuf, SendBuf, Stream};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
@@ -70,29 +72,6 @@ pub struct SessionTicket {
     pub initial_max_stream_data: u64,
     /// Remembered initial_max_streams_bidi.
     pub initial_max_streams_bidi: u64,
-}
-
-/// Why a connection ended (RFC 9000 §10).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum CloseReason {
-    /// Idle timeout (§10.1): closed silently, state discarded at once.
-    IdleTimeout,
-    /// This endpoint sent CONNECTION_CLOSE (§10.2.1): closing period.
-    LocalClose,
-    /// The peer's CONNECTION_CLOSE arrived (§10.2.2): draining period.
-    PeerClose,
-}
-
-/// When and why a connection closed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CloseInfo {
-    /// Why.
-    pub reason: CloseReason,
-    /// When the connection closed (idle timer fired, CONNECTION_CLOSE sent or received).
-    pub at: SimTime,
-    /// End of the closing or draining period (3 PTO, RFC 9000 §10.2); `at` for an idle
-    /// timeout.
-    pub until: SimTime,
 }
 
 /// Which side of the connection.
@@ -241,12 +220,8 @@ pub struct Connection {
     role: Role,
     spaces: [PnSpace; 3],
     recovery: Recovery<SentInfo>,
-    // handshake
-    has_hs_keys: bool,
-    has_1rtt_send: bool,
-    can_recv_1rtt: bool,
-    handshake_complete: bool,
-    handshake_confirmed: bool,
+    /// Handshake and close state machine.
+    state: ConnState,
     handshake_done_pending: bool,
     /// Server: the client's address is validated (RFC 9000 §8.1).
     address_validated: bool,
@@ -283,7 +258,6 @@ pub struct Connection {
     started_at: SimTime,
     last_activity: SimTime,
     eliciting_sent_since_recv: bool,
-    closed: bool,
     block_state: BlockState,
     block_since: SimTime,
     /// When the handshake completed locally.
@@ -318,9 +292,6 @@ pub struct Connection {
     peer_server_hello: Option<ServerHelloInfo>,
     /// Client: bytes of address-validation token in each Initial header.
     initial_token_len: u64,
-    close_info: Option<CloseInfo>,
-    close_pending: bool,
-    terminated: bool,
 }
 
 fn space_of(i: usize) -> Space {
@@ -345,11 +316,7 @@ impl Connection {
             role,
             spaces: Default::default(),
             recovery,
-            has_hs_keys: false,
-            has_1rtt_send: false,
-            can_recv_1rtt: false,
-            handshake_complete: false,
-            handshake_confirmed: false,
+            state: ConnState::default(),
             handshake_done_pending: false,
             address_validated: role == Role::Client,
             amp_received: 0,
@@ -379,7 +346,6 @@ impl Connection {
             started_at: SimTime::ZERO,
             last_activity: SimTime::ZERO,
             eliciting_sent_since_recv: false,
-            closed: false,
             block_state: BlockState::None,
             block_since: SimTime::ZERO,
             handshake_complete_at: None,
@@ -400,9 +366,6 @@ impl Connection {
             peer_client_hello: None,
             peer_server_hello: None,
             initial_token_len: 0,
-            close_info: None,
-            close_pending: false,
-            terminated: false,
             cfg,
         }
     }
@@ -427,15 +390,15 @@ impl Connection {
     }
     /// The handshake completed.
     pub fn is_handshake_complete(&self) -> bool {
-        self.handshake_complete
+        self.state.is_handshake_complete()
     }
     /// The handshake is confirmed.
     pub fn is_handshake_confirmed(&self) -> bool {
-        self.handshake_confirmed
+        self.state.is_handshake_confirmed()
     }
     /// The connection was closed (idle timeout or CONNECTION_CLOSE).
     pub fn is_closed(&self) -> bool {
-        self.closed
+        self.state.is_closed()
     }
     /// When the connection started.
     pub fn started_at(&self) -> SimTime {
@@ -518,12 +481,12 @@ impl Connection {
     }
     /// When and why the connection closed.
     pub fn close_info(&self) -> Option<CloseInfo> {
-        self.close_info
+        self.state.close_info()
     }
     /// The connection's state is gone: idle timeout, or the end of the closing or
     /// draining period.
     pub fn is_terminated(&self) -> bool {
-        self.terminated
+        self.state.is_terminated()
     }
     /// The effective idle timeout: `max(idle_timeout, 3 PTO)` (RFC 9000 §10.1).
     pub fn idle_timeout(&self) -> SimDuration {
@@ -540,17 +503,12 @@ impl Connection {
     /// three PTOs, during which every datagram received is answered with another
     /// CONNECTION_CLOSE (§10.2.1) and nothing else is sent.
     pub fn close(&mut self, now: SimTime) {
-        if self.closed {
+        if self.state.is_closed() {
             return;
         }
-        self.closed = true;
         let pto = self.recovery.pto_duration(Space::ApplicationData);
-        self.close_info = Some(CloseInfo {
-            reason: CloseReason::LocalClose,
-            at: now,
-            until: now.saturating_add(pto.saturating_mul(CLOSE_PERIOD_PTOS)),
-        });
-        self.close_pending = true;
+        let until = now.saturating_add(pto.saturating_mul(CLOSE_PERIOD_PTOS));
+        self.state.close_local(now, until);
         self.events.push(ConnEvent::Closed(CloseReason::LocalClose));
         self.trace_connection_state(now, ConnectionState::Closed);
     }
@@ -564,7 +522,7 @@ impl Connection {
 
     /// Opens a new locally initiated bidirectional stream, if the peer's limit allows.
     pub fn open_stream(&mut self) -> Option<u64> {
-        if !self.handshake_complete && self.role == Role::Client && !self.zero_rtt_send {
+        if !self.state.is_handshake_complete() && self.role == Role::Client && !self.zero_rtt_send {
             return None;
         }
         if self.local_opened >= self.peer_max_streams {
@@ -678,16 +636,15 @@ impl Connection {
 
     /// The CONNECTION_CLOSE datagram owed in the closing period, if any.
     fn poll_close(&mut self, now: SimTime) -> Option<(QuicDatagram, u64)> {
-        if !self.close_pending || self.terminated {
+        if !self.state.take_close_reply() {
             return None;
         }
-        self.close_pending = false;
         // RFC 9000 §10.2.3: before confirmation the peer may lack the keys of our
         // highest space, so the frame goes in every space it may be able to read,
         // coalesced: a client in Handshake and (once it has 1-RTT keys) 1-RTT packets, a
         // server in Initial and Handshake packets. Once confirmed, 1-RTT only.
-        let hs = self.has_hs_keys && !self.spaces[1].discarded;
-        let spaces: Vec<usize> = if self.handshake_confirmed {
+        let hs = self.state.has_handshake_keys() && !self.spaces[1].discarded;
+        let spaces: Vec<usize> = if self.state.is_handshake_confirmed() {
             vec![2]
         } else {
             match self.role {
@@ -696,7 +653,7 @@ impl Connection {
                     if hs {
                         v.push(1);
                     }
-                    if self.handshake_complete {
+                    if self.state.is_handshake_complete() {
                         v.push(2);
                     }
                     if v.is_empty() {
@@ -931,15 +888,10 @@ impl Connection {
 
     /// A datagram of `size` UDP payload bytes arrived.
     pub fn handle_datagram(&mut self, now: SimTime, dgram: &QuicDatagram, size: u64) {
-        if self.closed {
-            if !self.terminated
-                && self
-                    .close_info
-                    .is_some_and(|c| c.reason == CloseReason::LocalClose)
-            {
+        if self.state.is_closed() {
+            if self.state.on_datagram_while_closed() {
                 // Closing (RFC 9000 §10.2.1): answer with CONNECTION_CLOSE.
                 self.stats.datagrams_received += 1;
-                self.close_pending = true;
             }
             return;
         }
@@ -980,8 +932,8 @@ impl Connection {
     fn can_decrypt(&self, i: usize) -> bool {
         match i {
             0 => true,
-            1 => self.has_hs_keys,
-            _ => self.can_recv_1rtt,
+            1 => self.state.has_handshake_keys(),
+            _ => self.state.can_recv_1rtt(),
         }
     }
 
@@ -992,7 +944,10 @@ impl Connection {
             return;
         }
         let zero_rtt = pkt.ty == PacketType::ZeroRtt;
-        if zero_rtt && (self.role == Role::Client || (self.has_hs_keys && !self.zero_rtt_recv)) {
+        if zero_rtt
+            && (self.role == Role::Client
+                || (self.state.has_handshake_keys() && !self.zero_rtt_recv))
+        {
             // RFC 9001 §4.6.2: a server that rejected 0-RTT MUST NOT process 0-RTT packets.
             self.stats.zero_rtt_packets_rejected += 1;
             return;
@@ -1054,7 +1009,7 @@ impl Connection {
         }
         for f in pkt.frames {
             self.on_frame(now, i, f);
-            if self.closed {
+            if self.state.is_closed() {
                 self.trace_connection_state(now, ConnectionState::Closed);
                 return;
             }
@@ -1109,17 +1064,13 @@ impl Connection {
             Frame::PathChallenge(x) => self.path_responses.push(x),
             Frame::ConnectionClose { .. } => {
                 // Draining (RFC 9000 §10.2.2): send nothing more for three PTOs.
-                self.closed = true;
                 let pto = self.recovery.pto_duration(Space::ApplicationData);
-                self.close_info = Some(CloseInfo {
-                    reason: CloseReason::PeerClose,
-                    at: now,
-                    until: now.saturating_add(pto.saturating_mul(CLOSE_PERIOD_PTOS)),
-                });
+                let until = now.saturating_add(pto.saturating_mul(CLOSE_PERIOD_PTOS));
+                self.state.close_peer(now, until);
                 self.events.push(ConnEvent::Closed(CloseReason::PeerClose));
             }
             Frame::HandshakeDone => {
-                if self.role == Role::Client && !self.handshake_confirmed {
+                if self.role == Role::Client && !self.state.is_handshake_confirmed() {
                     self.confirm_handshake(now);
                 }
             }
@@ -1130,17 +1081,20 @@ impl Connection {
         match self.role {
             Role::Client => {
                 let (server_hello, server_flight) = self.server_flight_sizes();
-                if !self.has_hs_keys && self.spaces[0].crypto_recv.delivered >= server_hello {
-                    self.has_hs_keys = true;
+                if !self.state.has_handshake_keys()
+                    && self.spaces[0].crypto_recv.delivered >= server_hello
+                {
+                    self.state.advance(Handshake::KeysAvailable);
                     self.recovery.set_has_handshake_keys();
                     self.trace_connection_state(now, ConnectionState::HandshakeStarted);
                     self.process_undecryptable(now);
                 }
-                if self.has_hs_keys
-                    && !self.handshake_complete
+                if self.state.has_handshake_keys()
+                    && !self.state.is_handshake_complete()
                     && self.spaces[1].crypto_recv.delivered >= server_flight
                 {
-                    self.handshake_complete = true;
+                    // Complete: 1-RTT keys both ways (RFC 9001 §4.1.1).
+                    self.state.advance(Handshake::Complete);
                     self.handshake_complete_at = Some(now);
                     let n = self.cfg.client_finished_size;
                     self.spaces[1].crypto_send.write(n, false);
@@ -1157,8 +1111,6 @@ impl Connection {
                         }
                     }
                     self.zero_rtt_send = false; // 1-RTT from now on (RFC 9001 §4.9.3)
-                    self.has_1rtt_send = true;
-                    self.can_recv_1rtt = true;
                     self.apply_peer_transport_parameters(now);
                     self.trace_connection_state(now, ConnectionState::HandshakeComplete);
                     self.events.push(ConnEvent::Connected);
@@ -1166,11 +1118,11 @@ impl Connection {
                 }
             }
             Role::Server => {
-                if !self.has_hs_keys
+                if !self.state.has_handshake_keys()
                     && self.spaces[0].crypto_recv.delivered >= self.client_hello_size()
                 {
-                    self.has_hs_keys = true;
-                    self.has_1rtt_send = true;
+                    // Handshake keys and 1-RTT send keys (RFC 9001 §4.1.4).
+                    self.state.advance(Handshake::KeysAvailable);
                     self.zero_rtt_recv = self.early_data_accepted;
                     self.recovery.set_has_handshake_keys();
                     let (sh, flight) = self.server_flight_sizes();
@@ -1180,13 +1132,12 @@ impl Connection {
                     self.trace_connection_state(now, ConnectionState::HandshakeStarted);
                     self.process_undecryptable(now);
                 }
-                if self.has_hs_keys
-                    && !self.handshake_complete
+                if self.state.has_handshake_keys()
+                    && !self.state.is_handshake_complete()
                     && self.spaces[1].crypto_recv.delivered >= self.cfg.client_finished_size
                 {
-                    self.handshake_complete = true;
+                    self.state.advance(Handshake::Complete);
                     self.handshake_complete_at = Some(now);
-                    self.can_recv_1rtt = true;
                     self.handshake_done_pending = true; // RFC 9000 §19.20
                     self.trace_connection_state(now, ConnectionState::HandshakeComplete);
                     self.confirm_handshake(now); // RFC 9001 §4.1.2: server confirms at completion
@@ -1218,7 +1169,7 @@ impl Connection {
     }
 
     fn confirm_handshake(&mut self, now: SimTime) {
-        self.handshake_confirmed = true;
+        self.state.advance(Handshake::Confirmed);
         self.trace_connection_state(now, ConnectionState::HandshakeConfirmed);
         self.handshake_confirmed_at = Some(now);
         self.recovery.set_handshake_confirmed();
@@ -1552,12 +1503,9 @@ impl Connection {
 
     /// The earliest instant the connection needs [`Connection::handle_timeout`].
     pub fn poll_timeout(&self) -> Option<SimTime> {
-        if self.closed {
+        if self.state.is_closed() {
             // The end of the closing or draining period.
-            return match self.close_info {
-                Some(c) if !self.terminated => Some(c.until),
-                _ => None,
-            };
+            return self.state.close_deadline();
         }
         let mut t = Some(self.idle_deadline());
         let mut consider = |x: Option<SimTime>| {
@@ -1587,20 +1535,12 @@ impl Connection {
 
     /// Timers that are due fire.
     pub fn handle_timeout(&mut self, now: SimTime) {
-        if self.closed {
-            if self.close_info.is_some_and(|c| now >= c.until) {
-                self.terminated = true;
-            }
+        if self.state.is_closed() {
+            self.state.on_timeout(now);
             return;
         }
         if now >= self.idle_deadline() {
-            self.closed = true; // RFC 9000 §10.1: silently closed
-            self.terminated = true;
-            self.close_info = Some(CloseInfo {
-                reason: CloseReason::IdleTimeout,
-                at: now,
-                until: now,
-            });
+            self.state.idle_timeout(now); // RFC 9000 §10.1: silently closed
             self.events
                 .push(ConnEvent::Closed(CloseReason::IdleTimeout));
             self.trace_connection_state(now, ConnectionState::Closed);
@@ -1740,8 +1680,8 @@ impl Connection {
         }
         match i {
             0 => true,
-            1 => self.has_hs_keys,
-            _ => self.has_1rtt_send || self.zero_rtt_send,
+            1 => self.state.has_handshake_keys(),
+            _ => self.state.can_send_1rtt(self.role) || self.zero_rtt_send,
         }
     }
 
@@ -1803,7 +1743,7 @@ impl Connection {
 
     /// The next datagram to send now, with its UDP payload size.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<(QuicDatagram, u64)> {
-        if self.closed {
+        if self.state.is_closed() {
             return self.poll_close(now);
         }
         let mds = self.cfg.max_udp_payload;
@@ -2114,7 +2054,7 @@ impl Connection {
         cc_ok: bool,
         initial_ok: bool,
     ) -> Option<(QuicPacket, SentInfo)> {
-        let ty = if i == 2 && !self.has_1rtt_send {
+        let ty = if i == 2 && !self.state.can_send_1rtt(self.role) {
             PacketType::ZeroRtt // client before 1-RTT keys (RFC 9000 §17.2.3)
         } else {
             PacketType::of_space(i)

@@ -25,6 +25,7 @@ pub mod endpoint;
 pub mod flow_control;
 pub mod lifecycle;
 pub mod recovery;
+pub mod state;
 pub mod streams;
 
 #[cfg(test)]
