@@ -20,6 +20,8 @@
 
 use super::config::{QuicConfig, SchedulerKind};
 use super::flow_control::RecvFlow;
+use super::path::Path;
+pub use super::path::AMPLIFICATION_FACTOR;
 use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
 pub use super::state::{CloseInfo, CloseReason};
 use super::state::{ConnState, Handshake};
@@ -29,6 +31,7 @@ use crate::trace::{
     BlockedReason, ConnectionState, Initiator, LossTrigger, ProtocolPacket, ProtocolParameters,
     RecoveryMetrics, RecoveryParameters, SendTrigger, TraceBuffer, TraceEvent,
 };
+use crate::transport::pacer::Pacer;
 use crate::transport::ranges::RangeSet;
 use crate::units::Rate;
 use crate::wire::quic::{
@@ -45,9 +48,6 @@ pub const MIN_INITIAL_DATAGRAM: u64 = 1200;
 /// Packets buffered while their keys are not yet available (RFC 9001 §5.7 allows
 /// buffering; quinn and quiche buffer a bounded number).
 pub const MAX_UNDECRYPTABLE: usize = 16;
-
-/// Anti-amplification factor (RFC 9000 §8.1).
-pub const AMPLIFICATION_FACTOR: u64 = 3;
 
 /// Bytes the pre_shared_key extension adds to a ServerHello that accepts a ticket
 /// (RFC 8446 §4.2.11: type 2 + length 2 + selected_identity 2).
@@ -219,14 +219,11 @@ pub struct Connection {
     cfg: QuicConfig,
     role: Role,
     spaces: [PnSpace; 3],
-    recovery: Recovery<SentInfo>,
+    /// The network path: recovery, pacer, anti-amplification, validation.
+    path: Path,
     /// Handshake and close state machine.
     state: ConnState,
     handshake_done_pending: bool,
-    /// Server: the client's address is validated (RFC 9000 §8.1).
-    address_validated: bool,
-    amp_received: u64,
-    amp_sent: u64,
     undecryptable: Vec<QuicPacket>,
     // streams
     streams: BTreeMap<u64, Stream>,
@@ -244,16 +241,10 @@ pub struct Connection {
     peer_stream_window: u64,
     // connection flow control, receive side
     recv_fc: RecvFlow,
-    path_responses: Vec<u64>,
     // application reader
     read_rate: Option<Rate>,
     reader: Option<(SimTime, u64, u64)>,
     reader_cursor: Option<u64>,
-    // pacing (RFC 9002 §7.7)
-    pacing_tokens: u64,
-    pacing_last: SimTime,
-    pacing_gain_permille: u64,
-    pacing_gain_ss_permille: u64,
     // timing
     started_at: SimTime,
     last_activity: SimTime,
@@ -310,17 +301,24 @@ impl Connection {
         rc.cc = cfg.cc;
         let cc = crate::cc::build_from(&cfg.cc_config());
         let recovery = Recovery::with_controller(rc, role == Role::Client, cc);
+        // Pacing (RFC 9002 §7.7).
+        let pacer = Pacer::new(
+            cfg.pacing,
+            cfg.pacing_burst_bytes(),
+            cfg.max_udp_payload,
+            cfg.pacing_gain,
+            cfg.pacing_gain_slow_start,
+        );
+        // A client's peer (the server) needs no address validation (RFC 9000 §8.1).
+        let path = Path::new(recovery, pacer, role == Role::Client);
         let recv_fc = RecvFlow::new(cfg.allowance, cfg.connection_window);
         let local_max_streams = cfg.max_streams_bidi;
         Connection {
             role,
             spaces: Default::default(),
-            recovery,
+            path,
             state: ConnState::default(),
             handshake_done_pending: false,
-            address_validated: role == Role::Client,
-            amp_received: 0,
-            amp_sent: 0,
             undecryptable: Vec::new(),
             streams: BTreeMap::new(),
             local_opened: 0,
@@ -335,14 +333,9 @@ impl Connection {
             data_blocked_pending: false,
             peer_stream_window: 0,
             recv_fc,
-            path_responses: Vec::new(),
             read_rate,
             reader: None,
             reader_cursor: None,
-            pacing_tokens: cfg.pacing_burst_bytes(),
-            pacing_last: SimTime::ZERO,
-            pacing_gain_permille: (cfg.pacing_gain * 1000.0).round() as u64,
-            pacing_gain_ss_permille: (cfg.pacing_gain_slow_start * 1000.0).round() as u64,
             started_at: SimTime::ZERO,
             last_activity: SimTime::ZERO,
             eliciting_sent_since_recv: false,
@@ -382,7 +375,11 @@ impl Connection {
     }
     /// Loss recovery (RTT, congestion controller, bytes in flight).
     pub fn recovery(&self) -> &Recovery<SentInfo> {
-        &self.recovery
+        &self.path.recovery
+    }
+    /// The network path (recovery, pacer, anti-amplification, validation).
+    pub fn path(&self) -> &Path {
+        &self.path
     }
     /// The streams, by ID.
     pub fn streams(&self) -> &BTreeMap<u64, Stream> {
@@ -441,7 +438,7 @@ impl Connection {
         self.resumed = ticket_valid;
         self.early_data_accepted = ticket_valid && hello.early_data && !self.cfg.reject_zero_rtt;
         if token_valid {
-            self.address_validated = true; // RFC 9000 §8.1.3
+            self.path.amplification.validate(); // RFC 9000 §8.1.3
         }
     }
 
@@ -477,7 +474,7 @@ impl Connection {
     }
     /// The server's address-validation state (RFC 9000 §8.1).
     pub fn is_address_validated(&self) -> bool {
-        self.address_validated
+        self.path.amplification.is_validated()
     }
     /// When and why the connection closed.
     pub fn close_info(&self) -> Option<CloseInfo> {
@@ -490,7 +487,7 @@ impl Connection {
     }
     /// The effective idle timeout: `max(idle_timeout, 3 PTO)` (RFC 9000 §10.1).
     pub fn idle_timeout(&self) -> SimDuration {
-        let pto = self.recovery.pto_duration(Space::Initial);
+        let pto = self.path.recovery.pto_duration(Space::Initial);
         self.cfg.idle_timeout.max(pto.saturating_mul(3))
     }
     /// When the last activity restarted the idle timer.
@@ -506,7 +503,7 @@ impl Connection {
         if self.state.is_closed() {
             return;
         }
-        let pto = self.recovery.pto_duration(Space::ApplicationData);
+        let pto = self.path.recovery.pto_duration(Space::ApplicationData);
         let until = now.saturating_add(pto.saturating_mul(CLOSE_PERIOD_PTOS));
         self.state.close_local(now, until);
         self.events.push(ConnEvent::Closed(CloseReason::LocalClose));
@@ -768,7 +765,7 @@ impl Connection {
     }
 
     fn recovery_parameters(&self) -> RecoveryParameters {
-        let rc = self.recovery.config();
+        let rc = self.path.recovery.config();
         RecoveryParameters {
             reordering_threshold: rc.packet_threshold,
             time_threshold: rc.time_threshold_num as f64 / rc.time_threshold_den as f64,
@@ -779,7 +776,7 @@ impl Connection {
             minimum_congestion_window: crate::cc::minimum_window(rc.max_datagram_size),
             loss_reduction_factor: 0.5,
             persistent_congestion_threshold: rc.persistent_congestion_threshold,
-            congestion_controller: self.recovery.cc().name(),
+            congestion_controller: self.path.recovery.cc().name(),
         }
     }
 
@@ -798,7 +795,7 @@ impl Connection {
         if !self.trace.is_on() {
             return;
         }
-        let r = &self.recovery;
+        let r = &self.path.recovery;
         let rtt = r.rtt();
         let srtt = rtt.smoothed_rtt();
         let packets_in_flight = Space::ALL
@@ -835,8 +832,8 @@ impl Connection {
     /// Congestion state from the window: `recovery` after a reduction, then
     /// `slow_start` / `congestion_avoidance` once it grows again.
     fn trace_cwnd_state(&mut self, now: SimTime, trigger: Option<&'static str>) {
-        let cwnd = self.recovery.cwnd();
-        let ss = self.recovery.cc().ssthresh();
+        let cwnd = self.path.recovery.cwnd();
+        let ss = self.path.recovery.cc().ssthresh();
         let grown_state = if ss.is_none_or(|s| cwnd < s) {
             "slow_start"
         } else {
@@ -917,7 +914,7 @@ impl Connection {
         self.eliciting_sent_since_recv = false;
         if self.role == Role::Server {
             // RFC 9000 §8.1: all bytes received count, even of discarded packets.
-            self.amp_received += size;
+            self.path.amplification.on_received(size);
         }
         if self.role == Role::Server && self.trace_state.is_none() {
             self.trace_connection_state(now, ConnectionState::Attempted);
@@ -1014,9 +1011,9 @@ impl Connection {
                 return;
             }
         }
-        if self.role == Role::Server && i == 1 && !self.address_validated {
+        if self.role == Role::Server && i == 1 && !self.path.amplification.is_validated() {
             // RFC 9000 §8.1: a Handshake packet from the client validates its address.
-            self.address_validated = true;
+            self.path.amplification.validate();
         }
         if self.role == Role::Server && i == 1 && !self.spaces[0].discarded {
             // RFC 9001 §4.9.1: the server discards Initial keys when it first
@@ -1061,10 +1058,10 @@ impl Connection {
             }
             Frame::DataBlocked(_) | Frame::StreamDataBlocked { .. } => {}
             Frame::NewConnectionId { .. } | Frame::PathResponse(_) => {}
-            Frame::PathChallenge(x) => self.path_responses.push(x),
+            Frame::PathChallenge(x) => self.path.validation.responses_pending.push(x),
             Frame::ConnectionClose { .. } => {
                 // Draining (RFC 9000 §10.2.2): send nothing more for three PTOs.
-                let pto = self.recovery.pto_duration(Space::ApplicationData);
+                let pto = self.path.recovery.pto_duration(Space::ApplicationData);
                 let until = now.saturating_add(pto.saturating_mul(CLOSE_PERIOD_PTOS));
                 self.state.close_peer(now, until);
                 self.events.push(ConnEvent::Closed(CloseReason::PeerClose));
@@ -1085,7 +1082,7 @@ impl Connection {
                     && self.spaces[0].crypto_recv.delivered >= server_hello
                 {
                     self.state.advance(Handshake::KeysAvailable);
-                    self.recovery.set_has_handshake_keys();
+                    self.path.recovery.set_has_handshake_keys();
                     self.trace_connection_state(now, ConnectionState::HandshakeStarted);
                     self.process_undecryptable(now);
                 }
@@ -1105,7 +1102,10 @@ impl Connection {
                     {
                         // RFC 9001 §4.6.2: 0-RTT rejected; its packets leave recovery and
                         // their data goes again in 1-RTT packets.
-                        let lost = self.recovery.remove_all_packets(Space::ApplicationData);
+                        let lost = self
+                            .path
+                            .recovery
+                            .remove_all_packets(Space::ApplicationData);
                         for p in lost {
                             self.requeue_frames(2, &p.info.frames);
                         }
@@ -1124,7 +1124,7 @@ impl Connection {
                     // Handshake keys and 1-RTT send keys (RFC 9001 §4.1.4).
                     self.state.advance(Handshake::KeysAvailable);
                     self.zero_rtt_recv = self.early_data_accepted;
-                    self.recovery.set_has_handshake_keys();
+                    self.path.recovery.set_has_handshake_keys();
                     let (sh, flight) = self.server_flight_sizes();
                     self.spaces[0].crypto_send.write(sh, false);
                     self.spaces[1].crypto_send.write(flight, false);
@@ -1165,16 +1165,18 @@ impl Connection {
         self.peer_max_data = self.peer_max_data.max(self.cfg.connection_window);
         self.peer_max_streams = self.peer_max_streams.max(self.cfg.max_streams_bidi);
         self.peer_stream_window = self.cfg.stream_window;
-        self.recovery.set_peer_max_ack_delay(self.cfg.max_ack_delay);
+        self.path
+            .recovery
+            .set_peer_max_ack_delay(self.cfg.max_ack_delay);
     }
 
     fn confirm_handshake(&mut self, now: SimTime) {
         self.state.advance(Handshake::Confirmed);
         self.trace_connection_state(now, ConnectionState::HandshakeConfirmed);
         self.handshake_confirmed_at = Some(now);
-        self.recovery.set_handshake_confirmed();
+        self.path.recovery.set_handshake_confirmed();
         if self.role == Role::Client {
-            self.recovery.set_peer_completed_address_validation();
+            self.path.recovery.set_peer_completed_address_validation();
         }
         // RFC 9001 §4.9.2: discard Handshake keys once the handshake is confirmed.
         self.discard_space(1);
@@ -1194,7 +1196,7 @@ impl Connection {
         sp.ack_deadline = None;
         sp.new_since_ack = false;
         sp.crypto_send = SendBuf::default();
-        self.recovery.discard_space(space_of(i));
+        self.path.recovery.discard_space(space_of(i));
         self.undecryptable.retain(|p| p.ty.space_index() != i);
     }
 
@@ -1209,6 +1211,7 @@ impl Connection {
         // Acknowledgements of packets never sent are a PROTOCOL_VIOLATION (RFC 9000
         // §13.1); the model never produces them.
         let out = self
+            .path
             .recovery
             .on_ack_received(now, space_of(i), ranges, delay);
         for p in out.acked {
@@ -1445,7 +1448,7 @@ impl Connection {
     }
 
     fn consume(&mut self, now: SimTime, id: u64, n: u64) {
-        let srtt = self.recovery.rtt().smoothed_rtt();
+        let srtt = self.path.recovery.rtt().smoothed_rtt();
         let Some(s) = self.streams.get_mut(&id) else {
             return;
         };
@@ -1496,7 +1499,7 @@ impl Connection {
 
     fn idle_deadline(&self) -> SimTime {
         // RFC 9000 §10.1: at least three times the current PTO.
-        let pto = self.recovery.pto_duration(Space::Initial);
+        let pto = self.path.recovery.pto_duration(Space::Initial);
         let d = self.cfg.idle_timeout.max(pto.saturating_mul(3));
         self.last_activity.saturating_add(d)
     }
@@ -1518,10 +1521,10 @@ impl Connection {
                 consider(sp.ack_deadline);
             }
         }
-        consider(self.recovery.loss_detection_timer());
+        consider(self.path.recovery.loss_detection_timer());
         consider(self.reader.map(|r| r.0));
         if self.has_paced_work() {
-            consider(self.pacer_release_time());
+            consider(self.path.pacer_release_time());
         }
         t
     }
@@ -1529,7 +1532,7 @@ impl Connection {
     /// Ack-eliciting data waits and only the pacer holds it back.
     fn has_paced_work(&self) -> bool {
         self.cfg.pacing
-            && self.recovery.can_send(self.cfg.max_udp_payload)
+            && self.path.recovery.can_send(self.cfg.max_udp_payload)
             && (0..3).any(|i| self.can_send_space(i) && self.has_new_data(i))
     }
 
@@ -1559,11 +1562,12 @@ impl Connection {
             }
         }
         if self
+            .path
             .recovery
             .loss_detection_timer()
             .is_some_and(|t| t <= now)
         {
-            let out = self.recovery.on_loss_detection_timeout(now);
+            let out = self.path.recovery.on_loss_detection_timeout(now);
             for p in out.lost {
                 let si = p.info.space;
                 self.on_packet_lost(now, si, p, LossTrigger::TimeThreshold);
@@ -1595,7 +1599,7 @@ impl Connection {
             if j != i
                 && !self.spaces[j].discarded
                 && self.can_send_space(j)
-                && (self.recovery.ack_eliciting_in_flight(space_of(j)) > 0
+                && (self.path.recovery.ack_eliciting_in_flight(space_of(j)) > 0
                     || self.spaces[j].crypto_send.has_retx())
             {
                 self.spaces[j].probes = self.spaces[j].probes.max(1);
@@ -1610,6 +1614,7 @@ impl Connection {
         if i < 2
             && self.zero_rtt_send
             && self
+                .path
                 .recovery
                 .ack_eliciting_in_flight(Space::ApplicationData)
                 > 0
@@ -1629,6 +1634,7 @@ impl Connection {
     /// (a probe's "retransmission", RFC 9002 §6.2.4), without declaring it lost.
     fn requeue_oldest_outstanding(&mut self, i: usize) {
         let frames: Vec<Frame> = self
+            .path
             .recovery
             .outstanding(space_of(i))
             .find(|p| p.ack_eliciting && p.info.frames.iter().any(is_retransmittable))
@@ -1650,7 +1656,7 @@ impl Connection {
             || self.recv_fc.update_pending
             || self.max_streams_pending
             || self.data_blocked_pending
-            || !self.path_responses.is_empty()
+            || !self.path.validation.responses_pending.is_empty()
             || self.streams.values().any(|s| {
                 s.blocked_pending || (s.recv_fc.update_pending && !s.recv.is_fully_received())
             })
@@ -1686,59 +1692,22 @@ impl Connection {
     }
 
     fn amplification_budget(&self) -> u64 {
-        if self.address_validated {
-            u64::MAX
-        } else {
-            (AMPLIFICATION_FACTOR * self.amp_received).saturating_sub(self.amp_sent)
-        }
+        self.path.amplification.budget()
     }
 
     fn update_amplification_state(&mut self) {
         if self.role == Role::Server {
             // At the limit when not even a minimal packet fits (RFC 9002 §6.2.2.1: no PTO
             // is armed then).
-            let at_limit = !self.address_validated && self.amplification_budget() < 64;
-            self.recovery.set_at_anti_amplification_limit(at_limit);
+            let at_limit = self.path.amplification.at_limit();
+            self.path.recovery.set_at_anti_amplification_limit(at_limit);
         }
     }
 
     /// The pacing gain in permille: `pacing_gain_slow_start` while the controller is in
     /// slow start, `pacing_gain` otherwise (Chromium: 2 and 1.25; RFC 9002 §7.7: one gain).
     fn pacing_gain(&self) -> u64 {
-        if self.recovery.cc().in_slow_start() {
-            self.pacing_gain_ss_permille
-        } else {
-            self.pacing_gain_permille
-        }
-    }
-
-    /// Refills the pacing bucket: `gain * cwnd / srtt` bytes per unit time, capped at the
-    /// initial window (RFC 9002 §7.7). Sub-byte remainders are dropped at each refill.
-    fn pacer_refill(&mut self, now: SimTime) {
-        let elapsed = now.saturating_since(self.pacing_last).as_nanos() as u128;
-        self.pacing_last = now;
-        let cap = self.cfg.pacing_burst_bytes();
-        let srtt = self.recovery.rtt().smoothed_rtt().as_nanos().max(1) as u128;
-        let num = self.pacing_gain() as u128 * self.recovery.cwnd() as u128;
-        let add = elapsed * num / (1000 * srtt);
-        self.pacing_tokens = (self.pacing_tokens as u128 + add).min(cap as u128) as u64;
-    }
-
-    /// When the bucket will hold a full datagram again (`None` if it does now or pacing is
-    /// off).
-    fn pacer_release_time(&self) -> Option<SimTime> {
-        if !self.cfg.pacing {
-            return None;
-        }
-        let mds = self.cfg.max_udp_payload;
-        if self.pacing_tokens >= mds {
-            return None;
-        }
-        let missing = (mds - self.pacing_tokens) as u128;
-        let srtt = self.recovery.rtt().smoothed_rtt().as_nanos().max(1) as u128;
-        let num = (self.pacing_gain() as u128 * self.recovery.cwnd() as u128).max(1);
-        let wait = (missing * 1000 * srtt).div_ceil(num);
-        Some(self.pacing_last + SimDuration(wait.min(u64::MAX as u128) as u64))
+        self.path.pacing_gain()
     }
 
     /// The next datagram to send now, with its UDP payload size.
@@ -1749,9 +1718,9 @@ impl Connection {
         let mds = self.cfg.max_udp_payload;
         let amp = self.amplification_budget();
         let budget = mds.min(amp);
-        self.pacer_refill(now);
-        let cc_ok = self.recovery.can_send(mds);
-        let paced_ok = !self.cfg.pacing || self.pacing_tokens >= mds;
+        self.path.pacer_refill(now);
+        let cc_ok = self.path.recovery.can_send(mds);
+        let paced_ok = self.path.pacer.can_send();
         let send_ok = cc_ok && paced_ok;
         let mut packets: Vec<(QuicPacket, SentInfo)> = Vec::new();
         let mut size = 0u64;
@@ -1819,8 +1788,8 @@ impl Connection {
             }
         }
         // Register with loss recovery.
-        let bif_before = self.recovery.bytes_in_flight();
-        let cwnd = self.recovery.cwnd();
+        let bif_before = self.path.recovery.bytes_in_flight();
+        let cwnd = self.path.recovery.cwnd();
         let mut any_in_flight = false;
         let mut any_eliciting = false;
         let mut probe = false;
@@ -1891,7 +1860,7 @@ impl Connection {
                 app_limited,
                 info,
             };
-            self.recovery.on_packet_sent(now, space_of(i), sent);
+            self.path.recovery.on_packet_sent(now, space_of(i), sent);
             if self.role == Role::Client && i == 1 && !self.spaces[0].discarded {
                 // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
                 // Handshake packet.
@@ -1908,7 +1877,7 @@ impl Connection {
             self.stats.cwnd_violations += 1;
         }
         if any_in_flight {
-            self.pacing_tokens = self.pacing_tokens.saturating_sub(size);
+            self.path.pacer.on_sent(size);
         }
         if any_eliciting && !self.eliciting_sent_since_recv {
             // RFC 9000 §10.1: the idle timer also restarts on the first ack-eliciting
@@ -1918,9 +1887,7 @@ impl Connection {
         }
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += size;
-        if !self.address_validated {
-            self.amp_sent += size;
-        }
+        self.path.amplification.on_sent(size);
         self.update_amplification_state();
         self.set_block_state(now, BlockState::None);
         self.trace_metrics_update(now);
@@ -2161,11 +2128,11 @@ impl Connection {
             self.handshake_done_pending = false;
             wrote = true;
         }
-        while let Some(&x) = self.path_responses.first() {
+        while let Some(&x) = self.path.validation.responses_pending.first() {
             if !push(Frame::PathResponse(x), frames, room) {
                 break;
             }
-            self.path_responses.remove(0);
+            self.path.validation.responses_pending.remove(0);
             wrote = true;
         }
         if self.recv_fc.update_pending && push(Frame::MaxData(self.recv_fc.limit), frames, room) {
@@ -2380,14 +2347,14 @@ impl Connection {
     pub fn check_invariants(&self) -> Result<(), String> {
         let sum: u64 = Space::ALL
             .iter()
-            .flat_map(|&s| self.recovery.outstanding(s))
+            .flat_map(|&s| self.path.recovery.outstanding(s))
             .filter(|p| p.in_flight)
             .map(|p| p.size)
             .sum();
-        if sum != self.recovery.bytes_in_flight() {
+        if sum != self.path.recovery.bytes_in_flight() {
             return Err(format!(
                 "bytes_in_flight {} != outstanding {sum}",
-                self.recovery.bytes_in_flight()
+                self.path.recovery.bytes_in_flight()
             ));
         }
         if self.data_sent > self.peer_max_data {

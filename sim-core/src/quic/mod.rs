@@ -24,6 +24,7 @@ pub mod connection;
 pub mod endpoint;
 pub mod flow_control;
 pub mod lifecycle;
+pub mod path;
 pub mod recovery;
 pub mod state;
 pub mod streams;
