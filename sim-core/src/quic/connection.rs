@@ -19,7 +19,7 @@
 //! [`MAX_UNDECRYPTABLE`]) and processed when the keys arrive.
 
 use super::config::{QuicConfig, SchedulerKind};
-use super::flow_control::RecvFlow;
+use super::flow_control::{RecvFlow, SendFlow};
 use super::path::Path;
 pub use super::path::AMPLIFICATION_FACTOR;
 use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
@@ -234,10 +234,7 @@ pub struct Connection {
     max_streams_pending: bool,
     rr_cursor: Option<u64>,
     // connection flow control, send side
-    peer_max_data: u64,
-    data_sent: u64,
-    data_blocked_at: Option<u64>,
-    data_blocked_pending: bool,
+    send_fc: SendFlow,
     peer_stream_window: u64,
     // connection flow control, receive side
     recv_fc: RecvFlow,
@@ -327,10 +324,7 @@ impl Connection {
             remote_closed: 0,
             max_streams_pending: false,
             rr_cursor: None,
-            peer_max_data: 0,
-            data_sent: 0,
-            data_blocked_at: None,
-            data_blocked_pending: false,
+            send_fc: SendFlow::new(0),
             peer_stream_window: 0,
             recv_fc,
             read_rate,
@@ -407,7 +401,7 @@ impl Connection {
     }
     /// Connection-level send credit state: (bytes sent, peer's MAX_DATA).
     pub fn send_flow(&self) -> (u64, u64) {
-        (self.data_sent, self.peer_max_data)
+        (self.send_fc.sent(), self.send_fc.limit())
     }
     /// Client: resume with `ticket` (call before [`Connection::start`]). The ClientHello
     /// carries the ticket (`resumption_client_hello_size`), the Initial packets the
@@ -572,7 +566,7 @@ impl Connection {
             if self.zero_rtt_send {
                 // RFC 9000 §7.4.1: 0-RTT within the remembered transport parameters.
                 if let Some(t) = &self.ticket {
-                    self.peer_max_data = t.initial_max_data;
+                    self.send_fc.raise(t.initial_max_data);
                     self.peer_max_streams = t.initial_max_streams_bidi;
                     self.peer_stream_window = t.initial_max_stream_data;
                 }
@@ -869,7 +863,7 @@ impl Connection {
             BlockState::Cwnd => Some((None, BlockedReason::CongestionControl)),
             BlockState::Amplification => Some((None, BlockedReason::AmplificationProtection)),
             BlockState::FlowControl => {
-                if self.peer_max_data <= self.data_sent {
+                if self.send_fc.credit() == 0 {
                     Some((None, BlockedReason::ConnectionFlowControl))
                 } else {
                     let id = self
@@ -1043,11 +1037,11 @@ impl Connection {
                 fin,
             } => self.on_stream_frame(now, id, offset, len, fin),
             Frame::MaxData(v) => {
-                self.peer_max_data = self.peer_max_data.max(v);
+                self.send_fc.raise(v);
             }
             Frame::MaxStreamData { id, max } => {
                 if let Some(s) = self.streams.get_mut(&id) {
-                    s.send_limit = s.send_limit.max(max);
+                    s.send_fc.raise(max);
                 }
             }
             Frame::MaxStreams { bidi, max } => {
@@ -1162,7 +1156,7 @@ impl Connection {
                 },
             );
         }
-        self.peer_max_data = self.peer_max_data.max(self.cfg.connection_window);
+        self.send_fc.raise(self.cfg.connection_window);
         self.peer_max_streams = self.peer_max_streams.max(self.cfg.max_streams_bidi);
         self.peer_stream_window = self.cfg.stream_window;
         self.path
@@ -1334,14 +1328,11 @@ impl Connection {
                 Frame::MaxStreams { max, .. } if max == self.local_max_streams => {
                     self.max_streams_pending = true;
                 }
-                Frame::DataBlocked(v) if v == self.peer_max_data && self.data_sent >= v => {
-                    self.data_blocked_pending = true;
-                }
+                Frame::DataBlocked(v) => self.send_fc.on_blocked_lost(v, true),
                 Frame::StreamDataBlocked { id, limit } => {
                     if let Some(s) = self.streams.get_mut(&id) {
-                        if s.send_limit == limit && s.send.sent >= limit && s.send.unsent() > 0 {
-                            s.blocked_pending = true;
-                        }
+                        let waiting = s.send.unsent() > 0;
+                        s.send_fc.on_blocked_lost(limit, waiting);
                     }
                 }
                 Frame::HandshakeDone => self.handshake_done_pending = true,
@@ -1655,16 +1646,17 @@ impl Connection {
         self.handshake_done_pending
             || self.recv_fc.update_pending
             || self.max_streams_pending
-            || self.data_blocked_pending
+            || self.send_fc.blocked_pending()
             || !self.path.validation.responses_pending.is_empty()
             || self.streams.values().any(|s| {
-                s.blocked_pending || (s.recv_fc.update_pending && !s.recv.is_fully_received())
+                s.send_fc.blocked_pending()
+                    || (s.recv_fc.update_pending && !s.recv.is_fully_received())
             })
     }
 
     /// Stream data that flow control lets us send now (retransmissions always can).
     fn has_sendable_stream_data(&self) -> bool {
-        let conn_credit = self.peer_max_data.saturating_sub(self.data_sent);
+        let conn_credit = self.send_fc.credit();
         self.streams.values().any(|s| {
             s.send.has_retx()
                 || (s.send.has_new()
@@ -2154,23 +2146,23 @@ impl Connection {
             wrote = true;
         }
         // Blocked signals (RFC 9000 §4.1): once per limit.
-        let conn_credit = self.peer_max_data.saturating_sub(self.data_sent);
+        let conn_credit = self.send_fc.credit();
         let mut conn_blocked = false;
         for s in self.streams.values_mut() {
-            if s.send.unsent() > 0 && s.send_credit() == 0 && s.blocked_at != Some(s.send_limit) {
-                s.blocked_at = Some(s.send_limit);
-                s.blocked_pending = true;
+            if s.send.unsent() > 0 && s.send_credit() == 0 {
+                s.send_fc.on_blocked();
             }
             if s.send.unsent() > 0 && s.send_credit() > 0 && conn_credit == 0 {
                 conn_blocked = true;
             }
         }
-        if conn_blocked && self.data_blocked_at != Some(self.peer_max_data) {
-            self.data_blocked_at = Some(self.peer_max_data);
-            self.data_blocked_pending = true;
+        if conn_blocked {
+            self.send_fc.on_blocked();
         }
-        if self.data_blocked_pending && push(Frame::DataBlocked(self.peer_max_data), frames, room) {
-            self.data_blocked_pending = false;
+        if self.send_fc.blocked_pending()
+            && push(Frame::DataBlocked(self.send_fc.limit()), frames, room)
+        {
+            self.send_fc.on_blocked_sent();
             self.stats.data_blocked_sent += 1;
             wrote = true;
         }
@@ -2190,13 +2182,13 @@ impl Connection {
             } else if s.recv.is_fully_received() {
                 s.recv_fc.update_pending = false;
             }
-            if s.blocked_pending {
+            if s.send_fc.blocked_pending() {
                 let f = Frame::StreamDataBlocked {
                     id: s.id,
-                    limit: s.send_limit,
+                    limit: s.send_fc.limit(),
                 };
                 if push(f, frames, room) {
-                    s.blocked_pending = false;
+                    s.send_fc.on_blocked_sent();
                     n_sdb += 1;
                     wrote = true;
                 }
@@ -2290,7 +2282,7 @@ impl Connection {
         }
         // New data.
         loop {
-            let conn_credit = self.peer_max_data.saturating_sub(self.data_sent);
+            let conn_credit = self.send_fc.credit();
             let eligible = |s: &Stream| {
                 s.send.has_new()
                     && (s.send.unsent() == 0 || (s.send_credit() > 0 && conn_credit > 0))
@@ -2324,7 +2316,8 @@ impl Connection {
             let Some(c) = s.send.next_new(max_len, credit) else {
                 break;
             };
-            self.data_sent += c.len;
+            s.send_fc.on_sent(c.len);
+            self.send_fc.on_sent(c.len);
             let f = Frame::Stream {
                 id,
                 offset: c.offset,
@@ -2357,17 +2350,17 @@ impl Connection {
                 self.path.recovery.bytes_in_flight()
             ));
         }
-        if self.data_sent > self.peer_max_data {
-            return Err(format!(
-                "data_sent {} > MAX_DATA {}",
-                self.data_sent, self.peer_max_data
-            ));
-        }
+        self.send_fc
+            .check_invariants()
+            .map_err(|e| format!("connection send flow: {e}"))?;
         for s in self.streams.values() {
-            if s.send.sent > s.send_limit {
+            if s.send.sent > s.send_fc.limit() || s.send_fc.sent() != s.send.sent {
                 return Err(format!(
-                    "stream {} sent {} > limit {}",
-                    s.id, s.send.sent, s.send_limit
+                    "stream {} sent {} (flow {}) > limit {}",
+                    s.id,
+                    s.send.sent,
+                    s.send_fc.sent(),
+                    s.send_fc.limit()
                 ));
             }
             if s.recv.consumed > s.recv.delivered {
