@@ -26,6 +26,7 @@ use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
 pub use super::state::{CloseInfo, CloseReason};
 use super::state::{ConnState, Handshake};
 use super::streams::{max_data_len, Chunk, RecvBuf, SendBuf, Stream};
+use super::timers::{Timer, TimerTable};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     BlockedReason, ConnectionState, Initiator, LossTrigger, ProtocolPacket, ProtocolParameters,
@@ -1495,29 +1496,36 @@ impl Connection {
         self.last_activity.saturating_add(d)
     }
 
-    /// The earliest instant the connection needs [`Connection::handle_timeout`].
-    pub fn poll_timeout(&self) -> Option<SimTime> {
+    /// The connection's deadlines, read from their owners: the close state, the idle
+    /// timer, the spaces' delayed ACKs, recovery's loss-detection timer, the reader and
+    /// the pacer (only when it alone holds data back).
+    fn timers(&self) -> TimerTable {
+        let mut t = TimerTable::default();
         if self.state.is_closed() {
             // The end of the closing or draining period.
-            return self.state.close_deadline();
+            t.set(Timer::Close, self.state.close_deadline());
+            return t;
         }
-        let mut t = Some(self.idle_deadline());
-        let mut consider = |x: Option<SimTime>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |c: SimTime| c.min(x)));
-            }
-        };
-        for sp in &self.spaces {
+        t.set(Timer::Idle, Some(self.idle_deadline()));
+        for (i, sp) in self.spaces.iter().enumerate() {
             if !sp.discarded {
-                consider(sp.ack_deadline);
+                t.set(Timer::ack(i), sp.ack_deadline);
             }
         }
-        consider(self.path.recovery.loss_detection_timer());
-        consider(self.reader.map(|r| r.0));
+        t.set(
+            Timer::LossDetection,
+            self.path.recovery.loss_detection_timer(),
+        );
+        t.set(Timer::Reader, self.reader.map(|r| r.0));
         if self.has_paced_work() {
-            consider(self.path.pacer_release_time());
+            t.set(Timer::Pacing, self.path.pacer_release_time());
         }
         t
+    }
+
+    /// The earliest instant the connection needs [`Connection::handle_timeout`].
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        self.timers().next()
     }
 
     /// Ack-eliciting data waits and only the pacer holds it back.
@@ -1533,31 +1541,26 @@ impl Connection {
             self.state.on_timeout(now);
             return;
         }
-        if now >= self.idle_deadline() {
+        let timers = self.timers();
+        if timers.expired(Timer::Idle, now) {
             self.state.idle_timeout(now); // RFC 9000 §10.1: silently closed
             self.events
                 .push(ConnEvent::Closed(CloseReason::IdleTimeout));
             self.trace_connection_state(now, ConnectionState::Closed);
             return;
         }
-        for sp in self.spaces.iter_mut() {
-            if sp.ack_deadline.is_some_and(|d| d <= now) {
+        for (i, sp) in self.spaces.iter_mut().enumerate() {
+            if timers.expired(Timer::ack(i), now) {
                 sp.ack_immediate = true;
             }
         }
-        if let Some((t, id, len)) = self.reader {
-            if t <= now {
-                self.reader = None;
+        if timers.expired(Timer::Reader, now) {
+            if let Some((_, id, len)) = self.reader.take() {
                 self.consume(now, id, len);
                 self.start_read(now);
             }
         }
-        if self
-            .path
-            .recovery
-            .loss_detection_timer()
-            .is_some_and(|t| t <= now)
-        {
+        if timers.expired(Timer::LossDetection, now) {
             let out = self.path.recovery.on_loss_detection_timeout(now);
             for p in out.lost {
                 let si = p.info.space;

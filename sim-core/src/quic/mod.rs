@@ -28,6 +28,7 @@ pub mod path;
 pub mod recovery;
 pub mod state;
 pub mod streams;
+pub mod timers;
 
 #[cfg(test)]
 mod tests;
