@@ -54,6 +54,12 @@ pub const MAX_UNDECRYPTABLE: usize = 16;
 /// (RFC 8446 §4.2.11: type 2 + length 2 + selected_identity 2).
 pub const PSK_SERVER_HELLO_EXTENSION: u64 = 6;
 
+/// Default ack_delay_exponent when the peer sends none (RFC 9000 §18.2).
+pub const DEFAULT_ACK_DELAY_EXPONENT: u64 = 3;
+
+/// Default max_ack_delay when the peer sends none (RFC 9000 §18.2).
+pub const DEFAULT_MAX_ACK_DELAY: SimDuration = SimDuration::from_millis(25);
+
 /// Closing and draining periods last three PTOs (RFC 9000 §10.2).
 pub const CLOSE_PERIOD_PTOS: u64 = 3;
 
@@ -236,7 +242,12 @@ pub struct Connection {
     rr_cursor: Option<u64>,
     // connection flow control, send side
     send_fc: SendFlow,
-    peer_stream_window: u64,
+    /// The peer's initial_max_stream_data_bidi_remote: our limit on streams we open.
+    peer_window_local_streams: u64,
+    /// The peer's initial_max_stream_data_bidi_local: our limit on streams it opens.
+    peer_window_remote_streams: u64,
+    /// The peer's max_idle_timeout, once its transport parameters applied.
+    peer_idle_timeout: Option<SimDuration>,
     // connection flow control, receive side
     recv_fc: RecvFlow,
     // application reader
@@ -326,7 +337,9 @@ impl Connection {
             max_streams_pending: false,
             rr_cursor: None,
             send_fc: SendFlow::new(0),
-            peer_stream_window: 0,
+            peer_window_local_streams: 0,
+            peer_window_remote_streams: 0,
+            peer_idle_timeout: None,
             recv_fc,
             read_rate,
             reader: None,
@@ -483,7 +496,16 @@ impl Connection {
     /// The effective idle timeout: `max(idle_timeout, 3 PTO)` (RFC 9000 §10.1).
     pub fn idle_timeout(&self) -> SimDuration {
         let pto = self.path.recovery.pto_duration(Space::Initial);
-        self.cfg.idle_timeout.max(pto.saturating_mul(3))
+        self.negotiated_idle_timeout().max(pto.saturating_mul(3))
+    }
+    /// RFC 9000 §10.1: the minimum of both advertised max_idle_timeout values (or the sole
+    /// non-zero one); ours until the peer's are known.
+    fn negotiated_idle_timeout(&self) -> SimDuration {
+        let own = self.cfg.idle_timeout;
+        match self.peer_idle_timeout {
+            Some(p) if p > SimDuration::ZERO && (own == SimDuration::ZERO || p < own) => p,
+            _ => own,
+        }
     }
     /// When the last activity restarted the idle timer.
     pub fn last_activity(&self) -> SimTime {
@@ -528,7 +550,7 @@ impl Connection {
         self.local_opened += 1;
         let fc = RecvFlow::new(self.cfg.allowance, self.cfg.stream_window);
         self.streams
-            .insert(id, Stream::new(id, self.peer_stream_window, fc));
+            .insert(id, Stream::new(id, self.peer_window_local_streams, fc));
         Some(id)
     }
 
@@ -569,7 +591,8 @@ impl Connection {
                 if let Some(t) = &self.ticket {
                     self.send_fc.raise(t.initial_max_data);
                     self.peer_max_streams = t.initial_max_streams_bidi;
-                    self.peer_stream_window = t.initial_max_stream_data;
+                    self.peer_window_local_streams = t.initial_max_stream_data;
+                    self.peer_window_remote_streams = t.initial_max_stream_data;
                 }
                 self.events.push(ConnEvent::EarlyDataReady);
             }
@@ -597,6 +620,7 @@ impl Connection {
             } else {
                 self.cfg.server_handshake_size
             },
+            params: self.transport_parameters(),
         }
     }
 
@@ -724,23 +748,8 @@ impl Connection {
         Some((out, size))
     }
 
-    /// Attaches the handshake descriptors every datagram carries.
-    fn stamp_datagram(&self, d: &mut QuicDatagram) {
-        match self.role {
-            Role::Client => {
-                d.client_hello = Some(ClientHelloInfo {
-                    hello_size: self.client_hello_size(),
-                    ticket: self.ticket.as_ref().map(|t| t.id),
-                    token: self.ticket.as_ref().and_then(|t| t.token),
-                    early_data: self.ticket.is_some() && self.cfg.zero_rtt,
-                })
-            }
-            Role::Server => d.server_hello = Some(self.own_server_hello()),
-        }
-    }
-
-    // ----- tracing (observes only) ------------------------------------------------------
-
+    /// Our transport parameters (RFC 9000 §18.2), from our own config: sent in our
+    /// ClientHello / EncryptedExtensions descriptor, traced as `parameters_set` (local).
     fn transport_parameters(&self) -> TransportParameters {
         let c = &self.cfg;
         TransportParameters {
@@ -758,6 +767,33 @@ impl Connection {
             disable_active_migration: None,
         }
     }
+
+    /// The peer's transport parameters, from its handshake descriptor (ClientHello at the
+    /// server, EncryptedExtensions at the client).
+    fn peer_transport_parameters(&self) -> Option<TransportParameters> {
+        match self.role {
+            Role::Client => self.peer_server_hello.map(|h| h.params),
+            Role::Server => self.peer_client_hello.map(|h| h.params),
+        }
+    }
+
+    /// Attaches the handshake descriptors every datagram carries.
+    fn stamp_datagram(&self, d: &mut QuicDatagram) {
+        match self.role {
+            Role::Client => {
+                d.client_hello = Some(ClientHelloInfo {
+                    hello_size: self.client_hello_size(),
+                    ticket: self.ticket.as_ref().map(|t| t.id),
+                    token: self.ticket.as_ref().and_then(|t| t.token),
+                    early_data: self.ticket.is_some() && self.cfg.zero_rtt,
+                    params: self.transport_parameters(),
+                })
+            }
+            Role::Server => d.server_hello = Some(self.own_server_hello()),
+        }
+    }
+
+    // ----- tracing (observes only) ------------------------------------------------------
 
     fn recovery_parameters(&self) -> RecoveryParameters {
         let rc = self.path.recovery.config();
@@ -1024,7 +1060,13 @@ impl Connection {
                 ranges,
                 ack_delay_encoded,
             } => {
-                let us = ack_delay_encoded << self.cfg.ack_delay_exponent;
+                // RFC 9000 §19.3: scaled by the PEER's ack_delay_exponent (default 3,
+                // §18.2); its descriptor arrives with its first datagram.
+                let exponent = self
+                    .peer_transport_parameters()
+                    .and_then(|p| p.ack_delay_exponent)
+                    .unwrap_or(DEFAULT_ACK_DELAY_EXPONENT);
+                let us = ack_delay_encoded << exponent;
                 self.on_ack_frame(now, i, &ranges, SimDuration::from_micros(us));
             }
             Frame::Crypto { offset, len } => {
@@ -1143,12 +1185,14 @@ impl Connection {
         }
     }
 
-    /// Both endpoints use the same [`QuicConfig`], so the peer's transport parameters are
-    /// ours: they become known with the ClientHello (server) or EncryptedExtensions
-    /// (client, at handshake completion).
+    /// The peer's transport parameters (from its handshake descriptor, never our config)
+    /// take effect: with the ClientHello (server) or EncryptedExtensions (client, at
+    /// handshake completion).
     fn apply_peer_transport_parameters(&mut self, now: SimTime) {
+        let params = self
+            .peer_transport_parameters()
+            .expect("the peer's handshake descriptor arrived with its handshake");
         if self.trace.is_on() {
-            let params = self.transport_parameters();
             self.trace.push(
                 now,
                 TraceEvent::ParametersSet {
@@ -1157,12 +1201,16 @@ impl Connection {
                 },
             );
         }
-        self.send_fc.raise(self.cfg.connection_window);
-        self.peer_max_streams = self.peer_max_streams.max(self.cfg.max_streams_bidi);
-        self.peer_stream_window = self.cfg.stream_window;
-        self.path
-            .recovery
-            .set_peer_max_ack_delay(self.cfg.max_ack_delay);
+        // RFC 9000 §18.2: absent limits are 0; an absent max_ack_delay is 25 ms.
+        self.send_fc.raise(params.initial_max_data.unwrap_or(0));
+        self.peer_max_streams = self
+            .peer_max_streams
+            .max(params.initial_max_streams_bidi.unwrap_or(0));
+        self.peer_window_local_streams = params.initial_max_stream_data_bidi_remote.unwrap_or(0);
+        self.peer_window_remote_streams = params.initial_max_stream_data_bidi_local.unwrap_or(0);
+        self.peer_idle_timeout = params.max_idle_timeout;
+        let max_ack_delay = params.max_ack_delay.unwrap_or(DEFAULT_MAX_ACK_DELAY);
+        self.path.recovery.set_peer_max_ack_delay(max_ack_delay);
     }
 
     fn confirm_handshake(&mut self, now: SimTime) {
@@ -1362,7 +1410,7 @@ impl Connection {
                 if !self.streams.contains_key(&sid) {
                     let fc = RecvFlow::new(self.cfg.allowance, self.cfg.stream_window);
                     self.streams
-                        .insert(sid, Stream::new(sid, self.peer_stream_window, fc));
+                        .insert(sid, Stream::new(sid, self.peer_window_remote_streams, fc));
                     self.events.push(ConnEvent::StreamOpened(sid));
                 }
             }
@@ -1492,7 +1540,7 @@ impl Connection {
     fn idle_deadline(&self) -> SimTime {
         // RFC 9000 §10.1: at least three times the current PTO.
         let pto = self.path.recovery.pto_duration(Space::Initial);
-        let d = self.cfg.idle_timeout.max(pto.saturating_mul(3));
+        let d = self.negotiated_idle_timeout().max(pto.saturating_mul(3));
         self.last_activity.saturating_add(d)
     }
 
