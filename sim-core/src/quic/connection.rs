@@ -18,14 +18,16 @@
 //! discarded per RFC 9001 §4.9. Packets that cannot be decrypted yet are buffered (at most
 //! [`MAX_UNDECRYPTABLE`]) and processed when the keys arrive.
 
-use super::config::{QuicConfig, SchedulerKind};
+use super::config::QuicConfig;
 use super::flow_control::{RecvFlow, SendFlow};
+use super::packetizer::{self, is_retransmittable, StreamSource};
 use super::path::Path;
 pub use super::path::AMPLIFICATION_FACTOR;
 use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
+use super::spaces::PnSpace;
 pub use super::state::{CloseInfo, CloseReason};
 use super::state::{ConnState, Handshake};
-use super::streams::{max_data_len, Chunk, RecvBuf, SendBuf, Stream};
+use super::streams::{SendBuf, Stream};
 use super::timers::{Timer, TimerTable};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
@@ -33,12 +35,10 @@ use crate::trace::{
     RecoveryMetrics, RecoveryParameters, SendTrigger, TraceBuffer, TraceEvent,
 };
 use crate::transport::pacer::Pacer;
-use crate::transport::ranges::RangeSet;
 use crate::units::Rate;
 use crate::wire::quic::{
-    header_len_without_pn, packet_size, pn_len, varint_len, ClientHelloInfo, Frame, PacketType,
-    QuicDatagram, QuicPacket, ServerHelloInfo, TransportParameters, AEAD_TAG_LEN,
-    MIN_PN_PLUS_PAYLOAD,
+    header_len_without_pn, packet_size, pn_len, ClientHelloInfo, Frame, PacketType, QuicDatagram,
+    QuicPacket, ServerHelloInfo, TransportParameters, AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
 };
 use std::collections::BTreeMap;
 
@@ -137,27 +137,6 @@ pub struct SentInfo {
     pub space: usize,
     /// A 0-RTT packet (application data space, long header).
     pub zero_rtt: bool,
-}
-
-/// Per packet number space state.
-#[derive(Debug, Default)]
-struct PnSpace {
-    next_pn: u64,
-    largest_acked_by_peer: Option<u64>,
-    /// Every packet number received (duplicate detection).
-    received: RangeSet,
-    /// Packet numbers still to report in ACK frames.
-    to_ack: RangeSet,
-    largest_recv: Option<u64>,
-    largest_recv_time: SimTime,
-    eliciting_since_ack: u64,
-    ack_immediate: bool,
-    ack_deadline: Option<SimTime>,
-    new_since_ack: bool,
-    crypto_send: SendBuf,
-    crypto_recv: RecvBuf,
-    discarded: bool,
-    probes: u8,
 }
 
 /// Counters reported in the endpoint metrics.
@@ -699,7 +678,8 @@ impl Connection {
             let pnl = pn_len(pn, self.spaces[i].largest_acked_by_peer);
             let mut frames = Vec::new();
             if !self.spaces[i].to_ack.is_empty() {
-                if let Some(f) = self.build_ack(i, now, 1000) {
+                let (ranges, exp) = (self.cfg.max_ack_ranges, self.cfg.ack_delay_exponent);
+                if let Some(f) = packetizer::build_ack(&self.spaces[i], now, 1000, ranges, exp) {
                     frames.push(f);
                 }
             }
@@ -2014,48 +1994,6 @@ impl Connection {
         (c, f, a)
     }
 
-    fn ack_due(&self, i: usize, now: SimTime) -> bool {
-        let sp = &self.spaces[i];
-        sp.ack_immediate || sp.ack_deadline.is_some_and(|d| d <= now)
-    }
-
-    /// The ACK frame of space `i` fitting in `room` bytes: the most recent
-    /// `max_ack_ranges` ranges, largest first.
-    fn build_ack(&self, i: usize, now: SimTime, room: u64) -> Option<Frame> {
-        let sp = &self.spaces[i];
-        let mut ranges: Vec<(u64, u64)> = sp
-            .to_ack
-            .iter()
-            .rev()
-            .take(self.cfg.max_ack_ranges)
-            .map(|(s, e)| (s, e - 1))
-            .collect();
-        if ranges.is_empty() {
-            return None;
-        }
-        let largest = ranges[0].1;
-        let delay = if sp.largest_recv == Some(largest) {
-            now.saturating_since(sp.largest_recv_time)
-        } else {
-            SimDuration::ZERO
-        };
-        // RFC 9000 §19.3: ACK Delay in microseconds scaled down by 2^ack_delay_exponent.
-        let ack_delay_encoded = (delay.as_nanos() / 1_000) >> self.cfg.ack_delay_exponent;
-        loop {
-            let f = Frame::Ack {
-                ranges: ranges.clone(),
-                ack_delay_encoded,
-            };
-            if f.wire_size() <= room {
-                return Some(f);
-            }
-            ranges.pop();
-            if ranges.is_empty() {
-                return None;
-            }
-        }
-    }
-
     fn build_packet(
         &mut self,
         now: SimTime,
@@ -2091,9 +2029,10 @@ impl Connection {
         let ack_wanted = self.spaces[i].new_since_ack
             && !self.spaces[i].to_ack.is_empty()
             && ty != PacketType::ZeroRtt;
-        let ack_due = self.ack_due(i, now);
+        let ack_due = self.spaces[i].ack_due(now);
         if ack_wanted {
-            if let Some(f) = self.build_ack(i, now, room) {
+            let (ranges, exp) = (self.cfg.max_ack_ranges, self.cfg.ack_delay_exponent);
+            if let Some(f) = packetizer::build_ack(&self.spaces[i], now, room, ranges, exp) {
                 if let Frame::Ack { ref ranges, .. } = f {
                     info.ack_ranges = Some(ranges.clone());
                 }
@@ -2108,9 +2047,18 @@ impl Connection {
                 eliciting |= self.write_control_frames(&mut frames, &mut room);
             }
             if i < 2 {
-                eliciting |= self.write_crypto_frames(i, &mut frames, &mut room, &mut info);
+                let cs = &mut self.spaces[i].crypto_send;
+                eliciting |= packetizer::write_crypto_frames(cs, &mut frames, &mut room, &mut info);
             } else {
-                eliciting |= self.write_stream_frames(&mut frames, &mut room, &mut info);
+                let src = StreamSource {
+                    streams: &mut self.streams,
+                    send_fc: &mut self.send_fc,
+                    scheduler: self.cfg.scheduler,
+                    rr_cursor: &mut self.rr_cursor,
+                    bytes_retransmitted: &mut self.stats.stream_bytes_retransmitted,
+                };
+                eliciting |=
+                    packetizer::write_stream_frames(src, &mut frames, &mut room, &mut info);
             }
             if probe && !eliciting && room >= 1 {
                 frames.push(Frame::Ping);
@@ -2134,10 +2082,7 @@ impl Connection {
         let sp = &mut self.spaces[i];
         sp.next_pn += 1;
         if info.ack_ranges.is_some() {
-            sp.ack_immediate = false;
-            sp.ack_deadline = None;
-            sp.eliciting_since_ack = 0;
-            sp.new_since_ack = false;
+            sp.on_ack_sent();
         }
         info.frames = frames
             .iter()
@@ -2157,16 +2102,7 @@ impl Connection {
 
     fn write_control_frames(&mut self, frames: &mut Vec<Frame>, room: &mut u64) -> bool {
         let mut wrote = false;
-        let push = |f: Frame, frames: &mut Vec<Frame>, room: &mut u64| -> bool {
-            let n = f.wire_size();
-            if n <= *room {
-                *room -= n;
-                frames.push(f);
-                true
-            } else {
-                false
-            }
-        };
+        let push = packetizer::push_frame;
         if self.handshake_done_pending && push(Frame::HandshakeDone, frames, room) {
             self.handshake_done_pending = false;
             wrote = true;
@@ -2250,139 +2186,6 @@ impl Connection {
         wrote
     }
 
-    fn write_crypto_frames(
-        &mut self,
-        i: usize,
-        frames: &mut Vec<Frame>,
-        room: &mut u64,
-        info: &mut SentInfo,
-    ) -> bool {
-        let mut wrote = false;
-        loop {
-            let cs = &mut self.spaces[i].crypto_send;
-            let retx = cs.has_retx();
-            let offset = if retx {
-                cs.retx.first().map_or(cs.written, |r| r.0)
-            } else {
-                cs.sent
-            };
-            if !retx && cs.sent >= cs.written {
-                break;
-            }
-            let fixed = 1 + varint_len(offset);
-            let Some(max_len) = max_data_len(fixed, *room) else {
-                break;
-            };
-            if max_len == 0 {
-                break;
-            }
-            let chunk: Option<Chunk> = if retx {
-                cs.next_retx(max_len)
-            } else {
-                cs.next_new(max_len, u64::MAX)
-            };
-            let Some(c) = chunk else { break };
-            if c.len == 0 {
-                break;
-            }
-            let f = Frame::Crypto {
-                offset: c.offset,
-                len: c.len,
-            };
-            *room -= f.wire_size();
-            frames.push(f);
-            info.retransmission |= c.retx;
-            wrote = true;
-        }
-        wrote
-    }
-
-    /// STREAM frames: retransmissions first (lowest stream ID first), then new data in
-    /// scheduler order within stream and connection flow control.
-    fn write_stream_frames(
-        &mut self,
-        frames: &mut Vec<Frame>,
-        room: &mut u64,
-        info: &mut SentInfo,
-    ) -> bool {
-        let mut wrote = false;
-        // Retransmissions.
-        while let Some((&id, s)) = self.streams.iter_mut().find(|(_, s)| s.send.has_retx()) {
-            let offset = s.send.retx.first().map_or(s.send.written, |r| r.0);
-            let fixed = 1 + varint_len(id) + if offset > 0 { varint_len(offset) } else { 0 };
-            let Some(max_len) = max_data_len(fixed, *room) else {
-                break;
-            };
-            if max_len == 0 && !s.send.retx.is_empty() {
-                break;
-            }
-            let Some(c) = s.send.next_retx(max_len) else {
-                break;
-            };
-            let f = Frame::Stream {
-                id,
-                offset: c.offset,
-                len: c.len,
-                fin: c.fin,
-            };
-            *room -= f.wire_size();
-            frames.push(f);
-            self.stats.stream_bytes_retransmitted += c.len;
-            info.retransmission = true;
-            wrote = true;
-        }
-        // New data.
-        loop {
-            let conn_credit = self.send_fc.credit();
-            let eligible = |s: &Stream| {
-                s.send.has_new()
-                    && (s.send.unsent() == 0 || (s.send_credit() > 0 && conn_credit > 0))
-            };
-            let pick = match self.cfg.scheduler {
-                SchedulerKind::Sequential => self
-                    .streams
-                    .iter()
-                    .find(|(_, s)| eligible(s))
-                    .map(|(&id, _)| id),
-                SchedulerKind::RoundRobin => {
-                    let after = self.rr_cursor;
-                    self.streams
-                        .iter()
-                        .find(|(&id, s)| after.is_none_or(|c| id > c) && eligible(s))
-                        .or_else(|| self.streams.iter().find(|(_, s)| eligible(s)))
-                        .map(|(&id, _)| id)
-                }
-            };
-            let Some(id) = pick else { break };
-            let s = self.streams.get_mut(&id).expect("picked");
-            let offset = s.send.sent;
-            let fixed = 1 + varint_len(id) + if offset > 0 { varint_len(offset) } else { 0 };
-            let Some(max_len) = max_data_len(fixed, *room) else {
-                break;
-            };
-            if max_len == 0 && s.send.unsent() > 0 {
-                break;
-            }
-            let credit = s.send_credit().min(conn_credit);
-            let Some(c) = s.send.next_new(max_len, credit) else {
-                break;
-            };
-            s.send_fc.on_sent(c.len);
-            self.send_fc.on_sent(c.len);
-            let f = Frame::Stream {
-                id,
-                offset: c.offset,
-                len: c.len,
-                fin: c.fin,
-            };
-            *room -= f.wire_size();
-            frames.push(f);
-            self.rr_cursor = Some(id);
-            wrote = true;
-        }
-        wrote
-    }
-
     // ----- checks ----------------------------------------------------------------------
 
     /// Model invariants (used by tests): bytes in flight equal the sum of outstanding
@@ -2426,15 +2229,4 @@ impl Connection {
         }
         Ok(())
     }
-}
-
-fn is_retransmittable(f: &Frame) -> bool {
-    !matches!(
-        f,
-        Frame::Ack { .. }
-            | Frame::Padding { .. }
-            | Frame::Ping
-            | Frame::PathChallenge(_)
-            | Frame::PathResponse(_)
-    )
 }

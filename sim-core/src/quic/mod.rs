@@ -5,10 +5,17 @@
 //!   the shared layers in [`crate::wire::quic`];
 //! - [`config`]: [`QuicConfig`], every parameter with its documented default;
 //! - [`flow_control`]: the receiver's flow-control bookkeeping
-//!   ([`flow_control::RecvFlow`]) around a [`crate::transport::allowance::Allowance`];
-//! - [`streams`]: send and receive halves of streams, and the sender's scheduler;
-//! - [`connection`]: the connection state machine (handshake, packet number spaces, ACKs,
-//!   frames, flow control, recovery glue);
+//!   ([`flow_control::RecvFlow`]) around a [`crate::transport::allowance::Allowance`],
+//!   and the sender's ([`flow_control::SendFlow`]: the peer's limit, blocked frames);
+//! - [`streams`]: send and receive halves of streams;
+//! - [`connection`]: the sans-IO [`connection::Connection`], input, output and the glue
+//!   between the state owners below (quinn-proto's split);
+//! - [`state`]: the handshake / close state machine as one enum ([`state::ConnState`]);
+//! - [`path`]: a network path's state ([`path::Path`]: recovery, pacer,
+//!   anti-amplification, path validation), ready for a second path (migration);
+//! - `spaces`: per packet number space state; `packetizer`: the ACK, CRYPTO and STREAM
+//!   frame builders and the sender's scheduler, as functions over the owners they read;
+//! - [`timers`]: every deadline of a connection in one [`timers::TimerTable`];
 //! - [`endpoint`]: [`QuicEndpoint`], a connection plus the `bulk` workload, implementing
 //!   [`crate::endpoint::Endpoint`];
 //! - [`lifecycle`]: sequences of connections between one client and one server
@@ -24,8 +31,10 @@ pub mod connection;
 pub mod endpoint;
 pub mod flow_control;
 pub mod lifecycle;
+pub(crate) mod packetizer;
 pub mod path;
 pub mod recovery;
+pub(crate) mod spaces;
 pub mod state;
 pub mod streams;
 pub mod timers;
