@@ -18,21 +18,27 @@
 //! discarded per RFC 9001 §4.9. Packets that cannot be decrypted yet are buffered (at most
 //! [`MAX_UNDECRYPTABLE`]) and processed when the keys arrive.
 
-use super::config::{QuicConfig, SchedulerKind};
-use super::flow_control::RecvFlow;
+use super::config::QuicConfig;
+use super::flow_control::{RecvFlow, SendFlow};
+use super::packetizer::{self, is_retransmittable, StreamSource};
+use super::path::Path;
+pub use super::path::AMPLIFICATION_FACTOR;
 use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
-use super::streams::{max_data_len, Chunk, RecvBuf, SendBuf, Stream};
+use super::spaces::PnSpace;
+pub use super::state::{CloseInfo, CloseReason};
+use super::state::{ConnState, Handshake};
+use super::streams::{SendBuf, Stream};
+use super::timers::{Timer, TimerTable};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     BlockedReason, ConnectionState, Initiator, LossTrigger, ProtocolPacket, ProtocolParameters,
     RecoveryMetrics, RecoveryParameters, SendTrigger, TraceBuffer, TraceEvent,
 };
-use crate::transport::ranges::RangeSet;
+use crate::transport::pacer::Pacer;
 use crate::units::Rate;
 use crate::wire::quic::{
-    header_len_without_pn, packet_size, pn_len, varint_len, ClientHelloInfo, Frame, PacketType,
-    QuicDatagram, QuicPacket, ServerHelloInfo, TransportParameters, AEAD_TAG_LEN,
-    MIN_PN_PLUS_PAYLOAD,
+    header_len_without_pn, packet_size, pn_len, ClientHelloInfo, Frame, PacketType, QuicDatagram,
+    QuicPacket, ServerHelloInfo, TransportParameters, AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
 };
 use std::collections::BTreeMap;
 
@@ -44,12 +50,15 @@ pub const MIN_INITIAL_DATAGRAM: u64 = 1200;
 /// buffering; quinn and quiche buffer a bounded number).
 pub const MAX_UNDECRYPTABLE: usize = 16;
 
-/// Anti-amplification factor (RFC 9000 §8.1).
-pub const AMPLIFICATION_FACTOR: u64 = 3;
-
 /// Bytes the pre_shared_key extension adds to a ServerHello that accepts a ticket
 /// (RFC 8446 §4.2.11: type 2 + length 2 + selected_identity 2).
 pub const PSK_SERVER_HELLO_EXTENSION: u64 = 6;
+
+/// Default ack_delay_exponent when the peer sends none (RFC 9000 §18.2).
+pub const DEFAULT_ACK_DELAY_EXPONENT: u64 = 3;
+
+/// Default max_ack_delay when the peer sends none (RFC 9000 §18.2).
+pub const DEFAULT_MAX_ACK_DELAY: SimDuration = SimDuration::from_millis(25);
 
 /// Closing and draining periods last three PTOs (RFC 9000 §10.2).
 pub const CLOSE_PERIOD_PTOS: u64 = 3;
@@ -70,29 +79,6 @@ pub struct SessionTicket {
     pub initial_max_stream_data: u64,
     /// Remembered initial_max_streams_bidi.
     pub initial_max_streams_bidi: u64,
-}
-
-/// Why a connection ended (RFC 9000 §10).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum CloseReason {
-    /// Idle timeout (§10.1): closed silently, state discarded at once.
-    IdleTimeout,
-    /// This endpoint sent CONNECTION_CLOSE (§10.2.1): closing period.
-    LocalClose,
-    /// The peer's CONNECTION_CLOSE arrived (§10.2.2): draining period.
-    PeerClose,
-}
-
-/// When and why a connection closed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CloseInfo {
-    /// Why.
-    pub reason: CloseReason,
-    /// When the connection closed (idle timer fired, CONNECTION_CLOSE sent or received).
-    pub at: SimTime,
-    /// End of the closing or draining period (3 PTO, RFC 9000 §10.2); `at` for an idle
-    /// timeout.
-    pub until: SimTime,
 }
 
 /// Which side of the connection.
@@ -151,27 +137,6 @@ pub struct SentInfo {
     pub space: usize,
     /// A 0-RTT packet (application data space, long header).
     pub zero_rtt: bool,
-}
-
-/// Per packet number space state.
-#[derive(Debug, Default)]
-struct PnSpace {
-    next_pn: u64,
-    largest_acked_by_peer: Option<u64>,
-    /// Every packet number received (duplicate detection).
-    received: RangeSet,
-    /// Packet numbers still to report in ACK frames.
-    to_ack: RangeSet,
-    largest_recv: Option<u64>,
-    largest_recv_time: SimTime,
-    eliciting_since_ack: u64,
-    ack_immediate: bool,
-    ack_deadline: Option<SimTime>,
-    new_since_ack: bool,
-    crypto_send: SendBuf,
-    crypto_recv: RecvBuf,
-    discarded: bool,
-    probes: u8,
 }
 
 /// Counters reported in the endpoint metrics.
@@ -240,18 +205,11 @@ pub struct Connection {
     cfg: QuicConfig,
     role: Role,
     spaces: [PnSpace; 3],
-    recovery: Recovery<SentInfo>,
-    // handshake
-    has_hs_keys: bool,
-    has_1rtt_send: bool,
-    can_recv_1rtt: bool,
-    handshake_complete: bool,
-    handshake_confirmed: bool,
+    /// The network path: recovery, pacer, anti-amplification, validation.
+    path: Path,
+    /// Handshake and close state machine.
+    state: ConnState,
     handshake_done_pending: bool,
-    /// Server: the client's address is validated (RFC 9000 §8.1).
-    address_validated: bool,
-    amp_received: u64,
-    amp_sent: u64,
     undecryptable: Vec<QuicPacket>,
     // streams
     streams: BTreeMap<u64, Stream>,
@@ -262,28 +220,23 @@ pub struct Connection {
     max_streams_pending: bool,
     rr_cursor: Option<u64>,
     // connection flow control, send side
-    peer_max_data: u64,
-    data_sent: u64,
-    data_blocked_at: Option<u64>,
-    data_blocked_pending: bool,
-    peer_stream_window: u64,
+    send_fc: SendFlow,
+    /// The peer's initial_max_stream_data_bidi_remote: our limit on streams we open.
+    peer_window_local_streams: u64,
+    /// The peer's initial_max_stream_data_bidi_local: our limit on streams it opens.
+    peer_window_remote_streams: u64,
+    /// The peer's max_idle_timeout, once its transport parameters applied.
+    peer_idle_timeout: Option<SimDuration>,
     // connection flow control, receive side
     recv_fc: RecvFlow,
-    path_responses: Vec<u64>,
     // application reader
     read_rate: Option<Rate>,
     reader: Option<(SimTime, u64, u64)>,
     reader_cursor: Option<u64>,
-    // pacing (RFC 9002 §7.7)
-    pacing_tokens: u64,
-    pacing_last: SimTime,
-    pacing_gain_permille: u64,
-    pacing_gain_ss_permille: u64,
     // timing
     started_at: SimTime,
     last_activity: SimTime,
     eliciting_sent_since_recv: bool,
-    closed: bool,
     block_state: BlockState,
     block_since: SimTime,
     /// When the handshake completed locally.
@@ -318,10 +271,11 @@ pub struct Connection {
     peer_server_hello: Option<ServerHelloInfo>,
     /// Client: bytes of address-validation token in each Initial header.
     initial_token_len: u64,
-    close_info: Option<CloseInfo>,
-    close_pending: bool,
-    terminated: bool,
 }
+
+mod input;
+mod output;
+mod tracing;
 
 fn space_of(i: usize) -> Space {
     Space::ALL[i]
@@ -338,21 +292,24 @@ impl Connection {
         rc.initial_window = cfg.initial_cwnd();
         let cc = crate::cc::build(&cfg.cc, cfg.max_udp_payload);
         let recovery = Recovery::with_controller(rc, role == Role::Client, cc);
+        // Pacing (RFC 9002 §7.7).
+        let pacer = Pacer::new(
+            cfg.cc.pacing,
+            cfg.pacing_burst_bytes(),
+            cfg.max_udp_payload,
+            cfg.cc.pacing_gain,
+            cfg.cc.pacing_gain_slow_start,
+        );
+        // A client's peer (the server) needs no address validation (RFC 9000 §8.1).
+        let path = Path::new(recovery, pacer, role == Role::Client);
         let recv_fc = RecvFlow::new(cfg.allowance, cfg.connection_window);
         let local_max_streams = cfg.max_streams_bidi;
         Connection {
             role,
             spaces: Default::default(),
-            recovery,
-            has_hs_keys: false,
-            has_1rtt_send: false,
-            can_recv_1rtt: false,
-            handshake_complete: false,
-            handshake_confirmed: false,
+            path,
+            state: ConnState::default(),
             handshake_done_pending: false,
-            address_validated: role == Role::Client,
-            amp_received: 0,
-            amp_sent: 0,
             undecryptable: Vec::new(),
             streams: BTreeMap::new(),
             local_opened: 0,
@@ -361,24 +318,17 @@ impl Connection {
             remote_closed: 0,
             max_streams_pending: false,
             rr_cursor: None,
-            peer_max_data: 0,
-            data_sent: 0,
-            data_blocked_at: None,
-            data_blocked_pending: false,
-            peer_stream_window: 0,
+            send_fc: SendFlow::new(0),
+            peer_window_local_streams: 0,
+            peer_window_remote_streams: 0,
+            peer_idle_timeout: None,
             recv_fc,
-            path_responses: Vec::new(),
             read_rate,
             reader: None,
             reader_cursor: None,
-            pacing_tokens: cfg.pacing_burst_bytes(),
-            pacing_last: SimTime::ZERO,
-            pacing_gain_permille: (cfg.cc.pacing_gain * 1000.0).round() as u64,
-            pacing_gain_ss_permille: (cfg.cc.pacing_gain_slow_start * 1000.0).round() as u64,
             started_at: SimTime::ZERO,
             last_activity: SimTime::ZERO,
             eliciting_sent_since_recv: false,
-            closed: false,
             block_state: BlockState::None,
             block_since: SimTime::ZERO,
             handshake_complete_at: None,
@@ -399,9 +349,6 @@ impl Connection {
             peer_client_hello: None,
             peer_server_hello: None,
             initial_token_len: 0,
-            close_info: None,
-            close_pending: false,
-            terminated: false,
             cfg,
         }
     }
@@ -418,7 +365,11 @@ impl Connection {
     }
     /// Loss recovery (RTT, congestion controller, bytes in flight).
     pub fn recovery(&self) -> &Recovery<SentInfo> {
-        &self.recovery
+        &self.path.recovery
+    }
+    /// The network path (recovery, pacer, anti-amplification, validation).
+    pub fn path(&self) -> &Path {
+        &self.path
     }
     /// The streams, by ID.
     pub fn streams(&self) -> &BTreeMap<u64, Stream> {
@@ -426,15 +377,15 @@ impl Connection {
     }
     /// The handshake completed.
     pub fn is_handshake_complete(&self) -> bool {
-        self.handshake_complete
+        self.state.is_handshake_complete()
     }
     /// The handshake is confirmed.
     pub fn is_handshake_confirmed(&self) -> bool {
-        self.handshake_confirmed
+        self.state.is_handshake_confirmed()
     }
     /// The connection was closed (idle timeout or CONNECTION_CLOSE).
     pub fn is_closed(&self) -> bool {
-        self.closed
+        self.state.is_closed()
     }
     /// When the connection started.
     pub fn started_at(&self) -> SimTime {
@@ -446,7 +397,7 @@ impl Connection {
     }
     /// Connection-level send credit state: (bytes sent, peer's MAX_DATA).
     pub fn send_flow(&self) -> (u64, u64) {
-        (self.data_sent, self.peer_max_data)
+        (self.send_fc.sent(), self.send_fc.limit())
     }
     /// Client: resume with `ticket` (call before [`Connection::start`]). The ClientHello
     /// carries the ticket (`resumption_client_hello_size`), the Initial packets the
@@ -477,7 +428,7 @@ impl Connection {
         self.resumed = ticket_valid;
         self.early_data_accepted = ticket_valid && hello.early_data && !self.cfg.reject_zero_rtt;
         if token_valid {
-            self.address_validated = true; // RFC 9000 §8.1.3
+            self.path.amplification.validate(); // RFC 9000 §8.1.3
         }
     }
 
@@ -513,21 +464,30 @@ impl Connection {
     }
     /// The server's address-validation state (RFC 9000 §8.1).
     pub fn is_address_validated(&self) -> bool {
-        self.address_validated
+        self.path.amplification.is_validated()
     }
     /// When and why the connection closed.
     pub fn close_info(&self) -> Option<CloseInfo> {
-        self.close_info
+        self.state.close_info()
     }
     /// The connection's state is gone: idle timeout, or the end of the closing or
     /// draining period.
     pub fn is_terminated(&self) -> bool {
-        self.terminated
+        self.state.is_terminated()
     }
     /// The effective idle timeout: `max(idle_timeout, 3 PTO)` (RFC 9000 §10.1).
     pub fn idle_timeout(&self) -> SimDuration {
-        let pto = self.recovery.pto_duration(Space::Initial);
-        self.cfg.idle_timeout.max(pto.saturating_mul(3))
+        let pto = self.path.recovery.pto_duration(Space::Initial);
+        self.negotiated_idle_timeout().max(pto.saturating_mul(3))
+    }
+    /// RFC 9000 §10.1: the minimum of both advertised max_idle_timeout values (or the sole
+    /// non-zero one); ours until the peer's are known.
+    fn negotiated_idle_timeout(&self) -> SimDuration {
+        let own = self.cfg.idle_timeout;
+        match self.peer_idle_timeout {
+            Some(p) if p > SimDuration::ZERO && (own == SimDuration::ZERO || p < own) => p,
+            _ => own,
+        }
     }
     /// When the last activity restarted the idle timer.
     pub fn last_activity(&self) -> SimTime {
@@ -539,17 +499,12 @@ impl Connection {
     /// three PTOs, during which every datagram received is answered with another
     /// CONNECTION_CLOSE (§10.2.1) and nothing else is sent.
     pub fn close(&mut self, now: SimTime) {
-        if self.closed {
+        if self.state.is_closed() {
             return;
         }
-        self.closed = true;
-        let pto = self.recovery.pto_duration(Space::ApplicationData);
-        self.close_info = Some(CloseInfo {
-            reason: CloseReason::LocalClose,
-            at: now,
-            until: now.saturating_add(pto.saturating_mul(CLOSE_PERIOD_PTOS)),
-        });
-        self.close_pending = true;
+        let pto = self.path.recovery.pto_duration(Space::ApplicationData);
+        let until = now.saturating_add(pto.saturating_mul(CLOSE_PERIOD_PTOS));
+        self.state.close_local(now, until);
         self.events.push(ConnEvent::Closed(CloseReason::LocalClose));
         self.trace_connection_state(now, ConnectionState::Closed);
     }
@@ -563,7 +518,7 @@ impl Connection {
 
     /// Opens a new locally initiated bidirectional stream, if the peer's limit allows.
     pub fn open_stream(&mut self) -> Option<u64> {
-        if !self.handshake_complete && self.role == Role::Client && !self.zero_rtt_send {
+        if !self.state.is_handshake_complete() && self.role == Role::Client && !self.zero_rtt_send {
             return None;
         }
         if self.local_opened >= self.peer_max_streams {
@@ -577,7 +532,7 @@ impl Connection {
         self.local_opened += 1;
         let fc = RecvFlow::new(self.cfg.allowance, self.cfg.stream_window);
         self.streams
-            .insert(id, Stream::new(id, self.peer_stream_window, fc));
+            .insert(id, Stream::new(id, self.peer_window_local_streams, fc));
         Some(id)
     }
 
@@ -616,9 +571,10 @@ impl Connection {
             if self.zero_rtt_send {
                 // RFC 9000 §7.4.1: 0-RTT within the remembered transport parameters.
                 if let Some(t) = &self.ticket {
-                    self.peer_max_data = t.initial_max_data;
+                    self.send_fc.raise(t.initial_max_data);
                     self.peer_max_streams = t.initial_max_streams_bidi;
-                    self.peer_stream_window = t.initial_max_stream_data;
+                    self.peer_window_local_streams = t.initial_max_stream_data;
+                    self.peer_window_remote_streams = t.initial_max_stream_data;
                 }
                 self.events.push(ConnEvent::EarlyDataReady);
             }
@@ -646,6 +602,7 @@ impl Connection {
             } else {
                 self.cfg.server_handshake_size
             },
+            params: self.transport_parameters(),
         }
     }
 
@@ -675,122 +632,8 @@ impl Connection {
         }
     }
 
-    /// The CONNECTION_CLOSE datagram owed in the closing period, if any.
-    fn poll_close(&mut self, now: SimTime) -> Option<(QuicDatagram, u64)> {
-        if !self.close_pending || self.terminated {
-            return None;
-        }
-        self.close_pending = false;
-        // RFC 9000 §10.2.3: before confirmation the peer may lack the keys of our
-        // highest space, so the frame goes in every space it may be able to read,
-        // coalesced: a client in Handshake and (once it has 1-RTT keys) 1-RTT packets, a
-        // server in Initial and Handshake packets. Once confirmed, 1-RTT only.
-        let hs = self.has_hs_keys && !self.spaces[1].discarded;
-        let spaces: Vec<usize> = if self.handshake_confirmed {
-            vec![2]
-        } else {
-            match self.role {
-                Role::Client => {
-                    let mut v = Vec::new();
-                    if hs {
-                        v.push(1);
-                    }
-                    if self.handshake_complete {
-                        v.push(2);
-                    }
-                    if v.is_empty() {
-                        v.push(0);
-                    }
-                    v
-                }
-                Role::Server => {
-                    let mut v = Vec::new();
-                    if !self.spaces[0].discarded {
-                        v.push(0);
-                    }
-                    if hs {
-                        v.push(1);
-                    }
-                    v
-                }
-            }
-        };
-        let cid = self.cfg.cid_len;
-        let mut packets = Vec::new();
-        let mut size = 0;
-        for &i in &spaces {
-            let ty = PacketType::of_space(i);
-            let hdr = header_len_without_pn(ty, cid, cid, self.token_len(ty));
-            let pn = self.spaces[i].next_pn;
-            let pnl = pn_len(pn, self.spaces[i].largest_acked_by_peer);
-            let mut frames = Vec::new();
-            if !self.spaces[i].to_ack.is_empty() {
-                if let Some(f) = self.build_ack(i, now, 1000) {
-                    frames.push(f);
-                }
-            }
-            frames.push(Frame::ConnectionClose {
-                error_code: 0, // NO_ERROR (RFC 9000 §20.1)
-                reason_len: 0,
-            });
-            let mut frames_len: u64 = frames.iter().map(Frame::wire_size).sum();
-            if pnl + frames_len < MIN_PN_PLUS_PAYLOAD {
-                let pad = MIN_PN_PLUS_PAYLOAD - pnl - frames_len;
-                frames.push(Frame::Padding { len: pad });
-                frames_len += pad;
-            }
-            let mut psize = packet_size(hdr, ty, pnl, frames_len);
-            let last = i == *spaces.last().expect("non-empty");
-            if last && self.role == Role::Client && spaces.contains(&0) {
-                // RFC 9000 §14.1: a client pads datagrams carrying Initial packets.
-                let target = MIN_INITIAL_DATAGRAM.saturating_sub(size);
-                let mut pad = target.saturating_sub(psize);
-                while pad > 0 && packet_size(hdr, ty, pnl, frames_len + pad) > target {
-                    pad -= 1;
-                }
-                if pad > 0 {
-                    frames.push(Frame::Padding { len: pad });
-                    psize = packet_size(hdr, ty, pnl, frames_len + pad);
-                }
-            }
-            self.spaces[i].next_pn += 1;
-            self.stats.packets_sent += 1;
-            size += psize;
-            packets.push(QuicPacket {
-                ty,
-                pn,
-                size: psize,
-                frames,
-            });
-        }
-        self.stats.datagrams_sent += 1;
-        self.stats.bytes_sent += size;
-        self.stats.connection_close_sent += 1;
-        let mut out = QuicDatagram {
-            packets,
-            ..QuicDatagram::default()
-        };
-        self.stamp_datagram(&mut out);
-        Some((out, size))
-    }
-
-    /// Attaches the handshake descriptors every datagram carries.
-    fn stamp_datagram(&self, d: &mut QuicDatagram) {
-        match self.role {
-            Role::Client => {
-                d.client_hello = Some(ClientHelloInfo {
-                    hello_size: self.client_hello_size(),
-                    ticket: self.ticket.as_ref().map(|t| t.id),
-                    token: self.ticket.as_ref().and_then(|t| t.token),
-                    early_data: self.ticket.is_some() && self.cfg.zero_rtt,
-                })
-            }
-            Role::Server => d.server_hello = Some(self.own_server_hello()),
-        }
-    }
-
-    // ----- tracing (observes only) ------------------------------------------------------
-
+    /// Our transport parameters (RFC 9000 §18.2), from our own config: sent in our
+    /// ClientHello / EncryptedExtensions descriptor, traced as `parameters_set` (local).
     fn transport_parameters(&self) -> TransportParameters {
         let c = &self.cfg;
         TransportParameters {
@@ -809,1626 +652,29 @@ impl Connection {
         }
     }
 
-    fn recovery_parameters(&self) -> RecoveryParameters {
-        let rc = self.recovery.config();
-        RecoveryParameters {
-            reordering_threshold: rc.packet_threshold,
-            time_threshold: rc.time_threshold_num as f64 / rc.time_threshold_den as f64,
-            timer_granularity: rc.granularity,
-            initial_rtt: rc.initial_rtt,
-            max_datagram_size: rc.max_datagram_size,
-            initial_congestion_window: rc.initial_window,
-            minimum_congestion_window: self.recovery.cc().minimum_window(),
-            loss_reduction_factor: self.recovery.cc().loss_reduction_factor(),
-            persistent_congestion_threshold: rc.persistent_congestion_threshold,
-            congestion_controller: self.recovery.cc().name(),
+    /// The peer's transport parameters, from its handshake descriptor (ClientHello at the
+    /// server, EncryptedExtensions at the client).
+    fn peer_transport_parameters(&self) -> Option<TransportParameters> {
+        match self.role {
+            Role::Client => self.peer_server_hello.map(|h| h.params),
+            Role::Server => self.peer_client_hello.map(|h| h.params),
         }
     }
 
-    fn trace_connection_state(&mut self, now: SimTime, new: ConnectionState) {
-        if self.trace.is_on() && self.trace_state != Some(new) {
-            let old = self.trace_state;
-            self.trace
-                .push(now, TraceEvent::ConnectionStateUpdated { old, new });
-        }
-        self.trace_state = Some(new);
-    }
-
-    /// Emits the recovery metrics that changed since the last emission, and the
-    /// congestion state when the window moved.
-    fn trace_metrics_update(&mut self, now: SimTime) {
-        if !self.trace.is_on() {
-            return;
-        }
-        let r = &self.recovery;
-        let rtt = r.rtt();
-        let srtt = rtt.smoothed_rtt();
-        let packets_in_flight = Space::ALL
-            .iter()
-            .flat_map(|&sp| r.outstanding(sp))
-            .filter(|p| p.in_flight)
-            .count() as u64;
-        let pacing_rate = if self.cfg.cc.pacing && srtt.as_nanos() > 0 {
-            let bits = self.pacing_gain() as u128 * r.cwnd() as u128 * 8 * 1_000_000;
-            Some((bits / srtt.as_nanos() as u128).min(u64::MAX as u128) as u64)
-        } else {
-            None
-        };
-        let now_m = RecoveryMetrics {
-            min_rtt: rtt.has_sample().then(|| rtt.min_rtt()),
-            smoothed_rtt: Some(srtt),
-            latest_rtt: rtt.has_sample().then(|| rtt.latest_rtt()),
-            rtt_variance: Some(rtt.rttvar()),
-            pto_count: Some(r.pto_count()),
-            congestion_window: Some(r.cwnd()),
-            bytes_in_flight: Some(r.bytes_in_flight()),
-            ssthresh: r.cc().ssthresh(),
-            packets_in_flight: Some(packets_in_flight),
-            pacing_rate,
-        };
-        let d = RecoveryMetrics::changes(self.trace_metrics.as_ref(), &now_m);
-        if !d.is_empty() {
-            self.trace.push(now, TraceEvent::MetricsUpdated(d));
-        }
-        self.trace_metrics = Some(now_m);
-        self.trace_cwnd_state(now, None);
-    }
-
-    /// Congestion state from the window: `recovery` after a reduction, then
-    /// `slow_start` / `congestion_avoidance` once it grows again.
-    fn trace_cwnd_state(&mut self, now: SimTime, trigger: Option<&'static str>) {
-        let cwnd = self.recovery.cwnd();
-        let ss = self.recovery.cc().ssthresh();
-        let grown_state = if ss.is_none_or(|s| cwnd < s) {
-            "slow_start"
-        } else {
-            "congestion_avoidance"
-        };
-        let new = if self.trace_cc_state.is_none() {
-            grown_state
-        } else if cwnd < self.trace_last_cwnd {
-            "recovery"
-        } else if cwnd > self.trace_last_cwnd {
-            grown_state
-        } else {
-            self.trace_cc_state.unwrap_or(grown_state)
-        };
-        self.trace_last_cwnd = cwnd;
-        if self.trace_cc_state != Some(new) {
-            let old = self.trace_cc_state;
-            let trigger = trigger.or(match new {
-                "recovery" => Some("loss"),
-                _ => None,
-            });
-            self.trace.push(
-                now,
-                TraceEvent::CongestionStateUpdated { old, new, trigger },
-            );
-            self.trace_cc_state = Some(new);
-        }
-    }
-
-    fn blocked_reason(&self, st: BlockState) -> Option<(Option<u64>, BlockedReason)> {
-        match st {
-            BlockState::None => None,
-            BlockState::Cwnd => Some((None, BlockedReason::CongestionControl)),
-            BlockState::Amplification => Some((None, BlockedReason::AmplificationProtection)),
-            BlockState::FlowControl => {
-                if self.peer_max_data <= self.data_sent {
-                    Some((None, BlockedReason::ConnectionFlowControl))
-                } else {
-                    let id = self
-                        .streams
-                        .values()
-                        .find(|s| s.send.unsent() > 0 && s.send_credit() == 0)
-                        .map(|s| s.id);
-                    Some((id, BlockedReason::StreamFlowControl))
-                }
-            }
-        }
-    }
-
-    /// A datagram of `size` UDP payload bytes arrived.
-    pub fn handle_datagram(&mut self, now: SimTime, dgram: &QuicDatagram, size: u64) {
-        if self.closed {
-            if !self.terminated
-                && self
-                    .close_info
-                    .is_some_and(|c| c.reason == CloseReason::LocalClose)
-            {
-                // Closing (RFC 9000 §10.2.1): answer with CONNECTION_CLOSE.
-                self.stats.datagrams_received += 1;
-                self.close_pending = true;
-            }
-            return;
-        }
-        if self.role == Role::Client && self.peer_server_hello.is_none() {
-            if let Some(h) = dgram.server_hello {
-                self.peer_server_hello = Some(h);
-                self.resumed = h.resumed;
-            }
-        }
-        if self.role == Role::Server && self.peer_client_hello.is_none() {
-            // Without `accept_client` (a lone connection): only the ClientHello length.
-            if let Some(h) = dgram.client_hello {
-                self.peer_client_hello = Some(ClientHelloInfo {
-                    ticket: None,
-                    token: None,
-                    early_data: false,
-                    ..h
-                });
-            }
-        }
-        self.stats.datagrams_received += 1;
-        self.last_activity = now;
-        self.eliciting_sent_since_recv = false;
-        if self.role == Role::Server {
-            // RFC 9000 §8.1: all bytes received count, even of discarded packets.
-            self.amp_received += size;
-        }
-        if self.role == Role::Server && self.trace_state.is_none() {
-            self.trace_connection_state(now, ConnectionState::Attempted);
-        }
-        for pkt in &dgram.packets {
-            self.on_packet(now, pkt.clone());
-        }
-        self.update_amplification_state();
-        self.trace_metrics_update(now);
-    }
-
-    fn can_decrypt(&self, i: usize) -> bool {
-        match i {
-            0 => true,
-            1 => self.has_hs_keys,
-            _ => self.can_recv_1rtt,
-        }
-    }
-
-    fn on_packet(&mut self, now: SimTime, pkt: QuicPacket) {
-        let i = pkt.ty.space_index();
-        if self.spaces[i].discarded {
-            self.stats.undecryptable_dropped += 1;
-            return;
-        }
-        let zero_rtt = pkt.ty == PacketType::ZeroRtt;
-        if zero_rtt && (self.role == Role::Client || (self.has_hs_keys && !self.zero_rtt_recv)) {
-            // RFC 9001 §4.6.2: a server that rejected 0-RTT MUST NOT process 0-RTT packets.
-            self.stats.zero_rtt_packets_rejected += 1;
-            return;
-        }
-        let readable = (zero_rtt && self.zero_rtt_recv) || self.can_decrypt(i);
-        if !readable {
-            if self.undecryptable.len() < MAX_UNDECRYPTABLE {
-                self.undecryptable.push(pkt);
-            } else {
-                self.stats.undecryptable_dropped += 1;
-            }
-            return;
-        }
-        let pn = pkt.pn;
-        let eliciting = pkt.is_ack_eliciting();
-        {
-            let threshold = self.cfg.ack_eliciting_threshold;
-            let max_ack_delay = self.cfg.max_ack_delay;
-            let sp = &mut self.spaces[i];
-            if sp.received.contains(pn) {
-                self.stats.duplicate_packets += 1;
-                return;
-            }
-            sp.received.insert(pn, pn + 1);
-            sp.to_ack.insert(pn, pn + 1);
-            let prev_largest = sp.largest_recv;
-            if prev_largest.is_none_or(|l| pn > l) {
-                sp.largest_recv = Some(pn);
-                sp.largest_recv_time = now;
-            }
-            sp.new_since_ack = true;
-            if eliciting {
-                // RFC 9000 §13.2.1: immediately on out-of-order (a lower number than one
-                // received, or missing packets before this one).
-                let out_of_order = match prev_largest {
-                    Some(l) => pn < l || pn > l + 1,
-                    None => pn > 0,
-                };
-                sp.eliciting_since_ack += 1;
-                // Initial and Handshake are not delayed (RFC 9000 §13.2.1); otherwise
-                // every `threshold` ack-eliciting packets (§13.2.2) or max_ack_delay.
-                if i < 2 || out_of_order || sp.eliciting_since_ack >= threshold {
-                    sp.ack_immediate = true;
-                } else if sp.ack_deadline.is_none() {
-                    sp.ack_deadline = Some(now + max_ack_delay);
-                }
-            }
-        }
-        if self.trace.is_on() {
-            let datagram_id = self.stats.datagrams_received.saturating_sub(1);
-            let packet = ProtocolPacket::Quic(pkt.clone());
-            self.trace.push(
-                now,
-                TraceEvent::PacketReceived {
-                    packet,
-                    datagram_id,
-                },
-            );
-        }
-        for f in pkt.frames {
-            self.on_frame(now, i, f);
-            if self.closed {
-                self.trace_connection_state(now, ConnectionState::Closed);
-                return;
-            }
-        }
-        if self.role == Role::Server && i == 1 && !self.address_validated {
-            // RFC 9000 §8.1: a Handshake packet from the client validates its address.
-            self.address_validated = true;
-        }
-        if self.role == Role::Server && i == 1 && !self.spaces[0].discarded {
-            // RFC 9001 §4.9.1: the server discards Initial keys when it first
-            // successfully processes a Handshake packet.
-            self.discard_space(0);
-        }
-    }
-
-    fn on_frame(&mut self, now: SimTime, i: usize, f: Frame) {
-        match f {
-            Frame::Padding { .. } | Frame::Ping => {}
-            Frame::Ack {
-                ranges,
-                ack_delay_encoded,
-            } => {
-                let us = ack_delay_encoded << self.cfg.ack_delay_exponent;
-                self.on_ack_frame(now, i, &ranges, SimDuration::from_micros(us));
-            }
-            Frame::Crypto { offset, len } => {
-                self.spaces[i].crypto_recv.on_data(offset, len, false);
-                self.check_handshake_progress(now);
-            }
-            Frame::Stream {
-                id,
-                offset,
-                len,
-                fin,
-            } => self.on_stream_frame(now, id, offset, len, fin),
-            Frame::MaxData(v) => {
-                self.peer_max_data = self.peer_max_data.max(v);
-            }
-            Frame::MaxStreamData { id, max } => {
-                if let Some(s) = self.streams.get_mut(&id) {
-                    s.send_limit = s.send_limit.max(max);
-                }
-            }
-            Frame::MaxStreams { bidi, max } => {
-                if bidi && max > self.peer_max_streams {
-                    self.peer_max_streams = max;
-                    self.events.push(ConnEvent::StreamsAvailable);
-                }
-            }
-            Frame::DataBlocked(_) | Frame::StreamDataBlocked { .. } => {}
-            Frame::NewConnectionId { .. } | Frame::PathResponse(_) => {}
-            Frame::PathChallenge(x) => self.path_responses.push(x),
-            Frame::ConnectionClose { .. } => {
-                // Draining (RFC 9000 §10.2.2): send nothing more for three PTOs.
-                self.closed = true;
-                let pto = self.recovery.pto_duration(Space::ApplicationData);
-                self.close_info = Some(CloseInfo {
-                    reason: CloseReason::PeerClose,
-                    at: now,
-                    until: now.saturating_add(pto.saturating_mul(CLOSE_PERIOD_PTOS)),
-                });
-                self.events.push(ConnEvent::Closed(CloseReason::PeerClose));
-            }
-            Frame::HandshakeDone => {
-                if self.role == Role::Client && !self.handshake_confirmed {
-                    self.confirm_handshake(now);
-                }
-            }
-        }
-    }
-
-    fn check_handshake_progress(&mut self, now: SimTime) {
+    /// Attaches the handshake descriptors every datagram carries.
+    fn stamp_datagram(&self, d: &mut QuicDatagram) {
         match self.role {
             Role::Client => {
-                let (server_hello, server_flight) = self.server_flight_sizes();
-                if !self.has_hs_keys && self.spaces[0].crypto_recv.delivered >= server_hello {
-                    self.has_hs_keys = true;
-                    self.recovery.set_has_handshake_keys();
-                    self.trace_connection_state(now, ConnectionState::HandshakeStarted);
-                    self.process_undecryptable(now);
-                }
-                if self.has_hs_keys
-                    && !self.handshake_complete
-                    && self.spaces[1].crypto_recv.delivered >= server_flight
-                {
-                    self.handshake_complete = true;
-                    self.handshake_complete_at = Some(now);
-                    let n = self.cfg.client_finished_size;
-                    self.spaces[1].crypto_send.write(n, false);
-                    if self.zero_rtt_send
-                        && !self
-                            .peer_server_hello
-                            .is_some_and(|h| h.early_data_accepted)
-                    {
-                        // RFC 9001 §4.6.2: 0-RTT rejected; its packets leave recovery and
-                        // their data goes again in 1-RTT packets.
-                        let lost = self.recovery.remove_all_packets(Space::ApplicationData);
-                        for p in lost {
-                            self.requeue_frames(2, &p.info.frames);
-                        }
-                    }
-                    self.zero_rtt_send = false; // 1-RTT from now on (RFC 9001 §4.9.3)
-                    self.has_1rtt_send = true;
-                    self.can_recv_1rtt = true;
-                    self.apply_peer_transport_parameters(now);
-                    self.trace_connection_state(now, ConnectionState::HandshakeComplete);
-                    self.events.push(ConnEvent::Connected);
-                    self.process_undecryptable(now);
-                }
+                d.client_hello = Some(ClientHelloInfo {
+                    hello_size: self.client_hello_size(),
+                    ticket: self.ticket.as_ref().map(|t| t.id),
+                    token: self.ticket.as_ref().and_then(|t| t.token),
+                    early_data: self.ticket.is_some() && self.cfg.zero_rtt,
+                    params: self.transport_parameters(),
+                })
             }
-            Role::Server => {
-                if !self.has_hs_keys
-                    && self.spaces[0].crypto_recv.delivered >= self.client_hello_size()
-                {
-                    self.has_hs_keys = true;
-                    self.has_1rtt_send = true;
-                    self.zero_rtt_recv = self.early_data_accepted;
-                    self.recovery.set_has_handshake_keys();
-                    let (sh, flight) = self.server_flight_sizes();
-                    self.spaces[0].crypto_send.write(sh, false);
-                    self.spaces[1].crypto_send.write(flight, false);
-                    self.apply_peer_transport_parameters(now);
-                    self.trace_connection_state(now, ConnectionState::HandshakeStarted);
-                    self.process_undecryptable(now);
-                }
-                if self.has_hs_keys
-                    && !self.handshake_complete
-                    && self.spaces[1].crypto_recv.delivered >= self.cfg.client_finished_size
-                {
-                    self.handshake_complete = true;
-                    self.handshake_complete_at = Some(now);
-                    self.can_recv_1rtt = true;
-                    self.handshake_done_pending = true; // RFC 9000 §19.20
-                    self.trace_connection_state(now, ConnectionState::HandshakeComplete);
-                    self.confirm_handshake(now); // RFC 9001 §4.1.2: server confirms at completion
-                    self.events.push(ConnEvent::Connected);
-                    self.process_undecryptable(now);
-                }
-            }
+            Role::Server => d.server_hello = Some(self.own_server_hello()),
         }
-    }
-
-    /// Both endpoints use the same [`QuicConfig`], so the peer's transport parameters are
-    /// ours: they become known with the ClientHello (server) or EncryptedExtensions
-    /// (client, at handshake completion).
-    fn apply_peer_transport_parameters(&mut self, now: SimTime) {
-        if self.trace.is_on() {
-            let params = self.transport_parameters();
-            self.trace.push(
-                now,
-                TraceEvent::ParametersSet {
-                    initiator: Initiator::Remote,
-                    params: ProtocolParameters::Quic(params),
-                },
-            );
-        }
-        self.peer_max_data = self.peer_max_data.max(self.cfg.connection_window);
-        self.peer_max_streams = self.peer_max_streams.max(self.cfg.max_streams_bidi);
-        self.peer_stream_window = self.cfg.stream_window;
-        self.recovery.set_peer_max_ack_delay(self.cfg.max_ack_delay);
-    }
-
-    fn confirm_handshake(&mut self, now: SimTime) {
-        self.handshake_confirmed = true;
-        self.trace_connection_state(now, ConnectionState::HandshakeConfirmed);
-        self.handshake_confirmed_at = Some(now);
-        self.recovery.set_handshake_confirmed();
-        if self.role == Role::Client {
-            self.recovery.set_peer_completed_address_validation();
-        }
-        // RFC 9001 §4.9.2: discard Handshake keys once the handshake is confirmed.
-        self.discard_space(1);
-        if !self.spaces[0].discarded {
-            self.discard_space(0);
-        }
-    }
-
-    fn discard_space(&mut self, i: usize) {
-        if self.spaces[i].discarded {
-            return;
-        }
-        let sp = &mut self.spaces[i];
-        sp.discarded = true;
-        sp.probes = 0;
-        sp.ack_immediate = false;
-        sp.ack_deadline = None;
-        sp.new_since_ack = false;
-        sp.crypto_send = SendBuf::default();
-        self.recovery.discard_space(space_of(i));
-        self.undecryptable.retain(|p| p.ty.space_index() != i);
-    }
-
-    fn process_undecryptable(&mut self, now: SimTime) {
-        let pending = std::mem::take(&mut self.undecryptable);
-        for p in pending {
-            self.on_packet(now, p);
-        }
-    }
-
-    fn on_ack_frame(&mut self, now: SimTime, i: usize, ranges: &[(u64, u64)], delay: SimDuration) {
-        // Acknowledgements of packets never sent are a PROTOCOL_VIOLATION (RFC 9000
-        // §13.1); the model never produces them.
-        let out = self
-            .recovery
-            .on_ack_received(now, space_of(i), ranges, delay);
-        for p in out.acked {
-            let sp = &mut self.spaces[i];
-            sp.largest_acked_by_peer = Some(sp.largest_acked_by_peer.map_or(p.pn, |l| l.max(p.pn)));
-            self.on_packet_acked(now, i, p.info);
-        }
-        let largest = self.spaces[i].largest_acked_by_peer.unwrap_or(0);
-        let threshold = self.cfg.packet_threshold;
-        for p in out.lost {
-            // RFC 9002 §6.1: which threshold fired (packet threshold takes precedence).
-            let trigger = if largest >= p.pn.saturating_add(threshold) {
-                LossTrigger::ReorderingThreshold
-            } else {
-                LossTrigger::TimeThreshold
-            };
-            self.on_packet_lost(now, i, p, trigger);
-        }
-        if out.persistent_congestion {
-            self.trace_cwnd_state(now, Some("persistent_congestion"));
-        }
-    }
-
-    fn on_packet_acked(&mut self, now: SimTime, i: usize, info: SentInfo) {
-        if let Some(ranges) = info.ack_ranges {
-            // RFC 9000 §13.2.4: stop acknowledging what the peer has seen acknowledged
-            // (exactly the ranges that ACK carried, so a late packet below its Largest
-            // Acknowledged is still reported).
-            for (lo, hi) in ranges {
-                self.spaces[i].to_ack.remove(lo, hi + 1);
-            }
-        }
-        for f in info.frames {
-            match f {
-                Frame::Stream {
-                    id,
-                    offset,
-                    len,
-                    fin,
-                } => {
-                    if let Some(s) = self.streams.get_mut(&id) {
-                        s.send.on_ack(offset, len, fin);
-                        if s.send_complete_at.is_none() && s.send.is_complete() {
-                            s.send_complete_at = Some(now);
-                            self.events.push(ConnEvent::StreamSendComplete(id));
-                            self.maybe_close_stream(id);
-                        }
-                    }
-                }
-                Frame::Crypto { offset, len } => {
-                    self.spaces[i].crypto_send.on_ack(offset, len, false);
-                }
-                _ => {}
-            }
-        }
-    }
-
-    fn on_packet_lost(
-        &mut self,
-        now: SimTime,
-        i: usize,
-        p: SentPacket<SentInfo>,
-        trigger: LossTrigger,
-    ) {
-        self.stats.packets_lost += 1;
-        self.last_loss_trigger = trigger;
-        if self.trace.is_on() {
-            self.trace.push(
-                now,
-                TraceEvent::PacketLost {
-                    packet: ProtocolPacket::Quic(QuicPacket {
-                        ty: if p.info.zero_rtt {
-                            PacketType::ZeroRtt
-                        } else {
-                            PacketType::of_space(i)
-                        },
-                        pn: p.pn,
-                        size: p.size,
-                        frames: p.info.frames.clone(),
-                    }),
-                    trigger,
-                },
-            );
-        }
-        if p.ack_eliciting {
-            self.stats.ack_eliciting_lost += 1;
-        }
-        self.requeue_frames(i, &p.info.frames);
-    }
-
-    /// Queues the frames of a lost (or probed) packet again, by frame type (RFC 9000
-    /// §13.3): data ranges not yet acknowledged, flow-control limits at their current
-    /// value, HANDSHAKE_DONE; never ACK, PADDING, PING or PATH_*.
-    fn requeue_frames(&mut self, i: usize, frames: &[Frame]) {
-        for f in frames {
-            match *f {
-                Frame::Stream {
-                    id,
-                    offset,
-                    len,
-                    fin,
-                } => {
-                    if let Some(s) = self.streams.get_mut(&id) {
-                        s.send.on_lost(offset, len, fin);
-                    }
-                }
-                Frame::Crypto { offset, len } if !self.spaces[i].discarded => {
-                    self.spaces[i].crypto_send.on_lost(offset, len, false);
-                }
-                Frame::MaxData(v) if v == self.recv_fc.limit => {
-                    self.recv_fc.update_pending = true;
-                }
-                Frame::MaxStreamData { id, max } => {
-                    if let Some(s) = self.streams.get_mut(&id) {
-                        if max == s.recv_fc.limit && !s.recv.is_fully_received() {
-                            s.recv_fc.update_pending = true;
-                        }
-                    }
-                }
-                Frame::MaxStreams { max, .. } if max == self.local_max_streams => {
-                    self.max_streams_pending = true;
-                }
-                Frame::DataBlocked(v) if v == self.peer_max_data && self.data_sent >= v => {
-                    self.data_blocked_pending = true;
-                }
-                Frame::StreamDataBlocked { id, limit } => {
-                    if let Some(s) = self.streams.get_mut(&id) {
-                        if s.send_limit == limit && s.send.sent >= limit && s.send.unsent() > 0 {
-                            s.blocked_pending = true;
-                        }
-                    }
-                }
-                Frame::HandshakeDone => self.handshake_done_pending = true,
-                _ => {}
-            }
-        }
-    }
-
-    fn on_stream_frame(&mut self, now: SimTime, id: u64, offset: u64, len: u64, fin: bool) {
-        let remote_bit = match self.role {
-            Role::Client => 1,
-            Role::Server => 0,
-        };
-        if !self.streams.contains_key(&id) {
-            if id & 1 != remote_bit || id & 2 != 0 {
-                return; // not a remote bidirectional stream we know: ignore
-            }
-            let index = id / 4;
-            if index >= self.local_max_streams {
-                self.stats.stream_limit_violations += 1; // STREAM_LIMIT_ERROR
-                return;
-            }
-            // RFC 9000 §3.2: opening a stream opens all lower-numbered ones of its type.
-            for k in 0..=index {
-                let sid = k * 4 + remote_bit;
-                if !self.streams.contains_key(&sid) {
-                    let fc = RecvFlow::new(self.cfg.allowance, self.cfg.stream_window);
-                    self.streams
-                        .insert(sid, Stream::new(sid, self.peer_stream_window, fc));
-                    self.events.push(ConnEvent::StreamOpened(sid));
-                }
-            }
-        }
-        let s = self.streams.get_mut(&id).expect("stream exists");
-        if offset + len > s.recv_fc.limit {
-            self.stats.flow_control_violations += 1; // FLOW_CONTROL_ERROR
-        }
-        let prev_high = s.recv.highest;
-        let (new, delivered) = s.recv.on_data(offset, len, fin);
-        self.stats.duplicate_stream_bytes += len - new;
-        let grew = s.recv.highest - prev_high;
-        s.recv_fc.received = s.recv.highest;
-        if delivered > 0 && s.first_byte_at.is_none() {
-            s.first_byte_at = Some(now);
-        }
-        self.recv_fc.received += grew;
-        if self.recv_fc.received > self.recv_fc.limit {
-            self.stats.flow_control_violations += 1;
-        }
-        self.on_readable(now);
-        self.check_read_complete(now, id);
-    }
-
-    // ----- the application reader ---------------------------------------------------------
-
-    fn on_readable(&mut self, now: SimTime) {
-        match self.read_rate {
-            None => {
-                let ids: Vec<u64> = self
-                    .streams
-                    .iter()
-                    .filter(|(_, s)| s.recv.readable() > 0)
-                    .map(|(&id, _)| id)
-                    .collect();
-                for id in ids {
-                    let n = self.streams[&id].recv.readable();
-                    self.consume(now, id, n);
-                }
-            }
-            Some(_) => {
-                if self.reader.is_none() {
-                    self.start_read(now);
-                }
-            }
-        }
-    }
-
-    /// The reader takes the next chunk (round robin over readable streams, at most one
-    /// datagram's worth) and finishes reading it after `len / read_rate`.
-    fn start_read(&mut self, now: SimTime) {
-        let Some(rate) = self.read_rate else { return };
-        let after = self.reader_cursor;
-        let pick = self
-            .streams
-            .iter()
-            .filter(|(&id, s)| s.recv.readable() > 0 && after.is_none_or(|c| id > c))
-            .map(|(&id, _)| id)
-            .next()
-            .or_else(|| {
-                self.streams
-                    .iter()
-                    .find(|(_, s)| s.recv.readable() > 0)
-                    .map(|(&id, _)| id)
-            });
-        if let Some(id) = pick {
-            let len = self.streams[&id]
-                .recv
-                .readable()
-                .min(self.cfg.max_udp_payload);
-            let d = rate.tx_time(len).unwrap_or(SimDuration::ZERO);
-            self.reader = Some((now + d, id, len));
-            self.reader_cursor = Some(id);
-        }
-    }
-
-    fn consume(&mut self, now: SimTime, id: u64, n: u64) {
-        let srtt = self.recovery.rtt().smoothed_rtt();
-        let Some(s) = self.streams.get_mut(&id) else {
-            return;
-        };
-        s.recv.consumed += n;
-        s.recv_fc.consumed = s.recv.consumed;
-        if !s.recv.is_fully_received() {
-            s.recv_fc.maybe_update(now, srtt);
-        }
-        let stream_window = s.recv_fc.allowance.window();
-        self.recv_fc.allowance.on_stream_window(stream_window);
-        self.recv_fc.consumed += n;
-        self.recv_fc.maybe_update(now, srtt);
-        self.stats.stream_bytes_read += n;
-        self.check_read_complete(now, id);
-    }
-
-    fn check_read_complete(&mut self, now: SimTime, id: u64) {
-        let Some(s) = self.streams.get_mut(&id) else {
-            return;
-        };
-        if s.recv_complete_at.is_none() && s.recv.is_fully_read() {
-            s.recv_complete_at = Some(now);
-            s.recv_fc.update_pending = false;
-            self.events.push(ConnEvent::StreamReadComplete(id));
-            self.maybe_close_stream(id);
-        }
-    }
-
-    /// A remote-initiated stream finished in both directions frees a stream credit:
-    /// raise MAX_STREAMS (RFC 9000 §4.6).
-    fn maybe_close_stream(&mut self, id: u64) {
-        let remote_bit = match self.role {
-            Role::Client => 1,
-            Role::Server => 0,
-        };
-        if id & 1 != remote_bit {
-            return;
-        }
-        let s = &self.streams[&id];
-        if s.recv_complete_at.is_some() && s.send_complete_at.is_some() {
-            self.remote_closed += 1;
-            self.local_max_streams = self.cfg.max_streams_bidi + self.remote_closed;
-            self.max_streams_pending = true;
-        }
-    }
-
-    // ----- timers --------------------------------------------------------------------------
-
-    fn idle_deadline(&self) -> SimTime {
-        // RFC 9000 §10.1: at least three times the current PTO.
-        let pto = self.recovery.pto_duration(Space::Initial);
-        let d = self.cfg.idle_timeout.max(pto.saturating_mul(3));
-        self.last_activity.saturating_add(d)
-    }
-
-    /// The earliest instant the connection needs [`Connection::handle_timeout`].
-    pub fn poll_timeout(&self) -> Option<SimTime> {
-        if self.closed {
-            // The end of the closing or draining period.
-            return match self.close_info {
-                Some(c) if !self.terminated => Some(c.until),
-                _ => None,
-            };
-        }
-        let mut t = Some(self.idle_deadline());
-        let mut consider = |x: Option<SimTime>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |c: SimTime| c.min(x)));
-            }
-        };
-        for sp in &self.spaces {
-            if !sp.discarded {
-                consider(sp.ack_deadline);
-            }
-        }
-        consider(self.recovery.loss_detection_timer());
-        consider(self.reader.map(|r| r.0));
-        if self.has_paced_work() {
-            consider(self.pacer_release_time());
-        }
-        t
-    }
-
-    /// Ack-eliciting data waits and only the pacer holds it back.
-    fn has_paced_work(&self) -> bool {
-        self.cfg.cc.pacing
-            && self.recovery.can_send(self.cfg.max_udp_payload)
-            && (0..3).any(|i| self.can_send_space(i) && self.has_new_data(i))
-    }
-
-    /// Timers that are due fire.
-    pub fn handle_timeout(&mut self, now: SimTime) {
-        if self.closed {
-            if self.close_info.is_some_and(|c| now >= c.until) {
-                self.terminated = true;
-            }
-            return;
-        }
-        if now >= self.idle_deadline() {
-            self.closed = true; // RFC 9000 §10.1: silently closed
-            self.terminated = true;
-            self.close_info = Some(CloseInfo {
-                reason: CloseReason::IdleTimeout,
-                at: now,
-                until: now,
-            });
-            self.events
-                .push(ConnEvent::Closed(CloseReason::IdleTimeout));
-            self.trace_connection_state(now, ConnectionState::Closed);
-            return;
-        }
-        for sp in self.spaces.iter_mut() {
-            if sp.ack_deadline.is_some_and(|d| d <= now) {
-                sp.ack_immediate = true;
-            }
-        }
-        if let Some((t, id, len)) = self.reader {
-            if t <= now {
-                self.reader = None;
-                self.consume(now, id, len);
-                self.start_read(now);
-            }
-        }
-        if self
-            .recovery
-            .loss_detection_timer()
-            .is_some_and(|t| t <= now)
-        {
-            let out = self.recovery.on_loss_detection_timeout(now);
-            for p in out.lost {
-                let si = p.info.space;
-                self.on_packet_lost(now, si, p, LossTrigger::TimeThreshold);
-            }
-            if let Some(space) = out.pto_probe {
-                let i = Space::ALL.iter().position(|s| *s == space).unwrap_or(2);
-                self.arm_probe(i);
-            }
-        }
-        self.trace_metrics_update(now);
-    }
-
-    /// A PTO fired for space `i`: the next `pto_probes` ack-eliciting packets of that
-    /// space may ignore the congestion window (RFC 9002 §6.2.4). With no new data to
-    /// send, the oldest outstanding packet's data is queued again; with nothing at all,
-    /// the probe is a PING.
-    fn arm_probe(&mut self, i: usize) {
-        if self.spaces[i].discarded {
-            return;
-        }
-        self.spaces[i].probes = self.cfg.pto_probes;
-        // RFC 9002 §6.2.4: "in addition to sending data in the packet number space for
-        // which the timer expired, the sender SHOULD send ack-eliciting packets from other
-        // packet number spaces with in-flight data, coalescing packets if possible". The
-        // model extends this to handshake spaces holding lost CRYPTO data waiting for the
-        // congestion window (else a lost ServerHello can wait forever behind Handshake
-        // packets the client cannot decrypt, hence never acknowledges).
-        for j in 0..2 {
-            if j != i
-                && !self.spaces[j].discarded
-                && self.can_send_space(j)
-                && (self.recovery.ack_eliciting_in_flight(space_of(j)) > 0
-                    || self.spaces[j].crypto_send.has_retx())
-            {
-                self.spaces[j].probes = self.spaces[j].probes.max(1);
-                if !self.has_new_data(j) {
-                    self.requeue_oldest_outstanding(j);
-                }
-            }
-        }
-        // Model extension of the same SHOULD: a resuming client probing a handshake space
-        // also probes its 0-RTT data in flight (else a lost first flight leaves the
-        // request waiting for the application-data PTO, armed only after confirmation).
-        if i < 2
-            && self.zero_rtt_send
-            && self
-                .recovery
-                .ack_eliciting_in_flight(Space::ApplicationData)
-                > 0
-        {
-            self.spaces[2].probes = self.spaces[2].probes.max(1);
-            if !self.has_new_data(2) {
-                self.requeue_oldest_outstanding(2);
-            }
-        }
-        if self.has_new_data(i) {
-            return;
-        }
-        self.requeue_oldest_outstanding(i);
-    }
-
-    /// Queues the data of the oldest outstanding ack-eliciting packet of space `i` again
-    /// (a probe's "retransmission", RFC 9002 §6.2.4), without declaring it lost.
-    fn requeue_oldest_outstanding(&mut self, i: usize) {
-        let frames: Vec<Frame> = self
-            .recovery
-            .outstanding(space_of(i))
-            .find(|p| p.ack_eliciting && p.info.frames.iter().any(is_retransmittable))
-            .map(|p| p.info.frames.clone())
-            .unwrap_or_default();
-        self.requeue_frames(i, &frames);
-    }
-
-    fn has_new_data(&self, i: usize) -> bool {
-        let sp = &self.spaces[i];
-        if sp.crypto_send.has_new() || sp.crypto_send.has_retx() {
-            return true;
-        }
-        i == 2 && (self.has_control_frames() || self.has_sendable_stream_data())
-    }
-
-    fn has_control_frames(&self) -> bool {
-        self.handshake_done_pending
-            || self.recv_fc.update_pending
-            || self.max_streams_pending
-            || self.data_blocked_pending
-            || !self.path_responses.is_empty()
-            || self.streams.values().any(|s| {
-                s.blocked_pending || (s.recv_fc.update_pending && !s.recv.is_fully_received())
-            })
-    }
-
-    /// Stream data that flow control lets us send now (retransmissions always can).
-    fn has_sendable_stream_data(&self) -> bool {
-        let conn_credit = self.peer_max_data.saturating_sub(self.data_sent);
-        self.streams.values().any(|s| {
-            s.send.has_retx()
-                || (s.send.has_new()
-                    && (s.send.unsent() == 0 || (s.send_credit() > 0 && conn_credit > 0)))
-        })
-    }
-
-    fn has_unsent_stream_data(&self) -> bool {
-        self.streams
-            .values()
-            .any(|s| s.send.has_retx() || s.send.has_new())
-    }
-
-    // ----- output --------------------------------------------------------------------------
-
-    fn can_send_space(&self, i: usize) -> bool {
-        if self.spaces[i].discarded {
-            return false;
-        }
-        match i {
-            0 => true,
-            1 => self.has_hs_keys,
-            _ => self.has_1rtt_send || self.zero_rtt_send,
-        }
-    }
-
-    fn amplification_budget(&self) -> u64 {
-        if self.address_validated {
-            u64::MAX
-        } else {
-            (AMPLIFICATION_FACTOR * self.amp_received).saturating_sub(self.amp_sent)
-        }
-    }
-
-    fn update_amplification_state(&mut self) {
-        if self.role == Role::Server {
-            // At the limit when not even a minimal packet fits (RFC 9002 §6.2.2.1: no PTO
-            // is armed then).
-            let at_limit = !self.address_validated && self.amplification_budget() < 64;
-            self.recovery.set_at_anti_amplification_limit(at_limit);
-        }
-    }
-
-    /// The pacing gain in permille: `pacing_gain_slow_start` while the controller is in
-    /// slow start, `pacing_gain` otherwise (Chromium: 2 and 1.25; RFC 9002 §7.7: one gain).
-    fn pacing_gain(&self) -> u64 {
-        if self.recovery.cc().in_slow_start() {
-            self.pacing_gain_ss_permille
-        } else {
-            self.pacing_gain_permille
-        }
-    }
-
-    /// Refills the pacing bucket: `gain * cwnd / srtt` bytes per unit time, capped at the
-    /// initial window (RFC 9002 §7.7). Sub-byte remainders are dropped at each refill.
-    fn pacer_refill(&mut self, now: SimTime) {
-        let elapsed = now.saturating_since(self.pacing_last).as_nanos() as u128;
-        self.pacing_last = now;
-        let cap = self.cfg.pacing_burst_bytes();
-        let srtt = self.recovery.rtt().smoothed_rtt().as_nanos().max(1) as u128;
-        let num = self.pacing_gain() as u128 * self.recovery.cwnd() as u128;
-        let add = elapsed * num / (1000 * srtt);
-        self.pacing_tokens = (self.pacing_tokens as u128 + add).min(cap as u128) as u64;
-    }
-
-    /// When the bucket will hold a full datagram again (`None` if it does now or pacing is
-    /// off).
-    fn pacer_release_time(&self) -> Option<SimTime> {
-        if !self.cfg.cc.pacing {
-            return None;
-        }
-        let mds = self.cfg.max_udp_payload;
-        if self.pacing_tokens >= mds {
-            return None;
-        }
-        let missing = (mds - self.pacing_tokens) as u128;
-        let srtt = self.recovery.rtt().smoothed_rtt().as_nanos().max(1) as u128;
-        let num = (self.pacing_gain() as u128 * self.recovery.cwnd() as u128).max(1);
-        let wait = (missing * 1000 * srtt).div_ceil(num);
-        Some(self.pacing_last + SimDuration(wait.min(u64::MAX as u128) as u64))
-    }
-
-    /// The next datagram to send now, with its UDP payload size.
-    pub fn poll_transmit(&mut self, now: SimTime) -> Option<(QuicDatagram, u64)> {
-        if self.closed {
-            return self.poll_close(now);
-        }
-        let mds = self.cfg.max_udp_payload;
-        let amp = self.amplification_budget();
-        let budget = mds.min(amp);
-        self.pacer_refill(now);
-        let cc_ok = self.recovery.can_send(mds);
-        let paced_ok = !self.cfg.cc.pacing || self.pacing_tokens >= mds;
-        let send_ok = cc_ok && paced_ok;
-        let mut packets: Vec<(QuicPacket, SentInfo)> = Vec::new();
-        let mut size = 0u64;
-        for i in 0..3 {
-            if !self.can_send_space(i) {
-                continue;
-            }
-            let remaining = budget - size;
-            // An ack-eliciting Initial needs a datagram of at least 1200 bytes
-            // (RFC 9000 §14.1); the server may not be able to afford it.
-            let initial_ok =
-                i != 0 || remaining >= MIN_INITIAL_DATAGRAM || self.role == Role::Client;
-            if let Some((pkt, info)) = self.build_packet(now, i, remaining, send_ok, initial_ok) {
-                size += pkt.size;
-                let short = pkt.ty == PacketType::OneRtt;
-                packets.push((pkt, info));
-                if short {
-                    break; // a short-header packet must be last (RFC 9000 §12.2)
-                }
-            }
-        }
-        if packets.is_empty() {
-            if self.role == Role::Server && amp < mds && self.has_unsent_anything() {
-                self.stats.amplification_blocked_events += 1;
-            }
-            self.update_block_state(now, cc_ok);
-            self.update_amplification_state();
-            return None;
-        }
-        // Padding (RFC 9000 §14.1): a client pads every datagram carrying an Initial
-        // packet; a server every datagram carrying an ack-eliciting Initial packet.
-        let has_initial = packets.iter().any(|(p, _)| p.ty == PacketType::Initial);
-        let eliciting_initial = packets
-            .iter()
-            .any(|(p, _)| p.ty == PacketType::Initial && p.is_ack_eliciting());
-        let must_pad = match self.role {
-            Role::Client => has_initial,
-            Role::Server => eliciting_initial,
-        };
-        if must_pad && size < MIN_INITIAL_DATAGRAM {
-            // PADDING in the last packet. A long header's Length varint can grow by a byte
-            // with the padding, so the size is recomputed, not just added.
-            let want = (MIN_INITIAL_DATAGRAM - size).min(budget - size);
-            let cid = self.cfg.cid_len;
-            let last = &mut packets.last_mut().expect("non-empty").0;
-            let token = if last.ty == PacketType::Initial && self.role == Role::Client {
-                self.initial_token_len
-            } else {
-                0
-            };
-            let hdr = header_len_without_pn(last.ty, cid, cid, token);
-            let largest_acked = self.spaces[last.ty.space_index()].largest_acked_by_peer;
-            let pnl = pn_len(last.pn, largest_acked);
-            let frames_len: u64 = last.frames.iter().map(Frame::wire_size).sum();
-            debug_assert_eq!(packet_size(hdr, last.ty, pnl, frames_len), last.size);
-            let mut pad = want;
-            while pad > 0 && packet_size(hdr, last.ty, pnl, frames_len + pad) > last.size + want {
-                pad -= 1;
-            }
-            if pad > 0 {
-                last.frames.push(Frame::Padding { len: pad });
-                let new_size = packet_size(hdr, last.ty, pnl, frames_len + pad);
-                size += new_size - last.size;
-                last.size = new_size;
-            }
-        }
-        // Register with loss recovery.
-        let bif_before = self.recovery.bytes_in_flight();
-        let cwnd = self.recovery.cwnd();
-        let mut any_in_flight = false;
-        let mut any_eliciting = false;
-        let mut probe = false;
-        let mut probe_flags = Vec::with_capacity(packets.len());
-        for (pkt, _) in &packets {
-            let i = pkt.ty.space_index();
-            let is_probe = pkt.is_ack_eliciting() && self.spaces[i].probes > 0;
-            if is_probe {
-                self.spaces[i].probes -= 1;
-                probe = true;
-            }
-            probe_flags.push(is_probe);
-        }
-        let datagram_id = self.stats.datagrams_sent;
-        let app_limited = !self.has_sendable_stream_data();
-        let mut out = QuicDatagram::default();
-        self.stamp_datagram(&mut out);
-        for ((pkt, info), is_probe) in packets.into_iter().zip(probe_flags) {
-            let i = pkt.ty.space_index();
-            if pkt.ty == PacketType::ZeroRtt {
-                self.stats.zero_rtt_packets_sent += 1;
-                for f in &pkt.frames {
-                    if let Frame::Stream { len, .. } = f {
-                        self.stats.zero_rtt_stream_bytes += len;
-                    }
-                }
-            }
-            if self.trace.is_on() {
-                let trigger = if is_probe {
-                    Some(SendTrigger::PtoProbe)
-                } else if info.retransmission && i < 2 {
-                    Some(SendTrigger::RetransmitCrypto)
-                } else if info.retransmission {
-                    Some(match self.last_loss_trigger {
-                        LossTrigger::ReorderingThreshold => SendTrigger::RetransmitReordered,
-                        _ => SendTrigger::RetransmitTimeout,
-                    })
-                } else {
-                    None
-                };
-                self.trace.push(
-                    now,
-                    TraceEvent::PacketSent {
-                        packet: ProtocolPacket::Quic(pkt.clone()),
-                        datagram_id,
-                        trigger,
-                    },
-                );
-            }
-            let eliciting = pkt.is_ack_eliciting();
-            let padded = pkt
-                .frames
-                .iter()
-                .any(|f| matches!(f, Frame::Padding { .. }));
-            let in_flight = eliciting || padded; // RFC 9002 §2: PADDING counts in flight
-            any_in_flight |= in_flight;
-            any_eliciting |= eliciting;
-            self.stats.packets_sent += 1;
-            if info.retransmission {
-                self.stats.packets_retransmitted += 1;
-            }
-            let sent = SentPacket {
-                pn: pkt.pn,
-                time_sent: now,
-                size: pkt.size,
-                ack_eliciting: eliciting,
-                in_flight,
-                app_limited,
-                info,
-            };
-            self.recovery.on_packet_sent(now, space_of(i), sent);
-            if self.role == Role::Client && i == 1 && !self.spaces[0].discarded {
-                // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
-                // Handshake packet.
-                out.packets.push(pkt);
-                self.discard_space(0);
-                continue;
-            }
-            out.packets.push(pkt);
-        }
-        // Only ack-eliciting datagrams are congestion controlled: an ACK-only Initial that
-        // a client must pad to 1200 B (RFC 9000 §14.1) is in flight (PADDING, RFC 9002 §2)
-        // but is not held back by the window.
-        if any_eliciting && !probe && bif_before + size > cwnd {
-            self.stats.cwnd_violations += 1;
-        }
-        if any_in_flight {
-            self.pacing_tokens = self.pacing_tokens.saturating_sub(size);
-        }
-        if any_eliciting && !self.eliciting_sent_since_recv {
-            // RFC 9000 §10.1: the idle timer also restarts on the first ack-eliciting
-            // packet sent since the last reception.
-            self.eliciting_sent_since_recv = true;
-            self.last_activity = now;
-        }
-        self.stats.datagrams_sent += 1;
-        self.stats.bytes_sent += size;
-        if !self.address_validated {
-            self.amp_sent += size;
-        }
-        self.update_amplification_state();
-        self.set_block_state(now, BlockState::None);
-        self.trace_metrics_update(now);
-        debug_assert_eq!(out.size(), size);
-        Some((out, size))
-    }
-
-    fn has_unsent_anything(&self) -> bool {
-        (0..3).any(|i| !self.spaces[i].discarded && self.spaces[i].crypto_send.has_new())
-            || self.has_unsent_stream_data()
-    }
-
-    fn update_block_state(&mut self, now: SimTime, cc_ok: bool) {
-        let st = if !self.has_unsent_stream_data() {
-            BlockState::None
-        } else if self.has_sendable_stream_data() {
-            if self.amplification_budget() < self.cfg.max_udp_payload {
-                BlockState::Amplification
-            } else if !cc_ok {
-                BlockState::Cwnd
-            } else {
-                BlockState::None
-            }
-        } else {
-            BlockState::FlowControl
-        };
-        self.set_block_state(now, st);
-    }
-
-    fn set_block_state(&mut self, now: SimTime, st: BlockState) {
-        if st == self.block_state {
-            return;
-        }
-        if self.trace.is_on() {
-            if let Some((stream, reason)) = self.blocked_reason(self.block_state) {
-                self.trace.push(
-                    now,
-                    TraceEvent::DataBlockedUpdated {
-                        stream,
-                        blocked: false,
-                        reason,
-                    },
-                );
-            }
-            if let Some((stream, reason)) = self.blocked_reason(st) {
-                self.trace.push(
-                    now,
-                    TraceEvent::DataBlockedUpdated {
-                        stream,
-                        blocked: true,
-                        reason,
-                    },
-                );
-            }
-        }
-        let d = now.saturating_since(self.block_since);
-        match self.block_state {
-            BlockState::None => {}
-            BlockState::Cwnd => self.stats.cwnd_blocked += d,
-            BlockState::FlowControl => self.stats.flow_control_blocked += d,
-            BlockState::Amplification => self.stats.amplification_blocked += d,
-        }
-        self.block_state = st;
-        self.block_since = now;
-    }
-
-    /// Closes the time accounting at `now` (for end-of-run metrics).
-    pub fn blocked_times(&self, now: SimTime) -> (SimDuration, SimDuration, SimDuration) {
-        let d = now.saturating_since(self.block_since);
-        let (mut c, mut f, mut a) = (
-            self.stats.cwnd_blocked,
-            self.stats.flow_control_blocked,
-            self.stats.amplification_blocked,
-        );
-        match self.block_state {
-            BlockState::None => {}
-            BlockState::Cwnd => c += d,
-            BlockState::FlowControl => f += d,
-            BlockState::Amplification => a += d,
-        }
-        (c, f, a)
-    }
-
-    fn ack_due(&self, i: usize, now: SimTime) -> bool {
-        let sp = &self.spaces[i];
-        sp.ack_immediate || sp.ack_deadline.is_some_and(|d| d <= now)
-    }
-
-    /// The ACK frame of space `i` fitting in `room` bytes: the most recent
-    /// `max_ack_ranges` ranges, largest first.
-    fn build_ack(&self, i: usize, now: SimTime, room: u64) -> Option<Frame> {
-        let sp = &self.spaces[i];
-        let mut ranges: Vec<(u64, u64)> = sp
-            .to_ack
-            .iter()
-            .rev()
-            .take(self.cfg.max_ack_ranges)
-            .map(|(s, e)| (s, e - 1))
-            .collect();
-        if ranges.is_empty() {
-            return None;
-        }
-        let largest = ranges[0].1;
-        let delay = if sp.largest_recv == Some(largest) {
-            now.saturating_since(sp.largest_recv_time)
-        } else {
-            SimDuration::ZERO
-        };
-        // RFC 9000 §19.3: ACK Delay in microseconds scaled down by 2^ack_delay_exponent.
-        let ack_delay_encoded = (delay.as_nanos() / 1_000) >> self.cfg.ack_delay_exponent;
-        loop {
-            let f = Frame::Ack {
-                ranges: ranges.clone(),
-                ack_delay_encoded,
-            };
-            if f.wire_size() <= room {
-                return Some(f);
-            }
-            ranges.pop();
-            if ranges.is_empty() {
-                return None;
-            }
-        }
-    }
-
-    fn build_packet(
-        &mut self,
-        now: SimTime,
-        i: usize,
-        remaining: u64,
-        cc_ok: bool,
-        initial_ok: bool,
-    ) -> Option<(QuicPacket, SentInfo)> {
-        let ty = if i == 2 && !self.has_1rtt_send {
-            PacketType::ZeroRtt // client before 1-RTT keys (RFC 9000 §17.2.3)
-        } else {
-            PacketType::of_space(i)
-        };
-        let cid = self.cfg.cid_len;
-        let hdr = header_len_without_pn(ty, cid, cid, self.token_len(ty));
-        let pn = self.spaces[i].next_pn;
-        let pnl = pn_len(pn, self.spaces[i].largest_acked_by_peer);
-        // Long headers carry a Length varint: 2 bytes for any packet up to 16383 bytes.
-        let length_field = if ty == PacketType::OneRtt { 0 } else { 2 };
-        let fixed = hdr + length_field + pnl + AEAD_TAG_LEN;
-        if remaining < fixed + MIN_PN_PLUS_PAYLOAD {
-            return None;
-        }
-        let mut room = remaining - fixed;
-        let mut frames: Vec<Frame> = Vec::new();
-        let mut info = SentInfo {
-            space: i,
-            zero_rtt: ty == PacketType::ZeroRtt,
-            ..SentInfo::default()
-        };
-
-        // No ACK frames in 0-RTT packets (RFC 9000 §12.4).
-        let ack_wanted = self.spaces[i].new_since_ack
-            && !self.spaces[i].to_ack.is_empty()
-            && ty != PacketType::ZeroRtt;
-        let ack_due = self.ack_due(i, now);
-        if ack_wanted {
-            if let Some(f) = self.build_ack(i, now, room) {
-                if let Frame::Ack { ref ranges, .. } = f {
-                    info.ack_ranges = Some(ranges.clone());
-                }
-                room -= f.wire_size();
-                frames.push(f);
-            }
-        }
-        let probe = self.spaces[i].probes > 0;
-        let mut eliciting = false;
-        if (cc_ok || probe) && initial_ok {
-            if i == 2 {
-                eliciting |= self.write_control_frames(&mut frames, &mut room);
-            }
-            if i < 2 {
-                eliciting |= self.write_crypto_frames(i, &mut frames, &mut room, &mut info);
-            } else {
-                eliciting |= self.write_stream_frames(&mut frames, &mut room, &mut info);
-            }
-            if probe && !eliciting && room >= 1 {
-                frames.push(Frame::Ping);
-                room -= 1;
-                eliciting = true;
-            }
-        }
-        if frames.is_empty() || (!eliciting && !ack_due) {
-            return None;
-        }
-        let _ = room;
-        let mut frames_len: u64 = frames.iter().map(Frame::wire_size).sum();
-        if pnl + frames_len < MIN_PN_PLUS_PAYLOAD {
-            // RFC 9001 §5.4.2: enough bytes for the header-protection sample.
-            let pad = MIN_PN_PLUS_PAYLOAD - pnl - frames_len;
-            frames.push(Frame::Padding { len: pad });
-            frames_len += pad;
-        }
-        let size = packet_size(hdr, ty, pnl, frames_len);
-        debug_assert!(size <= remaining, "packet {size} > room {remaining}");
-        let sp = &mut self.spaces[i];
-        sp.next_pn += 1;
-        if info.ack_ranges.is_some() {
-            sp.ack_immediate = false;
-            sp.ack_deadline = None;
-            sp.eliciting_since_ack = 0;
-            sp.new_since_ack = false;
-        }
-        info.frames = frames
-            .iter()
-            .filter(|f| is_retransmittable(f))
-            .cloned()
-            .collect();
-        Some((
-            QuicPacket {
-                ty,
-                pn,
-                size,
-                frames,
-            },
-            info,
-        ))
-    }
-
-    fn write_control_frames(&mut self, frames: &mut Vec<Frame>, room: &mut u64) -> bool {
-        let mut wrote = false;
-        let push = |f: Frame, frames: &mut Vec<Frame>, room: &mut u64| -> bool {
-            let n = f.wire_size();
-            if n <= *room {
-                *room -= n;
-                frames.push(f);
-                true
-            } else {
-                false
-            }
-        };
-        if self.handshake_done_pending && push(Frame::HandshakeDone, frames, room) {
-            self.handshake_done_pending = false;
-            wrote = true;
-        }
-        while let Some(&x) = self.path_responses.first() {
-            if !push(Frame::PathResponse(x), frames, room) {
-                break;
-            }
-            self.path_responses.remove(0);
-            wrote = true;
-        }
-        if self.recv_fc.update_pending && push(Frame::MaxData(self.recv_fc.limit), frames, room) {
-            self.recv_fc.update_pending = false;
-            self.stats.max_data_sent += 1;
-            wrote = true;
-        }
-        if self.max_streams_pending
-            && push(
-                Frame::MaxStreams {
-                    bidi: true,
-                    max: self.local_max_streams,
-                },
-                frames,
-                room,
-            )
-        {
-            self.max_streams_pending = false;
-            wrote = true;
-        }
-        // Blocked signals (RFC 9000 §4.1): once per limit.
-        let conn_credit = self.peer_max_data.saturating_sub(self.data_sent);
-        let mut conn_blocked = false;
-        for s in self.streams.values_mut() {
-            if s.send.unsent() > 0 && s.send_credit() == 0 && s.blocked_at != Some(s.send_limit) {
-                s.blocked_at = Some(s.send_limit);
-                s.blocked_pending = true;
-            }
-            if s.send.unsent() > 0 && s.send_credit() > 0 && conn_credit == 0 {
-                conn_blocked = true;
-            }
-        }
-        if conn_blocked && self.data_blocked_at != Some(self.peer_max_data) {
-            self.data_blocked_at = Some(self.peer_max_data);
-            self.data_blocked_pending = true;
-        }
-        if self.data_blocked_pending && push(Frame::DataBlocked(self.peer_max_data), frames, room) {
-            self.data_blocked_pending = false;
-            self.stats.data_blocked_sent += 1;
-            wrote = true;
-        }
-        let mut n_msd = 0;
-        let mut n_sdb = 0;
-        for s in self.streams.values_mut() {
-            if s.recv_fc.update_pending && !s.recv.is_fully_received() {
-                let f = Frame::MaxStreamData {
-                    id: s.id,
-                    max: s.recv_fc.limit,
-                };
-                if push(f, frames, room) {
-                    s.recv_fc.update_pending = false;
-                    n_msd += 1;
-                    wrote = true;
-                }
-            } else if s.recv.is_fully_received() {
-                s.recv_fc.update_pending = false;
-            }
-            if s.blocked_pending {
-                let f = Frame::StreamDataBlocked {
-                    id: s.id,
-                    limit: s.send_limit,
-                };
-                if push(f, frames, room) {
-                    s.blocked_pending = false;
-                    n_sdb += 1;
-                    wrote = true;
-                }
-            }
-        }
-        self.stats.max_stream_data_sent += n_msd;
-        self.stats.stream_data_blocked_sent += n_sdb;
-        wrote
-    }
-
-    fn write_crypto_frames(
-        &mut self,
-        i: usize,
-        frames: &mut Vec<Frame>,
-        room: &mut u64,
-        info: &mut SentInfo,
-    ) -> bool {
-        let mut wrote = false;
-        loop {
-            let cs = &mut self.spaces[i].crypto_send;
-            let retx = cs.has_retx();
-            let offset = if retx {
-                cs.retx.first().map_or(cs.written, |r| r.0)
-            } else {
-                cs.sent
-            };
-            if !retx && cs.sent >= cs.written {
-                break;
-            }
-            let fixed = 1 + varint_len(offset);
-            let Some(max_len) = max_data_len(fixed, *room) else {
-                break;
-            };
-            if max_len == 0 {
-                break;
-            }
-            let chunk: Option<Chunk> = if retx {
-                cs.next_retx(max_len)
-            } else {
-                cs.next_new(max_len, u64::MAX)
-            };
-            let Some(c) = chunk else { break };
-            if c.len == 0 {
-                break;
-            }
-            let f = Frame::Crypto {
-                offset: c.offset,
-                len: c.len,
-            };
-            *room -= f.wire_size();
-            frames.push(f);
-            info.retransmission |= c.retx;
-            wrote = true;
-        }
-        wrote
-    }
-
-    /// STREAM frames: retransmissions first (lowest stream ID first), then new data in
-    /// scheduler order within stream and connection flow control.
-    fn write_stream_frames(
-        &mut self,
-        frames: &mut Vec<Frame>,
-        room: &mut u64,
-        info: &mut SentInfo,
-    ) -> bool {
-        let mut wrote = false;
-        // Retransmissions.
-        while let Some((&id, s)) = self.streams.iter_mut().find(|(_, s)| s.send.has_retx()) {
-            let offset = s.send.retx.first().map_or(s.send.written, |r| r.0);
-            let fixed = 1 + varint_len(id) + if offset > 0 { varint_len(offset) } else { 0 };
-            let Some(max_len) = max_data_len(fixed, *room) else {
-                break;
-            };
-            if max_len == 0 && !s.send.retx.is_empty() {
-                break;
-            }
-            let Some(c) = s.send.next_retx(max_len) else {
-                break;
-            };
-            let f = Frame::Stream {
-                id,
-                offset: c.offset,
-                len: c.len,
-                fin: c.fin,
-            };
-            *room -= f.wire_size();
-            frames.push(f);
-            self.stats.stream_bytes_retransmitted += c.len;
-            info.retransmission = true;
-            wrote = true;
-        }
-        // New data.
-        loop {
-            let conn_credit = self.peer_max_data.saturating_sub(self.data_sent);
-            let eligible = |s: &Stream| {
-                s.send.has_new()
-                    && (s.send.unsent() == 0 || (s.send_credit() > 0 && conn_credit > 0))
-            };
-            let pick = match self.cfg.scheduler {
-                SchedulerKind::Sequential => self
-                    .streams
-                    .iter()
-                    .find(|(_, s)| eligible(s))
-                    .map(|(&id, _)| id),
-                SchedulerKind::RoundRobin => {
-                    let after = self.rr_cursor;
-                    self.streams
-                        .iter()
-                        .find(|(&id, s)| after.is_none_or(|c| id > c) && eligible(s))
-                        .or_else(|| self.streams.iter().find(|(_, s)| eligible(s)))
-                        .map(|(&id, _)| id)
-                }
-            };
-            let Some(id) = pick else { break };
-            let s = self.streams.get_mut(&id).expect("picked");
-            let offset = s.send.sent;
-            let fixed = 1 + varint_len(id) + if offset > 0 { varint_len(offset) } else { 0 };
-            let Some(max_len) = max_data_len(fixed, *room) else {
-                break;
-            };
-            if max_len == 0 && s.send.unsent() > 0 {
-                break;
-            }
-            let credit = s.send_credit().min(conn_credit);
-            let Some(c) = s.send.next_new(max_len, credit) else {
-                break;
-            };
-            self.data_sent += c.len;
-            let f = Frame::Stream {
-                id,
-                offset: c.offset,
-                len: c.len,
-                fin: c.fin,
-            };
-            *room -= f.wire_size();
-            frames.push(f);
-            self.rr_cursor = Some(id);
-            wrote = true;
-        }
-        wrote
     }
 
     // ----- checks ----------------------------------------------------------------------
@@ -2439,27 +685,27 @@ impl Connection {
     pub fn check_invariants(&self) -> Result<(), String> {
         let sum: u64 = Space::ALL
             .iter()
-            .flat_map(|&s| self.recovery.outstanding(s))
+            .flat_map(|&s| self.path.recovery.outstanding(s))
             .filter(|p| p.in_flight)
             .map(|p| p.size)
             .sum();
-        if sum != self.recovery.bytes_in_flight() {
+        if sum != self.path.recovery.bytes_in_flight() {
             return Err(format!(
                 "bytes_in_flight {} != outstanding {sum}",
-                self.recovery.bytes_in_flight()
+                self.path.recovery.bytes_in_flight()
             ));
         }
-        if self.data_sent > self.peer_max_data {
-            return Err(format!(
-                "data_sent {} > MAX_DATA {}",
-                self.data_sent, self.peer_max_data
-            ));
-        }
+        self.send_fc
+            .check_invariants()
+            .map_err(|e| format!("connection send flow: {e}"))?;
         for s in self.streams.values() {
-            if s.send.sent > s.send_limit {
+            if s.send.sent > s.send_fc.limit() || s.send_fc.sent() != s.send.sent {
                 return Err(format!(
-                    "stream {} sent {} > limit {}",
-                    s.id, s.send.sent, s.send_limit
+                    "stream {} sent {} (flow {}) > limit {}",
+                    s.id,
+                    s.send.sent,
+                    s.send_fc.sent(),
+                    s.send_fc.limit()
                 ));
             }
             if s.recv.consumed > s.recv.delivered {
@@ -2474,15 +720,4 @@ impl Connection {
         }
         Ok(())
     }
-}
-
-fn is_retransmittable(f: &Frame) -> bool {
-    !matches!(
-        f,
-        Frame::Ack { .. }
-            | Frame::Padding { .. }
-            | Frame::Ping
-            | Frame::PathChallenge(_)
-            | Frame::PathResponse(_)
-    )
 }

@@ -1,4 +1,5 @@
-//! Receive-side flow control (RFC 9000 §4): when to advertise a new limit.
+//! Flow control (RFC 9000 §4): the receive side ([`RecvFlow`], when to advertise a new
+//! limit) and the send side ([`SendFlow`], the peer's limit and the blocked frames).
 //!
 //! The policy is an [`Allowance`] from the shared toolkit
 //! ([`crate::transport::allowance`], one file per policy). One instance runs per stream
@@ -74,6 +75,99 @@ impl RecvFlow {
     }
 }
 
+/// Send-side flow control of one stream or of the connection (RFC 9000 §4.1): the peer's
+/// limit (MAX_STREAM_DATA / MAX_DATA, first from its transport parameters), the bytes sent
+/// against it, and the blocked-frame bookkeeping (STREAM_DATA_BLOCKED / DATA_BLOCKED, once
+/// per limit). Invariants: nothing is sent beyond the limit; the limit never shrinks
+/// (a smaller MAX_* frame is ignored, RFC 9000 §4.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SendFlow {
+    /// The peer's limit (absolute offset).
+    limit: u64,
+    /// Bytes sent (for a stream: the highest offset sent).
+    sent: u64,
+    /// The limit at which a blocked frame was last queued.
+    blocked_at: Option<u64>,
+    /// A blocked frame waits to be sent.
+    blocked_pending: bool,
+}
+
+impl SendFlow {
+    /// Nothing sent yet, the peer's initial limit `limit`.
+    pub fn new(limit: u64) -> Self {
+        SendFlow {
+            limit,
+            ..Self::default()
+        }
+    }
+
+    /// The peer's limit.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Bytes sent.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Bytes that may still be sent.
+    pub fn credit(&self) -> u64 {
+        self.limit.saturating_sub(self.sent)
+    }
+
+    /// The peer raised its limit to `limit` (MAX_DATA / MAX_STREAM_DATA or a transport
+    /// parameter); a smaller value changes nothing.
+    pub fn raise(&mut self, limit: u64) {
+        self.limit = self.limit.max(limit);
+    }
+
+    /// `n` new bytes were sent.
+    pub fn on_sent(&mut self, n: u64) {
+        self.sent += n;
+        debug_assert!(
+            self.sent <= self.limit,
+            "sent {} > limit {}",
+            self.sent,
+            self.limit
+        );
+    }
+
+    /// Data waits at the limit: queue a blocked frame, once per limit (RFC 9000 §4.1).
+    pub fn on_blocked(&mut self) {
+        if self.blocked_at != Some(self.limit) {
+            self.blocked_at = Some(self.limit);
+            self.blocked_pending = true;
+        }
+    }
+
+    /// A blocked frame waits to be sent.
+    pub fn blocked_pending(&self) -> bool {
+        self.blocked_pending
+    }
+
+    /// The blocked frame was sent.
+    pub fn on_blocked_sent(&mut self) {
+        self.blocked_pending = false;
+    }
+
+    /// A blocked frame announcing `limit` was lost: queue it again if it still tells the
+    /// truth (same limit, still blocked, and `waiting` data; RFC 9000 §13.3).
+    pub fn on_blocked_lost(&mut self, limit: u64, waiting: bool) {
+        if limit == self.limit && self.sent >= limit && waiting {
+            self.blocked_pending = true;
+        }
+    }
+
+    /// The invariants: never beyond the limit.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        if self.sent > self.limit {
+            return Err(format!("sent {} > limit {}", self.sent, self.limit));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +185,26 @@ mod tests {
         assert!(f.maybe_update(now, srtt));
         assert_eq!(f.limit, 1501);
         assert!(f.update_pending);
+    }
+    #[test]
+    fn send_flow_limits_only_grow_and_blocked_once_per_limit() {
+        let mut f = SendFlow::new(100);
+        f.on_sent(100);
+        assert_eq!(f.credit(), 0);
+        f.on_blocked();
+        assert!(f.blocked_pending());
+        f.on_blocked_sent();
+        f.on_blocked();
+        assert!(!f.blocked_pending(), "once per limit");
+        f.on_blocked_lost(100, true);
+        assert!(f.blocked_pending());
+        f.on_blocked_sent();
+        f.raise(50);
+        assert_eq!(f.limit(), 100, "limits never shrink");
+        f.raise(150);
+        f.on_blocked_lost(100, true);
+        assert!(!f.blocked_pending(), "stale limit");
+        assert_eq!(f.credit(), 50);
+        assert!(f.check_invariants().is_ok());
     }
 }

@@ -6,10 +6,17 @@
 //! - [`config`] (an alias of [`crate::config::quic`], where the data lives): [`QuicConfig`],
 //!   every parameter with its documented default;
 //! - [`flow_control`]: the receiver's flow-control bookkeeping
-//!   ([`flow_control::RecvFlow`]) around a [`crate::transport::allowance::Allowance`];
-//! - [`streams`]: send and receive halves of streams, and the sender's scheduler;
-//! - [`connection`]: the connection state machine (handshake, packet number spaces, ACKs,
-//!   frames, flow control, recovery glue);
+//!   ([`flow_control::RecvFlow`]) around a [`crate::transport::allowance::Allowance`],
+//!   and the sender's ([`flow_control::SendFlow`]: the peer's limit, blocked frames);
+//! - [`streams`]: send and receive halves of streams;
+//! - [`connection`]: the sans-IO [`connection::Connection`], input, output and the glue
+//!   between the state owners below (quinn-proto's split);
+//! - [`state`]: the handshake / close state machine as one enum ([`state::ConnState`]);
+//! - [`path`]: a network path's state ([`path::Path`]: recovery, pacer,
+//!   anti-amplification, path validation), ready for a second path (migration);
+//! - `spaces`: per packet number space state; `packetizer`: the ACK, CRYPTO and STREAM
+//!   frame builders and the sender's scheduler, as functions over the owners they read;
+//! - [`timers`]: every deadline of a connection in one [`timers::TimerTable`];
 //! - [`metrics`]: how a connection fills its [`crate::metrics::quic::QuicMetrics`] (the
 //!   types are defined in the low metrics layer);
 //! - [`stream_transport`]: QUIC as a stream transport — [`Connection`] implements
@@ -29,10 +36,14 @@ pub mod connection;
 pub mod flow_control;
 pub mod lifecycle;
 pub mod metrics;
-
+pub(crate) mod packetizer;
+pub mod path;
 pub mod recovery;
+pub(crate) mod spaces;
+pub mod state;
 pub mod stream_transport;
 pub mod streams;
+pub mod timers;
 
 #[cfg(test)]
 mod tests;

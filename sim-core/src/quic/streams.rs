@@ -4,7 +4,7 @@
 //! and what was acknowledged; [`RecvBuf`] reassembles received ranges and delivers in
 //! order. Both serve STREAM frames (RFC 9000 §2-3) and CRYPTO frames (§19.6).
 
-use super::flow_control::RecvFlow;
+use super::flow_control::{RecvFlow, SendFlow};
 use crate::transport::ranges::RangeSet;
 
 use crate::time::SimTime;
@@ -223,12 +223,9 @@ pub struct Stream {
     pub id: u64,
     /// Send half.
     pub send: SendBuf,
-    /// The peer's limit on our sending (MAX_STREAM_DATA).
-    pub send_limit: u64,
-    /// The limit at which STREAM_DATA_BLOCKED was last queued (once per limit).
-    pub blocked_at: Option<u64>,
-    /// A STREAM_DATA_BLOCKED frame waits to be sent.
-    pub blocked_pending: bool,
+    /// Send flow control: the peer's limit on our sending (MAX_STREAM_DATA) and the
+    /// STREAM_DATA_BLOCKED bookkeeping.
+    pub send_fc: SendFlow,
     /// Receive half.
     pub recv: RecvBuf,
     /// Receive flow control (our MAX_STREAM_DATA).
@@ -247,9 +244,7 @@ impl Stream {
         Stream {
             id,
             send: SendBuf::default(),
-            send_limit,
-            blocked_at: None,
-            blocked_pending: false,
+            send_fc: SendFlow::new(send_limit),
             recv: RecvBuf::default(),
             recv_fc,
             first_byte_at: None,
@@ -260,7 +255,7 @@ impl Stream {
 
     /// Flow-control credit for new bytes on this stream.
     pub fn send_credit(&self) -> u64 {
-        self.send_limit.saturating_sub(self.send.sent)
+        self.send_fc.limit().saturating_sub(self.send.sent)
     }
 }
 

@@ -917,3 +917,88 @@ proptest! {
         prop_assert_eq!(c.workload.stream_completion_secs.len() as u64, streams);
     }
 }
+
+/// Client and server configured differently (issue 9): each side takes the peer's
+/// transport parameters from the peer's handshake descriptor and obeys them — stream and
+/// connection windows, stream count, max_ack_delay and the idle timeout (RFC 9000 §7.4,
+/// §10.1, §18.2) — never its own config's values.
+#[test]
+fn each_side_obeys_the_peers_transport_parameters() {
+    use super::connection::Connection;
+    let ccfg = QuicConfig {
+        stream_window: 300_000,
+        connection_window: 900_000,
+        max_streams_bidi: 7,
+        max_ack_delay: SimDuration::from_millis(10),
+        idle_timeout: SimDuration::from_secs(30),
+        ..QuicConfig::default()
+    };
+    let scfg = QuicConfig {
+        stream_window: 40_000,
+        connection_window: 100_000,
+        max_streams_bidi: 3,
+        max_ack_delay: SimDuration::from_millis(40),
+        idle_timeout: SimDuration::from_secs(5),
+        ..QuicConfig::default()
+    };
+    let mut c = Connection::new(Role::Client, ccfg, None);
+    let mut s = Connection::new(Role::Server, scfg, None);
+    c.start(SimTime::ZERO);
+    s.start(SimTime::ZERO);
+    // Datagrams sent in one 1 ms step arrive in the next.
+    let step = SimDuration::from_millis(1);
+    let mut now = SimTime::ZERO;
+    let (mut to_s, mut to_c) = (Vec::new(), Vec::new());
+    let mut id = None;
+    let total = 1_000_000;
+    for _ in 0..5_000 {
+        for (d, n) in std::mem::take(&mut to_s) {
+            s.handle_datagram(now, &d, n);
+        }
+        for (d, n) in std::mem::take(&mut to_c) {
+            c.handle_datagram(now, &d, n);
+        }
+        for conn in [&mut c, &mut s] {
+            if conn.poll_timeout().is_some_and(|t| t <= now) {
+                conn.handle_timeout(now);
+            }
+        }
+        if id.is_none() && c.is_handshake_complete() {
+            // The server's limits, not the client's own 300 000 / 900 000 / 7.
+            assert_eq!(c.send_flow(), (0, 100_000));
+            let sid = c.open_stream().expect("the server allows streams");
+            assert_eq!(c.streams()[&sid].send_fc.limit(), 40_000);
+            c.write(sid, total, true);
+            for _ in 0..2 {
+                assert!(c.open_stream().is_some());
+            }
+            assert_eq!(c.open_stream(), None, "the server allows 3 streams");
+            assert_eq!(
+                c.recovery().config().max_ack_delay,
+                SimDuration::from_millis(40)
+            );
+            assert_eq!(c.idle_timeout(), SimDuration::from_secs(5));
+            id = Some(sid);
+        }
+        while let Some(x) = c.poll_transmit(now) {
+            to_s.push(x);
+        }
+        while let Some(x) = s.poll_transmit(now) {
+            to_c.push(x);
+        }
+        c.check_invariants().expect("client invariants");
+        // The server counts every byte beyond its own (small) windows as a violation.
+        s.check_invariants().expect("server invariants");
+        now += step;
+    }
+    let sid = id.expect("handshake completed");
+    assert_eq!(s.streams()[&sid].recv.consumed, total, "transfer completed");
+    assert!(c.stats.stream_data_blocked_sent + c.stats.data_blocked_sent > 0);
+    // The server obeys the client's values.
+    assert_eq!(s.send_flow().1, 900_000);
+    assert_eq!(
+        s.recovery().config().max_ack_delay,
+        SimDuration::from_millis(10)
+    );
+    assert_eq!(s.idle_timeout(), SimDuration::from_secs(5));
+}

@@ -7,12 +7,14 @@
 //! - [`ranges`]: an ordered set of half-open `u64` ranges (reassembly, acknowledged
 //!   ranges, received sequence or packet numbers);
 //! - `dense`: an ordered map over dense `u64` keys (sent packets by number, send order);
+//! - [`pacer`]: the token-bucket pacer (RFC 9002 §7.7);
 //! - [`allowance`]: the receive-window update policies (one file per policy);
 //! - [`stream`]: the stream-transport interface workloads are written against
 //!   ([`stream::StreamTransport`], [`stream::StreamEvent`]).
 
 pub mod allowance;
 pub(crate) mod dense;
+pub mod pacer;
 pub mod ranges;
 pub mod rtt;
 pub mod stream;

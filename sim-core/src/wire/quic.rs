@@ -310,6 +310,9 @@ pub struct ClientHelloInfo {
     pub token: Option<u64>,
     /// The client sends 0-RTT data (early_data extension, RFC 8446 §4.2.10).
     pub early_data: bool,
+    /// The client's transport parameters (quic_transport_parameters extension, RFC 9000
+    /// §7.4, §18).
+    pub params: TransportParameters,
 }
 
 /// What the server's ServerHello and EncryptedExtensions say about resumption, as a
@@ -323,6 +326,8 @@ pub struct ServerHelloInfo {
     pub early_data_accepted: bool,
     /// Length of the server's Handshake flight in bytes.
     pub handshake_size: u64,
+    /// The server's transport parameters (in EncryptedExtensions, RFC 9000 §7.4, §18).
+    pub params: TransportParameters,
 }
 
 /// One UDP datagram's worth of coalesced QUIC packets (RFC 9000 §12.2).

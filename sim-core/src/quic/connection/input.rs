@@ -1,0 +1,827 @@
+//! The connection's input: datagrams (packets, frames, handshake progress,
+//! acknowledgements and losses, stream data, the application reader) and timeouts
+//! (the [`TimerTable`] entries that expired, PTO probes).
+
+use super::*;
+
+impl Connection {
+    /// A datagram of `size` UDP payload bytes arrived.
+    pub fn handle_datagram(&mut self, now: SimTime, dgram: &QuicDatagram, size: u64) {
+        if self.state.is_closed() {
+            if self.state.on_datagram_while_closed() {
+                // Closing (RFC 9000 §10.2.1): answer with CONNECTION_CLOSE.
+                self.stats.datagrams_received += 1;
+            }
+            return;
+        }
+        if self.role == Role::Client && self.peer_server_hello.is_none() {
+            if let Some(h) = dgram.server_hello {
+                self.peer_server_hello = Some(h);
+                self.resumed = h.resumed;
+            }
+        }
+        if self.role == Role::Server && self.peer_client_hello.is_none() {
+            // Without `accept_client` (a lone connection): only the ClientHello length.
+            if let Some(h) = dgram.client_hello {
+                self.peer_client_hello = Some(ClientHelloInfo {
+                    ticket: None,
+                    token: None,
+                    early_data: false,
+                    ..h
+                });
+            }
+        }
+        self.stats.datagrams_received += 1;
+        self.last_activity = now;
+        self.eliciting_sent_since_recv = false;
+        if self.role == Role::Server {
+            // RFC 9000 §8.1: all bytes received count, even of discarded packets.
+            self.path.amplification.on_received(size);
+        }
+        if self.role == Role::Server && self.trace_state.is_none() {
+            self.trace_connection_state(now, ConnectionState::Attempted);
+        }
+        for pkt in &dgram.packets {
+            self.on_packet(now, pkt.clone());
+        }
+        self.update_amplification_state();
+        self.trace_metrics_update(now);
+    }
+
+    pub(super) fn can_decrypt(&self, i: usize) -> bool {
+        match i {
+            0 => true,
+            1 => self.state.has_handshake_keys(),
+            _ => self.state.can_recv_1rtt(),
+        }
+    }
+
+    pub(super) fn on_packet(&mut self, now: SimTime, pkt: QuicPacket) {
+        let i = pkt.ty.space_index();
+        if self.spaces[i].discarded {
+            self.stats.undecryptable_dropped += 1;
+            return;
+        }
+        let zero_rtt = pkt.ty == PacketType::ZeroRtt;
+        if zero_rtt
+            && (self.role == Role::Client
+                || (self.state.has_handshake_keys() && !self.zero_rtt_recv))
+        {
+            // RFC 9001 §4.6.2: a server that rejected 0-RTT MUST NOT process 0-RTT packets.
+            self.stats.zero_rtt_packets_rejected += 1;
+            return;
+        }
+        let readable = (zero_rtt && self.zero_rtt_recv) || self.can_decrypt(i);
+        if !readable {
+            if self.undecryptable.len() < MAX_UNDECRYPTABLE {
+                self.undecryptable.push(pkt);
+            } else {
+                self.stats.undecryptable_dropped += 1;
+            }
+            return;
+        }
+        let pn = pkt.pn;
+        let eliciting = pkt.is_ack_eliciting();
+        {
+            let threshold = self.cfg.ack_eliciting_threshold;
+            let max_ack_delay = self.cfg.max_ack_delay;
+            let sp = &mut self.spaces[i];
+            if sp.received.contains(pn) {
+                self.stats.duplicate_packets += 1;
+                return;
+            }
+            sp.received.insert(pn, pn + 1);
+            sp.to_ack.insert(pn, pn + 1);
+            let prev_largest = sp.largest_recv;
+            if prev_largest.is_none_or(|l| pn > l) {
+                sp.largest_recv = Some(pn);
+                sp.largest_recv_time = now;
+            }
+            sp.new_since_ack = true;
+            if eliciting {
+                // RFC 9000 §13.2.1: immediately on out-of-order (a lower number than one
+                // received, or missing packets before this one).
+                let out_of_order = match prev_largest {
+                    Some(l) => pn < l || pn > l + 1,
+                    None => pn > 0,
+                };
+                sp.eliciting_since_ack += 1;
+                // Initial and Handshake are not delayed (RFC 9000 §13.2.1); otherwise
+                // every `threshold` ack-eliciting packets (§13.2.2) or max_ack_delay.
+                if i < 2 || out_of_order || sp.eliciting_since_ack >= threshold {
+                    sp.ack_immediate = true;
+                } else if sp.ack_deadline.is_none() {
+                    sp.ack_deadline = Some(now + max_ack_delay);
+                }
+            }
+        }
+        if self.trace.is_on() {
+            let datagram_id = self.stats.datagrams_received.saturating_sub(1);
+            let packet = ProtocolPacket::Quic(pkt.clone());
+            self.trace.push(
+                now,
+                TraceEvent::PacketReceived {
+                    packet,
+                    datagram_id,
+                },
+            );
+        }
+        for f in pkt.frames {
+            self.on_frame(now, i, f);
+            if self.state.is_closed() {
+                self.trace_connection_state(now, ConnectionState::Closed);
+                return;
+            }
+        }
+        if self.role == Role::Server && i == 1 && !self.path.amplification.is_validated() {
+            // RFC 9000 §8.1: a Handshake packet from the client validates its address.
+            self.path.amplification.validate();
+        }
+        if self.role == Role::Server && i == 1 && !self.spaces[0].discarded {
+            // RFC 9001 §4.9.1: the server discards Initial keys when it first
+            // successfully processes a Handshake packet.
+            self.discard_space(0);
+        }
+    }
+
+    pub(super) fn on_frame(&mut self, now: SimTime, i: usize, f: Frame) {
+        match f {
+            Frame::Padding { .. } | Frame::Ping => {}
+            Frame::Ack {
+                ranges,
+                ack_delay_encoded,
+            } => {
+                // RFC 9000 §19.3: scaled by the PEER's ack_delay_exponent (default 3,
+                // §18.2); its descriptor arrives with its first datagram.
+                let exponent = self
+                    .peer_transport_parameters()
+                    .and_then(|p| p.ack_delay_exponent)
+                    .unwrap_or(DEFAULT_ACK_DELAY_EXPONENT);
+                let us = ack_delay_encoded << exponent;
+                self.on_ack_frame(now, i, &ranges, SimDuration::from_micros(us));
+            }
+            Frame::Crypto { offset, len } => {
+                self.spaces[i].crypto_recv.on_data(offset, len, false);
+                self.check_handshake_progress(now);
+            }
+            Frame::Stream {
+                id,
+                offset,
+                len,
+                fin,
+            } => self.on_stream_frame(now, id, offset, len, fin),
+            Frame::MaxData(v) => {
+                self.send_fc.raise(v);
+            }
+            Frame::MaxStreamData { id, max } => {
+                if let Some(s) = self.streams.get_mut(&id) {
+                    s.send_fc.raise(max);
+                }
+            }
+            Frame::MaxStreams { bidi, max } => {
+                if bidi && max > self.peer_max_streams {
+                    self.peer_max_streams = max;
+                    self.events.push(ConnEvent::StreamsAvailable);
+                }
+            }
+            Frame::DataBlocked(_) | Frame::StreamDataBlocked { .. } => {}
+            Frame::NewConnectionId { .. } | Frame::PathResponse(_) => {}
+            Frame::PathChallenge(x) => self.path.validation.responses_pending.push(x),
+            Frame::ConnectionClose { .. } => {
+                // Draining (RFC 9000 §10.2.2): send nothing more for three PTOs.
+                let pto = self.path.recovery.pto_duration(Space::ApplicationData);
+                let until = now.saturating_add(pto.saturating_mul(CLOSE_PERIOD_PTOS));
+                self.state.close_peer(now, until);
+                self.events.push(ConnEvent::Closed(CloseReason::PeerClose));
+            }
+            Frame::HandshakeDone => {
+                if self.role == Role::Client && !self.state.is_handshake_confirmed() {
+                    self.confirm_handshake(now);
+                }
+            }
+        }
+    }
+
+    pub(super) fn check_handshake_progress(&mut self, now: SimTime) {
+        match self.role {
+            Role::Client => {
+                let (server_hello, server_flight) = self.server_flight_sizes();
+                if !self.state.has_handshake_keys()
+                    && self.spaces[0].crypto_recv.delivered >= server_hello
+                {
+                    self.state.advance(Handshake::KeysAvailable);
+                    self.path.recovery.set_has_handshake_keys();
+                    self.trace_connection_state(now, ConnectionState::HandshakeStarted);
+                    self.process_undecryptable(now);
+                }
+                if self.state.has_handshake_keys()
+                    && !self.state.is_handshake_complete()
+                    && self.spaces[1].crypto_recv.delivered >= server_flight
+                {
+                    // Complete: 1-RTT keys both ways (RFC 9001 §4.1.1).
+                    self.state.advance(Handshake::Complete);
+                    self.handshake_complete_at = Some(now);
+                    let n = self.cfg.client_finished_size;
+                    self.spaces[1].crypto_send.write(n, false);
+                    if self.zero_rtt_send
+                        && !self
+                            .peer_server_hello
+                            .is_some_and(|h| h.early_data_accepted)
+                    {
+                        // RFC 9001 §4.6.2: 0-RTT rejected; its packets leave recovery and
+                        // their data goes again in 1-RTT packets.
+                        let lost = self
+                            .path
+                            .recovery
+                            .remove_all_packets(Space::ApplicationData);
+                        for p in lost {
+                            self.requeue_frames(2, &p.info.frames);
+                        }
+                    }
+                    self.zero_rtt_send = false; // 1-RTT from now on (RFC 9001 §4.9.3)
+                    self.apply_peer_transport_parameters(now);
+                    self.trace_connection_state(now, ConnectionState::HandshakeComplete);
+                    self.events.push(ConnEvent::Connected);
+                    self.process_undecryptable(now);
+                }
+            }
+            Role::Server => {
+                if !self.state.has_handshake_keys()
+                    && self.spaces[0].crypto_recv.delivered >= self.client_hello_size()
+                {
+                    // Handshake keys and 1-RTT send keys (RFC 9001 §4.1.4).
+                    self.state.advance(Handshake::KeysAvailable);
+                    self.zero_rtt_recv = self.early_data_accepted;
+                    self.path.recovery.set_has_handshake_keys();
+                    let (sh, flight) = self.server_flight_sizes();
+                    self.spaces[0].crypto_send.write(sh, false);
+                    self.spaces[1].crypto_send.write(flight, false);
+                    self.apply_peer_transport_parameters(now);
+                    self.trace_connection_state(now, ConnectionState::HandshakeStarted);
+                    self.process_undecryptable(now);
+                }
+                if self.state.has_handshake_keys()
+                    && !self.state.is_handshake_complete()
+                    && self.spaces[1].crypto_recv.delivered >= self.cfg.client_finished_size
+                {
+                    self.state.advance(Handshake::Complete);
+                    self.handshake_complete_at = Some(now);
+                    self.handshake_done_pending = true; // RFC 9000 §19.20
+                    self.trace_connection_state(now, ConnectionState::HandshakeComplete);
+                    self.confirm_handshake(now); // RFC 9001 §4.1.2: server confirms at completion
+                    self.events.push(ConnEvent::Connected);
+                    self.process_undecryptable(now);
+                }
+            }
+        }
+    }
+
+    /// The peer's transport parameters (from its handshake descriptor, never our config)
+    /// take effect: with the ClientHello (server) or EncryptedExtensions (client, at
+    /// handshake completion).
+    pub(super) fn apply_peer_transport_parameters(&mut self, now: SimTime) {
+        let params = self
+            .peer_transport_parameters()
+            .expect("the peer's handshake descriptor arrived with its handshake");
+        if self.trace.is_on() {
+            self.trace.push(
+                now,
+                TraceEvent::ParametersSet {
+                    initiator: Initiator::Remote,
+                    params: ProtocolParameters::Quic(params),
+                },
+            );
+        }
+        // RFC 9000 §18.2: absent limits are 0; an absent max_ack_delay is 25 ms.
+        self.send_fc.raise(params.initial_max_data.unwrap_or(0));
+        self.peer_max_streams = self
+            .peer_max_streams
+            .max(params.initial_max_streams_bidi.unwrap_or(0));
+        self.peer_window_local_streams = params.initial_max_stream_data_bidi_remote.unwrap_or(0);
+        self.peer_window_remote_streams = params.initial_max_stream_data_bidi_local.unwrap_or(0);
+        self.peer_idle_timeout = params.max_idle_timeout;
+        let max_ack_delay = params.max_ack_delay.unwrap_or(DEFAULT_MAX_ACK_DELAY);
+        self.path.recovery.set_peer_max_ack_delay(max_ack_delay);
+    }
+
+    pub(super) fn confirm_handshake(&mut self, now: SimTime) {
+        self.state.advance(Handshake::Confirmed);
+        self.trace_connection_state(now, ConnectionState::HandshakeConfirmed);
+        self.handshake_confirmed_at = Some(now);
+        self.path.recovery.set_handshake_confirmed();
+        if self.role == Role::Client {
+            self.path.recovery.set_peer_completed_address_validation();
+        }
+        // RFC 9001 §4.9.2: discard Handshake keys once the handshake is confirmed.
+        self.discard_space(1);
+        if !self.spaces[0].discarded {
+            self.discard_space(0);
+        }
+    }
+
+    pub(super) fn discard_space(&mut self, i: usize) {
+        if self.spaces[i].discarded {
+            return;
+        }
+        let sp = &mut self.spaces[i];
+        sp.discarded = true;
+        sp.probes = 0;
+        sp.ack_immediate = false;
+        sp.ack_deadline = None;
+        sp.new_since_ack = false;
+        sp.crypto_send = SendBuf::default();
+        self.path.recovery.discard_space(space_of(i));
+        self.undecryptable.retain(|p| p.ty.space_index() != i);
+    }
+
+    pub(super) fn process_undecryptable(&mut self, now: SimTime) {
+        let pending = std::mem::take(&mut self.undecryptable);
+        for p in pending {
+            self.on_packet(now, p);
+        }
+    }
+
+    pub(super) fn on_ack_frame(
+        &mut self,
+        now: SimTime,
+        i: usize,
+        ranges: &[(u64, u64)],
+        delay: SimDuration,
+    ) {
+        // Acknowledgements of packets never sent are a PROTOCOL_VIOLATION (RFC 9000
+        // §13.1); the model never produces them.
+        let out = self
+            .path
+            .recovery
+            .on_ack_received(now, space_of(i), ranges, delay);
+        for p in out.acked {
+            let sp = &mut self.spaces[i];
+            sp.largest_acked_by_peer = Some(sp.largest_acked_by_peer.map_or(p.pn, |l| l.max(p.pn)));
+            self.on_packet_acked(now, i, p.info);
+        }
+        let largest = self.spaces[i].largest_acked_by_peer.unwrap_or(0);
+        let threshold = self.cfg.packet_threshold;
+        for p in out.lost {
+            // RFC 9002 §6.1: which threshold fired (packet threshold takes precedence).
+            let trigger = if largest >= p.pn.saturating_add(threshold) {
+                LossTrigger::ReorderingThreshold
+            } else {
+                LossTrigger::TimeThreshold
+            };
+            self.on_packet_lost(now, i, p, trigger);
+        }
+        if out.persistent_congestion {
+            self.trace_cwnd_state(now, Some("persistent_congestion"));
+        }
+    }
+
+    pub(super) fn on_packet_acked(&mut self, now: SimTime, i: usize, info: SentInfo) {
+        if let Some(ranges) = info.ack_ranges {
+            // RFC 9000 §13.2.4: stop acknowledging what the peer has seen acknowledged
+            // (exactly the ranges that ACK carried, so a late packet below its Largest
+            // Acknowledged is still reported).
+            for (lo, hi) in ranges {
+                self.spaces[i].to_ack.remove(lo, hi + 1);
+            }
+        }
+        for f in info.frames {
+            match f {
+                Frame::Stream {
+                    id,
+                    offset,
+                    len,
+                    fin,
+                } => {
+                    if let Some(s) = self.streams.get_mut(&id) {
+                        s.send.on_ack(offset, len, fin);
+                        if s.send_complete_at.is_none() && s.send.is_complete() {
+                            s.send_complete_at = Some(now);
+                            self.events.push(ConnEvent::StreamSendComplete(id));
+                            self.maybe_close_stream(id);
+                        }
+                    }
+                }
+                Frame::Crypto { offset, len } => {
+                    self.spaces[i].crypto_send.on_ack(offset, len, false);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub(super) fn on_packet_lost(
+        &mut self,
+        now: SimTime,
+        i: usize,
+        p: SentPacket<SentInfo>,
+        trigger: LossTrigger,
+    ) {
+        self.stats.packets_lost += 1;
+        self.last_loss_trigger = trigger;
+        if self.trace.is_on() {
+            self.trace.push(
+                now,
+                TraceEvent::PacketLost {
+                    packet: ProtocolPacket::Quic(QuicPacket {
+                        ty: if p.info.zero_rtt {
+                            PacketType::ZeroRtt
+                        } else {
+                            PacketType::of_space(i)
+                        },
+                        pn: p.pn,
+                        size: p.size,
+                        frames: p.info.frames.clone(),
+                    }),
+                    trigger,
+                },
+            );
+        }
+        if p.ack_eliciting {
+            self.stats.ack_eliciting_lost += 1;
+        }
+        self.requeue_frames(i, &p.info.frames);
+    }
+
+    /// Queues the frames of a lost (or probed) packet again, by frame type (RFC 9000
+    /// §13.3): data ranges not yet acknowledged, flow-control limits at their current
+    /// value, HANDSHAKE_DONE; never ACK, PADDING, PING or PATH_*.
+    pub(super) fn requeue_frames(&mut self, i: usize, frames: &[Frame]) {
+        for f in frames {
+            match *f {
+                Frame::Stream {
+                    id,
+                    offset,
+                    len,
+                    fin,
+                } => {
+                    if let Some(s) = self.streams.get_mut(&id) {
+                        s.send.on_lost(offset, len, fin);
+                    }
+                }
+                Frame::Crypto { offset, len } if !self.spaces[i].discarded => {
+                    self.spaces[i].crypto_send.on_lost(offset, len, false);
+                }
+                Frame::MaxData(v) if v == self.recv_fc.limit => {
+                    self.recv_fc.update_pending = true;
+                }
+                Frame::MaxStreamData { id, max } => {
+                    if let Some(s) = self.streams.get_mut(&id) {
+                        if max == s.recv_fc.limit && !s.recv.is_fully_received() {
+                            s.recv_fc.update_pending = true;
+                        }
+                    }
+                }
+                Frame::MaxStreams { max, .. } if max == self.local_max_streams => {
+                    self.max_streams_pending = true;
+                }
+                Frame::DataBlocked(v) => self.send_fc.on_blocked_lost(v, true),
+                Frame::StreamDataBlocked { id, limit } => {
+                    if let Some(s) = self.streams.get_mut(&id) {
+                        let waiting = s.send.unsent() > 0;
+                        s.send_fc.on_blocked_lost(limit, waiting);
+                    }
+                }
+                Frame::HandshakeDone => self.handshake_done_pending = true,
+                _ => {}
+            }
+        }
+    }
+
+    pub(super) fn on_stream_frame(
+        &mut self,
+        now: SimTime,
+        id: u64,
+        offset: u64,
+        len: u64,
+        fin: bool,
+    ) {
+        let remote_bit = match self.role {
+            Role::Client => 1,
+            Role::Server => 0,
+        };
+        if !self.streams.contains_key(&id) {
+            if id & 1 != remote_bit || id & 2 != 0 {
+                return; // not a remote bidirectional stream we know: ignore
+            }
+            let index = id / 4;
+            if index >= self.local_max_streams {
+                self.stats.stream_limit_violations += 1; // STREAM_LIMIT_ERROR
+                return;
+            }
+            // RFC 9000 §3.2: opening a stream opens all lower-numbered ones of its type.
+            for k in 0..=index {
+                let sid = k * 4 + remote_bit;
+                if !self.streams.contains_key(&sid) {
+                    let fc = RecvFlow::new(self.cfg.allowance, self.cfg.stream_window);
+                    self.streams
+                        .insert(sid, Stream::new(sid, self.peer_window_remote_streams, fc));
+                    self.events.push(ConnEvent::StreamOpened(sid));
+                }
+            }
+        }
+        let s = self.streams.get_mut(&id).expect("stream exists");
+        if offset + len > s.recv_fc.limit {
+            self.stats.flow_control_violations += 1; // FLOW_CONTROL_ERROR
+        }
+        let prev_high = s.recv.highest;
+        let (new, delivered) = s.recv.on_data(offset, len, fin);
+        self.stats.duplicate_stream_bytes += len - new;
+        let grew = s.recv.highest - prev_high;
+        s.recv_fc.received = s.recv.highest;
+        if delivered > 0 && s.first_byte_at.is_none() {
+            s.first_byte_at = Some(now);
+        }
+        self.recv_fc.received += grew;
+        if self.recv_fc.received > self.recv_fc.limit {
+            self.stats.flow_control_violations += 1;
+        }
+        self.on_readable(now);
+        self.check_read_complete(now, id);
+    }
+
+    // ----- the application reader ---------------------------------------------------------
+
+    pub(super) fn on_readable(&mut self, now: SimTime) {
+        match self.read_rate {
+            None => {
+                let ids: Vec<u64> = self
+                    .streams
+                    .iter()
+                    .filter(|(_, s)| s.recv.readable() > 0)
+                    .map(|(&id, _)| id)
+                    .collect();
+                for id in ids {
+                    let n = self.streams[&id].recv.readable();
+                    self.consume(now, id, n);
+                }
+            }
+            Some(_) => {
+                if self.reader.is_none() {
+                    self.start_read(now);
+                }
+            }
+        }
+    }
+
+    /// The reader takes the next chunk (round robin over readable streams, at most one
+    /// datagram's worth) and finishes reading it after `len / read_rate`.
+    pub(super) fn start_read(&mut self, now: SimTime) {
+        let Some(rate) = self.read_rate else { return };
+        let after = self.reader_cursor;
+        let pick = self
+            .streams
+            .iter()
+            .filter(|(&id, s)| s.recv.readable() > 0 && after.is_none_or(|c| id > c))
+            .map(|(&id, _)| id)
+            .next()
+            .or_else(|| {
+                self.streams
+                    .iter()
+                    .find(|(_, s)| s.recv.readable() > 0)
+                    .map(|(&id, _)| id)
+            });
+        if let Some(id) = pick {
+            let len = self.streams[&id]
+                .recv
+                .readable()
+                .min(self.cfg.max_udp_payload);
+            let d = rate.tx_time(len).unwrap_or(SimDuration::ZERO);
+            self.reader = Some((now + d, id, len));
+            self.reader_cursor = Some(id);
+        }
+    }
+
+    pub(super) fn consume(&mut self, now: SimTime, id: u64, n: u64) {
+        let srtt = self.path.recovery.rtt().smoothed_rtt();
+        let Some(s) = self.streams.get_mut(&id) else {
+            return;
+        };
+        s.recv.consumed += n;
+        s.recv_fc.consumed = s.recv.consumed;
+        if !s.recv.is_fully_received() {
+            s.recv_fc.maybe_update(now, srtt);
+        }
+        let stream_window = s.recv_fc.allowance.window();
+        self.recv_fc.allowance.on_stream_window(stream_window);
+        self.recv_fc.consumed += n;
+        self.recv_fc.maybe_update(now, srtt);
+        self.stats.stream_bytes_read += n;
+        self.check_read_complete(now, id);
+    }
+
+    pub(super) fn check_read_complete(&mut self, now: SimTime, id: u64) {
+        let Some(s) = self.streams.get_mut(&id) else {
+            return;
+        };
+        if s.recv_complete_at.is_none() && s.recv.is_fully_read() {
+            s.recv_complete_at = Some(now);
+            s.recv_fc.update_pending = false;
+            self.events.push(ConnEvent::StreamReadComplete(id));
+            self.maybe_close_stream(id);
+        }
+    }
+
+    /// A remote-initiated stream finished in both directions frees a stream credit:
+    /// raise MAX_STREAMS (RFC 9000 §4.6).
+    pub(super) fn maybe_close_stream(&mut self, id: u64) {
+        let remote_bit = match self.role {
+            Role::Client => 1,
+            Role::Server => 0,
+        };
+        if id & 1 != remote_bit {
+            return;
+        }
+        let s = &self.streams[&id];
+        if s.recv_complete_at.is_some() && s.send_complete_at.is_some() {
+            self.remote_closed += 1;
+            self.local_max_streams = self.cfg.max_streams_bidi + self.remote_closed;
+            self.max_streams_pending = true;
+        }
+    }
+
+    // ----- timers --------------------------------------------------------------------------
+
+    pub(super) fn idle_deadline(&self) -> SimTime {
+        // RFC 9000 §10.1: at least three times the current PTO.
+        let pto = self.path.recovery.pto_duration(Space::Initial);
+        let d = self.negotiated_idle_timeout().max(pto.saturating_mul(3));
+        self.last_activity.saturating_add(d)
+    }
+
+    /// The connection's deadlines, read from their owners: the close state, the idle
+    /// timer, the spaces' delayed ACKs, recovery's loss-detection timer, the reader and
+    /// the pacer (only when it alone holds data back).
+    pub(super) fn timers(&self) -> TimerTable {
+        let mut t = TimerTable::default();
+        if self.state.is_closed() {
+            // The end of the closing or draining period.
+            t.set(Timer::Close, self.state.close_deadline());
+            return t;
+        }
+        t.set(Timer::Idle, Some(self.idle_deadline()));
+        for (i, sp) in self.spaces.iter().enumerate() {
+            if !sp.discarded {
+                t.set(Timer::ack(i), sp.ack_deadline);
+            }
+        }
+        t.set(
+            Timer::LossDetection,
+            self.path.recovery.loss_detection_timer(),
+        );
+        t.set(Timer::Reader, self.reader.map(|r| r.0));
+        if self.has_paced_work() {
+            t.set(Timer::Pacing, self.path.pacer_release_time());
+        }
+        t
+    }
+
+    /// The earliest instant the connection needs [`Connection::handle_timeout`].
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        self.timers().next()
+    }
+
+    /// Ack-eliciting data waits and only the pacer holds it back.
+    pub(super) fn has_paced_work(&self) -> bool {
+        self.cfg.cc.pacing
+            && self.path.recovery.can_send(self.cfg.max_udp_payload)
+            && (0..3).any(|i| self.can_send_space(i) && self.has_new_data(i))
+    }
+
+    /// Timers that are due fire.
+    pub fn handle_timeout(&mut self, now: SimTime) {
+        if self.state.is_closed() {
+            self.state.on_timeout(now);
+            return;
+        }
+        let timers = self.timers();
+        if timers.expired(Timer::Idle, now) {
+            self.state.idle_timeout(now); // RFC 9000 §10.1: silently closed
+            self.events
+                .push(ConnEvent::Closed(CloseReason::IdleTimeout));
+            self.trace_connection_state(now, ConnectionState::Closed);
+            return;
+        }
+        for (i, sp) in self.spaces.iter_mut().enumerate() {
+            if timers.expired(Timer::ack(i), now) {
+                sp.ack_immediate = true;
+            }
+        }
+        if timers.expired(Timer::Reader, now) {
+            if let Some((_, id, len)) = self.reader.take() {
+                self.consume(now, id, len);
+                self.start_read(now);
+            }
+        }
+        if timers.expired(Timer::LossDetection, now) {
+            let out = self.path.recovery.on_loss_detection_timeout(now);
+            for p in out.lost {
+                let si = p.info.space;
+                self.on_packet_lost(now, si, p, LossTrigger::TimeThreshold);
+            }
+            if let Some(space) = out.pto_probe {
+                let i = Space::ALL.iter().position(|s| *s == space).unwrap_or(2);
+                self.arm_probe(i);
+            }
+        }
+        self.trace_metrics_update(now);
+    }
+
+    /// A PTO fired for space `i`: the next `pto_probes` ack-eliciting packets of that
+    /// space may ignore the congestion window (RFC 9002 §6.2.4). With no new data to
+    /// send, the oldest outstanding packet's data is queued again; with nothing at all,
+    /// the probe is a PING.
+    pub(super) fn arm_probe(&mut self, i: usize) {
+        if self.spaces[i].discarded {
+            return;
+        }
+        self.spaces[i].probes = self.cfg.pto_probes;
+        // RFC 9002 §6.2.4: "in addition to sending data in the packet number space for
+        // which the timer expired, the sender SHOULD send ack-eliciting packets from other
+        // packet number spaces with in-flight data, coalescing packets if possible". The
+        // model extends this to handshake spaces holding lost CRYPTO data waiting for the
+        // congestion window (else a lost ServerHello can wait forever behind Handshake
+        // packets the client cannot decrypt, hence never acknowledges).
+        for j in 0..2 {
+            if j != i
+                && !self.spaces[j].discarded
+                && self.can_send_space(j)
+                && (self.path.recovery.ack_eliciting_in_flight(space_of(j)) > 0
+                    || self.spaces[j].crypto_send.has_retx())
+            {
+                self.spaces[j].probes = self.spaces[j].probes.max(1);
+                if !self.has_new_data(j) {
+                    self.requeue_oldest_outstanding(j);
+                }
+            }
+        }
+        // Model extension of the same SHOULD: a resuming client probing a handshake space
+        // also probes its 0-RTT data in flight (else a lost first flight leaves the
+        // request waiting for the application-data PTO, armed only after confirmation).
+        if i < 2
+            && self.zero_rtt_send
+            && self
+                .path
+                .recovery
+                .ack_eliciting_in_flight(Space::ApplicationData)
+                > 0
+        {
+            self.spaces[2].probes = self.spaces[2].probes.max(1);
+            if !self.has_new_data(2) {
+                self.requeue_oldest_outstanding(2);
+            }
+        }
+        if self.has_new_data(i) {
+            return;
+        }
+        self.requeue_oldest_outstanding(i);
+    }
+
+    /// Queues the data of the oldest outstanding ack-eliciting packet of space `i` again
+    /// (a probe's "retransmission", RFC 9002 §6.2.4), without declaring it lost.
+    pub(super) fn requeue_oldest_outstanding(&mut self, i: usize) {
+        let frames: Vec<Frame> = self
+            .path
+            .recovery
+            .outstanding(space_of(i))
+            .find(|p| p.ack_eliciting && p.info.frames.iter().any(is_retransmittable))
+            .map(|p| p.info.frames.clone())
+            .unwrap_or_default();
+        self.requeue_frames(i, &frames);
+    }
+
+    pub(super) fn has_new_data(&self, i: usize) -> bool {
+        let sp = &self.spaces[i];
+        if sp.crypto_send.has_new() || sp.crypto_send.has_retx() {
+            return true;
+        }
+        i == 2 && (self.has_control_frames() || self.has_sendable_stream_data())
+    }
+
+    pub(super) fn has_control_frames(&self) -> bool {
+        self.handshake_done_pending
+            || self.recv_fc.update_pending
+            || self.max_streams_pending
+            || self.send_fc.blocked_pending()
+            || !self.path.validation.responses_pending.is_empty()
+            || self.streams.values().any(|s| {
+                s.send_fc.blocked_pending()
+                    || (s.recv_fc.update_pending && !s.recv.is_fully_received())
+            })
+    }
+
+    /// Stream data that flow control lets us send now (retransmissions always can).
+    pub(super) fn has_sendable_stream_data(&self) -> bool {
+        let conn_credit = self.send_fc.credit();
+        self.streams.values().any(|s| {
+            s.send.has_retx()
+                || (s.send.has_new()
+                    && (s.send.unsent() == 0 || (s.send_credit() > 0 && conn_credit > 0)))
+        })
+    }
+
+    pub(super) fn has_unsent_stream_data(&self) -> bool {
+        self.streams
+            .values()
+            .any(|s| s.send.has_retx() || s.send.has_new())
+    }
+}

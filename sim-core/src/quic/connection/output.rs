@@ -1,0 +1,593 @@
+//! The connection's output: which packet number spaces may send, the datagram assembly
+//! (coalescing, padding, registration with recovery, pacing and anti-amplification
+//! accounting), packets built from the frame builders of
+//! [`packetizer`](crate::quic::packetizer), control frames, the CONNECTION_CLOSE of the
+//! closing period, and the blocked-time accounting.
+
+use super::*;
+
+impl Connection {
+    // ----- output --------------------------------------------------------------------------
+
+    pub(super) fn can_send_space(&self, i: usize) -> bool {
+        if self.spaces[i].discarded {
+            return false;
+        }
+        match i {
+            0 => true,
+            1 => self.state.has_handshake_keys(),
+            _ => self.state.can_send_1rtt(self.role) || self.zero_rtt_send,
+        }
+    }
+
+    pub(super) fn amplification_budget(&self) -> u64 {
+        self.path.amplification.budget()
+    }
+
+    pub(super) fn update_amplification_state(&mut self) {
+        if self.role == Role::Server {
+            // At the limit when not even a minimal packet fits (RFC 9002 §6.2.2.1: no PTO
+            // is armed then).
+            let at_limit = self.path.amplification.at_limit();
+            self.path.recovery.set_at_anti_amplification_limit(at_limit);
+        }
+    }
+
+    /// The pacing gain in permille: `pacing_gain_slow_start` while the controller is in
+    /// slow start, `pacing_gain` otherwise (Chromium: 2 and 1.25; RFC 9002 §7.7: one gain).
+    pub(super) fn pacing_gain(&self) -> u64 {
+        self.path.pacing_gain()
+    }
+
+    /// The next datagram to send now, with its UDP payload size.
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<(QuicDatagram, u64)> {
+        if self.state.is_closed() {
+            return self.poll_close(now);
+        }
+        let mds = self.cfg.max_udp_payload;
+        let amp = self.amplification_budget();
+        let budget = mds.min(amp);
+        self.path.pacer_refill(now);
+        let cc_ok = self.path.recovery.can_send(mds);
+        let paced_ok = self.path.pacer.can_send();
+        let send_ok = cc_ok && paced_ok;
+        let mut packets: Vec<(QuicPacket, SentInfo)> = Vec::new();
+        let mut size = 0u64;
+        for i in 0..3 {
+            if !self.can_send_space(i) {
+                continue;
+            }
+            let remaining = budget - size;
+            // An ack-eliciting Initial needs a datagram of at least 1200 bytes
+            // (RFC 9000 §14.1); the server may not be able to afford it.
+            let initial_ok =
+                i != 0 || remaining >= MIN_INITIAL_DATAGRAM || self.role == Role::Client;
+            if let Some((pkt, info)) = self.build_packet(now, i, remaining, send_ok, initial_ok) {
+                size += pkt.size;
+                let short = pkt.ty == PacketType::OneRtt;
+                packets.push((pkt, info));
+                if short {
+                    break; // a short-header packet must be last (RFC 9000 §12.2)
+                }
+            }
+        }
+        if packets.is_empty() {
+            if self.role == Role::Server && amp < mds && self.has_unsent_anything() {
+                self.stats.amplification_blocked_events += 1;
+            }
+            self.update_block_state(now, cc_ok);
+            self.update_amplification_state();
+            return None;
+        }
+        // Padding (RFC 9000 §14.1): a client pads every datagram carrying an Initial
+        // packet; a server every datagram carrying an ack-eliciting Initial packet.
+        let has_initial = packets.iter().any(|(p, _)| p.ty == PacketType::Initial);
+        let eliciting_initial = packets
+            .iter()
+            .any(|(p, _)| p.ty == PacketType::Initial && p.is_ack_eliciting());
+        let must_pad = match self.role {
+            Role::Client => has_initial,
+            Role::Server => eliciting_initial,
+        };
+        if must_pad && size < MIN_INITIAL_DATAGRAM {
+            // PADDING in the last packet. A long header's Length varint can grow by a byte
+            // with the padding, so the size is recomputed, not just added.
+            let want = (MIN_INITIAL_DATAGRAM - size).min(budget - size);
+            let cid = self.cfg.cid_len;
+            let last = &mut packets.last_mut().expect("non-empty").0;
+            let token = if last.ty == PacketType::Initial && self.role == Role::Client {
+                self.initial_token_len
+            } else {
+                0
+            };
+            let hdr = header_len_without_pn(last.ty, cid, cid, token);
+            let largest_acked = self.spaces[last.ty.space_index()].largest_acked_by_peer;
+            let pnl = pn_len(last.pn, largest_acked);
+            let frames_len: u64 = last.frames.iter().map(Frame::wire_size).sum();
+            debug_assert_eq!(packet_size(hdr, last.ty, pnl, frames_len), last.size);
+            let mut pad = want;
+            while pad > 0 && packet_size(hdr, last.ty, pnl, frames_len + pad) > last.size + want {
+                pad -= 1;
+            }
+            if pad > 0 {
+                last.frames.push(Frame::Padding { len: pad });
+                let new_size = packet_size(hdr, last.ty, pnl, frames_len + pad);
+                size += new_size - last.size;
+                last.size = new_size;
+            }
+        }
+        // Register with loss recovery.
+        let bif_before = self.path.recovery.bytes_in_flight();
+        let cwnd = self.path.recovery.cwnd();
+        let mut any_in_flight = false;
+        let mut any_eliciting = false;
+        let mut probe = false;
+        let mut probe_flags = Vec::with_capacity(packets.len());
+        for (pkt, _) in &packets {
+            let i = pkt.ty.space_index();
+            let is_probe = pkt.is_ack_eliciting() && self.spaces[i].probes > 0;
+            if is_probe {
+                self.spaces[i].probes -= 1;
+                probe = true;
+            }
+            probe_flags.push(is_probe);
+        }
+        let datagram_id = self.stats.datagrams_sent;
+        let app_limited = !self.has_sendable_stream_data();
+        let mut out = QuicDatagram::default();
+        self.stamp_datagram(&mut out);
+        for ((pkt, info), is_probe) in packets.into_iter().zip(probe_flags) {
+            let i = pkt.ty.space_index();
+            if pkt.ty == PacketType::ZeroRtt {
+                self.stats.zero_rtt_packets_sent += 1;
+                for f in &pkt.frames {
+                    if let Frame::Stream { len, .. } = f {
+                        self.stats.zero_rtt_stream_bytes += len;
+                    }
+                }
+            }
+            if self.trace.is_on() {
+                let trigger = if is_probe {
+                    Some(SendTrigger::PtoProbe)
+                } else if info.retransmission && i < 2 {
+                    Some(SendTrigger::RetransmitCrypto)
+                } else if info.retransmission {
+                    Some(match self.last_loss_trigger {
+                        LossTrigger::ReorderingThreshold => SendTrigger::RetransmitReordered,
+                        _ => SendTrigger::RetransmitTimeout,
+                    })
+                } else {
+                    None
+                };
+                self.trace.push(
+                    now,
+                    TraceEvent::PacketSent {
+                        packet: ProtocolPacket::Quic(pkt.clone()),
+                        datagram_id,
+                        trigger,
+                    },
+                );
+            }
+            let eliciting = pkt.is_ack_eliciting();
+            let padded = pkt
+                .frames
+                .iter()
+                .any(|f| matches!(f, Frame::Padding { .. }));
+            let in_flight = eliciting || padded; // RFC 9002 §2: PADDING counts in flight
+            any_in_flight |= in_flight;
+            any_eliciting |= eliciting;
+            self.stats.packets_sent += 1;
+            if info.retransmission {
+                self.stats.packets_retransmitted += 1;
+            }
+            let sent = SentPacket {
+                pn: pkt.pn,
+                time_sent: now,
+                size: pkt.size,
+                ack_eliciting: eliciting,
+                in_flight,
+                app_limited,
+                info,
+            };
+            self.path.recovery.on_packet_sent(now, space_of(i), sent);
+            if self.role == Role::Client && i == 1 && !self.spaces[0].discarded {
+                // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
+                // Handshake packet.
+                out.packets.push(pkt);
+                self.discard_space(0);
+                continue;
+            }
+            out.packets.push(pkt);
+        }
+        // Only ack-eliciting datagrams are congestion controlled: an ACK-only Initial that
+        // a client must pad to 1200 B (RFC 9000 §14.1) is in flight (PADDING, RFC 9002 §2)
+        // but is not held back by the window.
+        if any_eliciting && !probe && bif_before + size > cwnd {
+            self.stats.cwnd_violations += 1;
+        }
+        if any_in_flight {
+            self.path.pacer.on_sent(size);
+        }
+        if any_eliciting && !self.eliciting_sent_since_recv {
+            // RFC 9000 §10.1: the idle timer also restarts on the first ack-eliciting
+            // packet sent since the last reception.
+            self.eliciting_sent_since_recv = true;
+            self.last_activity = now;
+        }
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += size;
+        self.path.amplification.on_sent(size);
+        self.update_amplification_state();
+        self.set_block_state(now, BlockState::None);
+        self.trace_metrics_update(now);
+        debug_assert_eq!(out.size(), size);
+        Some((out, size))
+    }
+
+    pub(super) fn has_unsent_anything(&self) -> bool {
+        (0..3).any(|i| !self.spaces[i].discarded && self.spaces[i].crypto_send.has_new())
+            || self.has_unsent_stream_data()
+    }
+
+    pub(super) fn update_block_state(&mut self, now: SimTime, cc_ok: bool) {
+        let st = if !self.has_unsent_stream_data() {
+            BlockState::None
+        } else if self.has_sendable_stream_data() {
+            if self.amplification_budget() < self.cfg.max_udp_payload {
+                BlockState::Amplification
+            } else if !cc_ok {
+                BlockState::Cwnd
+            } else {
+                BlockState::None
+            }
+        } else {
+            BlockState::FlowControl
+        };
+        self.set_block_state(now, st);
+    }
+
+    pub(super) fn set_block_state(&mut self, now: SimTime, st: BlockState) {
+        if st == self.block_state {
+            return;
+        }
+        if self.trace.is_on() {
+            if let Some((stream, reason)) = self.blocked_reason(self.block_state) {
+                self.trace.push(
+                    now,
+                    TraceEvent::DataBlockedUpdated {
+                        stream,
+                        blocked: false,
+                        reason,
+                    },
+                );
+            }
+            if let Some((stream, reason)) = self.blocked_reason(st) {
+                self.trace.push(
+                    now,
+                    TraceEvent::DataBlockedUpdated {
+                        stream,
+                        blocked: true,
+                        reason,
+                    },
+                );
+            }
+        }
+        let d = now.saturating_since(self.block_since);
+        match self.block_state {
+            BlockState::None => {}
+            BlockState::Cwnd => self.stats.cwnd_blocked += d,
+            BlockState::FlowControl => self.stats.flow_control_blocked += d,
+            BlockState::Amplification => self.stats.amplification_blocked += d,
+        }
+        self.block_state = st;
+        self.block_since = now;
+    }
+
+    /// Closes the time accounting at `now` (for end-of-run metrics).
+    pub fn blocked_times(&self, now: SimTime) -> (SimDuration, SimDuration, SimDuration) {
+        let d = now.saturating_since(self.block_since);
+        let (mut c, mut f, mut a) = (
+            self.stats.cwnd_blocked,
+            self.stats.flow_control_blocked,
+            self.stats.amplification_blocked,
+        );
+        match self.block_state {
+            BlockState::None => {}
+            BlockState::Cwnd => c += d,
+            BlockState::FlowControl => f += d,
+            BlockState::Amplification => a += d,
+        }
+        (c, f, a)
+    }
+
+    pub(super) fn build_packet(
+        &mut self,
+        now: SimTime,
+        i: usize,
+        remaining: u64,
+        cc_ok: bool,
+        initial_ok: bool,
+    ) -> Option<(QuicPacket, SentInfo)> {
+        let ty = if i == 2 && !self.state.can_send_1rtt(self.role) {
+            PacketType::ZeroRtt // client before 1-RTT keys (RFC 9000 §17.2.3)
+        } else {
+            PacketType::of_space(i)
+        };
+        let cid = self.cfg.cid_len;
+        let hdr = header_len_without_pn(ty, cid, cid, self.token_len(ty));
+        let pn = self.spaces[i].next_pn;
+        let pnl = pn_len(pn, self.spaces[i].largest_acked_by_peer);
+        // Long headers carry a Length varint: 2 bytes for any packet up to 16383 bytes.
+        let length_field = if ty == PacketType::OneRtt { 0 } else { 2 };
+        let fixed = hdr + length_field + pnl + AEAD_TAG_LEN;
+        if remaining < fixed + MIN_PN_PLUS_PAYLOAD {
+            return None;
+        }
+        let mut room = remaining - fixed;
+        let mut frames: Vec<Frame> = Vec::new();
+        let mut info = SentInfo {
+            space: i,
+            zero_rtt: ty == PacketType::ZeroRtt,
+            ..SentInfo::default()
+        };
+
+        // No ACK frames in 0-RTT packets (RFC 9000 §12.4).
+        let ack_wanted = self.spaces[i].new_since_ack
+            && !self.spaces[i].to_ack.is_empty()
+            && ty != PacketType::ZeroRtt;
+        let ack_due = self.spaces[i].ack_due(now);
+        if ack_wanted {
+            let (ranges, exp) = (self.cfg.max_ack_ranges, self.cfg.ack_delay_exponent);
+            if let Some(f) = packetizer::build_ack(&self.spaces[i], now, room, ranges, exp) {
+                if let Frame::Ack { ref ranges, .. } = f {
+                    info.ack_ranges = Some(ranges.clone());
+                }
+                room -= f.wire_size();
+                frames.push(f);
+            }
+        }
+        let probe = self.spaces[i].probes > 0;
+        let mut eliciting = false;
+        if (cc_ok || probe) && initial_ok {
+            if i == 2 {
+                eliciting |= self.write_control_frames(&mut frames, &mut room);
+            }
+            if i < 2 {
+                let cs = &mut self.spaces[i].crypto_send;
+                eliciting |= packetizer::write_crypto_frames(cs, &mut frames, &mut room, &mut info);
+            } else {
+                let src = StreamSource {
+                    streams: &mut self.streams,
+                    send_fc: &mut self.send_fc,
+                    scheduler: self.cfg.scheduler,
+                    rr_cursor: &mut self.rr_cursor,
+                    bytes_retransmitted: &mut self.stats.stream_bytes_retransmitted,
+                };
+                eliciting |=
+                    packetizer::write_stream_frames(src, &mut frames, &mut room, &mut info);
+            }
+            if probe && !eliciting && room >= 1 {
+                frames.push(Frame::Ping);
+                room -= 1;
+                eliciting = true;
+            }
+        }
+        if frames.is_empty() || (!eliciting && !ack_due) {
+            return None;
+        }
+        let _ = room;
+        let mut frames_len: u64 = frames.iter().map(Frame::wire_size).sum();
+        if pnl + frames_len < MIN_PN_PLUS_PAYLOAD {
+            // RFC 9001 §5.4.2: enough bytes for the header-protection sample.
+            let pad = MIN_PN_PLUS_PAYLOAD - pnl - frames_len;
+            frames.push(Frame::Padding { len: pad });
+            frames_len += pad;
+        }
+        let size = packet_size(hdr, ty, pnl, frames_len);
+        debug_assert!(size <= remaining, "packet {size} > room {remaining}");
+        let sp = &mut self.spaces[i];
+        sp.next_pn += 1;
+        if info.ack_ranges.is_some() {
+            sp.on_ack_sent();
+        }
+        info.frames = frames
+            .iter()
+            .filter(|f| is_retransmittable(f))
+            .cloned()
+            .collect();
+        Some((
+            QuicPacket {
+                ty,
+                pn,
+                size,
+                frames,
+            },
+            info,
+        ))
+    }
+
+    pub(super) fn write_control_frames(&mut self, frames: &mut Vec<Frame>, room: &mut u64) -> bool {
+        let mut wrote = false;
+        let push = packetizer::push_frame;
+        if self.handshake_done_pending && push(Frame::HandshakeDone, frames, room) {
+            self.handshake_done_pending = false;
+            wrote = true;
+        }
+        while let Some(&x) = self.path.validation.responses_pending.first() {
+            if !push(Frame::PathResponse(x), frames, room) {
+                break;
+            }
+            self.path.validation.responses_pending.remove(0);
+            wrote = true;
+        }
+        if self.recv_fc.update_pending && push(Frame::MaxData(self.recv_fc.limit), frames, room) {
+            self.recv_fc.update_pending = false;
+            self.stats.max_data_sent += 1;
+            wrote = true;
+        }
+        if self.max_streams_pending
+            && push(
+                Frame::MaxStreams {
+                    bidi: true,
+                    max: self.local_max_streams,
+                },
+                frames,
+                room,
+            )
+        {
+            self.max_streams_pending = false;
+            wrote = true;
+        }
+        // Blocked signals (RFC 9000 §4.1): once per limit.
+        let conn_credit = self.send_fc.credit();
+        let mut conn_blocked = false;
+        for s in self.streams.values_mut() {
+            if s.send.unsent() > 0 && s.send_credit() == 0 {
+                s.send_fc.on_blocked();
+            }
+            if s.send.unsent() > 0 && s.send_credit() > 0 && conn_credit == 0 {
+                conn_blocked = true;
+            }
+        }
+        if conn_blocked {
+            self.send_fc.on_blocked();
+        }
+        if self.send_fc.blocked_pending()
+            && push(Frame::DataBlocked(self.send_fc.limit()), frames, room)
+        {
+            self.send_fc.on_blocked_sent();
+            self.stats.data_blocked_sent += 1;
+            wrote = true;
+        }
+        let mut n_msd = 0;
+        let mut n_sdb = 0;
+        for s in self.streams.values_mut() {
+            if s.recv_fc.update_pending && !s.recv.is_fully_received() {
+                let f = Frame::MaxStreamData {
+                    id: s.id,
+                    max: s.recv_fc.limit,
+                };
+                if push(f, frames, room) {
+                    s.recv_fc.update_pending = false;
+                    n_msd += 1;
+                    wrote = true;
+                }
+            } else if s.recv.is_fully_received() {
+                s.recv_fc.update_pending = false;
+            }
+            if s.send_fc.blocked_pending() {
+                let f = Frame::StreamDataBlocked {
+                    id: s.id,
+                    limit: s.send_fc.limit(),
+                };
+                if push(f, frames, room) {
+                    s.send_fc.on_blocked_sent();
+                    n_sdb += 1;
+                    wrote = true;
+                }
+            }
+        }
+        self.stats.max_stream_data_sent += n_msd;
+        self.stats.stream_data_blocked_sent += n_sdb;
+        wrote
+    }
+
+    /// The CONNECTION_CLOSE datagram owed in the closing period, if any.
+    pub(super) fn poll_close(&mut self, now: SimTime) -> Option<(QuicDatagram, u64)> {
+        if !self.state.take_close_reply() {
+            return None;
+        }
+        // RFC 9000 §10.2.3: before confirmation the peer may lack the keys of our
+        // highest space, so the frame goes in every space it may be able to read,
+        // coalesced: a client in Handshake and (once it has 1-RTT keys) 1-RTT packets, a
+        // server in Initial and Handshake packets. Once confirmed, 1-RTT only.
+        let hs = self.state.has_handshake_keys() && !self.spaces[1].discarded;
+        let spaces: Vec<usize> = if self.state.is_handshake_confirmed() {
+            vec![2]
+        } else {
+            match self.role {
+                Role::Client => {
+                    let mut v = Vec::new();
+                    if hs {
+                        v.push(1);
+                    }
+                    if self.state.is_handshake_complete() {
+                        v.push(2);
+                    }
+                    if v.is_empty() {
+                        v.push(0);
+                    }
+                    v
+                }
+                Role::Server => {
+                    let mut v = Vec::new();
+                    if !self.spaces[0].discarded {
+                        v.push(0);
+                    }
+                    if hs {
+                        v.push(1);
+                    }
+                    v
+                }
+            }
+        };
+        let cid = self.cfg.cid_len;
+        let mut packets = Vec::new();
+        let mut size = 0;
+        for &i in &spaces {
+            let ty = PacketType::of_space(i);
+            let hdr = header_len_without_pn(ty, cid, cid, self.token_len(ty));
+            let pn = self.spaces[i].next_pn;
+            let pnl = pn_len(pn, self.spaces[i].largest_acked_by_peer);
+            let mut frames = Vec::new();
+            if !self.spaces[i].to_ack.is_empty() {
+                let (ranges, exp) = (self.cfg.max_ack_ranges, self.cfg.ack_delay_exponent);
+                if let Some(f) = packetizer::build_ack(&self.spaces[i], now, 1000, ranges, exp) {
+                    frames.push(f);
+                }
+            }
+            frames.push(Frame::ConnectionClose {
+                error_code: 0, // NO_ERROR (RFC 9000 §20.1)
+                reason_len: 0,
+            });
+            let mut frames_len: u64 = frames.iter().map(Frame::wire_size).sum();
+            if pnl + frames_len < MIN_PN_PLUS_PAYLOAD {
+                let pad = MIN_PN_PLUS_PAYLOAD - pnl - frames_len;
+                frames.push(Frame::Padding { len: pad });
+                frames_len += pad;
+            }
+            let mut psize = packet_size(hdr, ty, pnl, frames_len);
+            let last = i == *spaces.last().expect("non-empty");
+            if last && self.role == Role::Client && spaces.contains(&0) {
+                // RFC 9000 §14.1: a client pads datagrams carrying Initial packets.
+                let target = MIN_INITIAL_DATAGRAM.saturating_sub(size);
+                let mut pad = target.saturating_sub(psize);
+                while pad > 0 && packet_size(hdr, ty, pnl, frames_len + pad) > target {
+                    pad -= 1;
+                }
+                if pad > 0 {
+                    frames.push(Frame::Padding { len: pad });
+                    psize = packet_size(hdr, ty, pnl, frames_len + pad);
+                }
+            }
+            self.spaces[i].next_pn += 1;
+            self.stats.packets_sent += 1;
+            size += psize;
+            packets.push(QuicPacket {
+                ty,
+                pn,
+                size: psize,
+                frames,
+            });
+        }
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += size;
+        self.stats.connection_close_sent += 1;
+        let mut out = QuicDatagram {
+            packets,
+            ..QuicDatagram::default()
+        };
+        self.stamp_datagram(&mut out);
+        Some((out, size))
+    }
+}

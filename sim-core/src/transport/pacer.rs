@@ -1,0 +1,131 @@
+//! A token-bucket pacer (RFC 9002 §7.7): the bucket refills at `gain * cwnd / srtt` bytes
+//! per unit time, capped at a burst size, and a datagram may leave when the bucket holds a
+//! whole one. Protocol-neutral: the transport passes the congestion window, the smoothed
+//! RTT and whether its controller is in slow start.
+//!
+//! Two gains, in permille: one while in slow start, one otherwise (Chromium paces at 2 and
+//! 1.25; RFC 9002 §7.7 names a single gain, the default 1.25).
+
+use crate::time::{SimDuration, SimTime};
+
+/// Pacing token bucket.
+#[derive(Clone, Debug)]
+pub struct Pacer {
+    /// Pacing is on (when off the bucket is still kept, never consulted).
+    enabled: bool,
+    /// Bytes the bucket holds.
+    tokens: u64,
+    /// When the bucket was last refilled.
+    last: SimTime,
+    /// Gain outside slow start, permille.
+    gain_permille: u64,
+    /// Gain in slow start, permille.
+    gain_ss_permille: u64,
+    /// Bucket capacity in bytes (the burst allowed after idle).
+    burst: u64,
+    /// Bytes one datagram needs.
+    datagram: u64,
+}
+
+impl Pacer {
+    /// A full bucket of `burst` bytes; `datagram` is the largest datagram size.
+    pub fn new(enabled: bool, burst: u64, datagram: u64, gain: f64, gain_slow_start: f64) -> Self {
+        Pacer {
+            enabled,
+            tokens: burst,
+            last: SimTime::ZERO,
+            gain_permille: (gain * 1000.0).round() as u64,
+            gain_ss_permille: (gain_slow_start * 1000.0).round() as u64,
+            burst,
+            datagram,
+        }
+    }
+
+    /// Pacing is on.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Bytes in the bucket.
+    pub fn tokens(&self) -> u64 {
+        self.tokens
+    }
+
+    /// The gain in permille for a controller `in_slow_start` or not.
+    pub fn gain(&self, in_slow_start: bool) -> u64 {
+        if in_slow_start {
+            self.gain_ss_permille
+        } else {
+            self.gain_permille
+        }
+    }
+
+    /// Refills the bucket up to `now`: `gain * cwnd / srtt` bytes per unit time, capped at
+    /// the burst size. Sub-byte remainders are dropped at each refill.
+    pub fn refill(&mut self, now: SimTime, srtt: SimDuration, cwnd: u64, in_slow_start: bool) {
+        let elapsed = now.saturating_since(self.last).as_nanos() as u128;
+        self.last = now;
+        let cap = self.burst;
+        let srtt = srtt.as_nanos().max(1) as u128;
+        let num = self.gain(in_slow_start) as u128 * cwnd as u128;
+        let add = elapsed * num / (1000 * srtt);
+        self.tokens = (self.tokens as u128 + add).min(cap as u128) as u64;
+    }
+
+    /// A datagram may leave now (always when pacing is off).
+    pub fn can_send(&self) -> bool {
+        !self.enabled || self.tokens >= self.datagram
+    }
+
+    /// When the bucket will hold a full datagram again (`None` if it does now or pacing is
+    /// off).
+    pub fn release_time(
+        &self,
+        srtt: SimDuration,
+        cwnd: u64,
+        in_slow_start: bool,
+    ) -> Option<SimTime> {
+        if !self.enabled {
+            return None;
+        }
+        let mds = self.datagram;
+        if self.tokens >= mds {
+            return None;
+        }
+        let missing = (mds - self.tokens) as u128;
+        let srtt = srtt.as_nanos().max(1) as u128;
+        let num = (self.gain(in_slow_start) as u128 * cwnd as u128).max(1);
+        let wait = (missing * 1000 * srtt).div_ceil(num);
+        Some(self.last + SimDuration(wait.min(u64::MAX as u128) as u64))
+    }
+
+    /// `bytes` left in a datagram that counts in flight.
+    pub fn on_sent(&mut self, bytes: u64) {
+        self.tokens = self.tokens.saturating_sub(bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refill_caps_and_release_time_is_when_a_datagram_fits() {
+        let mut p = Pacer::new(true, 3000, 1200, 1.0, 2.0);
+        assert!(p.can_send());
+        p.on_sent(2500);
+        assert!(!p.can_send());
+        let srtt = SimDuration::from_millis(100);
+        // 1.0 * 12000 B per 100 ms: 700 missing bytes take 700/12000 * 100 ms.
+        let t = p.release_time(srtt, 12_000, false).unwrap();
+        assert_eq!(
+            t.as_nanos(),
+            (700u64 * 1000 * 100_000_000).div_ceil(12_000_000)
+        );
+        p.refill(t, srtt, 12_000, false);
+        assert!(p.can_send());
+        p.refill(t + SimDuration::from_secs(10), srtt, 12_000, true);
+        assert_eq!(p.tokens(), 3000);
+        assert_eq!(p.gain(true), 2000);
+    }
+}
