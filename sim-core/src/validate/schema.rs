@@ -672,7 +672,7 @@ pub const FLOW: Table = Table {
     path: "[[flows]]",
     what: "a flow",
     fields: &[
-        key("kind", K::Enum, Required, "the flow kind, below").choices(FLOW_KINDS),
+        key("kind", K::Enum, Required, "the flow kind, below; a QUIC flow may instead be written with `transport` and `workload` (no `kind`), see [Transport × workload](#transport--workload)").choices(FLOW_KINDS),
         key(
             "pair",
             K::Integer,
