@@ -12,7 +12,8 @@ use super::raw::*;
 use super::schema::{
     self, DefaultValue, CBR, CHANGE, CONNECTION, DUMBBELL, FLOW, FLOW_KINDS, HANDOVER, JITTER,
     LINK, LOSS_BERNOULLI, LOSS_FOUR_STATE, LOSS_GILBERT_ELLIOTT, LOSS_MODELS, LOSS_NONE,
-    LOSS_PERIODIC, OUTPUT, PAIR, QUEUE, QUIC, QUIC_CONNECTIONS, SIM, TOP, TWO_HOSTS,
+    LOSS_PERIODIC, OUTPUT, PAIR, QUEUE, QUIC, QUIC_CONNECTIONS, SIM, TOP, TRANSPORT_FLOW,
+    TWO_HOSTS,
 };
 use crate::config::{
     AppConfig, Config, FlowConfig, Handover, Jitter, JitterDistribution, LinkChange, LinkConfig,
@@ -970,15 +971,6 @@ fn parse_quic_connections(v: &Value, path: &str, pairs: usize) -> Result<FlowCon
     })
 }
 
-/// The workload keys of the transport × workload spelling, per `workload.kind`.
-const WORKLOAD_KEYS: &[(&str, &[&str])] = &[
-    ("bulk", &["kind", "bytes", "streams", "request_size"]),
-    (
-        "sequence",
-        &["kind", "connections", "bytes", "streams", "request_size"],
-    ),
-];
-
 /// The transport × workload spelling of a flow (`docs/scenario-format.md`, "Transport ×
 /// workload"): `transport = "quic"` with its keys flat or in a `quic = { ... }` table, and
 /// `workload = { kind = "bulk" | "sequence", ... }`. A table pre-pass rewrites it as the
@@ -986,12 +978,25 @@ const WORKLOAD_KEYS: &[(&str, &[&str])] = &[
 /// spellings build the same [`Config`]; the returned map says which key came from which
 /// sub-table, so that errors name the key where it was written. `None`: the flow uses the
 /// flow-kind spelling.
+///
+/// The keys, choices and error texts come from the descriptors ([`schema::TRANSPORT_FLOW`],
+/// [`schema::WORKLOADS`]): a key added to a workload's table is accepted in `workload`.
 #[allow(clippy::type_complexity)]
 fn flow_spelling(
     t: &Table,
     path: &str,
 ) -> Result<Option<(Table, BTreeMap<String, &'static str>)>, ConfigError> {
-    if !t.contains_key("transport") && !t.contains_key("workload") && !t.contains_key("quic") {
+    flow_spelling_in(t, path, schema::WORKLOADS)
+}
+
+/// [`flow_spelling`] with the workload tables `workloads` (each `workload.<kind>`).
+#[allow(clippy::type_complexity)]
+fn flow_spelling_in(
+    t: &Table,
+    path: &str,
+    workloads: &[&'static schema::Table],
+) -> Result<Option<(Table, BTreeMap<String, &'static str>)>, ConfigError> {
+    if !TRANSPORT_FLOW.fields.iter().any(|f| t.contains_key(f.name)) {
         return Ok(None);
     }
     if let Some(k) = t.get("kind") {
@@ -1001,26 +1006,32 @@ fn flow_spelling(
             "no `kind` in a flow written as `transport` + `workload` (drop `kind`, or write the flow as `kind = \"quic_bulk\"` / `\"quic_connections\"`)",
         ));
     }
-    match t.get("transport") {
-        Some(Value::String(s)) if s == "quic" => {}
-        Some(v) => {
-            return Err(ConfigError::new(
-                join(path, "transport"),
-                render(v),
-                "one of \"quic\"",
-            ))
-        }
+    let transport = TRANSPORT_FLOW.field("transport");
+    let tpath = join(path, transport.name);
+    let transport = match t.get(transport.name) {
+        Some(v) => get_choice(v, &tpath, transport.choices)?,
         None => {
             return Err(ConfigError::new(
-                join(path, "transport"),
+                tpath,
                 MISSING,
-                "one of \"quic\" (required with `workload`)",
+                format!("{} (required with `workload`)", one_of(transport.choices)),
             ))
         }
-    }
-    let wpath = join(path, "workload");
-    let expected_workload = "a table { kind = \"bulk\" | \"sequence\", ... }";
-    let workload = match t.get("workload") {
+    };
+    // The transport's key table; its keys may also be written in a table named after it.
+    // `TRANSPORTS` has one entry so far; a new transport picks its table here.
+    debug_assert_eq!(transport, "quic");
+    let (transport_keys, sub): (&schema::Table, &'static str) = (&QUIC, transport);
+    let wfield = TRANSPORT_FLOW.field("workload");
+    let wpath = join(path, wfield.name);
+    let named: Vec<(&str, &schema::Table)> = workloads
+        .iter()
+        .filter_map(|w| Some((w.id.strip_prefix("workload.")?, *w)))
+        .collect();
+    let kinds: Vec<&str> = named.iter().map(|(k, _)| *k).collect();
+    let quoted: Vec<String> = kinds.iter().map(|k| format!("\"{k}\"")).collect();
+    let expected_workload = format!("a table {{ kind = {}, ... }}", quoted.join(" | "));
+    let workload = match t.get(wfield.name) {
         Some(Value::Table(w)) => w,
         Some(v) => return Err(ConfigError::new(wpath, render(v), expected_workload)),
         None => {
@@ -1032,35 +1043,27 @@ fn flow_spelling(
         }
     };
     let kpath = join(&wpath, "kind");
-    let (wkind, keys) = match workload.get("kind") {
-        Some(Value::String(s)) => match WORKLOAD_KEYS.iter().find(|(k, _)| k == s) {
-            Some(&(k, keys)) => (k, keys),
+    let (wkind, wtable) = match workload.get("kind") {
+        Some(k) => match named.iter().find(|(n, _)| k.as_str() == Some(*n)) {
+            Some(&(n, w)) => (n, w),
             None => {
-                return Err(ConfigError::new(
-                    kpath,
-                    s.as_str(),
-                    "one of \"bulk\", \"sequence\"",
-                ))
+                return Err(ConfigError::new(kpath, render(k), one_of(&kinds)));
             }
         },
-        Some(v) => {
-            return Err(ConfigError::new(
-                kpath,
-                render(v),
-                "one of \"bulk\", \"sequence\"",
-            ))
-        }
         None => {
             return Err(ConfigError::new(
                 kpath,
                 MISSING,
-                "one of \"bulk\", \"sequence\" (required)",
+                format!("{} (required)", one_of(&kinds)),
             ))
         }
     };
     let mut out = t.clone();
-    out.remove("transport");
-    out.remove("workload");
+    for f in TRANSPORT_FLOW.fields {
+        if f.name != sub {
+            out.remove(f.name);
+        }
+    }
     let mut origin = BTreeMap::new();
     let mut put = |out: &mut Table, k: &str, v: &Value, from: &'static str| {
         let kp = join(&join(path, from), k);
@@ -1075,37 +1078,51 @@ fn flow_spelling(
         origin.insert(k.to_string(), from);
         Ok(())
     };
-    if let Some(q) = out.remove("quic") {
-        let qpath = join(path, "quic");
+    let own: Vec<String> = wtable
+        .fields
+        .iter()
+        .filter(|f| f.name != "kind")
+        .map(|f| format!("`{}`", f.name))
+        .collect();
+    if let Some(q) = out.remove(sub) {
+        let qpath = join(path, sub);
         let Value::Table(q) = q else {
             return Err(ConfigError::new(
                 qpath,
                 render(&q),
-                "a table of the QUIC keys, e.g. { cc = \"cubic\", zero_rtt = true }",
+                TRANSPORT_FLOW.field(sub).allowed,
             ));
         };
         for (k, v) in &q {
             // The workload's keys go in `workload`; the rest are the transport's.
-            if !QUIC.has(k) || keys.contains(&k.as_str()) {
+            if !transport_keys.has(k) || wtable.has(k) {
                 return Err(ConfigError::new(
                     join(&qpath, k),
                     render(v),
-                    "a QUIC key (the workload's keys `bytes`, `streams`, `request_size` go in `workload`)",
+                    format!(
+                        "a {} key (the workload's keys {} go in `workload`)",
+                        sub.to_uppercase(),
+                        own.join(", ")
+                    ),
                 ));
             }
-            put(&mut out, k, v, "quic")?;
+            put(&mut out, k, v, sub)?;
         }
     }
     for (k, v) in workload {
         if k == "kind" {
             continue;
         }
-        if !keys.contains(&k.as_str()) {
-            let list: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+        if !wtable.has(k) {
+            let list: Vec<String> = wtable
+                .fields
+                .iter()
+                .map(|f| format!("`{}`", f.name))
+                .collect();
             return Err(ConfigError::new(
                 join(&wpath, k),
                 render(v),
-                format!("a key of a {wkind} workload: one of {}", list.join(", ")),
+                format!("a key of {}: one of {}", wtable.what, list.join(", ")),
             ));
         }
         put(&mut out, k, v, "workload")?;
@@ -1195,4 +1212,135 @@ pub(super) fn build(doc: &Table) -> Result<Config, ConfigError> {
     // The rules were applied above; `Config::validate` must agree.
     debug_assert_eq!(cfg.validate(), Ok(()), "build and validate disagree");
     Ok(cfg)
+}
+
+#[cfg(test)]
+mod spelling_tests {
+    use super::*;
+    use crate::validate::schema::{TABLES, WORKLOADS};
+
+    fn flow(workload: &str) -> Table {
+        format!("transport = \"quic\"\nworkload = {workload}\n")
+            .parse()
+            .unwrap()
+    }
+
+    /// Every key of every table of the format, and one no table declares.
+    fn all_keys() -> Vec<&'static str> {
+        let mut keys: Vec<&str> = TABLES
+            .iter()
+            .flat_map(|t| t.fields.iter().map(|f| f.name))
+            .collect();
+        keys.push("no_such_key");
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// A key is accepted in `workload = { kind = K, ... }` exactly when the table of K
+    /// declares it; accepted keys land in the flow, and the flow kind is the one K means.
+    #[test]
+    fn workload_keys_are_the_descriptors() {
+        for w in WORKLOADS {
+            let kind = w.id.strip_prefix("workload.").unwrap();
+            for key in all_keys().into_iter().filter(|k| *k != "kind") {
+                let t = flow(&format!("{{ kind = \"{kind}\", {key} = 1 }}"));
+                let r = flow_spelling(&t, "flows[0]");
+                if w.has(key) {
+                    let (flat, origin) = r.expect("declared key accepted").unwrap();
+                    assert!(flat.contains_key(key), "{kind}.{key}");
+                    assert_eq!(origin.get(key), Some(&"workload"));
+                    let want = if kind == "bulk" {
+                        "quic_bulk"
+                    } else {
+                        "quic_connections"
+                    };
+                    assert_eq!(flat["kind"].as_str(), Some(want));
+                } else {
+                    let e = r.expect_err("undeclared key rejected");
+                    assert_eq!(e.field, format!("flows[0].workload.{key}"));
+                    for f in w.fields {
+                        assert!(e.allowed.contains(&format!("`{}`", f.name)), "{e}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The QUIC keys of a `quic = { ... }` table are those of the QUIC key table but the
+    /// workload's.
+    #[test]
+    fn quic_table_keys_are_the_descriptors() {
+        for w in WORKLOADS {
+            let kind = w.id.strip_prefix("workload.").unwrap();
+            for key in all_keys() {
+                let t: Table = format!(
+                    "transport = \"quic\"\nquic = {{ {key} = 1 }}\nworkload = {{ kind = \"{kind}\" }}\n"
+                )
+                .parse()
+                .unwrap();
+                let r = flow_spelling(&t, "flows[0]");
+                if QUIC.has(key) && !w.has(key) {
+                    assert!(r.is_ok(), "{kind}: quic.{key}");
+                } else {
+                    let e = r.expect_err("not a transport key");
+                    assert_eq!(e.field, format!("flows[0].quic.{key}"));
+                }
+            }
+        }
+    }
+
+    /// Adding a descriptor to a workload's table is all the spelling needs to accept it.
+    #[test]
+    fn a_new_descriptor_is_accepted() {
+        const BULK_PLUS: schema::Table = schema::Table {
+            fields: &[
+                schema::WORKLOAD_BULK.fields[0],
+                schema::WORKLOAD_BULK.fields[1],
+                schema::WORKLOAD_BULK.fields[2],
+                schema::WORKLOAD_BULK.fields[3],
+                QUIC.fields[3],
+            ],
+            ..schema::WORKLOAD_BULK
+        };
+        assert_eq!(BULK_PLUS.fields[4].name, "scheduler");
+        assert!(!schema::WORKLOAD_BULK.has("scheduler"));
+        let t = flow("{ kind = \"bulk\", scheduler = \"sequential\" }");
+        assert!(flow_spelling(&t, "f").is_err());
+        let (flat, origin) = flow_spelling_in(&t, "f", &[&BULK_PLUS]).unwrap().unwrap();
+        assert_eq!(flat["scheduler"].as_str(), Some("sequential"));
+        assert_eq!(origin["scheduler"], "workload");
+        // ... and it is now a workload key, no longer one of the `quic` table.
+        let t: Table = "transport = \"quic\"\nquic = { scheduler = \"sequential\" }\nworkload = { kind = \"bulk\" }\n".parse().unwrap();
+        assert!(flow_spelling(&t, "f").is_ok());
+        let e = flow_spelling_in(&t, "f", &[&BULK_PLUS]).unwrap_err();
+        assert_eq!(e.field, "f.quic.scheduler");
+        assert!(e.allowed.contains("`scheduler`"), "{e}");
+    }
+
+    /// The choices and "expected" texts name what the descriptors allow.
+    #[test]
+    fn choices_come_from_the_descriptors() {
+        let e = flow_spelling(&flow("{ kind = \"video\" }"), "f").unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.value.as_str(), e.allowed.as_str()),
+            ("f.workload.kind", "video", "one of \"bulk\", \"sequence\"")
+        );
+        let t: Table = "transport = \"tcp\"\nworkload = { kind = \"bulk\" }\n"
+            .parse()
+            .unwrap();
+        let e = flow_spelling(&t, "f").unwrap_err();
+        assert_eq!(
+            (e.field.as_str(), e.value.as_str(), e.allowed.as_str()),
+            ("f.transport", "tcp", "one of \"quic\"")
+        );
+        let t: Table = "transport = \"quic\"\nworkload = 3\n".parse().unwrap();
+        let e = flow_spelling(&t, "f").unwrap_err();
+        assert_eq!(e.allowed, "a table { kind = \"bulk\" | \"sequence\", ... }");
+        let t: Table = "transport = \"quic\"\nquic = 3\nworkload = { kind = \"bulk\" }\n"
+            .parse()
+            .unwrap();
+        let e = flow_spelling(&t, "f").unwrap_err();
+        assert_eq!(e.allowed, TRANSPORT_FLOW.field("quic").allowed);
+    }
 }

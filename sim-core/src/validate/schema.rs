@@ -672,7 +672,7 @@ pub const FLOW: Table = Table {
     path: "[[flows]]",
     what: "a flow",
     fields: &[
-        key("kind", K::Enum, Required, "the flow kind, below").choices(FLOW_KINDS),
+        key("kind", K::Enum, Required, "the flow kind, below; a QUIC flow may instead be written with `transport` and `workload` (no `kind`), see [Transport × workload](#transport--workload)").choices(FLOW_KINDS),
         key(
             "pair",
             K::Integer,
@@ -893,6 +893,103 @@ pub const CONNECTION: Table = Table {
     ],
 };
 
+/// The transports of the transport × workload spelling (`transport = "quic"`). A new
+/// transport = an entry here, its key table, and an arm in the builder's spelling pre-pass.
+pub const TRANSPORTS: &[&str] = &["quic"];
+
+/// The keys of a flow written as a transport and a workload (`docs/scenario-format.md`,
+/// "Transport × workload"), besides `pair`, `background` and the transport's own keys.
+pub const TRANSPORT_FLOW: Table = Table {
+    id: "flow.transport",
+    path: "[[flows]] with transport = \"quic\"",
+    what: "a transport × workload flow",
+    fields: &[
+        key("transport", K::Enum, Required, "the transport (instead of `kind`); its keys go flat in the flow or in a table named after it")
+            .choices(TRANSPORTS),
+        key("quic", K::Table, Unset(""), "the QUIC keys (those of `kind = \"quic_bulk\"` but the workload's), instead of writing them flat in the flow")
+            .allowed("a table of the QUIC keys, e.g. { cc = \"cubic\", zero_rtt = true }"),
+        key("workload", K::Table, Required, "`{ kind = ..., ... }`: what the application does over the transport, below"),
+    ],
+};
+
+/// The workloads of the transport × workload spelling (`workload.kind`), each with its
+/// table `workload.<kind>` in [`WORKLOADS`].
+pub const WORKLOAD_KINDS: &[&str] = &["bulk", "sequence"];
+
+/// The `kind` key every workload table starts with.
+const WORKLOAD_KIND: Field = key("kind", K::Enum, Required, "the workload").choices(WORKLOAD_KINDS);
+
+/// The descriptor of `name` in `t`, for tables that reuse keys declared elsewhere (a
+/// compile error when `t` declares no such key).
+const fn reuse(t: &Table, name: &str) -> Field {
+    let mut i = 0;
+    while i < t.fields.len() {
+        let f = t.fields[i];
+        if const_str_eq(f.name, name) {
+            return f;
+        }
+        i += 1;
+    }
+    panic!("reuse: the table declares no such key")
+}
+
+/// `a == b`, usable in a `const fn`.
+const fn const_str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// `workload = { kind = "bulk", ... }`: the `bulk` workload of `kind = "quic_bulk"`; its
+/// keys are the QUIC flow's workload keys.
+pub const WORKLOAD_BULK: Table = Table {
+    id: "workload.bulk",
+    path: "workload = { kind = \"bulk\", ... }",
+    what: "a bulk workload",
+    fields: &[
+        WORKLOAD_KIND,
+        reuse(&QUIC, "bytes"),
+        reuse(&QUIC, "streams"),
+        reuse(&QUIC, "request_size"),
+    ],
+};
+
+/// `workload = { kind = "sequence", ... }`: the connection sequence of
+/// `kind = "quic_connections"`; `bytes`, `streams`, `request_size` are the connections'
+/// defaults.
+pub const WORKLOAD_SEQUENCE: Table = Table {
+    id: "workload.sequence",
+    path: "workload = { kind = \"sequence\", ... }",
+    what: "a sequence workload",
+    fields: &[
+        WORKLOAD_KIND,
+        reuse(&QUIC_CONNECTIONS, "connections"),
+        reuse(&QUIC, "bytes"),
+        reuse(&QUIC, "streams"),
+        reuse(&QUIC, "request_size"),
+    ],
+};
+
+/// The table of every workload, in the order of [`WORKLOAD_KINDS`] (a test checks it).
+pub const WORKLOADS: &[&Table] = &[&WORKLOAD_BULK, &WORKLOAD_SEQUENCE];
+
+/// The table of the workload `kind` (`"bulk"` -> [`WORKLOAD_BULK`]).
+pub fn workload(kind: &str) -> Option<&'static Table> {
+    WORKLOADS
+        .iter()
+        .copied()
+        .find(|t| t.id.strip_prefix("workload.") == Some(kind))
+}
+
 /// Every table of the format, in the order of the docs.
 pub const TABLES: &[&Table] = &[
     &TOP,
@@ -916,6 +1013,9 @@ pub const TABLES: &[&Table] = &[
     &QUIC,
     &QUIC_CONNECTIONS,
     &CONNECTION,
+    &TRANSPORT_FLOW,
+    &WORKLOAD_BULK,
+    &WORKLOAD_SEQUENCE,
 ];
 
 /// The whole scenario model: every table with its key descriptors, for tools (the
@@ -1064,11 +1164,40 @@ mod tests {
         }
     }
 
+    /// Each workload kind has its table, and every workload key is a descriptor declared
+    /// in a flow table (`reuse`d, not re-declared).
+    #[test]
+    fn workloads_reuse_flow_descriptors() {
+        let ids: Vec<&str> = WORKLOADS.iter().map(|t| t.id).collect();
+        let want: Vec<String> = WORKLOAD_KINDS
+            .iter()
+            .map(|k| format!("workload.{k}"))
+            .collect();
+        assert_eq!(ids, want);
+        for (w, kind) in WORKLOADS.iter().zip(WORKLOAD_KINDS) {
+            assert_eq!(workload(kind).map(|t| t.id), Some(w.id));
+            assert_eq!(w.fields[0], WORKLOAD_KIND);
+            for f in &w.fields[1..] {
+                assert!(
+                    [&QUIC, &QUIC_CONNECTIONS]
+                        .iter()
+                        .any(|t| t.fields.contains(f)),
+                    "{}.{}",
+                    w.id,
+                    f.name
+                );
+            }
+        }
+        assert_eq!(TRANSPORT_FLOW.field("transport").choices, TRANSPORTS);
+    }
+
     #[test]
     fn schema_serialises() {
         let json = serde_json::to_string(&schema()).unwrap();
         assert!(json.contains("\"name\":\"rate\""));
         assert!(json.contains("\"kind\":\"probability\""));
+        assert!(json.contains("\"id\":\"flow.transport\""));
+        assert!(json.contains("\"id\":\"workload.sequence\""));
     }
 
     #[test]
