@@ -1127,9 +1127,18 @@ fn flow_spelling_in(
         }
         put(&mut out, k, v, "workload")?;
     }
+    // The flow kind each (transport, workload) pair means; a workload declared in the
+    // schema without its flow kind here is an error, never a silent default.
     let kind = match wkind {
         "bulk" => "quic_bulk",
-        _ => "quic_connections",
+        "sequence" => "quic_connections",
+        other => {
+            return Err(ConfigError::new(
+                join(&wpath, "kind"),
+                other,
+                "a workload the \"quic\" transport runs: \"bulk\" or \"sequence\"",
+            ))
+        }
     };
     out.insert("kind".to_string(), Value::String(kind.to_string()));
     Ok(Some((out, origin)))
