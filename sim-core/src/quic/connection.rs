@@ -35,6 +35,7 @@ use crate::trace::{
     RecoveryMetrics, RecoveryParameters, SendTrigger, TraceBuffer, TraceEvent,
 };
 use crate::transport::pacer::Pacer;
+use crate::transport::reader::Reader;
 use crate::units::Rate;
 use crate::wire::quic::{
     header_len_without_pn, packet_size, pn_len, ClientHelloInfo, Frame, PacketType, QuicDatagram,
@@ -230,9 +231,7 @@ pub struct Connection {
     // connection flow control, receive side
     recv_fc: RecvFlow,
     // application reader
-    read_rate: Option<Rate>,
-    reader: Option<(SimTime, u64, u64)>,
-    reader_cursor: Option<u64>,
+    reader: Reader,
     // timing
     started_at: SimTime,
     last_activity: SimTime,
@@ -323,9 +322,7 @@ impl Connection {
             peer_window_remote_streams: 0,
             peer_idle_timeout: None,
             recv_fc,
-            read_rate,
-            reader: None,
-            reader_cursor: None,
+            reader: Reader::new(read_rate, cfg.max_udp_payload),
             started_at: SimTime::ZERO,
             last_activity: SimTime::ZERO,
             eliciting_sent_since_recv: false,

@@ -12,11 +12,24 @@
 //! when the connection can carry data, when a stream has been read completely and when
 //! everything it wrote was acknowledged.
 //!
-//! Reading is modelled by the transport: its application reader consumes received bytes
-//! as they become readable (at once, or at a configured read rate), because when bytes
-//! are consumed decides when receive-window credit is returned, which is transport
+//! Reading is modelled by the transport: its application reader
+//! ([`crate::transport::reader::Reader`], protocol-neutral) consumes received bytes as
+//! they become readable (at once, or at a configured read rate), because when bytes are
+//! consumed decides when receive-window credit is returned, which is transport
 //! behaviour. The workload sees the progress ([`StreamTransport::stream_read_state`]) and
-//! [`StreamEvent::ReadComplete`] when a stream was read up to its FIN.
+//! [`StreamEvent::ReadComplete`] when a stream was read up to its FIN. The reader is asked
+//! synchronously, per received frame: an explicit `read` called by the workload after a
+//! `Readable` event would consume once per datagram instead, and the window policies,
+//! which decide at each consumption, would advertise different limits.
+//!
+//! How each transport maps reading: QUIC consumes stream bytes in order from each
+//! stream's receive buffer and returns credit with MAX_STREAM_DATA / MAX_DATA (RFC 9000
+//! §4.2); TCP consumes from the one connection's in-order byte stream (the multiplexer's
+//! streams become readable only in sequence order) and returns credit by reopening the
+//! advertised window (RFC 9293 §3.8.6), the multiplexer adding WINDOW_UPDATE per stream
+//! (RFC 9113 §6.9); SCTP delivers whole messages per stream (in order within a stream,
+//! no head-of-line blocking across streams) and returns credit through the a_rwnd of its
+//! SACKs (RFC 9260 §6.2).
 //!
 //! # How each transport maps
 //! - **QUIC** (RFC 9000): streams are QUIC bidirectional streams (IDs `4k` client-initiated,

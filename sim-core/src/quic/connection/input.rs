@@ -542,53 +542,26 @@ impl Connection {
     // ----- the application reader ---------------------------------------------------------
 
     pub(super) fn on_readable(&mut self, now: SimTime) {
-        match self.read_rate {
-            None => {
-                let ids: Vec<u64> = self
-                    .streams
-                    .iter()
-                    .filter(|(_, s)| s.recv.readable() > 0)
-                    .map(|(&id, _)| id)
-                    .collect();
-                for id in ids {
-                    let n = self.streams[&id].recv.readable();
-                    self.consume(now, id, n);
-                }
+        if self.reader.is_immediate() {
+            let ids: Vec<u64> = self
+                .streams
+                .iter()
+                .filter(|(_, s)| s.recv.readable() > 0)
+                .map(|(&id, _)| id)
+                .collect();
+            for id in ids {
+                let n = self.streams[&id].recv.readable();
+                self.consume(now, id, n);
             }
-            Some(_) => {
-                if self.reader.is_none() {
-                    self.start_read(now);
-                }
-            }
+        } else if self.reader.is_idle() {
+            self.start_read(now);
         }
     }
 
-    /// The reader takes the next chunk (round robin over readable streams, at most one
-    /// datagram's worth) and finishes reading it after `len / read_rate`.
+    /// The paced reader takes its next chunk (see [`crate::transport::reader`]).
     pub(super) fn start_read(&mut self, now: SimTime) {
-        let Some(rate) = self.read_rate else { return };
-        let after = self.reader_cursor;
-        let pick = self
-            .streams
-            .iter()
-            .filter(|(&id, s)| s.recv.readable() > 0 && after.is_none_or(|c| id > c))
-            .map(|(&id, _)| id)
-            .next()
-            .or_else(|| {
-                self.streams
-                    .iter()
-                    .find(|(_, s)| s.recv.readable() > 0)
-                    .map(|(&id, _)| id)
-            });
-        if let Some(id) = pick {
-            let len = self.streams[&id]
-                .recv
-                .readable()
-                .min(self.cfg.max_udp_payload);
-            let d = rate.tx_time(len).unwrap_or(SimDuration::ZERO);
-            self.reader = Some((now + d, id, len));
-            self.reader_cursor = Some(id);
-        }
+        let readable = self.streams.iter().map(|(&id, s)| (id, s.recv.readable()));
+        self.reader.start(now, readable);
     }
 
     pub(super) fn consume(&mut self, now: SimTime, id: u64, n: u64) {
@@ -668,7 +641,7 @@ impl Connection {
             Timer::LossDetection,
             self.path.recovery.loss_detection_timer(),
         );
-        t.set(Timer::Reader, self.reader.map(|r| r.0));
+        t.set(Timer::Reader, self.reader.deadline());
         if self.has_paced_work() {
             t.set(Timer::Pacing, self.path.pacer_release_time());
         }
@@ -707,7 +680,7 @@ impl Connection {
             }
         }
         if timers.expired(Timer::Reader, now) {
-            if let Some((_, id, len)) = self.reader.take() {
+            if let Some((id, len)) = self.reader.finish() {
                 self.consume(now, id, len);
                 self.start_read(now);
             }
