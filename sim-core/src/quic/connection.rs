@@ -658,19 +658,31 @@ impl Connection {
         }
     }
 
-    /// Attaches the handshake descriptors every datagram carries.
+    /// Attaches the handshake descriptors every datagram carries until the peer has
+    /// certainly read ours: a peer keeps the first descriptor it receives and never reads
+    /// another. The client knows at confirmation (HANDSHAKE_DONE), the server at
+    /// completion (the client's Finished, sent after it processed the server's flight).
+    /// Leaving them off later datagrams changes nothing the peer does and spares copying
+    /// the transport parameters with every datagram.
     fn stamp_datagram(&self, d: &mut QuicDatagram) {
+        let peer_has_ours = match self.role {
+            Role::Client => self.state.is_handshake_confirmed(),
+            Role::Server => self.state.is_handshake_complete(),
+        };
+        if peer_has_ours {
+            return;
+        }
         match self.role {
             Role::Client => {
-                d.client_hello = Some(ClientHelloInfo {
+                d.client_hello = Some(Box::new(ClientHelloInfo {
                     hello_size: self.client_hello_size(),
                     ticket: self.ticket.as_ref().map(|t| t.id),
                     token: self.ticket.as_ref().and_then(|t| t.token),
                     early_data: self.ticket.is_some() && self.cfg.zero_rtt,
                     params: self.transport_parameters(),
-                })
+                }))
             }
-            Role::Server => d.server_hello = Some(self.own_server_hello()),
+            Role::Server => d.server_hello = Some(Box::new(self.own_server_hello())),
         }
     }
 

@@ -214,7 +214,7 @@ impl TransportDriver for Connection {
 
     fn hello(datagram: &Datagram) -> Option<Hello> {
         match &datagram.payload {
-            Payload::Quic(d) => d.client_hello.map(|h| Hello {
+            Payload::Quic(d) => d.client_hello.as_deref().map(|h| Hello {
                 ticket: h.ticket,
                 token: h.token,
             }),
@@ -266,7 +266,7 @@ impl TransportDriver for Connection {
         }
         let mut conn = Connection::new(Role::Server, cfg, None);
         if let Payload::Quic(d) = &first.payload {
-            if let Some(hello) = d.client_hello {
+            if let Some(&hello) = d.client_hello.as_deref() {
                 conn.accept_client(hello, ticket_valid, token_valid);
             }
         }

@@ -340,9 +340,9 @@ pub struct QuicDatagram {
     /// 0 for a lone connection.
     pub conn: u64,
     /// Set by a client on every datagram: its ClientHello's resumption content.
-    pub client_hello: Option<ClientHelloInfo>,
+    pub client_hello: Option<Box<ClientHelloInfo>>,
     /// Set by a server on every datagram: its handshake's resumption content.
-    pub server_hello: Option<ServerHelloInfo>,
+    pub server_hello: Option<Box<ServerHelloInfo>>,
 }
 
 /// A QUIC packet as seen by the link that dropped it (no frames).

@@ -15,14 +15,14 @@ impl Connection {
             return;
         }
         if self.role == Role::Client && self.peer_server_hello.is_none() {
-            if let Some(h) = dgram.server_hello {
+            if let Some(&h) = dgram.server_hello.as_deref() {
                 self.peer_server_hello = Some(h);
                 self.resumed = h.resumed;
             }
         }
         if self.role == Role::Server && self.peer_client_hello.is_none() {
             // Without `accept_client` (a lone connection): only the ClientHello length.
-            if let Some(h) = dgram.client_hello {
+            if let Some(&h) = dgram.client_hello.as_deref() {
                 self.peer_client_hello = Some(ClientHelloInfo {
                     ticket: None,
                     token: None,
