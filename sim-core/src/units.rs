@@ -233,6 +233,39 @@ string_serde!(
     |s: &str| parse_duration(s).map(|d| SimTime(d.0))
 );
 
+/// Serde helpers for byte sizes written as an integer (bytes) or a unit string
+/// (`"46720B"`, `"1.25MB"`, `"16KiB"`); they serialise as integers. Used with
+/// `#[serde(deserialize_with = "...")]` by the typed configs.
+pub mod serde_size {
+    use serde::{Deserialize, Deserializer};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum IntOrStr {
+        Int(u64),
+        Str(String),
+    }
+
+    fn conv<E: serde::de::Error>(v: IntOrStr) -> Result<u64, E> {
+        match v {
+            IntOrStr::Int(n) => Ok(n),
+            IntOrStr::Str(s) => super::parse_bytes(&s)
+                .map(|b| b.0)
+                .map_err(|e| E::custom(format!("{s:?}: {e}"))),
+        }
+    }
+
+    /// A required size.
+    pub fn de<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        conv(IntOrStr::deserialize(d)?)
+    }
+
+    /// An optional size.
+    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        Option::<IntOrStr>::deserialize(d)?.map(conv).transpose()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

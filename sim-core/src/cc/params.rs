@@ -6,30 +6,6 @@
 use super::{CcAlgorithm, CubicParams};
 use serde::{Deserialize, Serialize};
 
-/// Byte sizes accept an integer (bytes) or a unit string (`"46720B"`, `"16KiB"`); they
-/// serialise as integers.
-mod size {
-    use serde::{Deserialize, Deserializer};
-
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum IntOrStr {
-        Int(u64),
-        Str(String),
-    }
-
-    pub fn de_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-        Option::<IntOrStr>::deserialize(d)?
-            .map(|v| match v {
-                IntOrStr::Int(n) => Ok(n),
-                IntOrStr::Str(s) => crate::units::parse_bytes(&s)
-                    .map(|b| b.0)
-                    .map_err(|e| serde::de::Error::custom(format!("{s:?}: {e}"))),
-            })
-            .transpose()
-    }
-}
-
 /// Congestion-control and pacing parameters of one sender, each with its documented
 /// default. Sizes are bytes; "datagrams" are of the transport's maximum datagram size
 /// (QUIC: `max_udp_payload`), passed to the methods that need it.
@@ -62,7 +38,7 @@ pub struct CcParams {
     /// Initial congestion window in bytes; overrides `initial_cwnd_packets`. Default
     /// unset.
     #[serde(
-        deserialize_with = "size::de_opt",
+        deserialize_with = "crate::units::serde_size::de_opt",
         skip_serializing_if = "Option::is_none"
     )]
     pub initial_cwnd_bytes: Option<u64>,
@@ -71,7 +47,7 @@ pub struct CcParams {
     /// and HyStart++'s per-ACK cap. Default unset = the maximum datagram size (RFC 9002
     /// counts in max_datagram_size). Does not change the packet size.
     #[serde(
-        deserialize_with = "size::de_opt",
+        deserialize_with = "crate::units::serde_size::de_opt",
         skip_serializing_if = "Option::is_none"
     )]
     pub cc_segment_size: Option<u64>,

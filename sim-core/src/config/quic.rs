@@ -123,32 +123,6 @@ pub enum SchedulerKind {
     Sequential,
 }
 
-/// Byte sizes accept an integer (bytes) or a unit string (`"1.25MB"`, `"16KiB"`); they
-/// serialise as integers.
-mod size {
-    use serde::{Deserialize, Deserializer};
-
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum IntOrStr {
-        Int(u64),
-        Str(String),
-    }
-
-    fn conv<E: serde::de::Error>(v: IntOrStr) -> Result<u64, E> {
-        match v {
-            IntOrStr::Int(n) => Ok(n),
-            IntOrStr::Str(s) => crate::units::parse_bytes(&s)
-                .map(|b| b.0)
-                .map_err(|e| E::custom(format!("{s:?}: {e}"))),
-        }
-    }
-
-    pub fn de<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-        conv(IntOrStr::deserialize(d)?)
-    }
-}
-
 /// All QUIC model parameters. Sizes are in bytes (integers, or unit strings such as
 /// `"1MB"` when deserialised).
 ///
@@ -162,7 +136,7 @@ pub struct QuicConfig {
     /// Largest UDP payload the endpoints send: QUIC header + frames + 16-byte AEAD tag.
     /// Default 1250 (Chromium / Google quiche `kDefaultMaxPacketSize`); RFC 9000 §14
     /// requires at least 1200.
-    #[serde(deserialize_with = "size::de")]
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub max_udp_payload: u64,
     /// Connection ID length used by both endpoints. Default 8 (RFC 9000 §7.2: a client's
     /// first Destination Connection ID is at least 8 bytes; quinn's default length).
@@ -173,22 +147,22 @@ pub struct QuicConfig {
     /// TLS 1.3 ClientHello with one X25519 key share, SNI, ALPN and QUIC transport
     /// parameters is typically 250-350 bytes (estimate; hybrid post-quantum key shares
     /// push it above 1100 bytes and then it spans two Initial packets).
-    #[serde(deserialize_with = "size::de")]
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub client_hello_size: u64,
     /// ServerHello size (server Initial CRYPTO). Default 90: a TLS 1.3 ServerHello with
     /// an X25519 key share and supported_versions (4 + 2 + 32 + 1 + 2 + 1 + 2 + 6 + 40).
-    #[serde(deserialize_with = "size::de")]
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub server_hello_size: u64,
     /// Server Handshake flight size: EncryptedExtensions, Certificate, CertificateVerify
     /// and Finished. Default 3000: an RSA-2048 leaf plus one intermediate is about
     /// 2.5 KB of DER, CertificateVerify 264 B, Finished 36 B, EncryptedExtensions with
     /// transport parameters ~100 B (estimate). With the 90-byte ServerHello this fits in
     /// three datagrams, within the 3 x 1200 B anti-amplification budget.
-    #[serde(deserialize_with = "size::de")]
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub server_handshake_size: u64,
     /// Client Handshake flight size (Finished: 4-byte header + 32-byte HMAC-SHA256).
     /// Default 36.
-    #[serde(deserialize_with = "size::de")]
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub client_finished_size: u64,
 
     // ---- timers and ACKs --------------------------------------------------------------
@@ -228,11 +202,11 @@ pub struct QuicConfig {
     // ---- flow control ---------------------------------------------------------------------
     /// initial_max_stream_data_bidi_* transport parameters and the stream receive window.
     /// Default 1,250,000 (quinn's `stream_receive_window`, sized for 100 Mb/s x 100 ms).
-    #[serde(deserialize_with = "size::de")]
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub stream_window: u64,
     /// initial_max_data transport parameter and connection receive window. Default
     /// 2^62 - 1 (quinn's `receive_window` = VarInt::MAX: no connection-level limit).
-    #[serde(deserialize_with = "size::de")]
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub connection_window: u64,
     /// initial_max_streams_bidi transport parameter. Default 100 (quinn's
     /// `max_concurrent_bidi_streams`).
@@ -253,10 +227,10 @@ pub struct QuicConfig {
     pub streams: u64,
     /// Total response bytes N, split evenly over the streams (the first `N mod S`
     /// streams get one byte more). Default 1,000,000.
-    #[serde(deserialize_with = "size::de")]
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub bytes: u64,
     /// Request size per stream, client to server. Default 100.
-    #[serde(deserialize_with = "size::de")]
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub request_size: u64,
 
     // ---- resumption and 0-RTT (docs/lifecycle.md; used by `quic_connections`) ------------
@@ -264,13 +238,13 @@ pub struct QuicConfig {
     /// ClientHello plus a pre_shared_key extension (RFC 8446 §4.2.11: 4 B header, 2 B
     /// identities length, 2 B identity length, a ~160-byte ticket, 4 B obfuscated age,
     /// 2 B binders length, a 33-byte binder) and early_data (4 B). Default 510 (estimate).
-    #[serde(deserialize_with = "size::de")]
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub resumption_client_hello_size: u64,
     /// Server Handshake flight on resumption: EncryptedExtensions and Finished, no
     /// Certificate or CertificateVerify (RFC 8446 §2.2). Default 140 (~100 B
     /// EncryptedExtensions with transport parameters and early_data, 36 B Finished;
     /// estimate). The ServerHello grows by its 6-byte pre_shared_key extension.
-    #[serde(deserialize_with = "size::de")]
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub resumption_server_handshake_size: u64,
     /// A resuming client sends its requests in 0-RTT packets (RFC 9001 §4.6.1). Default
     /// on.
@@ -283,7 +257,7 @@ pub struct QuicConfig {
     /// when it reconnects, and a valid token lifts the 3x anti-amplification limit
     /// (§8.1). 0: the server issues no token. Default 64 (estimate of an encrypted
     /// address + timestamp token).
-    #[serde(deserialize_with = "size::de")]
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub address_token_size: u64,
 }
 
