@@ -249,7 +249,7 @@ pub mod serde_size {
     fn conv<E: serde::de::Error>(v: IntOrStr) -> Result<u64, E> {
         match v {
             IntOrStr::Int(n) => Ok(n),
-            IntOrStr::Str(s) => super::parse_bytes(&s)
+            IntOrStr::Str(s) => crate::units::parse_bytes(&s)
                 .map(|b| b.0)
                 .map_err(|e| E::custom(format!("{s:?}: {e}"))),
         }
