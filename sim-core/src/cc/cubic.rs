@@ -26,7 +26,7 @@
 //!   `(N − 1 + (1 + β)/2)/N`. With N = 1 these are the RFC's β, `3(1−β)/(1+β)` and `(1+β)/2`.
 
 use super::hystart::{HyStart, Verdict};
-use super::{minimum_window, CongestionController, RttSnapshot, STATE_RECOVERY};
+use super::{minimum_window, CongestionController, RttSnapshot};
 use crate::time::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -367,14 +367,8 @@ impl CongestionController for Cubic {
         self.p.beta_eff()
     }
 
-    fn state_name(&self) -> &'static str {
-        if self.recovering {
-            STATE_RECOVERY
-        } else if self.in_slow_start() {
-            super::STATE_SLOW_START
-        } else {
-            super::STATE_CONGESTION_AVOIDANCE
-        }
+    fn recovering(&self) -> bool {
+        self.recovering
     }
 }
 

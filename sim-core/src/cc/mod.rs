@@ -98,13 +98,20 @@ pub trait CongestionController: std::fmt::Debug {
     /// connections).
     fn loss_reduction_factor(&self) -> f64;
 
+    /// Whether the controller is in a recovery period (RFC 9002 §7.3.2: from a congestion
+    /// event until a packet sent after it is acknowledged). Default: never.
+    fn recovering(&self) -> bool {
+        false
+    }
+
     /// The controller's state in qlog's congestion-state vocabulary (RFC 9002 §7.3):
-    /// `"slow_start"`, `"congestion_avoidance"`, `"recovery"` (qlog also names
-    /// `"application_limited"`, which no controller here reports). Default: slow start
-    /// while [`CongestionController::in_slow_start`], else congestion avoidance; a
-    /// controller with recovery periods overrides it.
+    /// `"recovery"` while [`CongestionController::recovering`], else `"slow_start"` while
+    /// [`CongestionController::in_slow_start`], else `"congestion_avoidance"` (qlog also
+    /// names `"application_limited"`, which no controller here reports).
     fn state_name(&self) -> &'static str {
-        if self.in_slow_start() {
+        if self.recovering() {
+            STATE_RECOVERY
+        } else if self.in_slow_start() {
             STATE_SLOW_START
         } else {
             STATE_CONGESTION_AVOIDANCE

@@ -18,7 +18,7 @@
 //!   Conservative Slow Start ends, `ssthresh = cwnd` (RFC 9406 §4.2).
 
 use super::hystart::{HyStart, Verdict};
-use super::{minimum_window, CongestionController, RttSnapshot, STATE_RECOVERY};
+use super::{minimum_window, CongestionController, RttSnapshot};
 use crate::time::SimTime;
 
 /// The name [`NewReno`] reports.
@@ -186,14 +186,8 @@ impl CongestionController for NewReno {
         LOSS_REDUCTION_FACTOR
     }
 
-    fn state_name(&self) -> &'static str {
-        if self.recovering {
-            STATE_RECOVERY
-        } else if self.in_slow_start() {
-            super::STATE_SLOW_START
-        } else {
-            super::STATE_CONGESTION_AVOIDANCE
-        }
+    fn recovering(&self) -> bool {
+        self.recovering
     }
 }
 
