@@ -3,6 +3,7 @@
 //! All file and terminal I/O lives here; sim-core stays pure.
 
 mod plot;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
@@ -79,6 +80,78 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Run a scenario's sweep (grid x runs) across all cores into a directory: each
+    /// finished run is appended to DIR/runs.jsonl as it completes, so a killed sweep
+    /// continues with `--resume`; at the end DIR holds summary.csv / summary.json (per
+    /// point and metric: n, mean, std dev, 95 % CI, median, p10, p90). Output bytes do not
+    /// depend on --jobs, interruptions or sharding.
+    Sweep {
+        /// Scenario file (TOML).
+        file: PathBuf,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Continue an interrupted sweep in --out.
+        #[arg(long)]
+        resume: bool,
+        /// Run only shard K of N (0 <= K < N), balanced by estimated cost; combine the
+        /// shards' directories with `quicsim merge`. See docs/cluster.md.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<String>,
+        /// Base seed (overrides the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Runs per sweep point (overrides the scenario's `runs`).
+        #[arg(long)]
+        runs: Option<u32>,
+    },
+    /// Combine the directories of all shards of one sweep into the directory an unsharded
+    /// sweep writes (the same bytes). Refuses a missing, duplicated, unfinished or foreign
+    /// shard.
+    Merge {
+        /// The shards' output directories.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Plot a metric of a finished sweep (its summary.json) against a sweep key: the mean
+    /// per point with its 95 % confidence interval as an error bar, one line per value of
+    /// `--series`. Sweep keys that are neither x nor series must be fixed with --where.
+    PlotSweep {
+        /// The sweep directory (`quicsim sweep --out DIR`).
+        dir: PathBuf,
+        /// Sweep key on the horizontal axis (e.g. `topology.link.loss`); values that are
+        /// durations, rates or sizes are drawn in s, bit/s and bytes.
+        #[arg(long)]
+        x: String,
+        /// Metric (a name from summary.csv, e.g. `flow0.ep0.completion_secs`), optionally
+        /// `*factor` or `/divisor`.
+        #[arg(long)]
+        y: String,
+        /// Sweep key whose values become separate lines.
+        #[arg(long)]
+        series: Option<String>,
+        /// Keep only points with KEY=VALUE (value as written in the scenario). Repeatable.
+        #[arg(long = "where", value_name = "KEY=VALUE")]
+        filters: Vec<String>,
+        /// Title.
+        #[arg(long, default_value = "")]
+        title: String,
+        /// Label of the horizontal axis (default: the x key).
+        #[arg(long, default_value = "")]
+        xlabel: String,
+        /// Label of the vertical axis, with its unit.
+        #[arg(long, default_value = "")]
+        ylabel: String,
+        /// Output SVG file.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Check a scenario file and report its sweep size, without running it.
     Validate {
         /// Scenario file (TOML).
@@ -125,6 +198,37 @@ fn main() -> ExitCode {
                 plot::plot(&csv, &x, &curves, &title, &ylabel, &out)
                     .map_err(|e| (EXIT_BAD_INPUT, e))
             }),
+        Command::Sweep {
+            file,
+            out,
+            jobs,
+            resume,
+            shard,
+            seed,
+            runs,
+        } => sweep_cmd(&file, out, jobs, resume, shard, seed, runs),
+        Command::Merge { dirs, out } => sweep::merge(&dirs, &out),
+        Command::PlotSweep {
+            dir,
+            x,
+            y,
+            series,
+            filters,
+            title,
+            xlabel,
+            ylabel,
+            out,
+        } => plot_sweep_cmd(
+            &dir,
+            &x,
+            &y,
+            series.as_deref(),
+            &filters,
+            &title,
+            &xlabel,
+            &ylabel,
+            &out,
+        ),
         Command::Validate { file } => load(&file).map(|s| {
             println!(
                 "{}: ok — {} sweep point(s) x {} run(s)",
@@ -157,6 +261,86 @@ fn main() -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+/// `quicsim plot-sweep`: argument checks, then [`plot::plot_sweep`].
+#[allow(clippy::too_many_arguments)]
+fn plot_sweep_cmd(
+    dir: &Path,
+    x: &str,
+    y: &str,
+    series: Option<&str>,
+    filters: &[String],
+    title: &str,
+    xlabel: &str,
+    ylabel: &str,
+    out: &Path,
+) -> Result<(), (u8, String)> {
+    let curve = plot::parse_curve(y).map_err(|e| (EXIT_BAD_INPUT, e))?;
+    let filters: Vec<(String, String)> = filters
+        .iter()
+        .map(|f| {
+            f.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| (EXIT_BAD_INPUT, format!("--where {f:?}: expected KEY=VALUE")))
+        })
+        .collect::<Result<_, _>>()?;
+    plot::plot_sweep(&plot::SweepPlot {
+        dir,
+        x,
+        y: &curve,
+        series,
+        filters: &filters,
+        title,
+        xlabel,
+        ylabel,
+        out,
+    })
+    .map_err(|e| (EXIT_BAD_INPUT, e))
+}
+
+/// `quicsim sweep`: argument checks, then [`sweep::sweep`].
+fn sweep_cmd(
+    file: &Path,
+    out: PathBuf,
+    jobs: Option<usize>,
+    resume: bool,
+    shard: Option<String>,
+    seed: Option<u64>,
+    runs: Option<u32>,
+) -> Result<(), (u8, String)> {
+    if jobs == Some(0) {
+        return Err((
+            EXIT_BAD_INPUT,
+            "--jobs: 0 is not allowed: expected >= 1".into(),
+        ));
+    }
+    if runs == Some(0) {
+        return Err((
+            EXIT_BAD_INPUT,
+            "--runs: 0 is not allowed: expected >= 1".into(),
+        ));
+    }
+    let shard = shard
+        .map(|s| sweep::Shard::parse(&s))
+        .transpose()
+        .map_err(|e| (EXIT_BAD_INPUT, e))?;
+    let s = load(file)?;
+    let overrides = Overrides {
+        seed,
+        runs,
+        series: false,
+    };
+    let study = Study::new(s, &overrides).map_err(|e| (EXIT_BAD_INPUT, e.to_string()))?;
+    sweep::sweep(
+        study,
+        sweep::SweepArgs {
+            out,
+            jobs,
+            resume,
+            shard,
+        },
+    )
 }
 
 /// `quicsim run`: the jobs, seeds, order and JSON document come from [`Study`]; this does

@@ -139,3 +139,260 @@ pub fn plot(
     root.present().map_err(|e| err(&e))?;
     Ok(())
 }
+
+/// One point of a summary: its parameters and the summary of the plotted metric.
+struct SummaryPoint {
+    params: Vec<(String, String)>,
+    mean: f64,
+    ci: Option<(f64, f64)>,
+}
+
+/// A sweep parameter value as a number for an axis: plain numbers as they are, durations
+/// in seconds, sizes in bytes, rates in bit/s; `None` if it is none of these.
+fn axis_value(v: &str) -> Option<f64> {
+    if let Ok(x) = v.parse::<f64>() {
+        return Some(x);
+    }
+    if let Ok(d) = sim_core::units::parse_duration(v) {
+        return Some(d.0 as f64 / 1e9);
+    }
+    if let Ok(r) = sim_core::units::parse_rate(v) {
+        return Some(r.0 as f64);
+    }
+    sim_core::units::parse_bytes(v).ok().map(|b| b.0 as f64)
+}
+
+/// One drawn point: x, mean, 95 % CI.
+type Marker = (f64, f64, Option<(f64, f64)>);
+
+/// What `quicsim plot-sweep` draws.
+pub struct SweepPlot<'a> {
+    /// The sweep directory (with `summary.json`).
+    pub dir: &'a Path,
+    /// Sweep key on the horizontal axis.
+    pub x: &'a str,
+    /// Metric on the vertical axis, optionally `*factor` or `/divisor`.
+    pub y: &'a Curve,
+    /// Sweep key whose values become separate lines.
+    pub series: Option<&'a str>,
+    /// `KEY=VALUE` filters on the other sweep keys.
+    pub filters: &'a [(String, String)],
+    pub title: &'a str,
+    pub xlabel: &'a str,
+    pub ylabel: &'a str,
+    pub out: &'a Path,
+}
+
+/// Draws the mean of a metric per sweep point against a sweep key, one line per value of
+/// the series key, with the 95 % confidence interval of each mean as an error bar.
+pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
+    let path = p.dir.join("summary.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let points = doc["points"]
+        .as_array()
+        .ok_or_else(|| format!("{}: no points", path.display()))?;
+    let mut rows: Vec<SummaryPoint> = Vec::new();
+    let mut metric_seen = false;
+    for pt in points {
+        let params: Vec<(String, String)> = pt["params"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|kv| {
+                        (
+                            kv[0].as_str().unwrap_or_default().to_string(),
+                            kv[1].as_str().unwrap_or_default().to_string(),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if p.filters
+            .iter()
+            .any(|(k, v)| params.iter().any(|(pk, pv)| pk == k && pv != v))
+        {
+            continue;
+        }
+        let Some(m) = pt["metrics"]
+            .as_array()
+            .and_then(|ms| ms.iter().find(|m| m[0] == p.y.column.as_str()))
+        else {
+            continue;
+        };
+        metric_seen = true;
+        let s = &m[1];
+        let k = p.y.scale;
+        rows.push(SummaryPoint {
+            params,
+            mean: s["mean"].as_f64().unwrap_or(f64::NAN) * k,
+            ci: s["ci95"]
+                .as_array()
+                .and_then(|c| Some((c[0].as_f64()? * k, c[1].as_f64()? * k))),
+        });
+    }
+    if !metric_seen {
+        let names: Vec<&str> = points
+            .first()
+            .and_then(|pt| pt["metrics"].as_array())
+            .map(|ms| ms.iter().filter_map(|m| m[0].as_str()).collect())
+            .unwrap_or_default();
+        return Err(format!(
+            "{}: no metric {:?}; metrics are: {}",
+            path.display(),
+            p.y.column,
+            names.join(", ")
+        ));
+    }
+    let keys: Vec<String> = rows
+        .first()
+        .map(|r| r.params.iter().map(|(k, _)| k.clone()).collect())
+        .unwrap_or_default();
+    for want in std::iter::once(p.x).chain(p.series) {
+        if !keys.iter().any(|k| k == want) {
+            return Err(format!(
+                "{}: {want:?} is not a sweep key; keys are: {}",
+                path.display(),
+                keys.join(", ")
+            ));
+        }
+    }
+    let value = |r: &SummaryPoint, key: &str| {
+        r.params
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    // Every other key must be fixed by the filters (or take one value).
+    for k in &keys {
+        if k == p.x || Some(k.as_str()) == p.series {
+            continue;
+        }
+        let mut vals: Vec<String> = rows.iter().map(|r| value(r, k)).collect();
+        vals.sort();
+        vals.dedup();
+        if vals.len() > 1 {
+            return Err(format!(
+                "sweep key {k:?} takes {} values ({}): draw it as --series or fix it with --where {k}=VALUE",
+                vals.len(),
+                vals.join(", ")
+            ));
+        }
+    }
+    // x positions: numeric when every value parses as a number, a duration, a rate or a
+    // size; otherwise categories in sweep order.
+    let mut xs: Vec<String> = Vec::new();
+    for r in &rows {
+        let v = value(r, p.x);
+        if !xs.contains(&v) {
+            xs.push(v);
+        }
+    }
+    let numeric: Option<Vec<f64>> = xs.iter().map(|v| axis_value(v)).collect();
+    let xpos = |v: &str| -> f64 {
+        match &numeric {
+            Some(n) => n[xs.iter().position(|x| x == v).unwrap_or(0)],
+            None => xs.iter().position(|x| x == v).unwrap_or(0) as f64,
+        }
+    };
+    let mut groups: Vec<(String, Vec<Marker>)> = Vec::new();
+    for r in &rows {
+        let g = p.series.map(|s| value(r, s)).unwrap_or_default();
+        let entry = (xpos(&value(r, p.x)), r.mean, r.ci);
+        match groups.iter_mut().find(|(name, _)| *name == g) {
+            Some((_, v)) => v.push(entry),
+            None => groups.push((g, vec![entry])),
+        }
+    }
+    for (_, v) in &mut groups {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let (mut x0, mut x1, mut y0, mut y1) = (
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    );
+    for (_, v) in &groups {
+        for &(x, m, ci) in v {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            let (lo, hi) = ci.unwrap_or((m, m));
+            y0 = y0.min(lo.min(m));
+            y1 = y1.max(hi.max(m));
+        }
+    }
+    if !x0.is_finite() || !y1.is_finite() {
+        return Err(format!("{}: nothing to plot", path.display()));
+    }
+    let pad = ((x1 - x0) * 0.05).max(if numeric.is_some() { 1e-12 } else { 0.5 });
+    let (x0, x1) = (x0 - pad, x1 + pad);
+    let y0 = y0.min(0.0);
+    let y1 = if y1 > y0 { y1 * 1.05 } else { y0 + 1.0 };
+    let root = SVGBackend::new(p.out, (1000, 560)).into_drawing_area();
+    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", p.out.display());
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(p.title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(|e| err(&e))?;
+    let cats = xs.clone();
+    let is_numeric = numeric.is_some();
+    let fmt_x = move |x: &f64| {
+        if is_numeric {
+            format!("{x}")
+        } else {
+            let i = x.round();
+            if (x - i).abs() < 1e-9 && i >= 0.0 && (i as usize) < cats.len() {
+                cats[i as usize].clone()
+            } else {
+                String::new()
+            }
+        }
+    };
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(if p.xlabel.is_empty() { p.x } else { p.xlabel })
+        .y_desc(p.ylabel)
+        .x_label_formatter(&fmt_x);
+    if !is_numeric {
+        mesh.x_labels(xs.len() * 2 + 1);
+    }
+    mesh.draw().map_err(|e| err(&e))?;
+    let palette = [&BLUE, &RED, &GREEN, &MAGENTA, &CYAN, &BLACK];
+    for (k, (name, v)) in groups.into_iter().enumerate() {
+        let color = palette[k % palette.len()];
+        let label = match p.series {
+            Some(s) => format!("{s} = {name}"),
+            None => p.y.label.clone(),
+        };
+        chart
+            .draw_series(LineSeries::new(v.iter().map(|&(x, m, _)| (x, m)), color))
+            .map_err(|e| err(&e))?
+            .label(label)
+            .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 20, b)], color));
+        chart
+            .draw_series(v.iter().filter_map(|&(x, m, ci)| {
+                ci.map(|(lo, hi)| ErrorBar::new_vertical(x, lo, m, hi, color.filled(), 8))
+            }))
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(
+                v.iter()
+                    .map(|&(x, m, _)| Circle::new((x, m), 3, color.filled())),
+            )
+            .map_err(|e| err(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}

@@ -56,6 +56,7 @@ pub mod rng;
 pub mod runner;
 pub mod scenario;
 pub mod sim;
+pub mod stats;
 pub mod study;
 pub mod time;
 pub mod trace;

@@ -51,7 +51,7 @@ use crate::scenario::Scenario;
 use crate::sim::Simulation;
 use crate::time::SimTime;
 use crate::validate::ConfigError;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
 /// Values that replace the scenario's own when a study is made (the CLI's `--seed`,
@@ -340,6 +340,336 @@ pub struct StudyRun<'a> {
     pub point: usize,
 }
 
+/// Domain tag of [`Study::fingerprint`].
+const STUDY_TAG: &[u8] = b"quicsim/study/v1\0";
+
+impl Study {
+    /// A stable fingerprint of the whole study: FNV-1a 64 of a tag, the number of jobs and
+    /// every job id in job order, as 16 hex digits. Two studies with the same fingerprint
+    /// run the same simulations in the same order, so their stored results (a sweep
+    /// directory, a shard) can be resumed or merged; anything that changes a point's
+    /// resolved config, the seeds or the number of runs changes it.
+    pub fn fingerprint(&self) -> String {
+        let ids: Vec<JobId> = self.jobs.iter().map(|j| j.id).collect();
+        fingerprint_of(&ids)
+    }
+
+    /// The sweep parameters of every point, in point order (key and value as written).
+    pub fn point_params(&self) -> Vec<Vec<(String, String)>> {
+        self.scenario
+            .points
+            .iter()
+            .map(|p| p.params.clone())
+            .collect()
+    }
+
+    /// The relative cost estimate of one run of `point` ([`estimated_cost`] of its config).
+    pub fn point_cost(&self, point: usize) -> u64 {
+        estimated_cost(&self.scenario.points[point].config)
+    }
+
+    /// The jobs of shard `k` of `n` (0-based `k < n`), as indices into [`Study::jobs`] in
+    /// job order. The shards partition the jobs, and balance the [`estimated_cost`] of
+    /// their jobs rather than their number: jobs are taken by decreasing cost (ties in job
+    /// order) and each goes to the shard with the least cost so far (ties: the lowest
+    /// shard), the longest-processing-time rule. Deterministic: every process computes the
+    /// same partition.
+    ///
+    /// # Panics
+    /// If `n == 0` or `k >= n`.
+    pub fn shard(&self, k: usize, n: usize) -> Vec<usize> {
+        assert!(n > 0 && k < n, "shard {k}/{n}: need 0 <= k < n");
+        let costs: Vec<u64> = (0..self.scenario.points.len())
+            .map(|p| self.point_cost(p))
+            .collect();
+        let mut order: Vec<usize> = (0..self.jobs.len()).collect();
+        // Stable sort: equal costs keep job order.
+        order.sort_by_key(|&i| std::cmp::Reverse(costs[self.jobs[i].point]));
+        let mut load = vec![0u64; n];
+        let mut mine = Vec::new();
+        for i in order {
+            let s = (0..n).min_by_key(|&s| (load[s], s)).expect("n > 0");
+            load[s] += costs[self.jobs[i].point];
+            if s == k {
+                mine.push(i);
+            }
+        }
+        mine.sort_unstable();
+        mine
+    }
+}
+
+/// The fingerprint of a study whose jobs, in job order, have the ids `ids`: see
+/// [`Study::fingerprint`]. Lets a merge check that stored results cover exactly the jobs
+/// of one study.
+pub fn fingerprint_of(ids: &[JobId]) -> String {
+    let mut h = Fnv1a64::new();
+    h.write(STUDY_TAG);
+    h.write_u64(ids.len() as u64);
+    for id in ids {
+        h.write_u64(id.0);
+    }
+    format!("{:016x}", h.finish())
+}
+
+/// A rough, deterministic estimate of the relative cost (simulated packets) of one run of
+/// `config`, for balancing shards: per flow, its bytes to transfer / 1000 plus its datagram
+/// count (every numeric or size-string field named `bytes` or `count` in the flow's
+/// configuration, so new workloads are counted without changes here), times
+/// `1 + 20 × p`, `p` the largest long-run loss rate of any link (losses cost
+/// retransmissions and timeouts), plus a constant per run. Only its ratios matter.
+pub fn estimated_cost(config: &Config) -> u64 {
+    fn walk(v: &serde_json::Value, sum: &mut f64) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    if k == "bytes" || k == "count" {
+                        let n = match x {
+                            serde_json::Value::Number(n) => n.as_f64().unwrap_or(0.0),
+                            serde_json::Value::String(s) => crate::units::parse_bytes(s)
+                                .map(|b| b.0 as f64)
+                                .unwrap_or(0.0),
+                            _ => 0.0,
+                        };
+                        *sum += if k == "bytes" { n / 1000.0 } else { n };
+                    } else {
+                        walk(x, sum);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, sum)),
+            _ => {}
+        }
+    }
+    let mut packets = 0.0;
+    for f in &config.flows {
+        if let Ok(v) = serde_json::to_value(f) {
+            walk(&v, &mut packets);
+        }
+    }
+    let mut loss: f64 = 0.0;
+    let mut link = |l: &crate::config::LinkConfig| {
+        loss = loss.max(l.loss.stationary_loss().unwrap_or(0.0) + l.corruption);
+    };
+    match &config.topology {
+        crate::config::Topology::TwoHosts {
+            forward,
+            reverse,
+            handovers,
+        } => {
+            link(forward);
+            link(reverse);
+            handovers.iter().for_each(|h| {
+                link(&h.forward);
+                link(&h.reverse)
+            });
+        }
+        crate::config::Topology::Dumbbell {
+            pairs,
+            bottleneck_forward,
+            bottleneck_reverse,
+            handovers,
+        } => {
+            link(bottleneck_forward);
+            link(bottleneck_reverse);
+            for p in pairs {
+                [&p.client_up, &p.client_down, &p.server_up, &p.server_down]
+                    .into_iter()
+                    .for_each(&mut link);
+            }
+            handovers.iter().for_each(|h| {
+                link(&h.forward);
+                link(&h.reverse)
+            });
+        }
+    }
+    100 + (packets * (1.0 + 20.0 * loss.min(1.0))) as u64
+}
+
+/// The numeric results of one run, flattened for summaries: every number of the run's
+/// result (what `quicsim run --json` prints for a run) but its seed and point, named by
+/// its path with `flows.N` written `flowN`, `endpoints.N` written `epN`, `links.N`
+/// written `linkN` and other array elements `name.N` (`end_time_secs`, `events`,
+/// `flow0.ep0.completion_secs`, `link1.drops.queue_overflow`, ...). Absent values (`null`)
+/// and flags are left out; names are sorted (numeric segments by value), so the list is
+/// the same on every platform. New metrics appear without changes here.
+pub fn observations(result: &RunResult) -> Vec<(String, f64)> {
+    fn walk(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
+        match v {
+            serde_json::Value::Number(n) => {
+                if let Some(x) = n.as_f64() {
+                    out.push((prefix.to_string(), x));
+                }
+            }
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    let name = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&name, x, out);
+                }
+            }
+            serde_json::Value::Array(a) => {
+                let (base, short) = match prefix.rsplit_once('.') {
+                    Some((head, last)) => (format!("{head}."), last),
+                    None => (String::new(), prefix),
+                };
+                for (i, x) in a.iter().enumerate() {
+                    let name = match short {
+                        "flows" => format!("{base}flow{i}"),
+                        "endpoints" => format!("{base}ep{i}"),
+                        "links" => format!("{base}link{i}"),
+                        _ => format!("{prefix}.{i}"),
+                    };
+                    walk(&name, x, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut v = serde_json::to_value(result).expect("a RunResult serialises");
+    if let Some(m) = v.as_object_mut() {
+        for k in [
+            "resolved_config",
+            "series",
+            "seed",
+            "point",
+            "schema_version",
+            "quicsim_version",
+        ] {
+            m.remove(k);
+        }
+    }
+    let mut out = Vec::new();
+    walk("", &v, &mut out);
+    out.sort_by(|a, b| natural_cmp(&a.0, &b.0));
+    out
+}
+
+/// Orders dotted names segment by segment, digit runs by their value (`flow2` before
+/// `flow10`).
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn key(s: &str) -> Vec<(String, u64)> {
+        let mut out = Vec::new();
+        let mut text = String::new();
+        let mut chars = s.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c.is_ascii_digit() {
+                let mut n: u64 = c.to_digit(10).unwrap_or(0) as u64;
+                while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
+                    n = n.saturating_mul(10).saturating_add(d as u64);
+                    chars.next();
+                }
+                out.push((std::mem::take(&mut text), n));
+            } else {
+                text.push(c);
+            }
+        }
+        out.push((text, u64::MAX));
+        out
+    }
+    key(a).cmp(&key(b))
+}
+
+/// One run's record in a sweep: what a sweep stores per finished job (a line of its
+/// `runs.jsonl`) and summarises. Compact: no config, no series.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The job's id ([`job_id`]), 16 hex digits.
+    pub job: String,
+    /// Sweep point index.
+    pub point: usize,
+    /// Run index within the point.
+    pub run: u32,
+    /// The run's seed.
+    pub seed: u64,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// The run's digest.
+    pub digest: String,
+    /// [`observations`] of the run, in their order.
+    pub metrics: Vec<(String, f64)>,
+}
+
+impl RunRecord {
+    /// The record of `job`'s `result`.
+    pub fn new(job: &Job, result: &RunResult) -> RunRecord {
+        RunRecord {
+            job: job.id.to_string(),
+            point: job.point,
+            run: job.run,
+            seed: job.seed,
+            status: result.status,
+            digest: result.digest.clone(),
+            metrics: observations(result),
+        }
+    }
+}
+
+/// The summary of one sweep point over its runs: [`summarize`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PointSummary {
+    /// Index of the point.
+    pub index: usize,
+    /// The point's sweep parameters (key, value as written).
+    pub params: Vec<(String, String)>,
+    /// Runs summarised.
+    pub runs: usize,
+    /// Runs by status (`completed`, `time_limit`, ...), only statuses that occurred, in
+    /// the order of [`RunStatus`].
+    pub statuses: Vec<(RunStatus, usize)>,
+    /// Per metric (sorted as [`observations`]): the summary over the runs that have it.
+    pub metrics: Vec<(String, crate::stats::Summary)>,
+}
+
+/// Summaries per sweep point of `records` (any order: each point's runs are put in run
+/// order first, so the result does not depend on the order the runs finished in).
+/// `params[i]` are the sweep parameters of point `i` ([`Study::point_params`]).
+///
+/// # Panics
+/// If a record's point is out of range.
+pub fn summarize(params: &[Vec<(String, String)>], records: &[RunRecord]) -> Vec<PointSummary> {
+    let mut by_point: Vec<Vec<&RunRecord>> = vec![Vec::new(); params.len()];
+    for r in records {
+        by_point[r.point].push(r);
+    }
+    by_point
+        .into_iter()
+        .enumerate()
+        .map(|(index, mut rs)| {
+            rs.sort_by_key(|r| r.run);
+            let mut statuses: Vec<(RunStatus, usize)> = Vec::new();
+            for r in &rs {
+                match statuses.iter_mut().find(|(s, _)| *s == r.status) {
+                    Some((_, n)) => *n += 1,
+                    None => statuses.push((r.status, 1)),
+                }
+            }
+            statuses.sort_by_key(|(s, _)| *s as u8);
+            let mut values: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
+            for r in &rs {
+                for (k, v) in &r.metrics {
+                    values.entry(k.as_str()).or_default().push(*v);
+                }
+            }
+            let mut metrics: Vec<(String, crate::stats::Summary)> = values
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), crate::stats::Summary::of(&v)))
+                .collect();
+            metrics.sort_by(|a, b| natural_cmp(&a.0, &b.0));
+            PointSummary {
+                index,
+                params: params[index].clone(),
+                runs: rs.len(),
+                statuses,
+                metrics,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -568,5 +898,112 @@ mod tests {
         let doc = serde_json::to_value(p.results(&r)).unwrap();
         assert!(doc["points"][0].get("resolved_config").is_none());
         assert_eq!(doc["points"][0]["params"].as_array().unwrap().len(), 0);
+    }
+
+    #[test]
+    fn shards_partition_the_jobs_and_balance_cost() {
+        // Loss raises the estimated cost: the 2 % points cost more than the lossless ones.
+        let s = study(SWEPT, Overrides::default());
+        assert!(
+            s.point_cost(2) > s.point_cost(0),
+            "{} {}",
+            s.point_cost(2),
+            s.point_cost(0)
+        );
+        for n in [1, 2, 3, 5, 18, 25] {
+            let mut all: Vec<usize> = (0..n).flat_map(|k| s.shard(k, n)).collect();
+            all.sort_unstable();
+            assert_eq!(all, (0..18).collect::<Vec<_>>(), "{n} shards partition");
+            let loads: Vec<u64> = (0..n)
+                .map(|k| {
+                    s.shard(k, n)
+                        .iter()
+                        .map(|&i| s.point_cost(s.jobs()[i].point))
+                        .sum()
+                })
+                .collect();
+            let max_job = (0..6).map(|p| s.point_cost(p)).max().unwrap();
+            let (lo, hi) = (loads.iter().min().unwrap(), loads.iter().max().unwrap());
+            // Longest-processing-time rule: the spread is at most one job's cost.
+            assert!(hi - lo <= max_job, "{n}: {loads:?}");
+        }
+        // The same call gives the same slice.
+        assert_eq!(s.shard(1, 3), s.shard(1, 3));
+    }
+
+    #[test]
+    fn fingerprint_follows_the_jobs() {
+        let a = study(SWEPT, Overrides::default());
+        let ids: Vec<JobId> = a.jobs().iter().map(|j| j.id).collect();
+        assert_eq!(a.fingerprint(), fingerprint_of(&ids));
+        assert_eq!(
+            a.fingerprint(),
+            study(SWEPT, Overrides::default()).fingerprint()
+        );
+        let more = Overrides {
+            runs: Some(4),
+            ..Overrides::default()
+        };
+        assert_ne!(a.fingerprint(), study(SWEPT, more).fingerprint());
+        let seed = Overrides {
+            seed: Some(1),
+            ..Overrides::default()
+        };
+        assert_ne!(a.fingerprint(), study(SWEPT, seed).fingerprint());
+        let mut swapped = ids.clone();
+        swapped.swap(0, 1);
+        assert_ne!(fingerprint_of(&swapped), a.fingerprint());
+    }
+
+    #[test]
+    fn observations_name_every_number_and_summaries_ignore_finish_order() {
+        let s = study(SWEPT, Overrides::default());
+        let recs: Vec<RunRecord> = s
+            .jobs()
+            .iter()
+            .map(|j| RunRecord::new(j, &crate::run(s.config(j), j.seed).unwrap()))
+            .collect();
+        let names: Vec<&str> = recs[0].metrics.iter().map(|(k, _)| k.as_str()).collect();
+        for want in [
+            "end_time_secs",
+            "events",
+            "flow0.packets_sent",
+            "link0.packets_in",
+        ] {
+            assert!(names.contains(&want), "{want} missing from {names:?}");
+        }
+        assert!(!names
+            .iter()
+            .any(|n| n.contains("seed") || n.contains("resolved_config")));
+        let mut sorted = names.clone();
+        sorted.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(names, sorted);
+        assert_eq!(natural_cmp("flow2.x", "flow10.x"), std::cmp::Ordering::Less);
+        // Summaries: point 4 (loss 0.02) over its three runs, by hand.
+        let params = s.point_params();
+        let sum = summarize(&params, &recs);
+        assert_eq!(sum.len(), 6);
+        let p = &sum[4];
+        assert_eq!((p.runs, p.params.clone()), (3, params[4].clone()));
+        let (_, st) = p
+            .metrics
+            .iter()
+            .find(|(k, _)| k == "flow0.packets_delivered")
+            .unwrap();
+        let xs: Vec<f64> = recs[12..15]
+            .iter()
+            .map(|r| {
+                r.metrics
+                    .iter()
+                    .find(|(k, _)| k == "flow0.packets_delivered")
+                    .unwrap()
+                    .1
+            })
+            .collect();
+        assert_eq!(st.mean, (xs[0] + xs[1] + xs[2]) / 3.0);
+        // Finish order does not matter.
+        let mut rev = recs.clone();
+        rev.reverse();
+        assert_eq!(summarize(&params, &rev), sum);
     }
 }

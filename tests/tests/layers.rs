@@ -22,6 +22,8 @@ const LAYERS: &[&[&str]] = &[
     // 0 ground: integer time and units (one unit: `Display` of a duration is written by
     // `units`, which builds on `time`), the digest hash.
     &["time", "units", "hash"],
+    // 0b summary statistics of repeated runs (statrs): pure functions on numbers.
+    &["stats"],
     // 1 ground: seeded random streams, the scheduler.
     &["rng", "engine"],
     // 2 what travels, per protocol; congestion controllers (pure algorithms on time).
@@ -69,6 +71,7 @@ const SHARED: &[&str] = &[
     "time",
     "units",
     "hash",
+    "stats",
     "rng",
     "engine",
     "wire",

@@ -1,0 +1,650 @@
+//! `quicsim sweep` and `quicsim merge`: a study's jobs run across all cores, each finished
+//! run appended to `runs.jsonl` as it completes (so a killed sweep resumes and loses
+//! nothing), shards of a study for cluster schedulers, and per-point summaries.
+//!
+//! A sweep directory holds:
+//! - `sweep.json`: the study it belongs to (scenario name, fingerprint, number of jobs,
+//!   points and their parameters, the shard if any) and whether it is complete;
+//! - `runs.jsonl`: one [`RunRecord`] per finished job; appended in completion order while
+//!   the sweep runs, rewritten in job order when it completes;
+//! - `summary.json`, `summary.csv` (unsharded or merged sweeps): per point and metric the
+//!   number of runs, mean, standard deviation, Student-t 95 % CI, median, p10, p90, min, max.
+//!
+//! Every byte of a complete directory depends only on the scenario and the overrides:
+//! not on `--jobs`, on the order runs finished, on interruptions and resumes, or on
+//! whether it was run in shards and merged.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use sim_core::study::{self, JobId, PointSummary, RunRecord, Study};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Failure: exit code and message.
+pub type Failure = (u8, String);
+
+const EXIT_BAD_INPUT: u8 = 2;
+const EXIT_IO: u8 = 1;
+
+/// Which slice of a study's jobs a process runs: `--shard K/N`, 0-based `K < N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// 0-based shard index.
+    pub index: usize,
+    /// Number of shards.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Parses `K/N` (0 <= K < N, N >= 1), as Slurm's `$SLURM_ARRAY_TASK_ID/...` or
+    /// Kubernetes' `$JOB_COMPLETION_INDEX/...` give it.
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad =
+            || format!("--shard: `{s}` is not K/N with 0 <= K < N (e.g. 0/4 is the first of four)");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: usize = k.trim().parse().map_err(|_| bad())?;
+        let count: usize = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// `sweep.json`: what a sweep directory belongs to.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct SweepInfo {
+    /// Always `"quicsim-sweep"`.
+    format: String,
+    quicsim_version: String,
+    scenario: String,
+    /// [`Study::fingerprint`].
+    fingerprint: String,
+    /// Jobs of the whole study.
+    jobs: usize,
+    runs_per_point: u32,
+    /// Sweep parameters of every point.
+    points: Vec<Vec<(String, String)>>,
+    /// `None` for a whole study (also after a merge).
+    shard: Option<Shard>,
+    /// Jobs this directory holds when complete.
+    shard_jobs: usize,
+    complete: bool,
+}
+
+const FORMAT: &str = "quicsim-sweep";
+
+/// Options of `quicsim sweep`.
+pub struct SweepArgs {
+    pub out: PathBuf,
+    pub jobs: Option<usize>,
+    pub resume: bool,
+    pub shard: Option<Shard>,
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
+    move |e| (EXIT_IO, format!("{}: {e}", path.display()))
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(io_err(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io_err(path))
+}
+
+fn read_info(dir: &Path) -> Result<Option<SweepInfo>, Failure> {
+    let p = dir.join("sweep.json");
+    match std::fs::read_to_string(&p) {
+        Ok(t) => serde_json::from_str(&t).map(Some).map_err(|e| {
+            (
+                EXIT_BAD_INPUT,
+                format!("{}: not a sweep file: {e}", p.display()),
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err(&p)(e)),
+    }
+}
+
+fn write_info(dir: &Path, info: &SweepInfo) -> Result<(), Failure> {
+    let mut t = serde_json::to_string_pretty(info).expect("JSON");
+    t.push('\n');
+    write_atomic(&dir.join("sweep.json"), t.as_bytes())
+}
+
+/// Reads `runs.jsonl`: every complete record. A last line cut short (the process was killed
+/// while writing it) is dropped and the file truncated to the records before it, so that
+/// job runs again; any other unreadable line is an error naming it.
+fn read_records(path: &Path) -> Result<Vec<RunRecord>, Failure> {
+    let f = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(path)(e)),
+    };
+    let mut reader = BufReader::new(f);
+    let mut records = Vec::new();
+    let mut good_len: u64 = 0;
+    let mut line = String::new();
+    let mut line_no = 0;
+    loop {
+        line.clear();
+        let n = reader.read_line(&mut line).map_err(io_err(path))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let complete = line.ends_with('\n');
+        match serde_json::from_str::<RunRecord>(line.trim_end()) {
+            Ok(r) if complete => {
+                records.push(r);
+                good_len += n as u64;
+            }
+            _ => {
+                // Only the last line may be cut short.
+                let mut rest = String::new();
+                reader.read_line(&mut rest).map_err(io_err(path))?;
+                if !rest.is_empty() {
+                    return Err((
+                        EXIT_BAD_INPUT,
+                        format!(
+                            "{}: line {line_no} is not a run record (the file is damaged; \
+                             remove that line to re-run its job)",
+                            path.display()
+                        ),
+                    ));
+                }
+                eprintln!(
+                    "{}: last line {line_no} was cut short (interrupted write); its job runs again",
+                    path.display()
+                );
+                let f = OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(io_err(path))?;
+                f.set_len(good_len).map_err(io_err(path))?;
+                break;
+            }
+        }
+    }
+    Ok(records)
+}
+
+fn record_line(r: &RunRecord) -> String {
+    let mut s = serde_json::to_string(r).expect("JSON");
+    s.push('\n');
+    s
+}
+
+/// Progress on stderr: an indicatif bar on a terminal, a plain line every 10 s otherwise.
+struct Progress {
+    bar: Option<ProgressBar>,
+    total: u64,
+    done: u64,
+    unfinished: u64,
+    start: Instant,
+    last_line: Instant,
+    name: String,
+}
+
+impl Progress {
+    fn new(name: &str, total: u64, done: u64, unfinished: u64) -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = ProgressBar::new(total);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{prefix} [{bar:30}] {pos}/{len} runs, {msg} elapsed {elapsed} ETA {eta}",
+                )
+                .expect("template")
+                .progress_chars("=> "),
+            );
+            b.set_prefix(name.to_string());
+            b.set_position(done);
+            b.set_message(format!("{unfinished} unfinished,"));
+            b
+        });
+        Progress {
+            bar,
+            total,
+            done,
+            unfinished,
+            start: Instant::now(),
+            last_line: Instant::now(),
+            name: name.to_string(),
+        }
+    }
+
+    fn tick(&mut self, finished_ok: bool) {
+        self.done += 1;
+        if !finished_ok {
+            self.unfinished += 1;
+        }
+        match &self.bar {
+            Some(b) => {
+                b.set_position(self.done);
+                b.set_message(format!("{} unfinished,", self.unfinished));
+            }
+            None => {
+                if self.last_line.elapsed() >= Duration::from_secs(10) || self.done == self.total {
+                    self.last_line = Instant::now();
+                    self.line();
+                }
+            }
+        }
+    }
+
+    fn line(&self) {
+        let el = self.start.elapsed().as_secs_f64();
+        eprintln!(
+            "{}: {}/{} runs ({:.0} %), {} unfinished, elapsed {:.1} s",
+            self.name,
+            self.done,
+            self.total,
+            100.0 * self.done as f64 / self.total.max(1) as f64,
+            self.unfinished,
+            el
+        );
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish();
+        }
+    }
+}
+
+/// `quicsim sweep FILE --out DIR [--jobs N] [--resume] [--shard K/N]`.
+pub fn sweep(study: Study, args: SweepArgs) -> Result<(), Failure> {
+    let dir = &args.out;
+    let fingerprint = study.fingerprint();
+    let name = study.scenario().base.name.clone();
+    let mine: Vec<usize> = match args.shard {
+        Some(s) => study.shard(s.index, s.count),
+        None => (0..study.jobs().len()).collect(),
+    };
+    let info = SweepInfo {
+        format: FORMAT.into(),
+        quicsim_version: env!("CARGO_PKG_VERSION").into(),
+        scenario: name.clone(),
+        fingerprint: fingerprint.clone(),
+        jobs: study.jobs().len(),
+        runs_per_point: study.runs(),
+        points: study.point_params(),
+        shard: args.shard,
+        shard_jobs: mine.len(),
+        complete: false,
+    };
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    match read_info(dir)? {
+        None => {}
+        Some(old) => {
+            if old.fingerprint != fingerprint || old.shard != args.shard {
+                return Err((
+                    EXIT_BAD_INPUT,
+                    format!(
+                        "{}: holds a sweep of another study (scenario `{}`, fingerprint {}, shard {}); \
+                         this one is `{name}`, fingerprint {fingerprint}, shard {}: choose another --out",
+                        dir.display(),
+                        old.scenario,
+                        old.fingerprint,
+                        shard_text(old.shard),
+                        shard_text(args.shard)
+                    ),
+                ));
+            }
+            if old.complete {
+                eprintln!(
+                    "{}: sweep `{name}` is already complete ({} runs); nothing to do",
+                    dir.display(),
+                    old.shard_jobs
+                );
+                return Ok(());
+            }
+            if !args.resume {
+                return Err((
+                    EXIT_BAD_INPUT,
+                    format!(
+                        "{}: holds an unfinished sweep of this study: add --resume to continue it",
+                        dir.display()
+                    ),
+                ));
+            }
+        }
+    }
+    write_info(dir, &info)?;
+    let runs_path = dir.join("runs.jsonl");
+    let done = read_records(&runs_path)?;
+    // Map job id -> index among this directory's jobs.
+    let mut wanted: std::collections::BTreeMap<String, usize> = mine
+        .iter()
+        .map(|&i| (study.jobs()[i].id.to_string(), i))
+        .collect();
+    for r in &done {
+        if wanted.remove(&r.job).is_none() {
+            return Err((
+                EXIT_BAD_INPUT,
+                format!(
+                    "{}: job {} is not a job of this sweep, or appears twice",
+                    runs_path.display(),
+                    r.job
+                ),
+            ));
+        }
+    }
+    let mut todo: Vec<usize> = wanted.into_values().collect();
+    todo.sort_unstable();
+    let unfinished_before = done
+        .iter()
+        .filter(|r| r.status != sim_core::metrics::RunStatus::Completed)
+        .count() as u64;
+    if !done.is_empty() {
+        eprintln!(
+            "{}: resuming: {} of {} runs already done",
+            dir.display(),
+            done.len(),
+            mine.len()
+        );
+    }
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&runs_path)
+        .map_err(io_err(&runs_path))?;
+    let mut progress = Progress::new(
+        &name,
+        mine.len() as u64,
+        done.len() as u64,
+        unfinished_before,
+    );
+    let pool = {
+        let mut b = rayon::ThreadPoolBuilder::new();
+        if let Some(n) = args.jobs {
+            b = b.num_threads(n);
+        }
+        b.build()
+            .map_err(|e| (EXIT_IO, format!("cannot start worker threads: {e}")))?
+    };
+    let (tx, rx) = mpsc::channel::<Result<RunRecord, Failure>>();
+    let study_ref = &study;
+    let outcome: Result<(), Failure> = std::thread::scope(|scope| {
+        scope.spawn(move || {
+            pool.install(|| {
+                todo.par_iter().for_each_with(tx, |tx, &i| {
+                    let job = &study_ref.jobs()[i];
+                    let r = sim_core::run(study_ref.config(job), job.seed)
+                        .map(|res| RunRecord::new(job, &res))
+                        .map_err(|e| (EXIT_BAD_INPUT, e.to_string()));
+                    // The receiver only stops listening after an error.
+                    let _ = tx.send(r);
+                })
+            })
+        });
+        for r in rx {
+            let rec = r?;
+            file.write_all(record_line(&rec).as_bytes())
+                .and_then(|_| file.flush())
+                .map_err(io_err(&runs_path))?;
+            progress.tick(rec.status == sim_core::metrics::RunStatus::Completed);
+        }
+        Ok(())
+    });
+    progress.finish();
+    outcome?;
+    drop(file);
+    finalize(dir, info)
+}
+
+fn shard_text(s: Option<Shard>) -> String {
+    s.map_or("none".into(), |s| format!("{}/{}", s.index, s.count))
+}
+
+/// Rewrites `runs.jsonl` in job order and (for a whole study) writes the summaries; marks
+/// the directory complete.
+fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
+    let runs_path = dir.join("runs.jsonl");
+    let mut records = read_records(&runs_path)?;
+    if records.len() != info.shard_jobs {
+        return Err((
+            EXIT_IO,
+            format!(
+                "{}: {} records for {} jobs",
+                runs_path.display(),
+                records.len(),
+                info.shard_jobs
+            ),
+        ));
+    }
+    records.sort_by_key(|r| (r.point, r.run));
+    let text: String = records.iter().map(record_line).collect();
+    write_atomic(&runs_path, text.as_bytes())?;
+    if info.shard.is_none() {
+        write_summaries(dir, &info, &records)?;
+    }
+    info.complete = true;
+    write_info(dir, &info)?;
+    match info.shard {
+        None => eprintln!(
+            "{}: sweep `{}` complete: {} runs; summary.csv and summary.json written",
+            dir.display(),
+            info.scenario,
+            records.len()
+        ),
+        Some(s) => eprintln!(
+            "{}: shard {}/{} of `{}` complete: {} runs; combine the shards with `quicsim merge`",
+            dir.display(),
+            s.index,
+            s.count,
+            info.scenario,
+            records.len()
+        ),
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct SummaryDoc<'a> {
+    format: &'a str,
+    quicsim_version: &'a str,
+    scenario: &'a str,
+    fingerprint: &'a str,
+    runs_per_point: u32,
+    points: &'a [PointSummary],
+}
+
+fn fmt_f(x: f64) -> String {
+    format!("{x}")
+}
+
+fn write_summaries(dir: &Path, info: &SweepInfo, records: &[RunRecord]) -> Result<(), Failure> {
+    let points = study::summarize(&info.points, records);
+    let doc = SummaryDoc {
+        format: "quicsim-sweep-summary",
+        quicsim_version: &info.quicsim_version,
+        scenario: &info.scenario,
+        fingerprint: &info.fingerprint,
+        runs_per_point: info.runs_per_point,
+        points: &points,
+    };
+    let mut json = serde_json::to_string_pretty(&doc).expect("JSON");
+    json.push('\n');
+    write_atomic(&dir.join("summary.json"), json.as_bytes())?;
+    // Long format: one row per point and metric, the sweep parameters as columns.
+    let keys: Vec<String> = info
+        .points
+        .first()
+        .map(|p| p.iter().map(|(k, _)| k.clone()).collect())
+        .unwrap_or_default();
+    let mut csv = String::from("point");
+    for k in &keys {
+        csv.push(',');
+        csv.push_str(&csv_cell(k));
+    }
+    csv.push_str(",metric,n,mean,std_dev,ci95_low,ci95_high,median,p10,p90,min,max\n");
+    for p in &points {
+        let params: String = p
+            .params
+            .iter()
+            .map(|(_, v)| format!(",{}", csv_cell(v)))
+            .collect();
+        for (m, s) in &p.metrics {
+            let opt = |x: Option<f64>| x.map(fmt_f).unwrap_or_default();
+            csv.push_str(&format!(
+                "{}{params},{},{},{},{},{},{},{},{},{},{},{}\n",
+                p.index,
+                csv_cell(m),
+                s.n,
+                fmt_f(s.mean),
+                opt(s.std_dev),
+                opt(s.ci95.map(|c| c.0)),
+                opt(s.ci95.map(|c| c.1)),
+                fmt_f(s.median),
+                fmt_f(s.p10),
+                fmt_f(s.p90),
+                fmt_f(s.min),
+                fmt_f(s.max)
+            ));
+        }
+    }
+    write_atomic(&dir.join("summary.csv"), csv.as_bytes())
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// `quicsim merge DIR... --out OUT`: the shards of one sweep into the directory an
+/// unsharded sweep of it writes, byte for byte.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(), Failure> {
+    let bad = |msg: String| Err((EXIT_BAD_INPUT, msg));
+    let mut shards: Vec<(PathBuf, SweepInfo)> = Vec::new();
+    for d in dirs {
+        match read_info(d)? {
+            None => {
+                return bad(format!(
+                    "{}: not a sweep directory (no sweep.json)",
+                    d.display()
+                ))
+            }
+            Some(i) => shards.push((d.clone(), i)),
+        }
+    }
+    let Some((first_dir, first)) = shards.first().cloned() else {
+        return bad("merge: no shard directories given".into());
+    };
+    let Some(count) = first.shard.map(|s| s.count) else {
+        return bad(format!(
+            "{}: is a whole sweep, not a shard (nothing to merge)",
+            first_dir.display()
+        ));
+    };
+    let mut seen: Vec<Option<PathBuf>> = vec![None; count];
+    for (d, i) in &shards {
+        if i.fingerprint != first.fingerprint || i.scenario != first.scenario {
+            return bad(format!(
+                "{}: shard of another study (scenario `{}`, fingerprint {}); {} is of `{}`, fingerprint {}",
+                d.display(),
+                i.scenario,
+                i.fingerprint,
+                first_dir.display(),
+                first.scenario,
+                first.fingerprint
+            ));
+        }
+        let Some(s) = i.shard else {
+            return bad(format!("{}: is a whole sweep, not a shard", d.display()));
+        };
+        if s.count != count {
+            return bad(format!(
+                "{}: shard {}/{} of a split into {} shards, {} is of a split into {count}",
+                d.display(),
+                s.index,
+                s.count,
+                s.count,
+                first_dir.display()
+            ));
+        }
+        if let Some(other) = &seen[s.index] {
+            return bad(format!(
+                "{}: shard {}/{count} given twice (also {})",
+                d.display(),
+                s.index,
+                other.display()
+            ));
+        }
+        if !i.complete {
+            return bad(format!(
+                "{}: shard {}/{count} is not complete: resume it with `quicsim sweep ... --shard {}/{count} --resume`",
+                d.display(),
+                s.index,
+                s.index
+            ));
+        }
+        seen[s.index] = Some(d.clone());
+    }
+    let missing: Vec<String> = seen
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.is_none())
+        .map(|(k, _)| format!("{k}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return bad(format!("merge: missing shard(s) {}", missing.join(", ")));
+    }
+    let mut records = Vec::new();
+    for (d, i) in &shards {
+        let rs = read_records(&d.join("runs.jsonl"))?;
+        if rs.len() != i.shard_jobs {
+            return bad(format!(
+                "{}: {} run records, the shard has {} jobs",
+                d.display(),
+                rs.len(),
+                i.shard_jobs
+            ));
+        }
+        records.extend(rs);
+    }
+    records.sort_by_key(|r| (r.point, r.run));
+    let ids: Result<Vec<JobId>, _> = records
+        .iter()
+        .map(|r| u64::from_str_radix(&r.job, 16).map(JobId))
+        .collect();
+    let ids = ids.map_err(|_| {
+        (
+            EXIT_BAD_INPUT,
+            "merge: a run record has a bad job id".to_string(),
+        )
+    })?;
+    if records.len() != first.jobs || study::fingerprint_of(&ids) != first.fingerprint {
+        return bad(format!(
+            "merge: the shards' {} runs are not the {} jobs of study {} (a shard was altered?)",
+            records.len(),
+            first.jobs,
+            first.fingerprint
+        ));
+    }
+    std::fs::create_dir_all(out).map_err(io_err(out))?;
+    if let Some(existing) = read_info(out)? {
+        if existing.fingerprint != first.fingerprint || existing.shard.is_some() {
+            return bad(format!(
+                "{}: already holds another sweep: choose another --out",
+                out.display()
+            ));
+        }
+    }
+    let text: String = records.iter().map(record_line).collect();
+    write_atomic(&out.join("runs.jsonl"), text.as_bytes())?;
+    let info = SweepInfo {
+        shard: None,
+        shard_jobs: first.jobs,
+        complete: false,
+        ..first
+    };
+    finalize(out, info)
+}

@@ -1,0 +1,432 @@
+//! `quicsim sweep` / `quicsim merge` end to end, through the real binary: output bytes do
+//! not depend on --jobs, on a kill and resume, or on sharding; damaged inputs are refused
+//! with errors that name what is wrong.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_quicsim");
+
+/// A QUIC sweep: 2 loss rates x 2 delays, runs from the command line. Short runs, but each
+/// point's runs differ (random loss), so results carry real spread.
+const SCENARIO: &str = r#"
+name = "sweep-test"
+seed = 3
+runs = 4
+[topology]
+kind = "two_hosts"
+link = { rate = "20Mbps", delay = "10ms" }
+[[flows]]
+transport = "quic"
+workload = { kind = "bulk", bytes = "200KB", streams = 2 }
+[sweep]
+"topology.link.loss" = [0.0, 0.02]
+"topology.link.delay" = ["5ms", "20ms"]
+"#;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("quicsim-sweep-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn scenario(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("s.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn quicsim(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn ok(o: Output) -> Output {
+    assert!(
+        o.status.success(),
+        "quicsim failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn err(o: Output) -> String {
+    assert!(!o.status.success(), "expected a failure");
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every file of a sweep directory, by name.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn jobs_shards_and_merge_give_the_same_bytes() {
+    let d = tmp("same");
+    let f = scenario(&d, SCENARIO);
+    let one = d.join("one");
+    let two = d.join("two");
+    ok(quicsim(&["sweep", s(&f), "--out", s(&one), "--jobs", "1"]));
+    ok(quicsim(&["sweep", s(&f), "--out", s(&two), "--jobs", "2"]));
+    let a = files(&one);
+    let names: Vec<&str> = a.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["runs.jsonl", "summary.csv", "summary.json", "sweep.json"]
+    );
+    assert_eq!(a, files(&two), "--jobs 1 and --jobs 2 differ");
+    // runs.jsonl in job order: point-major, one line per job.
+    let runs = String::from_utf8(a[0].1.clone()).unwrap();
+    let order: Vec<(u64, u64)> = runs
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["point"].as_u64().unwrap(), v["run"].as_u64().unwrap())
+        })
+        .collect();
+    let want: Vec<(u64, u64)> = (0..4).flat_map(|p| (0..4).map(move |r| (p, r))).collect();
+    assert_eq!(order, want);
+    // Three shards as separate processes, merged: the same bytes.
+    let shards: Vec<PathBuf> = (0..3).map(|k| d.join(format!("shard{k}"))).collect();
+    let mut total = 0;
+    for (k, dir) in shards.iter().enumerate() {
+        ok(quicsim(&[
+            "sweep",
+            s(&f),
+            "--out",
+            s(dir),
+            "--shard",
+            &format!("{k}/3"),
+        ]));
+        let n = std::fs::read_to_string(dir.join("runs.jsonl"))
+            .unwrap()
+            .lines()
+            .count();
+        assert!(n > 0, "shard {k} got no job");
+        total += n;
+        assert!(!dir.join("summary.csv").exists());
+    }
+    assert_eq!(total, 16, "the shards partition the jobs");
+    let merged = d.join("merged");
+    let mut args = vec!["merge", "--out", s(&merged)];
+    // In any order.
+    args.extend(shards.iter().rev().map(|p| s(p)));
+    ok(quicsim(&args));
+    assert_eq!(
+        files(&merged),
+        a,
+        "merged shards differ from the unsharded sweep"
+    );
+    // A second run of a finished sweep does nothing (and says so).
+    let before = files(&one);
+    let o = ok(quicsim(&["sweep", s(&f), "--out", s(&one)]));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already complete"));
+    assert_eq!(files(&one), before);
+}
+
+#[test]
+fn summary_statistics_follow_the_run_records() {
+    let d = tmp("stats");
+    let f = scenario(&d, SCENARIO);
+    let out = d.join("out");
+    ok(quicsim(&["sweep", s(&f), "--out", s(&out)]));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let runs = std::fs::read_to_string(out.join("runs.jsonl")).unwrap();
+    // Point 2 (loss 0.02, delay 5 ms): the client's completion time over its 4 runs.
+    let metric = "flow0.ep0.completion_secs";
+    let xs: Vec<f64> = runs
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["point"] == 2)
+        .map(|v| {
+            v["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m[0] == metric)
+                .unwrap()[1]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(xs.len(), 4);
+    let p = &summary["points"][2];
+    assert_eq!(p["params"][0][1], "0.02");
+    let m = p["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m[0] == metric)
+        .unwrap();
+    let st = &m[1];
+    let mean = xs.iter().sum::<f64>() / 4.0;
+    let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 3.0).sqrt();
+    // t(0.975, 3) from a table.
+    let half = 3.182446305284263 * sd / 2.0;
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+    assert!(close(st["mean"].as_f64().unwrap(), mean));
+    assert!(close(st["std_dev"].as_f64().unwrap(), sd));
+    assert!(sd > 0.0, "random loss must spread the runs");
+    assert!(close(st["ci95"][0].as_f64().unwrap(), mean - half));
+    assert!(close(st["ci95"][1].as_f64().unwrap(), mean + half));
+    assert_eq!(st["n"], 4);
+    let mut sorted = xs.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert!(close(
+        st["median"].as_f64().unwrap(),
+        (sorted[1] + sorted[2]) / 2.0
+    ));
+    // The CSV row carries the same numbers.
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let row = csv
+        .lines()
+        .find(|l| l.starts_with("2,") && l.contains(metric))
+        .unwrap();
+    let cells: Vec<&str> = row.split(',').collect();
+    assert_eq!(&cells[..5], ["2", "0.02", "5ms", metric, "4"]);
+    assert_eq!(
+        cells[5].parse::<f64>().unwrap(),
+        st["mean"].as_f64().unwrap()
+    );
+}
+
+#[test]
+fn a_killed_sweep_resumes_to_the_same_bytes() {
+    let d = tmp("kill");
+    // Enough work that the kill lands part-way: 40 runs of a 2 MB lossy transfer.
+    let text = SCENARIO
+        .replace("runs = 4", "runs = 10")
+        .replace("200KB", "2MB");
+    let f = scenario(&d, &text);
+    let full = d.join("full");
+    ok(quicsim(&["sweep", s(&f), "--out", s(&full), "--jobs", "2"]));
+    let part = d.join("part");
+    let mut child = Command::new(BIN)
+        .args(["sweep", s(&f), "--out", s(&part), "--jobs", "1"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let runs = part.join("runs.jsonl");
+    let t0 = Instant::now();
+    loop {
+        let n = std::fs::read_to_string(&runs)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if n >= 3 || t0.elapsed() > Duration::from_secs(120) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    let done = std::fs::read_to_string(&runs).unwrap().lines().count();
+    assert!(
+        !status.success() && done < 40,
+        "the kill must land before the end (got {done} runs)"
+    );
+    assert!(!part.join("summary.csv").exists());
+    // Without --resume: refused, naming the flag.
+    assert!(err(quicsim(&["sweep", s(&f), "--out", s(&part)])).contains("--resume"));
+    ok(quicsim(&["sweep", s(&f), "--out", s(&part), "--resume"]));
+    assert_eq!(files(&part), files(&full));
+}
+
+#[test]
+fn a_cut_last_line_is_detected_and_its_job_runs_again() {
+    let d = tmp("cut");
+    let f = scenario(&d, SCENARIO);
+    let full = d.join("full");
+    ok(quicsim(&["sweep", s(&f), "--out", s(&full)]));
+    // Make `cut` look like a sweep killed while writing its 6th record.
+    let cut = d.join("cut");
+    std::fs::create_dir_all(&cut).unwrap();
+    let info = std::fs::read_to_string(full.join("sweep.json"))
+        .unwrap()
+        .replace("\"complete\": true", "\"complete\": false");
+    std::fs::write(cut.join("sweep.json"), info).unwrap();
+    let runs = std::fs::read_to_string(full.join("runs.jsonl")).unwrap();
+    let lines: Vec<&str> = runs.lines().collect();
+    let mut partial: String = lines[..5].iter().map(|l| format!("{l}\n")).collect();
+    partial.push_str(&lines[5][..lines[5].len() / 2]);
+    std::fs::write(cut.join("runs.jsonl"), partial).unwrap();
+    let o = ok(quicsim(&["sweep", s(&f), "--out", s(&cut), "--resume"]));
+    let msg = String::from_utf8_lossy(&o.stderr);
+    assert!(msg.contains("cut short"), "{msg}");
+    assert!(msg.contains("5 of 16 runs already done"), "{msg}");
+    assert_eq!(files(&cut), files(&full));
+    // A damaged line that is not the last is an error naming the line.
+    let bad = d.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::copy(cut.join("sweep.json"), bad.join("sweep.json")).unwrap();
+    let info = std::fs::read_to_string(bad.join("sweep.json"))
+        .unwrap()
+        .replace("\"complete\": true", "\"complete\": false");
+    std::fs::write(bad.join("sweep.json"), info).unwrap();
+    let mut damaged: Vec<String> = lines[..4].iter().map(|l| l.to_string()).collect();
+    damaged[1] = "{not json".into();
+    std::fs::write(bad.join("runs.jsonl"), damaged.join("\n") + "\n").unwrap();
+    let e = err(quicsim(&["sweep", s(&f), "--out", s(&bad), "--resume"]));
+    assert!(e.contains("line 2"), "{e}");
+}
+
+#[test]
+fn merge_refuses_missing_duplicated_and_foreign_shards() {
+    let d = tmp("refuse");
+    let f = scenario(&d, SCENARIO);
+    let g = d.join("other.toml");
+    std::fs::write(&g, SCENARIO.replace("seed = 3", "seed = 4")).unwrap();
+    let sh = |file: &Path, k: usize, name: &str| {
+        let dir = d.join(name);
+        ok(quicsim(&[
+            "sweep",
+            s(file),
+            "--out",
+            s(&dir),
+            "--shard",
+            &format!("{k}/2"),
+        ]));
+        dir
+    };
+    let a0 = sh(&f, 0, "a0");
+    let a1 = sh(&f, 1, "a1");
+    let b1 = sh(&g, 1, "b1");
+    let out = d.join("out");
+    let e = err(quicsim(&["merge", "--out", s(&out), s(&a0)]));
+    assert!(e.contains("missing shard(s) 1/2"), "{e}");
+    let e = err(quicsim(&[
+        "merge",
+        "--out",
+        s(&out),
+        s(&a0),
+        s(&a0),
+        s(&a1),
+    ]));
+    assert!(e.contains("shard 0/2 given twice"), "{e}");
+    let e = err(quicsim(&["merge", "--out", s(&out), s(&a0), s(&b1)]));
+    assert!(e.contains("shard of another study"), "{e}");
+    assert!(e.contains(s(&b1)), "{e}");
+    // Bad --shard values name the flag and the rule.
+    for bad in ["2/2", "x/2", "0/0", "1"] {
+        let e = err(quicsim(&["sweep", s(&f), "--out", s(&out), "--shard", bad]));
+        assert!(
+            e.contains("--shard") && e.contains("0 <= K < N"),
+            "{bad}: {e}"
+        );
+    }
+    // A sweep directory of another study is not overwritten.
+    let e = err(quicsim(&[
+        "sweep",
+        s(&g),
+        "--out",
+        s(&a0),
+        "--shard",
+        "0/2",
+    ]));
+    assert!(e.contains("another study"), "{e}");
+    ok(quicsim(&["merge", "--out", s(&out), s(&a1), s(&a0)]));
+}
+
+#[test]
+fn plot_sweep_draws_means_with_confidence_intervals() {
+    let d = tmp("plot");
+    let f = scenario(&d, SCENARIO);
+    let out = d.join("out");
+    ok(quicsim(&["sweep", s(&f), "--out", s(&out)]));
+    let svg = d.join("p.svg");
+    ok(quicsim(&[
+        "plot-sweep",
+        s(&out),
+        "--x",
+        "topology.link.loss",
+        "--y",
+        "flow0.ep0.completion_secs*1000",
+        "--series",
+        "topology.link.delay",
+        "--title",
+        "completion vs loss",
+        "--ylabel",
+        "completion (ms)",
+        "--out",
+        s(&svg),
+    ]));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg"));
+    for want in [
+        "completion vs loss",
+        "completion (ms)",
+        "topology.link.delay = 5ms",
+        "topology.link.delay = 20ms",
+    ] {
+        assert!(text.contains(want), "{want} missing");
+    }
+    // A key that varies but is neither x nor series must be fixed.
+    let e = err(quicsim(&[
+        "plot-sweep",
+        s(&out),
+        "--x",
+        "topology.link.loss",
+        "--y",
+        "events",
+        "--out",
+        s(&svg),
+    ]));
+    assert!(e.contains("--where topology.link.delay=VALUE"), "{e}");
+    ok(quicsim(&[
+        "plot-sweep",
+        s(&out),
+        "--x",
+        "topology.link.loss",
+        "--y",
+        "events",
+        "--where",
+        "topology.link.delay=5ms",
+        "--out",
+        s(&svg),
+    ]));
+    // Unknown names are listed.
+    let e = err(quicsim(&[
+        "plot-sweep",
+        s(&out),
+        "--x",
+        "nope",
+        "--y",
+        "events",
+        "--out",
+        s(&svg),
+    ]));
+    assert!(
+        e.contains("not a sweep key") && e.contains("topology.link.loss"),
+        "{e}"
+    );
+    let e = err(quicsim(&[
+        "plot-sweep",
+        s(&out),
+        "--x",
+        "topology.link.loss",
+        "--y",
+        "nope",
+        "--out",
+        s(&svg),
+    ]));
+    assert!(
+        e.contains("no metric") && e.contains("end_time_secs"),
+        "{e}"
+    );
+}
