@@ -3,6 +3,7 @@
 //! All file and terminal I/O lives here; sim-core stays pure.
 
 mod plot;
+mod reproduce;
 mod sweep;
 
 use clap::{Parser, Subcommand};
@@ -152,6 +153,26 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Reproduce the seed papers: every scenario with a `[paper]` table (under
+    /// --scenarios) run as a resumable sweep, then DIR/index.md and DIR/paper<ID>.md with
+    /// our numbers beside the paper's, figures (DIR/figures) and a verdict per effect.
+    Reproduce {
+        /// `all`, or one paper: `000` (or `paper000`) .. `004`.
+        #[arg(default_value = "all")]
+        which: String,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Where the scenarios are.
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+        /// Runs per sweep point (overrides each scenario's `runs`; e.g. 1 for a smoke run).
+        #[arg(long)]
+        runs: Option<u32>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
     /// Check a scenario file and report its sweep size, without running it.
     Validate {
         /// Scenario file (TOML).
@@ -208,6 +229,19 @@ fn main() -> ExitCode {
             runs,
         } => sweep_cmd(&file, out, jobs, resume, shard, seed, runs),
         Command::Merge { dirs, out } => sweep::merge(&dirs, &out),
+        Command::Reproduce {
+            which,
+            out,
+            scenarios,
+            runs,
+            jobs,
+        } => reproduce::reproduce(reproduce::ReproduceArgs {
+            which,
+            out,
+            scenarios,
+            runs,
+            jobs,
+        }),
         Command::PlotSweep {
             dir,
             x,

@@ -110,6 +110,11 @@ fn read_info(dir: &Path) -> Result<Option<SweepInfo>, Failure> {
     }
 }
 
+/// The fingerprint of the study whose sweep `dir` holds, if it holds one.
+pub fn fingerprint_of_dir(dir: &Path) -> Option<String> {
+    read_info(dir).ok().flatten().map(|i| i.fingerprint)
+}
+
 fn write_info(dir: &Path, info: &SweepInfo) -> Result<(), Failure> {
     let mut t = serde_json::to_string_pretty(info).expect("JSON");
     t.push('\n');

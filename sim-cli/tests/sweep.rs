@@ -56,18 +56,21 @@ fn err(o: Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// Every file of a sweep directory, by name.
+/// Every file under a directory (recursively), by relative path.
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect();
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
     v.sort();
     v
 }
@@ -429,4 +432,157 @@ fn plot_sweep_draws_means_with_confidence_intervals() {
         e.contains("no metric") && e.contains("end_time_secs"),
         "{e}"
     );
+}
+
+const TOY_PAPER: &str = r#"
+[paper]
+id = "999"
+experiment = "toy: loss slows the transfer"
+source = "Fig. 1"
+metric = "flow0.ep0.completion_secs"
+unit = "ms"
+scale = 1000
+baseline = { "topology.link.loss" = 0.0 }
+plot = { x = "topology.link.delay", series = "topology.link.loss" }
+notes = "Toy notes."
+[[paper.reported]]
+point = { "topology.link.loss" = 0.0, "topology.link.delay" = "5ms" }
+value = 100
+[[paper.reported]]
+point = { "topology.link.loss" = 0.02, "topology.link.delay" = "5ms" }
+value = 180
+[[paper.reported]]
+point = { "topology.link.loss" = 0.0, "topology.link.delay" = "20ms" }
+value = 200
+[[paper.reported]]
+point = { "topology.link.loss" = 0.02, "topology.link.delay" = "20ms" }
+value = 201
+"#;
+
+#[test]
+fn reproduce_writes_our_numbers_beside_the_papers_and_is_idempotent() {
+    let d = tmp("reproduce");
+    let sc = d.join("scenarios").join("paper999");
+    std::fs::create_dir_all(&sc).unwrap();
+    std::fs::write(sc.join("toy.toml"), format!("{SCENARIO}{TOY_PAPER}")).unwrap();
+    // A scenario without [paper] is not a reproduction.
+    std::fs::write(sc.join("plain.toml"), SCENARIO).unwrap();
+    let out = d.join("out");
+    let run = || {
+        ok(quicsim(&[
+            "reproduce",
+            "all",
+            "--scenarios",
+            s(&d.join("scenarios")),
+            "--out",
+            s(&out),
+        ]))
+    };
+    run();
+    let md = std::fs::read_to_string(out.join("paper999.md")).unwrap();
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    assert!(
+        md.contains("## toy: loss slows the transfer (Fig. 1)"),
+        "{md}"
+    );
+    assert!(md.contains("toy.toml") && !md.contains("plain.toml"));
+    assert!(md.contains("Toy notes."));
+    assert!(md.contains("![toy: loss slows the transfer](figures/999-toy.svg)"));
+    assert!(out.join("figures/999-toy.svg").exists());
+    // Two effects judged: loss at 5 ms (paper +80 %) and at 20 ms (paper: no effect).
+    assert!(md.contains("| +80.0 % |"), "{md}");
+    assert!(index.contains("| 999 | [toy: loss slows the transfer](paper999.md) | Fig. 1 |"));
+    assert!(index.contains("of 2 effects reproduced"), "{index}");
+    // Our value at the baseline point is the sweep summary's mean x 1000.
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("sweeps/999/toy/summary.json")).unwrap())
+            .unwrap();
+    let m = summary["points"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m[0] == "flow0.ep0.completion_secs")
+        .unwrap()[1]["mean"]
+        .as_f64()
+        .unwrap();
+    assert!(md.contains(&format!("| {:.0} |", m * 1000.0)), "{md}");
+    // Running again changes nothing.
+    let before = (files(&out), md.clone());
+    run();
+    assert_eq!(
+        (
+            files(&out),
+            std::fs::read_to_string(out.join("paper999.md")).unwrap()
+        ),
+        before
+    );
+    // Selecting another paper finds nothing: a clear error.
+    let e = err(quicsim(&[
+        "reproduce",
+        "004",
+        "--scenarios",
+        s(&d.join("scenarios")),
+        "--out",
+        s(&out),
+    ]));
+    assert!(
+        e.contains("no scenario with a [paper] table for paper 004"),
+        "{e}"
+    );
+}
+
+/// Every reproduction scenario of the repository has its section in the committed report
+/// (`docs/reproductions/`, written by `quicsim reproduce all --out docs/reproductions`).
+#[test]
+fn every_paper_scenario_has_a_section_in_the_committed_report() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut stack = vec![root.join("scenarios")];
+    let mut checked = 0;
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            let sc = sim_core_scenario(&text, &p);
+            let Some(id) = sc else { continue };
+            let rel = p
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let report = root.join(format!("docs/reproductions/paper{id}.md"));
+            let md = std::fs::read_to_string(&report)
+                .unwrap_or_else(|_| panic!("{rel}: no {}", report.display()));
+            assert!(
+                md.contains(&format!("Scenario: `{rel}`")),
+                "{rel}: no section in {}: run `quicsim reproduce all --out docs/reproductions`",
+                report.display()
+            );
+            checked += 1;
+        }
+    }
+    eprintln!("{checked} reproduction scenarios have their section");
+}
+
+/// The paper id of a scenario file, if it has a `[paper]` table (read with the CLI's own
+/// validator, so a broken file fails here too).
+fn sim_core_scenario(text: &str, path: &Path) -> Option<String> {
+    let o = quicsim(&["validate", s(path)]);
+    assert!(
+        o.status.success(),
+        "{}: {}",
+        path.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: toml::Value = toml::from_str(text).unwrap();
+    v.get("paper")
+        .and_then(|p| p.get("id"))
+        .and_then(|i| i.as_str())
+        .map(str::to_string)
 }

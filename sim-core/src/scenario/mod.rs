@@ -34,6 +34,7 @@
 
 mod build;
 pub mod docs;
+pub mod paper;
 mod raw;
 mod sweep;
 
@@ -53,6 +54,8 @@ pub struct Scenario {
     /// The sweep grid in order (first key slowest). Without a sweep, one point equal to
     /// `base` with no params.
     pub points: Vec<SweepPoint>,
+    /// The `[paper]` table of a reproduction scenario ([`paper`]): not part of any run.
+    pub paper: Option<paper::Paper>,
 }
 
 /// One point of a sweep grid.
@@ -125,17 +128,29 @@ fn syntax_error(text: &str, e: &toml::de::Error) -> ConfigError {
 pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
     let mut doc: Table = toml_text.parse().map_err(|e| syntax_error(toml_text, &e))?;
     let sweep = doc.remove("sweep");
+    let paper_table = doc.remove("paper");
     let base = build::build(&doc)?;
     let Some(sweep) = sweep else {
+        let paper = paper_table
+            .map(|p| paper::parse(&p, &Vec::new()))
+            .transpose()?;
         return Ok(Scenario {
             points: vec![SweepPoint {
                 params: Vec::new(),
                 config: base.clone(),
             }],
             base,
+            paper,
         });
     };
     let keys = sweep::parse_sweep(toml_text, &sweep)?;
+    let sweep_values: paper::SweepValues = keys
+        .iter()
+        .map(|k| (k.written.clone(), k.shown.clone()))
+        .collect();
+    let paper = paper_table
+        .map(|p| paper::parse(&p, &sweep_values))
+        .transpose()?;
     let mut points = Vec::new();
     let mut idx = vec![0usize; keys.len()];
     loop {
@@ -152,7 +167,11 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
         let mut d = keys.len();
         loop {
             if d == 0 {
-                return Ok(Scenario { base, points });
+                return Ok(Scenario {
+                    base,
+                    points,
+                    paper,
+                });
             }
             d -= 1;
             idx[d] += 1;

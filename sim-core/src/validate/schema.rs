@@ -243,6 +243,7 @@ pub const TOP: Table = Table {
         key("flows", K::Tables, Unset("none"), "see [`[[flows]]`](#flows). A scenario with no flows is allowed (an empty network: the run only advances time)."),
         key("output", K::Table, Unset(""), "see [`[output]`](#output)"),
         key("sweep", K::Table, Unset("none"), "see [Sweeps](#sweeps)"),
+        key("paper", K::Table, Unset("none"), "what a reproduction scenario reproduces and the paper's numbers; not part of any run: see [Reproductions](#reproductions-paper)"),
     ],
 };
 

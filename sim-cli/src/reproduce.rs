@@ -1,0 +1,461 @@
+//! `quicsim reproduce [PAPER|all] --out DIR`: every scenario with a `[paper]` table run as
+//! a sweep (resumable), then a report per paper: our numbers beside the paper's, the
+//! figure, and a verdict per effect.
+//!
+//! Layout of DIR: `index.md` (one row per experiment), `paper<ID>.md` (one section per
+//! scenario), `figures/<ID>-<scenario file stem>.svg`, `sweeps/<ID>/<stem>/` (the sweep
+//! directories; resumable, not meant to be committed).
+//!
+//! Verdict rules (per effect = a reported point against its baseline point, both from the
+//! paper, relative change `(x - base) / base`):
+//! - the paper reports an effect (|relative change| >= 2 %): **reproduced** when ours has
+//!   the same sign and a relative change within ±50 % of the paper's (ratio in [0.5, 1.5]);
+//!   **direction only** when the sign agrees but the size does not; **not reproduced**
+//!   otherwise;
+//! - the paper reports no effect (|relative change| < 2 %): **reproduced** when ours is
+//!   below 5 % in size, else **not reproduced**.
+
+use crate::sweep::{self, Failure, SweepArgs};
+use sim_core::scenario::paper::Paper;
+use sim_core::scenario::{parse_str, Scenario};
+use sim_core::study::{Overrides, Study};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+const EXIT_BAD_INPUT: u8 = 2;
+
+/// Options of `quicsim reproduce`.
+pub struct ReproduceArgs {
+    /// `all`, or a paper id (`000` or `paper000`).
+    pub which: String,
+    pub out: PathBuf,
+    pub scenarios: PathBuf,
+    pub runs: Option<u32>,
+    pub jobs: Option<usize>,
+}
+
+/// One reproduction scenario.
+struct Experiment {
+    file: PathBuf,
+    stem: String,
+    scenario: Scenario,
+    paper: Paper,
+}
+
+fn toml_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Failure> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", dir.display())))?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            toml_files(&p, out)?;
+        } else if p.extension().is_some_and(|x| x == "toml") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+fn normalise_id(which: &str) -> String {
+    which.trim_start_matches("paper").to_string()
+}
+
+fn find(args: &ReproduceArgs) -> Result<Vec<Experiment>, Failure> {
+    let mut files = Vec::new();
+    toml_files(&args.scenarios, &mut files)?;
+    let want = (args.which != "all").then(|| normalise_id(&args.which));
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f)
+            .map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", f.display())))?;
+        let scenario =
+            parse_str(&text).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", f.display())))?;
+        let Some(paper) = scenario.paper.clone() else {
+            continue;
+        };
+        if want.as_ref().is_some_and(|w| *w != paper.id) {
+            continue;
+        }
+        let stem = f
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        out.push(Experiment {
+            file: f,
+            stem,
+            scenario,
+            paper,
+        });
+    }
+    if out.is_empty() {
+        return Err((
+            EXIT_BAD_INPUT,
+            format!(
+                "{}: no scenario with a [paper] table{}",
+                args.scenarios.display(),
+                want.map(|w| format!(" for paper {w}")).unwrap_or_default()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// Our summary of the metric at one point.
+#[derive(Clone, Debug)]
+struct Ours {
+    params: Vec<(String, String)>,
+    mean: f64,
+    ci: Option<(f64, f64)>,
+    n: u64,
+}
+
+fn read_ours(dir: &Path, metric: &str, scale: f64) -> Result<Vec<Option<Ours>>, Failure> {
+    let p = dir.join("summary.json");
+    let text = std::fs::read_to_string(&p).map_err(|e| (1, format!("{}: {e}", p.display())))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| (1, format!("{}: {e}", p.display())))?;
+    let points = doc["points"].as_array().cloned().unwrap_or_default();
+    Ok(points
+        .iter()
+        .map(|pt| {
+            let params = pt["params"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|kv| {
+                            (
+                                kv[0].as_str().unwrap_or_default().to_string(),
+                                kv[1].as_str().unwrap_or_default().to_string(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let m = pt["metrics"]
+                .as_array()?
+                .iter()
+                .find(|m| m[0] == metric)?
+                .clone();
+            let s = &m[1];
+            Some(Ours {
+                params,
+                mean: s["mean"].as_f64()? * scale,
+                ci: s["ci95"]
+                    .as_array()
+                    .and_then(|c| Some((c[0].as_f64()? * scale, c[1].as_f64()? * scale))),
+                n: s["n"].as_u64().unwrap_or(0),
+            })
+        })
+        .collect())
+}
+
+/// Our points that match a reported point (every key it names has its value).
+fn matching<'a>(ours: &'a [Option<Ours>], point: &[(String, String)]) -> Vec<&'a Ours> {
+    ours.iter()
+        .flatten()
+        .filter(|o| {
+            point
+                .iter()
+                .all(|(k, v)| o.params.iter().any(|(ok, ov)| ok == k && ov == v))
+        })
+        .collect()
+}
+
+fn fmt_num(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 100.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+fn fmt_point(p: &[(String, String)]) -> String {
+    if p.is_empty() {
+        return "(all)".into();
+    }
+    p.iter()
+        .map(|(k, v)| format!("`{k}` = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The verdict on one effect (relative changes).
+pub fn verdict(ours: f64, paper: f64) -> &'static str {
+    if paper.abs() < 0.02 {
+        if ours.abs() < 0.05 {
+            "reproduced (no effect)"
+        } else {
+            "not reproduced"
+        }
+    } else if ours.signum() == paper.signum() && ours.abs() >= 0.02 {
+        let r = ours / paper;
+        if (0.5..=1.5).contains(&r) {
+            "reproduced"
+        } else {
+            "direction only"
+        }
+    } else {
+        "not reproduced"
+    }
+}
+
+/// One experiment's report section and its index row.
+struct Section {
+    markdown: String,
+    index_row: String,
+}
+
+fn section(e: &Experiment, sweep_dir: &Path, out: &Path) -> Result<Section, Failure> {
+    let p = &e.paper;
+    let ours = read_ours(sweep_dir, &p.metric, p.scale)?;
+    let unit = if p.unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", p.unit)
+    };
+    let mut md = String::new();
+    let file = e.file.to_string_lossy().replace('\\', "/");
+    let _ = writeln!(md, "## {} ({})\n", p.experiment, p.source);
+    let _ = writeln!(md, "Scenario: `{file}`. {}\n", e.scenario.base.description);
+    let _ = writeln!(
+        md,
+        "Metric: `{}`{}, mean over {} run(s) per point with its Student-t 95 % confidence interval.\n",
+        p.metric,
+        if p.scale != 1.0 {
+            format!(" x {}", p.scale)
+        } else {
+            String::new()
+        },
+        e.scenario.base.runs
+    );
+    // Our numbers at every point, with the paper's where it reported one.
+    let _ = writeln!(md, "| point | ours{unit} | 95 % CI | paper{unit} |");
+    let _ = writeln!(md, "|---|---|---|---|");
+    for o in ours.iter().flatten() {
+        let paper_val = p
+            .reported
+            .iter()
+            .find(|r| matching(std::slice::from_ref(&Some(o.clone())), &r.point).len() == 1)
+            .map(|r| fmt_num(r.value))
+            .unwrap_or_else(|| "–".into());
+        let ci =
+            o.ci.map(|(a, b)| format!("[{}, {}]", fmt_num(a), fmt_num(b)))
+                .unwrap_or_else(|| format!("(n = {})", o.n));
+        let _ = writeln!(
+            md,
+            "| {} | {} | {ci} | {paper_val} |",
+            fmt_point(&o.params),
+            fmt_num(o.mean)
+        );
+    }
+    // Effects against the baseline.
+    let mut verdicts: Vec<&'static str> = Vec::new();
+    if !p.baseline.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nEffects (relative change against the baseline {}):\n",
+            fmt_point(&p.baseline)
+        );
+        let _ = writeln!(md, "| point | ours | paper | verdict |");
+        let _ = writeln!(md, "|---|---|---|---|");
+        for r in &p.reported {
+            if p.baseline.iter().all(|b| r.point.iter().any(|x| x == b)) {
+                continue; // a baseline itself
+            }
+            // The baseline of r: r's point with the baseline keys replaced.
+            let mut base_point: Vec<(String, String)> = r
+                .point
+                .iter()
+                .filter(|(k, _)| !p.baseline.iter().any(|(bk, _)| bk == k))
+                .cloned()
+                .collect();
+            base_point.extend(p.baseline.iter().cloned());
+            let same = |a: &[(String, String)], b: &[(String, String)]| {
+                a.len() == b.len() && a.iter().all(|x| b.contains(x))
+            };
+            let Some(base) = p.reported.iter().find(|b| same(&b.point, &base_point)) else {
+                let _ = writeln!(
+                    md,
+                    "| {} | – | – | no reported baseline {} |",
+                    fmt_point(&r.point),
+                    fmt_point(&base_point)
+                );
+                continue;
+            };
+            let paper_rel = (r.value - base.value) / base.value;
+            let (o_t, o_b) = (matching(&ours, &r.point), matching(&ours, &base_point));
+            if o_t.len() != 1 || o_b.len() != 1 {
+                let _ = writeln!(
+                    md,
+                    "| {} | – | {:+.1} % | the point does not select one sweep point |",
+                    fmt_point(&r.point),
+                    100.0 * paper_rel
+                );
+                continue;
+            }
+            let ours_rel = (o_t[0].mean - o_b[0].mean) / o_b[0].mean;
+            let v = verdict(ours_rel, paper_rel);
+            verdicts.push(v);
+            let _ = writeln!(
+                md,
+                "| {} | {:+.1} % | {:+.1} % | {v} |",
+                fmt_point(&r.point),
+                100.0 * ours_rel,
+                100.0 * paper_rel
+            );
+        }
+    }
+    // The figure.
+    if let Some(plot) = &p.plot {
+        let figs = out.join("figures");
+        std::fs::create_dir_all(&figs).map_err(|e| (1, format!("{}: {e}", figs.display())))?;
+        let name = format!("{}-{}.svg", p.id, e.stem);
+        let curve = crate::plot::parse_curve(&format!("{}*{}", p.metric, p.scale))
+            .map_err(|e| (EXIT_BAD_INPUT, e))?;
+        let ylabel = format!(
+            "{}{}",
+            p.metric,
+            if unit.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", p.unit)
+            }
+        );
+        let r = crate::plot::plot_sweep(&crate::plot::SweepPlot {
+            dir: sweep_dir,
+            x: &plot.x,
+            y: &curve,
+            series: plot.series.as_deref(),
+            filters: &[],
+            title: &format!("paper {}: {}", p.id, p.experiment),
+            xlabel: "",
+            ylabel: &ylabel,
+            out: &figs.join(&name),
+        });
+        match r {
+            Ok(()) => {
+                let _ = writeln!(md, "\n![{}](figures/{name})", p.experiment);
+            }
+            Err(err) => {
+                let _ = writeln!(md, "\nNo figure: {err}");
+            }
+        }
+    }
+    if !p.notes.is_empty() {
+        let _ = writeln!(md, "\n{}", p.notes);
+    }
+    md.push('\n');
+    let reproduced = verdicts
+        .iter()
+        .filter(|v| v.starts_with("reproduced"))
+        .count();
+    let direction = verdicts.iter().filter(|v| **v == "direction only").count();
+    let summary = if verdicts.is_empty() {
+        "no effect to judge (absolute numbers only)".to_string()
+    } else {
+        format!(
+            "{reproduced} of {} effects reproduced, {direction} in direction only",
+            verdicts.len()
+        )
+    };
+    let index_row = format!(
+        "| {} | [{}](paper{}.md) | {} | {summary} |",
+        p.id, p.experiment, p.id, p.source
+    );
+    Ok(Section {
+        markdown: md,
+        index_row,
+    })
+}
+
+/// `quicsim reproduce`.
+pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
+    if args.runs == Some(0) {
+        return Err((
+            EXIT_BAD_INPUT,
+            "--runs: 0 is not allowed: expected >= 1".into(),
+        ));
+    }
+    let experiments = find(&args)?;
+    std::fs::create_dir_all(&args.out).map_err(|e| (1, format!("{}: {e}", args.out.display())))?;
+    let mut by_paper: std::collections::BTreeMap<String, Vec<Section>> = Default::default();
+    for e in &experiments {
+        let study = Study::new(
+            e.scenario.clone(),
+            &Overrides {
+                runs: args.runs,
+                ..Overrides::default()
+            },
+        )
+        .map_err(|err| (EXIT_BAD_INPUT, format!("{}: {err}", e.file.display())))?;
+        let dir = args.out.join("sweeps").join(&e.paper.id).join(&e.stem);
+        // A sweep of an older version of the scenario (or other --runs) starts over.
+        if sweep::fingerprint_of_dir(&dir).is_some_and(|f| f != study.fingerprint()) {
+            eprintln!(
+                "{}: the scenario changed; its sweep starts over",
+                dir.display()
+            );
+            std::fs::remove_dir_all(&dir)
+                .map_err(|err| (1, format!("{}: {err}", dir.display())))?;
+        }
+        eprintln!(
+            "paper {} — {}: {}",
+            e.paper.id,
+            e.paper.experiment,
+            e.file.display()
+        );
+        sweep::sweep(
+            study,
+            SweepArgs {
+                out: dir.clone(),
+                jobs: args.jobs,
+                resume: true,
+                shard: None,
+            },
+        )?;
+        let s = section(e, &dir, &args.out)?;
+        by_paper.entry(e.paper.id.clone()).or_default().push(s);
+    }
+    let mut index = String::from(
+        "# Reproductions\n\nGenerated by `quicsim reproduce all`: every scenario with a `[paper]` table, run as a sweep; per experiment our numbers beside the paper's. Verdicts: an effect (a reported point against its baseline) is *reproduced* when ours has the same direction and a relative size within ±50 % of the paper's, *direction only* when only the direction agrees; a reported non-effect (under 2 %) is reproduced when ours is under 5 %. Absolute numbers come from testbeds whose details are partly unknown: the notes of each experiment say where and why ours differ.\n\n| paper | experiment | source | verdict |\n|---|---|---|---|\n",
+    );
+    for (id, sections) in &by_paper {
+        let mut md = format!("# Paper {id}\n\n");
+        for s in sections {
+            md.push_str(&s.markdown);
+            index.push_str(&s.index_row);
+            index.push('\n');
+        }
+        let path = args.out.join(format!("paper{id}.md"));
+        std::fs::write(&path, md).map_err(|e| (1, format!("{}: {e}", path.display())))?;
+    }
+    let path = args.out.join("index.md");
+    std::fs::write(&path, index).map_err(|e| (1, format!("{}: {e}", path.display())))?;
+    eprintln!("reproductions written to {}", path.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verdict;
+
+    #[test]
+    fn verdicts() {
+        assert_eq!(verdict(-0.30, -0.31), "reproduced");
+        assert_eq!(verdict(-0.10, -0.31), "direction only");
+        assert_eq!(verdict(-0.50, -0.31), "direction only");
+        assert_eq!(verdict(-0.40, -0.31), "reproduced");
+        assert_eq!(verdict(0.10, -0.31), "not reproduced");
+        assert_eq!(verdict(-0.01, -0.31), "not reproduced");
+        assert_eq!(verdict(0.03, 0.0), "reproduced (no effect)");
+        assert_eq!(verdict(0.08, 0.01), "not reproduced");
+    }
+}

@@ -1,0 +1,358 @@
+//! The `[paper]` table: what a reproduction scenario reproduces and what the paper
+//! reported, typed in beside the setup.
+//!
+//! It describes the scenario and is never part of a run: it is not in [`crate::Config`]
+//! (so it changes no job id, digest or `resolved_config`); `quicsim reproduce` reads it to
+//! put our numbers beside the paper's. Its keys are documented in
+//! `docs/scenario-format.md` ("Reproductions"); they are checked here, by hand, because
+//! `point` tables take sweep keys as their keys.
+//!
+//! ```toml
+//! [paper]
+//! id = "000"
+//! experiment = "Simple topology, 1 MB: default vs history initial window"
+//! source = "Table 2"
+//! metric = "flow0.ep0.completion_secs"
+//! unit = "s"
+//! baseline = { "flows.0.quic.initial_window.policy" = "default" }
+//! plot = { x = "topology.link.delay", series = "flows.0.quic.initial_window.policy" }
+//! [[paper.reported]]
+//! point = { "flows.0.quic.initial_window.policy" = "default" }
+//! value = 0.52
+//! ```
+
+use crate::validate::ConfigError;
+use serde::Serialize;
+use toml::{Table, Value};
+
+/// A scenario's `[paper]` table, validated.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Paper {
+    /// The paper (`"000"` .. `"004"`, the file names in `seeds/`).
+    pub id: String,
+    /// What this scenario reproduces, one line.
+    pub experiment: String,
+    /// Where in the paper (`"Table 2"`, `"Fig. 7"`).
+    pub source: String,
+    /// The run metric compared with the paper (a name of
+    /// [`crate::study::observations`], e.g. `flow0.ep0.completion_secs`).
+    pub metric: String,
+    /// Unit of the metric after `scale` (for tables and the figure's axis).
+    pub unit: String,
+    /// Factor applied to the metric before it is compared and shown (e.g. 1000 for ms).
+    pub scale: f64,
+    /// The sweep parameters that select the baseline of each effect: an effect is a
+    /// reported point compared with the reported point that equals it except for these
+    /// keys, which take these values. Empty: only absolute values are compared.
+    pub baseline: Vec<(String, String)>,
+    /// The figure: the sweep key on the x axis, the one drawn as separate lines.
+    pub plot: Option<PaperPlot>,
+    /// What the paper reported, per sweep point.
+    pub reported: Vec<Reported>,
+    /// Why our numbers may differ from the paper's, grounded in the model (written by
+    /// whoever wrote the scenario; printed in the report).
+    pub notes: String,
+}
+
+/// The figure of a reproduction.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PaperPlot {
+    /// Sweep key on the horizontal axis.
+    pub x: String,
+    /// Sweep key whose values are separate lines.
+    pub series: Option<String>,
+}
+
+/// One number the paper reported.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Reported {
+    /// The sweep point it belongs to: sweep key -> value as written in `[sweep]` (every
+    /// key of the sweep that the paper's number depends on; keys left out match any value).
+    pub point: Vec<(String, String)>,
+    /// The paper's value, in the unit of `[paper] unit`.
+    pub value: f64,
+}
+
+fn err(field: &str, v: Option<&Value>, allowed: &str) -> ConfigError {
+    let value = match v {
+        None => "(missing)".to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    };
+    ConfigError::new(field, value, allowed)
+}
+
+fn string(t: &Table, path: &str, key: &str, required: bool) -> Result<String, ConfigError> {
+    match t.get(key) {
+        Some(Value::String(s)) if !(required && s.is_empty()) => Ok(s.clone()),
+        None if !required => Ok(String::new()),
+        v => Err(err(
+            &format!("{path}.{key}"),
+            v,
+            if required {
+                "a non-empty string"
+            } else {
+                "a string"
+            },
+        )),
+    }
+}
+
+fn number(v: Option<&Value>) -> Option<f64> {
+    match v {
+        Some(Value::Float(x)) if x.is_finite() => Some(*x),
+        Some(Value::Integer(i)) => Some(*i as f64),
+        _ => None,
+    }
+}
+
+/// The sweep keys and values (as written) of a scenario, for checking references to them.
+pub(crate) type SweepValues = Vec<(String, Vec<String>)>;
+
+fn point_map(
+    v: Option<&Value>,
+    path: &str,
+    sweep: &SweepValues,
+    required: bool,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    let t = match v {
+        None if !required => return Ok(Vec::new()),
+        Some(Value::Table(t)) => t,
+        v => return Err(err(
+            path,
+            v,
+            "a table of sweep keys and their values, e.g. { \"topology.link.delay\" = \"20ms\" }",
+        )),
+    };
+    let mut out = Vec::new();
+    for (k, v) in t {
+        let field = format!("{path}.\"{k}\"");
+        let Some((_, values)) = sweep.iter().find(|(sk, _)| sk == k) else {
+            let keys: Vec<&str> = sweep.iter().map(|(k, _)| k.as_str()).collect();
+            return Err(err(
+                &field,
+                Some(&Value::String(k.clone())),
+                &format!(
+                    "a key of [sweep] ({})",
+                    if keys.is_empty() {
+                        "this scenario has no sweep".to_string()
+                    } else {
+                        keys.join(", ")
+                    }
+                ),
+            ));
+        };
+        let shown = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        if !values.contains(&shown) {
+            return Err(err(
+                &field,
+                Some(v),
+                &format!("one of the sweep's values: {}", values.join(", ")),
+            ));
+        }
+        out.push((k.clone(), shown));
+    }
+    Ok(out)
+}
+
+/// Parses and checks the `[paper]` table `v` against the scenario's sweep.
+pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError> {
+    let Value::Table(t) = v else {
+        return Err(err("paper", Some(v), "a table"));
+    };
+    const KEYS: &[&str] = &[
+        "id",
+        "experiment",
+        "source",
+        "metric",
+        "unit",
+        "scale",
+        "baseline",
+        "plot",
+        "reported",
+        "notes",
+    ];
+    for k in t.keys() {
+        if !KEYS.contains(&k.as_str()) {
+            return Err(err(
+                &format!("paper.{k}"),
+                Some(&Value::String(k.clone())),
+                &format!("a key of [paper]: {}", KEYS.join(", ")),
+            ));
+        }
+    }
+    let id = string(t, "paper", "id", true)?;
+    let experiment = string(t, "paper", "experiment", true)?;
+    let source = string(t, "paper", "source", true)?;
+    let metric = string(t, "paper", "metric", true)?;
+    let unit = string(t, "paper", "unit", false)?;
+    let notes = string(t, "paper", "notes", false)?;
+    let scale = match t.get("scale") {
+        None => 1.0,
+        v => match number(v) {
+            Some(x) if x > 0.0 => x,
+            _ => return Err(err("paper.scale", v, "a number > 0")),
+        },
+    };
+    let baseline = point_map(t.get("baseline"), "paper.baseline", sweep, false)?;
+    let plot = match t.get("plot") {
+        None => None,
+        Some(Value::Table(p)) => {
+            for k in p.keys() {
+                if k != "x" && k != "series" {
+                    return Err(err(
+                        &format!("paper.plot.{k}"),
+                        Some(&Value::String(k.clone())),
+                        "x or series",
+                    ));
+                }
+            }
+            let key = |name: &str, required: bool| -> Result<Option<String>, ConfigError> {
+                match p.get(name) {
+                    None if !required => Ok(None),
+                    Some(Value::String(s)) if sweep.iter().any(|(k, _)| k == s) => {
+                        Ok(Some(s.clone()))
+                    }
+                    v => Err(err(&format!("paper.plot.{name}"), v, "a key of [sweep]")),
+                }
+            };
+            Some(PaperPlot {
+                x: key("x", true)?.unwrap_or_default(),
+                series: key("series", false)?,
+            })
+        }
+        v => return Err(err("paper.plot", v, "a table { x = KEY, series = KEY }")),
+    };
+    let mut reported = Vec::new();
+    match t.get("reported") {
+        None => {}
+        Some(Value::Array(a)) => {
+            for (i, r) in a.iter().enumerate() {
+                let path = format!("paper.reported[{i}]");
+                let Value::Table(r) = r else {
+                    return Err(err(
+                        &path,
+                        Some(r),
+                        "a table { point = {...}, value = NUMBER }",
+                    ));
+                };
+                for k in r.keys() {
+                    if k != "point" && k != "value" {
+                        return Err(err(
+                            &format!("{path}.{k}"),
+                            Some(&Value::String(k.clone())),
+                            "point or value",
+                        ));
+                    }
+                }
+                let point = point_map(r.get("point"), &format!("{path}.point"), sweep, false)?;
+                let value = number(r.get("value"))
+                    .ok_or_else(|| err(&format!("{path}.value"), r.get("value"), "a number"))?;
+                reported.push(Reported { point, value });
+            }
+        }
+        v => return Err(err("paper.reported", v, "an array of tables")),
+    }
+    Ok(Paper {
+        id,
+        experiment,
+        source,
+        metric,
+        unit,
+        scale,
+        baseline,
+        plot,
+        reported,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sweep() -> SweepValues {
+        vec![
+            (
+                "topology.link.delay".into(),
+                vec!["10ms".into(), "20ms".into()],
+            ),
+            (
+                "topology.link.loss".into(),
+                vec!["0.0".into(), "0.01".into()],
+            ),
+        ]
+    }
+
+    fn parse_text(t: &str) -> Result<Paper, ConfigError> {
+        let v: Value = Value::Table(t.parse::<Table>().unwrap());
+        parse(&v["paper"], &sweep())
+    }
+
+    #[test]
+    fn a_full_table_parses() {
+        let p = parse_text(
+            r#"
+            [paper]
+            id = "000"
+            experiment = "x"
+            source = "Table 2"
+            metric = "flow0.ep0.completion_secs"
+            unit = "ms"
+            scale = 1000
+            baseline = { "topology.link.loss" = 0.0 }
+            plot = { x = "topology.link.delay", series = "topology.link.loss" }
+            [[paper.reported]]
+            point = { "topology.link.delay" = "10ms", "topology.link.loss" = 0.01 }
+            value = 310
+            "#,
+        )
+        .unwrap();
+        assert_eq!(p.scale, 1000.0);
+        assert_eq!(p.baseline, [("topology.link.loss".into(), "0.0".into())]);
+        assert_eq!(p.reported[0].value, 310.0);
+        assert_eq!(p.reported[0].point[1].1, "0.01");
+        assert_eq!(
+            p.plot.unwrap().series.as_deref(),
+            Some("topology.link.loss")
+        );
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let base = "[paper]\nid = \"000\"\nexperiment = \"x\"\nsource = \"T1\"\nmetric = \"m\"\n";
+        let cases = [
+            ("", "paper.id", "[paper]\nexperiment = \"x\"\n"),
+            ("scale = 0\n", "paper.scale", ""),
+            ("colour = 1\n", "paper.colour", ""),
+            (
+                "baseline = { \"nope\" = 1 }\n",
+                "paper.baseline.\"nope\"",
+                "",
+            ),
+            (
+                "baseline = { \"topology.link.delay\" = \"30ms\" }\n",
+                "paper.baseline.\"topology.link.delay\"",
+                "",
+            ),
+            ("plot = { x = \"nope\" }\n", "paper.plot.x", ""),
+            (
+                "[[paper.reported]]\npoint = {}\n",
+                "paper.reported[0].value",
+                "",
+            ),
+        ];
+        for (extra, field, replace) in cases {
+            let text = if replace.is_empty() {
+                format!("{base}{extra}")
+            } else {
+                replace.to_string()
+            };
+            let e = parse_text(&text).unwrap_err();
+            assert_eq!(e.field, field, "{text}: {e}");
+        }
+    }
+}
