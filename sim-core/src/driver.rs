@@ -15,7 +15,7 @@ use crate::metrics::EndpointMetrics;
 use crate::packet::{Addr, Datagram, FlowId};
 use crate::time::SimTime;
 use crate::trace::TraceEvent;
-use crate::transport::stream::{Side, StreamTransport};
+use crate::transport::stream::{AppReader, Side, StreamTransport};
 
 /// What a client's first datagram of a connection says about resumption: the session
 /// ticket and the address-validation token it presents (their identities as issued by
@@ -43,8 +43,14 @@ pub trait TransportDriver: StreamTransport + std::fmt::Debug + Sized {
     fn start(&mut self, now: SimTime);
 
     /// Handles `datagram` if it carries this transport's payload; `false` (and nothing
-    /// done) otherwise.
-    fn handle_datagram(&mut self, now: SimTime, datagram: &Datagram) -> bool;
+    /// done) otherwise. Bytes it makes readable are reported to the workload's `reader`
+    /// at once ([`AppReader::on_readable`]).
+    fn handle_datagram(
+        &mut self,
+        now: SimTime,
+        datagram: &Datagram,
+        reader: &mut dyn AppReader,
+    ) -> bool;
 
     /// The next datagram to send now, from `local` to `remote` on `flow`; `number`, when
     /// set, tags it with the connection's number in a sequence (the transport's connection
@@ -58,11 +64,13 @@ pub trait TransportDriver: StreamTransport + std::fmt::Debug + Sized {
         number: Option<u64>,
     ) -> Option<Datagram>;
 
-    /// The earliest instant the connection wants [`TransportDriver::handle_timeout`].
-    fn poll_timeout(&self) -> Option<SimTime>;
+    /// The earliest instant the connection wants [`TransportDriver::handle_timeout`]:
+    /// its own timers and, while it is open, `reader`'s deadline.
+    fn poll_timeout(&self, reader: &dyn AppReader) -> Option<SimTime>;
 
-    /// A timer instant came.
-    fn handle_timeout(&mut self, now: SimTime);
+    /// A timer instant came: the connection's due timers fire, `reader`'s deadline among
+    /// them ([`AppReader::on_deadline`]) in the transport's timer order.
+    fn handle_timeout(&mut self, now: SimTime, reader: &mut dyn AppReader);
 
     /// Switches tracing on or off ([`crate::endpoint::Endpoint::set_tracing`]).
     fn set_tracing(&mut self, on: bool);

@@ -16,6 +16,7 @@ use crate::quic::{Connection, Role};
 use crate::time::SimTime;
 use crate::trace::Vantage;
 use crate::workloads::bulk::{Bulk, BulkEndpoint};
+use crate::workloads::reader::Reader;
 use crate::workloads::sequence::{SequenceClient, SequenceServer};
 
 /// One endpoint of a flow, as [`build`] makes it.
@@ -77,11 +78,13 @@ pub fn build(flow: &FlowConfig, id: FlowId, client: Addr, server: Addr) -> Vec<F
         }
         AppConfig::QuicBulk(q) => {
             // Transport QUIC x workload bulk. The client's application reads at
-            // `read_rate`; the server reads requests at once.
+            // `read_rate` (chunks of at most one datagram's payload); the server reads
+            // requests at once.
             let bulk = || Bulk::new(q.streams, q.bytes, q.request_size);
-            let cc = Connection::new(Role::Client, q.clone(), q.read_rate);
-            let sc = Connection::new(Role::Server, q.clone(), None);
-            let c = BulkEndpoint::new(cc, bulk(), client, server, id);
+            let reader = Reader::new(q.read_rate, q.max_udp_payload);
+            let cc = Connection::new(Role::Client, q.clone());
+            let sc = Connection::new(Role::Server, q.clone());
+            let c = BulkEndpoint::new(cc, bulk().with_reader(reader), client, server, id);
             let s = BulkEndpoint::new(sc, bulk(), server, client, id);
             vec![
                 at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),

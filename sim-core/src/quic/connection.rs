@@ -5,7 +5,10 @@
 //! Sans-IO like every endpoint: [`Connection::handle_datagram`] and
 //! [`Connection::handle_timeout`] feed it, [`Connection::poll_transmit`] and
 //! [`Connection::poll_timeout`] drain it. It knows nothing of the workload: the
-//! application opens streams, writes lengths and reacts to [`ConnEvent`]s.
+//! application opens streams, writes lengths and reacts to [`ConnEvent`]s; its reader
+//! (an [`AppReader`], passed to the calls that can make data readable or fire its
+//! deadline) is called per STREAM frame that made bytes readable and reads with
+//! [`Connection::read`].
 //!
 //! Handshake model (RFC 9000 §7, RFC 9001 §4): the TLS messages are byte counts from
 //! [`QuicConfig`]. The client sends its ClientHello in Initial CRYPTO frames (datagram
@@ -35,8 +38,7 @@ use crate::trace::{
     RecoveryMetrics, RecoveryParameters, SendTrigger, TraceBuffer, TraceEvent,
 };
 use crate::transport::pacer::Pacer;
-use crate::transport::reader::Reader;
-use crate::units::Rate;
+use crate::transport::stream::AppReader;
 use crate::wire::quic::{
     header_len_without_pn, packet_size, pn_len, ClientHelloInfo, Frame, PacketType, QuicDatagram,
     QuicPacket, ServerHelloInfo, TransportParameters, AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
@@ -230,8 +232,6 @@ pub struct Connection {
     peer_idle_timeout: Option<SimDuration>,
     // connection flow control, receive side
     recv_fc: RecvFlow,
-    // application reader
-    reader: Reader,
     // timing
     started_at: SimTime,
     last_activity: SimTime,
@@ -281,9 +281,8 @@ fn space_of(i: usize) -> Space {
 }
 
 impl Connection {
-    /// A connection with `cfg`. `read_rate` limits how fast this side's application
-    /// reads received stream data (`None`: instantly).
-    pub fn new(role: Role, cfg: QuicConfig, read_rate: Option<Rate>) -> Self {
+    /// A connection with `cfg` (not started).
+    pub fn new(role: Role, cfg: QuicConfig) -> Self {
         let mut rc = RecoveryConfig::with_max_datagram_size(cfg.max_udp_payload);
         rc.initial_rtt = cfg.initial_rtt;
         rc.max_ack_delay = cfg.max_ack_delay;
@@ -322,7 +321,6 @@ impl Connection {
             peer_window_remote_streams: 0,
             peer_idle_timeout: None,
             recv_fc,
-            reader: Reader::new(read_rate, cfg.max_udp_payload),
             started_at: SimTime::ZERO,
             last_activity: SimTime::ZERO,
             eliciting_sent_since_recv: false,

@@ -118,7 +118,7 @@ pub(crate) fn totals(
     let mut m = match reports.last() {
         Some(r) => r.metrics.clone(),
         None => {
-            let c = Connection::new(role, QuicConfig::default(), None);
+            let c = Connection::new(role, QuicConfig::default());
             connection_metrics(&c, None, SimTime::ZERO)
         }
     };

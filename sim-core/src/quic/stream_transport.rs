@@ -14,7 +14,7 @@ use crate::packet::{Addr, Datagram, FlowId, Payload};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceEvent;
 use crate::transport::stream::{
-    CloseKind, Side, StreamEvent, StreamId, StreamReadState, StreamTransport,
+    AppReader, CloseKind, Side, StreamEvent, StreamId, StreamReadState, StreamTransport,
 };
 
 fn side_of(role: Role) -> Side {
@@ -96,6 +96,14 @@ impl StreamTransport for Connection {
         })
     }
 
+    fn read(&mut self, now: SimTime, id: StreamId, max: u64) -> u64 {
+        Connection::read(self, now, id, max)
+    }
+
+    fn next_readable(&self, after: Option<StreamId>) -> Option<(StreamId, u64)> {
+        Connection::next_readable(self, after)
+    }
+
     fn close(&mut self, now: SimTime) {
         Connection::close(self, now);
     }
@@ -133,11 +141,16 @@ impl TransportDriver for Connection {
         Connection::start(self, now);
     }
 
-    fn handle_datagram(&mut self, now: SimTime, datagram: &Datagram) -> bool {
+    fn handle_datagram(
+        &mut self,
+        now: SimTime,
+        datagram: &Datagram,
+        reader: &mut dyn AppReader,
+    ) -> bool {
         let Payload::Quic(d) = &datagram.payload else {
             return false;
         };
-        Connection::handle_datagram(self, now, d, u64::from(datagram.size));
+        Connection::handle_datagram(self, now, d, u64::from(datagram.size), reader);
         true
     }
 
@@ -163,12 +176,12 @@ impl TransportDriver for Connection {
         ))
     }
 
-    fn poll_timeout(&self) -> Option<SimTime> {
-        Connection::poll_timeout(self)
+    fn poll_timeout(&self, reader: &dyn AppReader) -> Option<SimTime> {
+        Connection::poll_timeout(self, reader)
     }
 
-    fn handle_timeout(&mut self, now: SimTime) {
-        Connection::handle_timeout(self, now);
+    fn handle_timeout(&mut self, now: SimTime, reader: &mut dyn AppReader) {
+        Connection::handle_timeout(self, now, reader);
     }
 
     fn set_tracing(&mut self, on: bool) {
@@ -222,9 +235,8 @@ impl TransportDriver for Connection {
         }
     }
 
-    /// Every connection of a sequence reads at once (no `read_rate`).
     fn connect(base: &QuicConfig, spec: &ConnectionSpec) -> Self {
-        Connection::new(Role::Client, spec.config(base), None)
+        Connection::new(Role::Client, spec.config(base))
     }
 
     fn resume(&mut self, ticket: SessionTicket) {
@@ -264,7 +276,7 @@ impl TransportDriver for Connection {
         if let Some(w) = initial_cwnd {
             cfg.cc.initial_cwnd_bytes = Some(w);
         }
-        let mut conn = Connection::new(Role::Server, cfg, None);
+        let mut conn = Connection::new(Role::Server, cfg);
         if let Payload::Quic(d) = &first.payload {
             if let Some(&hello) = d.client_hello.as_deref() {
                 conn.accept_client(hello, ticket_valid, token_valid);
@@ -322,7 +334,7 @@ impl TransportDriver for Connection {
         index: u64,
         local: Addr,
     ) -> ConnectionReport {
-        let c = Connection::new(Role::Client, spec.config(base), None);
+        let c = Connection::new(Role::Client, spec.config(base));
         ConnectionReport {
             index,
             local: local.to_string(),

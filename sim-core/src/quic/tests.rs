@@ -11,6 +11,7 @@ use crate::rng::RngStream;
 use crate::time::{SimDuration, SimTime};
 use crate::units::Rate;
 use crate::workloads::bulk::{Bulk, BulkEndpoint};
+use crate::workloads::reader::Reader;
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,8 +24,9 @@ fn quic_endpoint(role: Role, cfg: QuicConfig, local: Addr, remote: Addr) -> Quic
         Role::Client => cfg.read_rate,
         Role::Server => None,
     };
-    let app = Bulk::new(cfg.streams, cfg.bytes, cfg.request_size);
-    BulkEndpoint::new(Connection::new(role, cfg, read_rate), app, local, remote, 0)
+    let app = Bulk::new(cfg.streams, cfg.bytes, cfg.request_size)
+        .with_reader(Reader::new(read_rate, cfg.max_udp_payload));
+    BulkEndpoint::new(Connection::new(role, cfg), app, local, remote, 0)
 }
 
 const OVERHEAD: u64 = 28; // IPv4 + UDP headers, added by the link
@@ -941,8 +943,9 @@ fn each_side_obeys_the_peers_transport_parameters() {
         idle_timeout: SimDuration::from_secs(5),
         ..QuicConfig::default()
     };
-    let mut c = Connection::new(Role::Client, ccfg, None);
-    let mut s = Connection::new(Role::Server, scfg, None);
+    let mut c = Connection::new(Role::Client, ccfg);
+    let mut s = Connection::new(Role::Server, scfg);
+    let mut reader = Reader::immediate();
     c.start(SimTime::ZERO);
     s.start(SimTime::ZERO);
     // Datagrams sent in one 1 ms step arrive in the next.
@@ -953,14 +956,14 @@ fn each_side_obeys_the_peers_transport_parameters() {
     let total = 1_000_000;
     for _ in 0..5_000 {
         for (d, n) in std::mem::take(&mut to_s) {
-            s.handle_datagram(now, &d, n);
+            s.handle_datagram(now, &d, n, &mut reader);
         }
         for (d, n) in std::mem::take(&mut to_c) {
-            c.handle_datagram(now, &d, n);
+            c.handle_datagram(now, &d, n, &mut reader);
         }
         for conn in [&mut c, &mut s] {
-            if conn.poll_timeout().is_some_and(|t| t <= now) {
-                conn.handle_timeout(now);
+            if conn.poll_timeout(&reader).is_some_and(|t| t <= now) {
+                conn.handle_timeout(now, &mut reader);
             }
         }
         if id.is_none() && c.is_handshake_complete() {
@@ -1001,4 +1004,94 @@ fn each_side_obeys_the_peers_transport_parameters() {
         SimDuration::from_millis(10)
     );
     assert_eq!(s.idle_timeout(), SimDuration::from_secs(5));
+}
+
+/// The workload's reader decides when received bytes are consumed (issue 9: reading
+/// belongs to the workload). A reader that never reads gets a `Readable` call per STREAM
+/// frame that delivered bytes, and the sender stops at the receiver's stream window (RFC
+/// 9000 §4.1: no credit returns without consumption); an explicit `read` then consumes
+/// everything delivered, and with credit returning the transfer completes.
+#[test]
+fn the_workloads_reader_decides_consumption() {
+    use super::connection::Connection;
+    use crate::transport::stream::{AppReader, StreamId, StreamTransport};
+
+    /// Counts `Readable` calls; reads everything only when `eager`.
+    struct Probe {
+        eager: bool,
+        calls: u64,
+    }
+    impl AppReader for Probe {
+        fn on_readable(&mut self, now: SimTime, t: &mut dyn StreamTransport, id: StreamId) {
+            self.calls += 1;
+            assert!(t.next_readable(None).is_some_and(|(s, n)| s == id && n > 0));
+            if self.eager {
+                t.read(now, id, u64::MAX);
+            }
+        }
+        fn deadline(&self) -> Option<SimTime> {
+            None
+        }
+        fn on_deadline(&mut self, _now: SimTime, _t: &mut dyn StreamTransport) {}
+    }
+
+    let window = 30_000;
+    let scfg = QuicConfig {
+        stream_window: window,
+        ..QuicConfig::default()
+    };
+    let mut c = Connection::new(Role::Client, QuicConfig::default());
+    let mut s = Connection::new(Role::Server, scfg);
+    let mut creader = Reader::immediate();
+    let mut sreader = Probe {
+        eager: false,
+        calls: 0,
+    };
+    c.start(SimTime::ZERO);
+    s.start(SimTime::ZERO);
+    let step = SimDuration::from_millis(1);
+    let mut now = SimTime::ZERO;
+    let (mut to_s, mut to_c) = (Vec::new(), Vec::new());
+    let mut id = None;
+    let total = 200_000;
+    for round in 0..3_000 {
+        for (d, n) in std::mem::take(&mut to_s) {
+            s.handle_datagram(now, &d, n, &mut sreader);
+        }
+        for (d, n) in std::mem::take(&mut to_c) {
+            c.handle_datagram(now, &d, n, &mut creader);
+        }
+        if c.poll_timeout(&creader).is_some_and(|t| t <= now) {
+            c.handle_timeout(now, &mut creader);
+        }
+        if s.poll_timeout(&sreader).is_some_and(|t| t <= now) {
+            s.handle_timeout(now, &mut sreader);
+        }
+        if id.is_none() && c.is_handshake_complete() {
+            let sid = c.open_stream().expect("a stream");
+            c.write(sid, total, true);
+            id = Some(sid);
+        }
+        if round == 1_000 {
+            // Stalled at the window, nothing read; then the application reads it all.
+            let sid = id.expect("handshake completed");
+            let st = &s.streams()[&sid];
+            assert_eq!((st.recv.delivered, st.recv.consumed), (window, 0));
+            assert_eq!(s.stats.max_stream_data_sent, 0);
+            assert!(sreader.calls > 0 && sreader.calls <= window.div_ceil(1000));
+            assert_eq!(s.read(now, sid, u64::MAX), window);
+            assert_eq!(s.next_readable(None), None);
+            sreader.eager = true;
+        }
+        while let Some(x) = c.poll_transmit(now) {
+            to_s.push(x);
+        }
+        while let Some(x) = s.poll_transmit(now) {
+            to_c.push(x);
+        }
+        now += step;
+    }
+    let sid = id.expect("handshake completed");
+    assert_eq!(s.streams()[&sid].recv.consumed, total, "transfer completed");
+    assert!(s.stats.max_stream_data_sent > 0);
 }

@@ -6,7 +6,8 @@
 //!
 //! The table is a snapshot taken from the state owners (the packet number spaces' ACK
 //! deadlines, [`Recovery`](super::recovery::Recovery)'s loss-detection timer, the pacer,
-//! the close state, the application reader), so no deadline is kept twice.
+//! the close state, the workload's application reader passed in), so no deadline is kept
+//! twice.
 
 use crate::time::SimTime;
 
@@ -23,7 +24,8 @@ pub enum Timer {
     AckData,
     /// Loss detection or PTO (RFC 9002 §6.2).
     LossDetection,
-    /// The application reader finishes its current chunk.
+    /// The workload's application reader wants its
+    /// [`AppReader::on_deadline`](crate::transport::stream::AppReader::on_deadline).
     Reader,
     /// The pacer releases the next datagram (RFC 9002 §7.7).
     Pacing,

@@ -1,6 +1,6 @@
 //! The stream-transport interface workloads are written against ([`StreamTransport`]):
-//! open a stream, write, finish, and the events a workload reacts to
-//! ([`StreamEvent`]). Protocol-neutral: QUIC implements it now
+//! open a stream, write, finish, read, the events a workload reacts to
+//! ([`StreamEvent`]) and the workload's reader the transport calls ([`AppReader`]). Protocol-neutral: QUIC implements it now
 //! (`quic/stream_transport.rs`); TCP and SCTP implement it later. The engine-facing half
 //! (datagrams, timers, metrics, creating and resuming connections) is
 //! [`crate::driver::TransportDriver`].
@@ -12,24 +12,39 @@
 //! when the connection can carry data, when a stream has been read completely and when
 //! everything it wrote was acknowledged.
 //!
-//! Reading is modelled by the transport: its application reader
-//! ([`crate::transport::reader::Reader`], protocol-neutral) consumes received bytes as
-//! they become readable (at once, or at a configured read rate), because when bytes are
-//! consumed decides when receive-window credit is returned, which is transport
-//! behaviour. The workload sees the progress ([`StreamTransport::stream_read_state`]) and
-//! [`StreamEvent::ReadComplete`] when a stream was read up to its FIN. The reader is asked
-//! synchronously, per received frame: an explicit `read` called by the workload after a
-//! `Readable` event would consume once per datagram instead, and the window policies,
-//! which decide at each consumption, would advertise different limits.
+//! # Reading
+//! Reading belongs to the workload: its application reader (an [`AppReader`], e.g.
+//! [`crate::workloads::reader::Reader`]: at once, or paced at a read rate) calls
+//! [`StreamTransport::read`] to consume received in-order bytes, and consumption is what
+//! returns receive-window credit. When bytes become readable the transport tells the
+//! reader at once — [`AppReader::on_readable`] is the `Readable` event, delivered
+//! synchronously while the transport processes the data instead of queued with the
+//! [`StreamEvent`]s — and a reader's own deadline ([`AppReader::deadline`]) is one of the
+//! connection's timers, fired in the transport's timer order
+//! ([`AppReader::on_deadline`]). The engine-facing calls that can make data readable or
+//! fire timers take the reader ([`crate::driver::TransportDriver::handle_datagram`],
+//! `handle_timeout`, `poll_timeout`).
+//!
+//! Why synchronous: the receive-window policies decide their updates at each
+//! consumption, and the model consumes per received STREAM frame. A `Readable` event
+//! queued with the others would be seen once per datagram (after the transport handled
+//! all of it), and the advertised limits would differ. The workload sees the progress
+//! ([`StreamTransport::stream_read_state`]) and [`StreamEvent::ReadComplete`] when a
+//! stream was read up to its FIN.
 //!
 //! How each transport maps reading: QUIC consumes stream bytes in order from each
-//! stream's receive buffer and returns credit with MAX_STREAM_DATA / MAX_DATA (RFC 9000
-//! §4.2); TCP consumes from the one connection's in-order byte stream (the multiplexer's
-//! streams become readable only in sequence order) and returns credit by reopening the
-//! advertised window (RFC 9293 §3.8.6), the multiplexer adding WINDOW_UPDATE per stream
-//! (RFC 9113 §6.9); SCTP delivers whole messages per stream (in order within a stream,
-//! no head-of-line blocking across streams) and returns credit through the a_rwnd of its
-//! SACKs (RFC 9260 §6.2).
+//! stream's receive buffer, calls the reader per STREAM frame that made bytes readable,
+//! and returns credit with MAX_STREAM_DATA / MAX_DATA (RFC 9000 §4.2). TCP with an
+//! HTTP/2-style multiplexer has one in-order byte stream: the multiplexer parses DATA
+//! frames off it as TCP delivers in sequence order, a multiplexed stream becomes readable
+//! (and the reader is called) only when the bytes before it in the TCP stream arrived
+//! (head-of-line blocking), [`StreamTransport::read`] consumes from that stream's share,
+//! and credit returns twice: the TCP receive window reopens as the multiplexer drains the
+//! byte stream (RFC 9293 §3.8.6) and WINDOW_UPDATE per stream and for the connection as
+//! the application reads (RFC 9113 §6.9). SCTP delivers whole messages per stream (in
+//! order within a stream, no head-of-line blocking across streams): a stream becomes
+//! readable when a complete message is reassembled, `read` consumes from it, and credit
+//! returns through the a_rwnd of its SACKs (RFC 9260 §6.2).
 //!
 //! # How each transport maps
 //! - **QUIC** (RFC 9000): streams are QUIC bidirectional streams (IDs `4k` client-initiated,
@@ -141,6 +156,16 @@ pub trait StreamTransport {
     /// Read progress of stream `id`, `None` while it does not exist.
     fn stream_read_state(&self, id: StreamId) -> Option<StreamReadState>;
 
+    /// The application reads: consumes up to `max` of the in-order bytes received and
+    /// not yet read on stream `id`, and returns how many it consumed (`0`, and nothing
+    /// done, when none are readable or the stream does not exist). Consumption returns
+    /// receive-window credit; reading up to the FIN queues [`StreamEvent::ReadComplete`].
+    fn read(&mut self, now: SimTime, id: StreamId, max: u64) -> u64;
+
+    /// The lowest-numbered stream above `after` (any stream when `None`) with readable
+    /// bytes, and how many: `(stream, bytes)`; `None` when there is none.
+    fn next_readable(&self, after: Option<StreamId>) -> Option<(StreamId, u64)>;
+
     /// Closes the connection now (graceful, no error).
     fn close(&mut self, now: SimTime);
 
@@ -162,4 +187,22 @@ pub trait StreamTransport {
 
     /// The smoothed RTT (for history samples).
     fn smoothed_rtt(&self) -> SimDuration;
+}
+
+/// The application's reading of one connection, owned by the workload and called by the
+/// transport synchronously (see [Reading](self#reading)): when bytes become readable and
+/// when the reader's own deadline comes. It consumes through [`StreamTransport::read`] on
+/// the transport it is handed (and should do nothing else with it: it runs in the middle
+/// of the transport's input processing).
+pub trait AppReader {
+    /// The `Readable` event: stream `id` of `t` has new in-order bytes to read.
+    fn on_readable(&mut self, now: SimTime, t: &mut dyn StreamTransport, id: StreamId);
+
+    /// When the reader wants [`AppReader::on_deadline`] (`None`: never). The transport
+    /// counts it among its timers while the connection is open.
+    fn deadline(&self) -> Option<SimTime>;
+
+    /// The deadline came (the transport calls it at [`AppReader::deadline`], in its own
+    /// timer order).
+    fn on_deadline(&mut self, now: SimTime, t: &mut dyn StreamTransport);
 }

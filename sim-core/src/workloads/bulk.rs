@@ -5,6 +5,10 @@
 //! same stream with that stream's share of `bytes` and a FIN. The client is done when it
 //! has read every response; the server when every response is acknowledged.
 //!
+//! Each side reads what it receives with its application reader
+//! ([`super::reader::Reader`]: at once unless given a read rate), which the transport calls
+//! synchronously ([`AppReader`]).
+//!
 //! [`Bulk`] is the per-connection state (used by every connection of a
 //! [`super::sequence`] too); [`BulkEndpoint`] runs it on one connection of any
 //! [`TransportDriver`].
@@ -15,7 +19,8 @@ use crate::metrics::EndpointMetrics;
 use crate::packet::{Addr, Datagram, FlowId};
 use crate::time::SimTime;
 use crate::trace::TraceEvent;
-use crate::transport::stream::{Side, StreamEvent, StreamTransport};
+use crate::transport::stream::{AppReader, Side, StreamEvent, StreamId, StreamTransport};
+use crate::workloads::reader::Reader;
 
 /// The `bulk` workload state of one connection (either side).
 #[derive(Clone, Debug)]
@@ -26,11 +31,12 @@ pub struct Bulk {
     requests_opened: u64,
     finished_streams: u64,
     completed_at: Option<SimTime>,
+    reader: Reader,
 }
 
 impl Bulk {
     /// `streams` request streams of `request_size` bytes each, answered with `bytes` in
-    /// total.
+    /// total; everything received is read at once.
     pub fn new(streams: u64, bytes: u64, request_size: u64) -> Self {
         Bulk {
             streams,
@@ -39,7 +45,19 @@ impl Bulk {
             requests_opened: 0,
             finished_streams: 0,
             completed_at: None,
+            reader: Reader::immediate(),
         }
+    }
+
+    /// The same workload reading with `reader` (e.g. paced at a read rate).
+    pub fn with_reader(mut self, reader: Reader) -> Self {
+        self.reader = reader;
+        self
+    }
+
+    /// The application reader.
+    pub fn reader(&self) -> &Reader {
+        &self.reader
     }
 
     /// Request streams.
@@ -99,6 +117,21 @@ impl Bulk {
             }
             _ => false,
         }
+    }
+}
+
+/// The workload reads through its [`Reader`].
+impl AppReader for Bulk {
+    fn on_readable(&mut self, now: SimTime, t: &mut dyn StreamTransport, id: StreamId) {
+        self.reader.on_readable(now, t, id);
+    }
+
+    fn deadline(&self) -> Option<SimTime> {
+        self.reader.deadline()
+    }
+
+    fn on_deadline(&mut self, now: SimTime, t: &mut dyn StreamTransport) {
+        self.reader.on_deadline(now, t);
     }
 }
 
@@ -169,7 +202,7 @@ impl<T: TransportDriver> Endpoint for BulkEndpoint<T> {
     }
 
     fn handle_datagram(&mut self, now: SimTime, datagram: Datagram) {
-        if self.conn.handle_datagram(now, &datagram) {
+        if self.conn.handle_datagram(now, &datagram, &mut self.app) {
             // Answer from where the peer sends (a server learns the client's address).
             self.remote = datagram.src;
             self.drive(now);
@@ -177,7 +210,7 @@ impl<T: TransportDriver> Endpoint for BulkEndpoint<T> {
     }
 
     fn handle_timeout(&mut self, now: SimTime) {
-        self.conn.handle_timeout(now);
+        self.conn.handle_timeout(now, &mut self.app);
         self.drive(now);
     }
 
@@ -187,7 +220,7 @@ impl<T: TransportDriver> Endpoint for BulkEndpoint<T> {
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
-        self.conn.poll_timeout()
+        self.conn.poll_timeout(&self.app)
     }
 
     fn local_addr(&self) -> Addr {
@@ -226,7 +259,7 @@ mod tests {
 
     use super::*;
     use crate::time::SimDuration;
-    use crate::transport::stream::{StreamId, StreamReadState};
+    use crate::transport::stream::StreamReadState;
 
     /// Streams numbered 0, 1, 2, ... per side (`2k` client, `2k + 1` server, as HTTP/2
     /// would with its own offset); a stream limit; writes recorded.
@@ -260,6 +293,12 @@ mod tests {
             2 * index + u64::from(side == Side::Server)
         }
         fn stream_read_state(&self, _id: StreamId) -> Option<StreamReadState> {
+            None
+        }
+        fn read(&mut self, _now: SimTime, _id: StreamId, _max: u64) -> u64 {
+            0
+        }
+        fn next_readable(&self, _after: Option<StreamId>) -> Option<(StreamId, u64)> {
             None
         }
         fn close(&mut self, _now: SimTime) {}

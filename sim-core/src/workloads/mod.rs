@@ -10,11 +10,15 @@
 //! - [`sequence`]: a sequence of connections between one client and one server (start
 //!   times and gaps, resumption with session tickets, 0-RTT, idle or explicit close), each
 //!   running `bulk`, and the server's store of tickets, tokens and history samples with the
-//!   [`sequence::HistoryPolicy`] hook (`docs/lifecycle.md`).
+//!   [`sequence::HistoryPolicy`] hook (`docs/lifecycle.md`);
+//! - [`reader`]: the application reader ([`reader::Reader`]: at once, or paced at a read
+//!   rate) a workload reads its streams with; the transport calls it synchronously
+//!   ([`crate::transport::stream::AppReader`]).
 //!
 //! A new workload is a new file here (its state machine reacting to
 //! [`crate::transport::stream::StreamEvent`]s, and an endpoint adapter if it needs more
 //! than one connection) plus one arm in [`crate::flows`].
 
 pub mod bulk;
+pub mod reader;
 pub mod sequence;

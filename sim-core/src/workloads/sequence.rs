@@ -266,7 +266,7 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
         let k = k as usize;
         match self.conns.get_mut(k) {
             Some(c) if !c.conn.is_terminated() => {
-                c.conn.handle_datagram(now, &datagram);
+                c.conn.handle_datagram(now, &datagram, &mut c.app);
                 self.drive(now, k);
                 self.open_due(now);
             }
@@ -276,8 +276,8 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
 
     fn handle_timeout(&mut self, now: SimTime) {
         for c in &mut self.conns {
-            if c.conn.poll_timeout().is_some_and(|t| t <= now) {
-                c.conn.handle_timeout(now);
+            if c.conn.poll_timeout(&c.app).is_some_and(|t| t <= now) {
+                c.conn.handle_timeout(now, &mut c.app);
             }
         }
         self.drive_all(now);
@@ -315,7 +315,7 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
         };
         self.conns
             .iter()
-            .filter_map(|c| c.conn.poll_timeout())
+            .filter_map(|c| c.conn.poll_timeout(&c.app))
             .chain(next)
             .min()
     }
@@ -527,7 +527,7 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
         }
         // Answer from where the client sends.
         c.remote = datagram.src;
-        c.conn.handle_datagram(now, &datagram);
+        c.conn.handle_datagram(now, &datagram, &mut c.app);
         self.drive(now, k);
     }
 
@@ -535,12 +535,12 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
         let due: Vec<u64> = self
             .conns
             .iter()
-            .filter(|(_, c)| c.conn.poll_timeout().is_some_and(|t| t <= now))
+            .filter(|(_, c)| c.conn.poll_timeout(&c.app).is_some_and(|t| t <= now))
             .map(|(&k, _)| k)
             .collect();
         for k in due {
             if let Some(c) = self.conns.get_mut(&k) {
-                c.conn.handle_timeout(now);
+                c.conn.handle_timeout(now, &mut c.app);
             }
             self.drive(now, k);
         }
@@ -561,7 +561,7 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
     fn poll_timeout(&self) -> Option<SimTime> {
         self.conns
             .values()
-            .filter_map(|c| c.conn.poll_timeout())
+            .filter_map(|c| c.conn.poll_timeout(&c.app))
             .min()
     }
 

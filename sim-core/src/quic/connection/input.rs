@@ -1,12 +1,19 @@
 //! The connection's input: datagrams (packets, frames, handshake progress,
-//! acknowledgements and losses, stream data, the application reader) and timeouts
-//! (the [`TimerTable`] entries that expired, PTO probes).
+//! acknowledgements and losses, stream data, reads by the workload's [`AppReader`]) and
+//! timeouts (the [`TimerTable`] entries that expired, PTO probes).
 
 use super::*;
 
 impl Connection {
-    /// A datagram of `size` UDP payload bytes arrived.
-    pub fn handle_datagram(&mut self, now: SimTime, dgram: &QuicDatagram, size: u64) {
+    /// A datagram of `size` UDP payload bytes arrived; `reader` is told at once of each
+    /// STREAM frame that made bytes readable.
+    pub fn handle_datagram(
+        &mut self,
+        now: SimTime,
+        dgram: &QuicDatagram,
+        size: u64,
+        reader: &mut dyn AppReader,
+    ) {
         if self.state.is_closed() {
             if self.state.on_datagram_while_closed() {
                 // Closing (RFC 9000 §10.2.1): answer with CONNECTION_CLOSE.
@@ -42,7 +49,7 @@ impl Connection {
             self.trace_connection_state(now, ConnectionState::Attempted);
         }
         for pkt in &dgram.packets {
-            self.on_packet(now, pkt.clone());
+            self.on_packet(now, pkt.clone(), reader);
         }
         self.update_amplification_state();
         self.trace_metrics_update(now);
@@ -56,7 +63,7 @@ impl Connection {
         }
     }
 
-    pub(super) fn on_packet(&mut self, now: SimTime, pkt: QuicPacket) {
+    pub(super) fn on_packet(&mut self, now: SimTime, pkt: QuicPacket, reader: &mut dyn AppReader) {
         let i = pkt.ty.space_index();
         if self.spaces[i].discarded {
             self.stats.undecryptable_dropped += 1;
@@ -127,7 +134,7 @@ impl Connection {
             );
         }
         for f in pkt.frames {
-            self.on_frame(now, i, f);
+            self.on_frame(now, i, f, reader);
             if self.state.is_closed() {
                 self.trace_connection_state(now, ConnectionState::Closed);
                 return;
@@ -144,7 +151,13 @@ impl Connection {
         }
     }
 
-    pub(super) fn on_frame(&mut self, now: SimTime, i: usize, f: Frame) {
+    pub(super) fn on_frame(
+        &mut self,
+        now: SimTime,
+        i: usize,
+        f: Frame,
+        reader: &mut dyn AppReader,
+    ) {
         match f {
             Frame::Padding { .. } | Frame::Ping => {}
             Frame::Ack {
@@ -162,14 +175,14 @@ impl Connection {
             }
             Frame::Crypto { offset, len } => {
                 self.spaces[i].crypto_recv.on_data(offset, len, false);
-                self.check_handshake_progress(now);
+                self.check_handshake_progress(now, reader);
             }
             Frame::Stream {
                 id,
                 offset,
                 len,
                 fin,
-            } => self.on_stream_frame(now, id, offset, len, fin),
+            } => self.on_stream_frame(now, id, offset, len, fin, reader),
             Frame::MaxData(v) => {
                 self.send_fc.raise(v);
             }
@@ -202,7 +215,7 @@ impl Connection {
         }
     }
 
-    pub(super) fn check_handshake_progress(&mut self, now: SimTime) {
+    pub(super) fn check_handshake_progress(&mut self, now: SimTime, reader: &mut dyn AppReader) {
         match self.role {
             Role::Client => {
                 let (server_hello, server_flight) = self.server_flight_sizes();
@@ -212,7 +225,7 @@ impl Connection {
                     self.state.advance(Handshake::KeysAvailable);
                     self.path.recovery.set_has_handshake_keys();
                     self.trace_connection_state(now, ConnectionState::HandshakeStarted);
-                    self.process_undecryptable(now);
+                    self.process_undecryptable(now, reader);
                 }
                 if self.state.has_handshake_keys()
                     && !self.state.is_handshake_complete()
@@ -242,7 +255,7 @@ impl Connection {
                     self.apply_peer_transport_parameters(now);
                     self.trace_connection_state(now, ConnectionState::HandshakeComplete);
                     self.events.push(ConnEvent::Connected);
-                    self.process_undecryptable(now);
+                    self.process_undecryptable(now, reader);
                 }
             }
             Role::Server => {
@@ -258,7 +271,7 @@ impl Connection {
                     self.spaces[1].crypto_send.write(flight, false);
                     self.apply_peer_transport_parameters(now);
                     self.trace_connection_state(now, ConnectionState::HandshakeStarted);
-                    self.process_undecryptable(now);
+                    self.process_undecryptable(now, reader);
                 }
                 if self.state.has_handshake_keys()
                     && !self.state.is_handshake_complete()
@@ -270,7 +283,7 @@ impl Connection {
                     self.trace_connection_state(now, ConnectionState::HandshakeComplete);
                     self.confirm_handshake(now); // RFC 9001 §4.1.2: server confirms at completion
                     self.events.push(ConnEvent::Connected);
-                    self.process_undecryptable(now);
+                    self.process_undecryptable(now, reader);
                 }
             }
         }
@@ -334,10 +347,10 @@ impl Connection {
         self.undecryptable.retain(|p| p.ty.space_index() != i);
     }
 
-    pub(super) fn process_undecryptable(&mut self, now: SimTime) {
+    pub(super) fn process_undecryptable(&mut self, now: SimTime, reader: &mut dyn AppReader) {
         let pending = std::mem::take(&mut self.undecryptable);
         for p in pending {
-            self.on_packet(now, p);
+            self.on_packet(now, p, reader);
         }
     }
 
@@ -494,6 +507,7 @@ impl Connection {
         offset: u64,
         len: u64,
         fin: bool,
+        reader: &mut dyn AppReader,
     ) {
         let remote_bit = match self.role {
             Role::Client => 1,
@@ -535,33 +549,39 @@ impl Connection {
         if self.recv_fc.received > self.recv_fc.limit {
             self.stats.flow_control_violations += 1;
         }
-        self.on_readable(now);
+        if delivered > 0 {
+            // The `Readable` event, synchronously: the application reads now.
+            reader.on_readable(now, self, id);
+        }
         self.check_read_complete(now, id);
     }
 
-    // ----- the application reader ---------------------------------------------------------
+    // ----- reads by the application ----------------------------------------------------------
 
-    pub(super) fn on_readable(&mut self, now: SimTime) {
-        if self.reader.is_immediate() {
-            let ids: Vec<u64> = self
-                .streams
-                .iter()
-                .filter(|(_, s)| s.recv.readable() > 0)
-                .map(|(&id, _)| id)
-                .collect();
-            for id in ids {
-                let n = self.streams[&id].recv.readable();
-                self.consume(now, id, n);
-            }
-        } else if self.reader.is_idle() {
-            self.start_read(now);
+    /// The application reads up to `max` readable bytes of stream `id` (RFC 9000 §2.2:
+    /// in order); returns the bytes consumed.
+    pub fn read(&mut self, now: SimTime, id: u64, max: u64) -> u64 {
+        let n = self
+            .streams
+            .get(&id)
+            .map_or(0, |s| s.recv.readable().min(max));
+        if n > 0 {
+            self.consume(now, id, n);
         }
+        n
     }
 
-    /// The paced reader takes its next chunk (see [`crate::transport::reader`]).
-    pub(super) fn start_read(&mut self, now: SimTime) {
-        let readable = self.streams.iter().map(|(&id, s)| (id, s.recv.readable()));
-        self.reader.start(now, readable);
+    /// The lowest-numbered stream above `after` (any when `None`) with readable bytes,
+    /// and how many.
+    pub fn next_readable(&self, after: Option<u64>) -> Option<(u64, u64)> {
+        let from = match after {
+            Some(a) => std::ops::Bound::Excluded(a),
+            None => std::ops::Bound::Unbounded,
+        };
+        self.streams
+            .range((from, std::ops::Bound::Unbounded))
+            .map(|(&id, s)| (id, s.recv.readable()))
+            .find(|&(_, n)| n > 0)
     }
 
     pub(super) fn consume(&mut self, now: SimTime, id: u64, n: u64) {
@@ -622,9 +642,9 @@ impl Connection {
     }
 
     /// The connection's deadlines, read from their owners: the close state, the idle
-    /// timer, the spaces' delayed ACKs, recovery's loss-detection timer, the reader and
-    /// the pacer (only when it alone holds data back).
-    pub(super) fn timers(&self) -> TimerTable {
+    /// timer, the spaces' delayed ACKs, recovery's loss-detection timer, the workload's
+    /// reader (`reader`, its deadline) and the pacer (only when it alone holds data back).
+    pub(super) fn timers(&self, reader: Option<SimTime>) -> TimerTable {
         let mut t = TimerTable::default();
         if self.state.is_closed() {
             // The end of the closing or draining period.
@@ -641,16 +661,17 @@ impl Connection {
             Timer::LossDetection,
             self.path.recovery.loss_detection_timer(),
         );
-        t.set(Timer::Reader, self.reader.deadline());
+        t.set(Timer::Reader, reader);
         if self.has_paced_work() {
             t.set(Timer::Pacing, self.path.pacer_release_time());
         }
         t
     }
 
-    /// The earliest instant the connection needs [`Connection::handle_timeout`].
-    pub fn poll_timeout(&self) -> Option<SimTime> {
-        self.timers().next()
+    /// The earliest instant the connection needs [`Connection::handle_timeout`] (with
+    /// `reader`'s deadline while the connection is open).
+    pub fn poll_timeout(&self, reader: &dyn AppReader) -> Option<SimTime> {
+        self.timers(reader.deadline()).next()
     }
 
     /// Ack-eliciting data waits and only the pacer holds it back.
@@ -660,13 +681,14 @@ impl Connection {
             && (0..3).any(|i| self.can_send_space(i) && self.has_new_data(i))
     }
 
-    /// Timers that are due fire.
-    pub fn handle_timeout(&mut self, now: SimTime) {
+    /// Timers that are due fire (`reader`'s deadline after the delayed ACKs, before loss
+    /// detection).
+    pub fn handle_timeout(&mut self, now: SimTime, reader: &mut dyn AppReader) {
         if self.state.is_closed() {
             self.state.on_timeout(now);
             return;
         }
-        let timers = self.timers();
+        let timers = self.timers(reader.deadline());
         if timers.expired(Timer::Idle, now) {
             self.state.idle_timeout(now); // RFC 9000 §10.1: silently closed
             self.events
@@ -680,10 +702,7 @@ impl Connection {
             }
         }
         if timers.expired(Timer::Reader, now) {
-            if let Some((id, len)) = self.reader.finish() {
-                self.consume(now, id, len);
-                self.start_read(now);
-            }
+            reader.on_deadline(now, self);
         }
         if timers.expired(Timer::LossDetection, now) {
             let out = self.path.recovery.on_loss_detection_timeout(now);

@@ -1,23 +1,19 @@
 //! The application reader model ([`Reader`]): when the application consumes in-order
-//! received bytes. Protocol-neutral: it schedules reads over stream numbers and byte
-//! counts; the transport that owns it consumes the bytes it hands out (consumption is
-//! what returns receive-window credit).
+//! received bytes. Protocol-neutral and owned by the workload: it reads through
+//! [`StreamTransport::read`] when the transport reports bytes readable and at its own
+//! deadline ([`AppReader`], called synchronously by the transport; consumption is what
+//! returns receive-window credit).
 //!
 //! Two behaviours:
 //! - **immediate** (no read rate): everything readable is consumed when it becomes
-//!   readable ([`Reader::is_immediate`]; the owner consumes at once);
+//!   readable ([`Reader::is_immediate`]);
 //! - **paced** at a read rate: the reader takes one chunk at a time (at most `chunk`
 //!   bytes, round robin over the readable streams in ascending stream order, starting
 //!   after the stream it read last) and finishes it `len / rate` later
-//!   ([`Reader::deadline`]); then the owner consumes the chunk and starts the next one.
-//!
-//! Reading it out of the transport (the workload owning it, the transport offering an
-//! explicit `read`) needs the transport to call the reader synchronously when a stream
-//! becomes readable: consumption happens per received frame today, and the receive-window
-//! policies decide their updates at each consumption.
+//!   ([`Reader::deadline`]); then it consumes the chunk and starts the next one.
 
 use crate::time::{SimDuration, SimTime};
-use crate::transport::stream::StreamId;
+use crate::transport::stream::{AppReader, StreamId, StreamTransport};
 use crate::units::Rate;
 
 /// A chunk being read: finishes at `until`.
@@ -53,7 +49,12 @@ impl Reader {
         }
     }
 
-    /// No read rate: the owner consumes everything readable at once.
+    /// A reader consuming everything readable at once.
+    pub fn immediate() -> Self {
+        Reader::new(None, 0)
+    }
+
+    /// No read rate: everything readable is consumed at once.
     pub fn is_immediate(&self) -> bool {
         self.rate.is_none()
     }
@@ -97,6 +98,41 @@ impl Reader {
     /// it calls [`Reader::start`] again). `None` when no chunk is being read.
     pub fn finish(&mut self) -> Option<(StreamId, u64)> {
         self.busy.take().map(|c| (c.id, c.len))
+    }
+}
+
+/// Immediate: stream `id` is read to its end at once (an immediate reader leaves nothing
+/// readable behind, so `id` is the only stream with readable bytes). Paced: an idle
+/// reader starts its next chunk; at the deadline the chunk is consumed and the next one
+/// starts.
+impl AppReader for Reader {
+    fn on_readable(&mut self, now: SimTime, t: &mut dyn StreamTransport, id: StreamId) {
+        if self.is_immediate() {
+            t.read(now, id, u64::MAX);
+        } else if self.is_idle() {
+            self.start_next(now, t);
+        }
+    }
+
+    fn deadline(&self) -> Option<SimTime> {
+        Reader::deadline(self)
+    }
+
+    fn on_deadline(&mut self, now: SimTime, t: &mut dyn StreamTransport) {
+        if let Some((id, len)) = self.finish() {
+            t.read(now, id, len);
+            self.start_next(now, t);
+        }
+    }
+}
+
+impl Reader {
+    /// Starts the next chunk over `t`'s readable streams (round robin after the cursor).
+    fn start_next(&mut self, now: SimTime, t: &dyn StreamTransport) {
+        let pick = t
+            .next_readable(self.cursor)
+            .or_else(|| t.next_readable(None));
+        self.start(now, pick.into_iter());
     }
 }
 
