@@ -11,6 +11,9 @@
 //!   times and gaps, resumption with session tickets, 0-RTT, idle or explicit close), each
 //!   running `bulk`, and the server's store of tickets, tokens and history samples with the
 //!   [`sequence::HistoryPolicy`] hook (`docs/lifecycle.md`);
+//! - [`web_page`]: a page of objects with dependencies, one request stream per object,
+//!   requested in list order as dependencies complete ([`web_page::WebPage`]; paper 003's
+//!   page load);
 //! - [`reader`]: the application reader ([`reader::Reader`]: at once, or paced at a read
 //!   rate) a workload reads its streams with; the transport calls it synchronously
 //!   ([`crate::transport::stream::AppReader`]).
@@ -22,3 +25,4 @@
 pub mod bulk;
 pub mod reader;
 pub mod sequence;
+pub mod web_page;
