@@ -315,3 +315,33 @@ workload = {{ kind = "sequence", connections = [{{}}] }}
     let e = bad(r#"{ initial_window = { policy = "history", beta = 1 } }"#);
     assert!(e.to_string().contains("beta"), "{e}");
 }
+
+#[test]
+fn the_series_show_each_connection_starting_at_its_granted_window() {
+    let mut c = config(
+        GOOD,
+        "{}",
+        r#"{ idle_timeout = "500ms", initial_window = { policy = "history" } }"#,
+        WARMUP_THEN_FULL,
+    );
+    c.output.series = true;
+    let r = sim_core::run(&c, 1).expect("valid");
+    let server = quic_metrics(&r, 0, "server");
+    let s = r.series.as_ref().expect("series");
+    let col = |name: &str| s.columns.iter().position(|c| c == name).unwrap();
+    let (cwnd, conn) = (col("flow0.ep1.cwnd"), col("flow0.ep1.connection"));
+    for g in &report(&server).connections {
+        // The first sample after the server accepted the connection (10 ms sampling,
+        // before the first acknowledgement one 20 ms round trip later).
+        let row = s
+            .rows
+            .iter()
+            .find(|row| row[conn] == g.connection as f64)
+            .expect("sampled");
+        assert_eq!(
+            row[cwnd], g.initial_cwnd as f64,
+            "connection {}",
+            g.connection
+        );
+    }
+}

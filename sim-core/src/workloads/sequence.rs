@@ -614,6 +614,20 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
         self.conns.values().all(|c| c.conn.is_closed())
     }
 
+    /// `cwnd`: the congestion window of the newest connection accepted (0 before the
+    /// first), so a plot shows each connection's window from the one it started with;
+    /// `connection`: its number (-1 before the first).
+    fn series_columns(&self) -> Vec<String> {
+        vec!["cwnd".into(), "connection".into()]
+    }
+
+    fn series_values(&self, out: &mut Vec<f64>) {
+        match self.conns.last_key_value() {
+            Some((&k, c)) => out.extend([c.conn.cwnd() as f64, k as f64]),
+            None => out.extend([0.0, -1.0]),
+        }
+    }
+
     fn metrics(&self, now: SimTime) -> EndpointMetrics {
         let reports: Vec<ConnectionReport> = self
             .conns
