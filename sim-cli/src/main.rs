@@ -679,4 +679,25 @@ fn print_transport(
             h.srtt_secs * 1e3
         );
     }
+    if let Some(iw) = &w.initial_window {
+        for g in &iw.connections {
+            print!(
+                "\n        initial window ({}) conn {} at {:.6} s from {}{}: default {} B, average {}, got {} B",
+                iw.policy,
+                g.connection,
+                g.time_secs,
+                g.client,
+                if g.resumed { " (resumed)" } else { "" },
+                g.default_cwnd,
+                g.average.map_or("-".to_string(), |a| format!("{a} B")),
+                g.initial_cwnd
+            );
+        }
+        for e in &iw.store {
+            print!(
+                "\n        history store {}: {} samples, average {} B",
+                e.client, e.samples, e.average
+            );
+        }
+    }
 }

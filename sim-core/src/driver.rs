@@ -15,6 +15,7 @@ use crate::metrics::EndpointMetrics;
 use crate::packet::{Addr, Datagram, FlowId};
 use crate::time::SimTime;
 use crate::trace::TraceEvent;
+use crate::transport::initial_window::{DefaultWindow, InitialWindowPolicy};
 use crate::transport::stream::{AppReader, Side, StreamTransport};
 
 /// What a client's first datagram of a connection says about resumption: the session
@@ -111,6 +112,12 @@ pub trait TransportDriver: StreamTransport + std::fmt::Debug + Sized {
 
     /// Server: the initial congestion window a connection for `spec` would use.
     fn default_initial_cwnd(base: &Self::Config, spec: &ConnectionSpec) -> u64;
+
+    /// Server: the initial-window policy its configuration names (paper 000). Default:
+    /// [`DefaultWindow`], the controller's window.
+    fn initial_window_policy(_base: &Self::Config) -> Box<dyn InitialWindowPolicy> {
+        Box::new(DefaultWindow)
+    }
 
     /// Server: accepts the connection `first` opens, for `spec` on `base`, with the
     /// presented ticket valid or not and the token valid or not, and an initial congestion

@@ -260,6 +260,14 @@ impl EndpointMetrics {
         }
     }
 
+    /// The workload metrics, mutable (a workload adds what only it knows).
+    pub fn workload_mut(&mut self) -> Option<&mut WorkloadMetrics> {
+        match self {
+            EndpointMetrics::Quic(q) => Some(&mut q.workload),
+            EndpointMetrics::CbrSource { .. } | EndpointMetrics::CbrSink { .. } => None,
+        }
+    }
+
     /// The QUIC metrics, if the endpoint is a QUIC endpoint.
     pub fn quic(&self) -> Option<&quic::QuicMetrics> {
         match self {

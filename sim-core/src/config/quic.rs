@@ -6,6 +6,7 @@ pub use crate::cc::CcAlgorithm;
 use crate::cc::CcParams;
 use crate::time::SimDuration;
 use crate::transport::allowance::AllowanceKind;
+use crate::transport::initial_window::InitialWindowConfig;
 use crate::units::Rate;
 use serde::{Deserialize, Serialize};
 
@@ -234,6 +235,12 @@ pub struct QuicConfig {
     pub request_size: u64,
 
     // ---- resumption and 0-RTT (docs/lifecycle.md; used by `quic_connections`) ------------
+    /// The server's initial-window policy for the connections of a sequence
+    /// ([`InitialWindowConfig`], paper 000): `default` (the controller's initial window) or `history`.
+    /// Default `{ policy = "default" }`, not serialised (outputs without the key are
+    /// unchanged).
+    #[serde(skip_serializing_if = "InitialWindowConfig::is_default")]
+    pub initial_window: InitialWindowConfig,
     /// ClientHello size when resuming with a session ticket: the default 300-byte
     /// ClientHello plus a pre_shared_key extension (RFC 8446 §4.2.11: 4 B header, 2 B
     /// identities length, 2 B identity length, a ~160-byte ticket, 4 B obfuscated age,
@@ -289,6 +296,7 @@ impl Default for QuicConfig {
             streams: 1,
             bytes: 1_000_000,
             request_size: 100,
+            initial_window: InitialWindowConfig::default(),
             resumption_client_hello_size: 510,
             resumption_server_handshake_size: 140,
             zero_rtt: true,
@@ -321,11 +329,37 @@ fn quic_keys() -> &'static [&'static str] {
         full.cc.cc_segment_size = Some(1);
         full.cc.pacing_burst_packets = Some(1);
         full.read_rate = Some(Rate(1));
-        let text = toml::to_string(&full).expect("QuicConfig serialises");
-        text.lines()
-            .filter_map(|l| l.split_once(" = "))
-            .map(|(k, _)| &*Box::leak(k.to_string().into_boxed_str()))
-            .collect()
+        full.initial_window.policy = crate::transport::initial_window::InitialWindowKind::History;
+        // The top-level keys in the order the serializer writes them (declaration order;
+        // a sub-table such as `initial_window` at its place, not last as TOML sections).
+        struct Keys(Vec<&'static str>);
+        impl<'de> Deserialize<'de> for Keys {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> serde::de::Visitor<'de> for V {
+                    type Value = Keys;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("a map")
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut m: A,
+                    ) -> Result<Keys, A::Error> {
+                        let mut keys = Vec::new();
+                        while let Some(k) = m.next_key::<String>()? {
+                            m.next_value::<serde::de::IgnoredAny>()?;
+                            keys.push(&*Box::leak(k.into_boxed_str()));
+                        }
+                        Ok(Keys(keys))
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+        let text = serde_json::to_string(&full).expect("QuicConfig serialises");
+        serde_json::from_str::<Keys>(&text)
+            .expect("a JSON object")
+            .0
     })
 }
 
@@ -455,6 +489,8 @@ impl QuicConfig {
             );
         }
         self.cc.validate(self.max_udp_payload)?;
+        self.initial_window
+            .validate(self.cc_segment(), self.initial_cwnd())?;
         if let Some(r) = self.read_rate {
             if r.bps() == 0 {
                 return bad("read_rate", "0bps", "a rate > 0 (omit it for unlimited)");

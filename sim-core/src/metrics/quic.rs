@@ -12,7 +12,9 @@
 //! from that flat form ([`serde`]'s `from` / `into`).
 
 use crate::metrics::transport::TransportMetrics;
-use crate::metrics::workload::{ConnectionReport, HistorySample, WorkloadMetrics};
+use crate::metrics::workload::{
+    ConnectionReport, HistorySample, InitialWindowReport, WorkloadMetrics,
+};
 use serde::{Deserialize, Serialize};
 
 /// What a QUIC endpoint reports (client or server; or the totals of a connection
@@ -91,6 +93,8 @@ struct QuicMetricsJson {
     connections: Vec<ConnectionReport>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     history: Vec<HistorySample>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    initial_window: Option<InitialWindowReport>,
 }
 
 impl From<QuicMetrics> for QuicMetricsJson {
@@ -136,6 +140,7 @@ impl From<QuicMetrics> for QuicMetricsJson {
             closed: t.closed,
             connections: w.connections,
             history: w.history,
+            initial_window: w.initial_window,
         }
     }
 }
@@ -183,6 +188,7 @@ impl From<QuicMetricsJson> for QuicMetrics {
                 stream_completion_secs: j.stream_completion_secs,
                 connections: j.connections,
                 history: j.history,
+                initial_window: j.initial_window,
             },
         }
     }

@@ -18,6 +18,51 @@ pub struct WorkloadMetrics {
     /// Connection-sequence servers: the congestion-window samples taken at 0-RTT
     /// resumptions and connection closes (the history hook's input, paper 000).
     pub history: Vec<HistorySample>,
+    /// Connection-sequence servers with an initial-window policy other than `default`:
+    /// the window each connection got and the policy's store (paper 000). `None`
+    /// otherwise (not serialised).
+    pub initial_window: Option<InitialWindowReport>,
+}
+
+/// What a server's initial-window policy did (`initial_window`, paper 000).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InitialWindowReport {
+    /// The policy's name (`history`).
+    pub policy: String,
+    /// One entry per connection the server accepted, in acceptance order.
+    pub connections: Vec<InitialWindowGrant>,
+    /// The store at the end of the run, one entry per client address.
+    pub store: Vec<HistoryStoreEntry>,
+}
+
+/// The initial congestion window a connection got.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InitialWindowGrant {
+    /// Connection number.
+    pub connection: u64,
+    /// When the server accepted it, seconds from the run start.
+    pub time_secs: f64,
+    /// Client IP address (the store's key).
+    pub client: String,
+    /// It presented a valid session ticket.
+    pub resumed: bool,
+    /// The controller's initial window, bytes.
+    pub default_cwnd: u64,
+    /// The client's average in the store at that moment, bytes (`None`: no history).
+    pub average: Option<u64>,
+    /// The initial window it got, bytes.
+    pub initial_cwnd: u64,
+}
+
+/// One client in a server's history store.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryStoreEntry {
+    /// Client IP address.
+    pub client: String,
+    /// Samples averaged.
+    pub samples: u64,
+    /// The average, bytes (rounded down).
+    pub average: u64,
 }
 
 /// What a connection's report says happened to it.

@@ -1,5 +1,5 @@
 //! Connection sequences moved: the workload (client, server, the server's store and the
-//! [`HistoryPolicy`](crate::workloads::sequence::HistoryPolicy) hook) is
+//! [`InitialWindowPolicy`](crate::workloads::sequence::InitialWindowPolicy) it drives) is
 //! `crate::workloads::sequence`, written against the stream-transport interface; QUIC's
 //! part is `quic/stream_transport.rs`. The spec types live in the config layer and are
 //! re-exported here so `quic::lifecycle::{CloseMode, ConnectionSpec}` paths keep working.

@@ -102,6 +102,7 @@ pub fn connection_metrics(
             stream_completion_secs,
             connections: Vec::new(),
             history: Vec::new(),
+            initial_window: None,
         },
     }
 }

@@ -13,6 +13,7 @@ use crate::metrics::EndpointMetrics;
 use crate::packet::{Addr, Datagram, FlowId, Payload};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceEvent;
+use crate::transport::initial_window::{self, InitialWindowPolicy};
 use crate::transport::stream::{
     AppReader, CloseKind, Side, StreamEvent, StreamId, StreamReadState, StreamTransport,
 };
@@ -262,6 +263,10 @@ impl TransportDriver for Connection {
 
     fn default_initial_cwnd(base: &QuicConfig, spec: &ConnectionSpec) -> u64 {
         spec.config(base).initial_cwnd()
+    }
+
+    fn initial_window_policy(base: &QuicConfig) -> Box<dyn InitialWindowPolicy> {
+        initial_window::build(&base.initial_window, base.cc_segment())
     }
 
     fn accept(

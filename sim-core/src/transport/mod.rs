@@ -9,12 +9,15 @@
 //! - `dense`: an ordered map over dense `u64` keys (sent packets by number, send order);
 //! - [`pacer`]: the token-bucket pacer (RFC 9002 §7.7);
 //! - [`allowance`]: the receive-window update policies (one file per policy);
+//! - [`initial_window`]: the initial congestion window policies of a server that
+//!   remembers its clients (paper 000; one file per policy);
 //! - [`stream`]: the stream-transport interface workloads are written against
 //!   ([`stream::StreamTransport`], [`stream::StreamEvent`], and [`stream::AppReader`], the
 //!   workload's reading the transport calls).
 
 pub mod allowance;
 pub(crate) mod dense;
+pub mod initial_window;
 pub mod pacer;
 pub mod ranges;
 pub mod rtt;

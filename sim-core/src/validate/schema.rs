@@ -835,6 +835,7 @@ pub const QUIC: Table = Table {
         key("initial_cwnd_packets", K::Integer, Unset("RFC 9002 default"), "initial window in datagrams of `max_udp_payload` bytes (default `min(10·MDS, max(14720, 2·MDS))`)"),
         key("initial_cwnd_bytes", K::Size, Unset("RFC 9002 default"), "initial window in bytes (wins over `initial_cwnd_packets`)")
             .allowed(crate::cc::params::INITIAL_WINDOW_ALLOWED),
+        key("initial_window", K::Table, Value("{ policy = \"default\" }"), "the server's initial-window policy for the connections of a sequence (paper 000): see [Initial window policy](#initial-window-policy); a key the policy does not use is an error"),
         key("stream_window", K::Size, Value("1250000"), "initial stream flow-control limit and receive window (quinn)")
             .min("0B", false)
             .allowed("a window > 0 bytes"),
@@ -859,6 +860,29 @@ pub const QUIC: Table = Table {
         key("address_token_size", K::Size, Value("64"), "bytes of the address-validation token issued with each ticket and carried in the client's Initial headers, in [0, 512]; `0`: no token (the 3x anti-amplification limit applies to resumed connections too) (`quic_connections`)")
             .max("512B", true)
             .allowed("a token size in [0, 512] bytes (0: no token)"),
+    ],
+};
+
+/// The `initial_window = { ... }` table of a QUIC flow
+/// ([`crate::transport::initial_window::InitialWindowConfig`], whose `validate` owns the
+/// rules; a test checks the descriptors agree with it).
+pub const INITIAL_WINDOW: Table = Table {
+    id: "flow.quic.initial_window",
+    path: "initial_window = { policy = ... } in a QUIC flow",
+    what: "an initial_window table",
+    fields: &[
+        key("policy", K::Enum, Value("\"default\""), "`\"default\"`: the controller's initial window; `\"history\"`: the server keeps per client IP an average of the cwnd at 0-RTT handshake completions and connection closes, and a full handshake starts at max(default, average), at most `cap_packets` segments (paper 000)")
+            .choices(&["default", "history"]),
+        key("average", K::Enum, Unset("`\"mean\"` with `history`"), "`\"mean\"` (arithmetic) or `\"ema\"` (exponential moving average); `history` only")
+            .choices(&["mean", "ema"]),
+        key("alpha", K::Number, Unset("`0.125` with `ema` (RFC 6298's 1/8)"), "weight of the newest sample in the moving average; `average = \"ema\"` only")
+            .min("0", false)
+            .max("1", true)
+            .allowed(crate::transport::initial_window::ALPHA_ALLOWED),
+        key("cap_packets", K::Integer, Unset("`200` with `history` (quiche kMaxResumptionCongestionWindow)"), "largest initial window the history gives, in segments of `cc_segment_size` (else `max_udp_payload`); at least the default window; `history` only")
+            .min("1", true)
+            .allowed(crate::transport::initial_window::CAP_ALLOWED),
+        key("resumed", K::Bool, Unset("`false` with `history`"), "also give resumed (0-RTT) connections the history window (paper 000: full handshakes only); `history` only"),
     ],
 };
 
@@ -1012,6 +1036,7 @@ pub const TABLES: &[&Table] = &[
     &FLOW,
     &CBR,
     &QUIC,
+    &INITIAL_WINDOW,
     &QUIC_CONNECTIONS,
     &CONNECTION,
     &TRANSPORT_FLOW,

@@ -10,7 +10,7 @@
 //! - [`sequence`]: a sequence of connections between one client and one server (start
 //!   times and gaps, resumption with session tickets, 0-RTT, idle or explicit close), each
 //!   running `bulk`, and the server's store of tickets, tokens and history samples with the
-//!   [`sequence::HistoryPolicy`] hook (`docs/lifecycle.md`);
+//!   [`sequence::InitialWindowPolicy`] it drives (paper 000; `docs/lifecycle.md`);
 //! - [`web_page`]: a page of objects with dependencies, one request stream per object,
 //!   requested in list order as dependencies complete ([`web_page::WebPage`]; paper 003's
 //!   page load);

@@ -8,10 +8,10 @@
 //!   when the spec says `resume = true`.
 //! - [`SequenceServer`] accepts a new connection per connection number (the transport's
 //!   connection identifier, [`TransportDriver::connection_number`]) and keeps the
-//!   per-server [`ServerStore`]: the tickets and tokens it issued, and the
-//!   [`HistoryPolicy`] hook that samples the congestion window when a resumption
-//!   completes and when a connection closes (paper 000) and may choose a new connection's
-//!   initial window.
+//!   per-server [`ServerStore`]: the tickets and tokens it issued, the congestion-window
+//!   samples it takes when a resumption completes and when a connection closes, and the
+//!   [`InitialWindowPolicy`] that sees them and chooses each new connection's initial
+//!   window (paper 000; `transport::initial_window`).
 //!
 //! Both run [`Bulk`] on every connection (requests on `streams` streams, the server
 //! answers each with its share of `bytes`). The server knows each connection's workload
@@ -22,7 +22,8 @@ pub use crate::config::workload::{CloseMode, ConnectionSpec};
 use crate::driver::TransportDriver;
 use crate::endpoint::Endpoint;
 pub use crate::metrics::workload::{
-    ConnectionReport, ConnectionStatus, HistoryEvent, HistorySample,
+    ConnectionReport, ConnectionStatus, HistoryEvent, HistorySample, HistoryStoreEntry,
+    InitialWindowGrant, InitialWindowReport,
 };
 use crate::metrics::EndpointMetrics;
 use crate::packet::{Addr, Datagram, FlowId};
@@ -31,31 +32,13 @@ use crate::trace::TraceEvent;
 use crate::transport::stream::{CloseKind, Side, StreamEvent, StreamTransport};
 use std::collections::BTreeMap;
 
-/// The hook a history-based policy implements (paper 000). The server calls
-/// [`HistoryPolicy::on_sample`] at every [`HistoryEvent`] and asks
-/// [`HistoryPolicy::initial_cwnd`] when it accepts a new connection.
-pub trait HistoryPolicy: std::fmt::Debug {
-    /// A sample was taken.
-    fn on_sample(&mut self, sample: &HistorySample);
-    /// The initial congestion window (bytes) for a new connection from the client at IP
-    /// `client` (big-endian, as [`Addr::ip`])
-    /// (`resumed`: it presented a valid ticket), or `None` to keep the configured one.
-    fn initial_cwnd(&self, _client: u32, _resumed: bool, _default: u64) -> Option<u64> {
-        None
-    }
-}
-
-/// The default policy: samples are recorded (in the server's metrics) and change nothing.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoHistory;
-
-impl HistoryPolicy for NoHistory {
-    fn on_sample(&mut self, _sample: &HistorySample) {}
-}
+/// The server's initial-window policy (paper 000), behind
+/// [`crate::transport::initial_window`]: re-exported here, where the store drives it.
+pub use crate::transport::initial_window::{DefaultWindow, InitialWindowPolicy};
 
 /// Server-side state that outlives connections: tickets and tokens issued, the history
-/// samples and the policy. One per server endpoint (the run owns the endpoints; nothing
-/// is global).
+/// samples, the initial-window policy and what it granted. One per server endpoint (the
+/// run owns the endpoints; nothing is global).
 #[derive(Debug)]
 pub struct ServerStore {
     /// Ticket id -> when it was issued (the server issues ticket `k` when connection `k`
@@ -66,22 +49,30 @@ pub struct ServerStore {
     tokens: BTreeMap<u64, u32>,
     /// Samples taken, oldest first.
     pub samples: Vec<HistorySample>,
-    /// The policy.
-    pub policy: Box<dyn HistoryPolicy>,
+    /// The initial window each accepted connection got, in acceptance order.
+    pub grants: Vec<InitialWindowGrant>,
+    /// The policy: it sees every sample and chooses each new connection's window.
+    pub policy: Box<dyn InitialWindowPolicy>,
 }
 
 impl Default for ServerStore {
     fn default() -> Self {
-        ServerStore {
-            tickets: BTreeMap::new(),
-            tokens: BTreeMap::new(),
-            samples: Vec::new(),
-            policy: Box::new(NoHistory),
-        }
+        ServerStore::new(Box::new(DefaultWindow))
     }
 }
 
 impl ServerStore {
+    /// An empty store with `policy`.
+    pub fn new(policy: Box<dyn InitialWindowPolicy>) -> Self {
+        ServerStore {
+            tickets: BTreeMap::new(),
+            tokens: BTreeMap::new(),
+            samples: Vec::new(),
+            grants: Vec::new(),
+            policy,
+        }
+    }
+
     /// Tickets issued.
     pub fn tickets_issued(&self) -> usize {
         self.tickets.len()
@@ -103,9 +94,59 @@ impl ServerStore {
             cwnd: c.cwnd(),
             srtt_secs: c.smoothed_rtt().as_secs_f64(),
         };
-        self.policy.on_sample(&s);
+        self.policy.on_sample(client.ip, s.cwnd);
         self.samples.push(s);
     }
+
+    /// The initial window for connection `k` from `client` (`resumed`: valid ticket),
+    /// whose configured window is `default`: the policy's choice, recorded. `None`: keep
+    /// the configured window.
+    fn initial_window(
+        &mut self,
+        now: SimTime,
+        k: u64,
+        client: Addr,
+        resumed: bool,
+        default: u64,
+    ) -> Option<u64> {
+        let chosen = self.policy.initial_window(client.ip, resumed, default);
+        self.grants.push(InitialWindowGrant {
+            connection: k,
+            time_secs: now.as_secs_f64(),
+            client: ip_string(client.ip),
+            resumed,
+            default_cwnd: default,
+            average: self.policy.average(client.ip),
+            initial_cwnd: chosen.unwrap_or(default),
+        });
+        chosen
+    }
+
+    /// What the policy did, for the metrics: `None` for the `default` policy (whose
+    /// outputs stay as they were before policies existed).
+    pub fn report(&self) -> Option<InitialWindowReport> {
+        let policy = self.policy.name();
+        (policy != DefaultWindow.name()).then(|| InitialWindowReport {
+            policy: policy.to_string(),
+            connections: self.grants.clone(),
+            store: self
+                .policy
+                .store()
+                .into_iter()
+                .map(|e| HistoryStoreEntry {
+                    client: ip_string(e.client),
+                    samples: e.samples,
+                    average: e.average,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// A client IP address (the store's key) as dotted quad.
+fn ip_string(ip: u32) -> String {
+    let b = ip.to_be_bytes();
+    format!("{}.{}.{}.{}", b[0], b[1], b[2], b[3])
 }
 
 /// One connection of the client's sequence.
@@ -415,13 +456,14 @@ pub struct SequenceServer<T: TransportDriver> {
 impl<T: TransportDriver> SequenceServer<T> {
     /// A server at `local` for the client's sequence `specs`, accounted to `flow`.
     pub fn new(base: T::Config, specs: Vec<ConnectionSpec>, local: Addr, flow: FlowId) -> Self {
+        let policy = T::initial_window_policy(&base);
         SequenceServer {
             base,
             specs,
             local,
             flow,
             conns: BTreeMap::new(),
-            store: ServerStore::default(),
+            store: ServerStore::new(policy),
             tracing: false,
             stray_datagrams: 0,
         }
@@ -503,8 +545,7 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
             let default_cwnd = T::default_initial_cwnd(&self.base, spec);
             let cwnd = self
                 .store
-                .policy
-                .initial_cwnd(src.ip, ticket_valid, default_cwnd);
+                .initial_window(now, k, src, ticket_valid, default_cwnd);
             let mut conn = T::accept(&self.base, spec, &datagram, ticket_valid, token_valid, cwnd);
             conn.set_tracing(self.tracing);
             conn.start(now);
@@ -573,6 +614,20 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
         self.conns.values().all(|c| c.conn.is_closed())
     }
 
+    /// `cwnd`: the congestion window of the newest connection accepted (0 before the
+    /// first), so a plot shows each connection's window from the one it started with;
+    /// `connection`: its number (-1 before the first).
+    fn series_columns(&self) -> Vec<String> {
+        vec!["cwnd".into(), "connection".into()]
+    }
+
+    fn series_values(&self, out: &mut Vec<f64>) {
+        match self.conns.last_key_value() {
+            Some((&k, c)) => out.extend([c.conn.cwnd() as f64, k as f64]),
+            None => out.extend([0.0, -1.0]),
+        }
+    }
+
     fn metrics(&self, now: SimTime) -> EndpointMetrics {
         let reports: Vec<ConnectionReport> = self
             .conns
@@ -586,7 +641,11 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
             && reports
                 .iter()
                 .all(|r| r.status == ConnectionStatus::Completed);
-        T::sequence_metrics(Side::Server, reports, all, self.store.samples.clone())
+        let mut m = T::sequence_metrics(Side::Server, reports, all, self.store.samples.clone());
+        if let Some(w) = m.workload_mut() {
+            w.initial_window = self.store.report();
+        }
+        m
     }
 
     fn set_tracing(&mut self, on: bool) {
