@@ -6,6 +6,7 @@ pub use crate::cc::CcAlgorithm;
 use crate::cc::CcParams;
 use crate::time::SimDuration;
 use crate::transport::allowance::AllowanceKind;
+use crate::transport::migration::MigrationConfig;
 use crate::units::Rate;
 use serde::{Deserialize, Serialize};
 
@@ -259,6 +260,12 @@ pub struct QuicConfig {
     /// address + timestamp token).
     #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub address_token_size: u64,
+    /// Connection migration (RFC 9000 §9): `None` (default) keeps today's model, where a
+    /// live connection keeps its old address when the client's host changes address (so
+    /// it does not survive an IP change); `Some` makes a live connection follow the
+    /// client to its new address, with path validation and the window policy given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub migration: Option<MigrationConfig>,
 }
 
 impl Default for QuicConfig {
@@ -294,6 +301,7 @@ impl Default for QuicConfig {
             zero_rtt: true,
             reject_zero_rtt: false,
             address_token_size: 64,
+            migration: None,
         }
     }
 }
@@ -322,9 +330,12 @@ fn quic_keys() -> &'static [&'static str] {
         full.cc.pacing_burst_packets = Some(1);
         full.read_rate = Some(Rate(1));
         let text = toml::to_string(&full).expect("QuicConfig serialises");
+        // Scalar keys come first; table-valued keys (`migration`) are added by name.
         text.lines()
+            .take_while(|l| !l.starts_with('['))
             .filter_map(|l| l.split_once(" = "))
             .map(|(k, _)| &*Box::leak(k.to_string().into_boxed_str()))
+            .chain(["migration"])
             .collect()
     })
 }
@@ -495,6 +506,18 @@ impl QuicConfig {
                 "TLS message sizes > 0 bytes",
             );
         }
+        if let Some(m) = &self.migration {
+            if m.throughput_window.0 == 0 {
+                return bad(
+                    "migration.throughput_window",
+                    crate::units::format_duration(m.throughput_window),
+                    MIGRATION_WINDOW_ALLOWED,
+                );
+            }
+        }
         Ok(())
     }
 }
+
+/// The `allowed` text of `migration.throughput_window`.
+pub const MIGRATION_WINDOW_ALLOWED: &str = "a time > 0";

@@ -9,12 +9,15 @@
 //! - `dense`: an ordered map over dense `u64` keys (sent packets by number, send order);
 //! - [`pacer`]: the token-bucket pacer (RFC 9002 §7.7);
 //! - [`allowance`]: the receive-window update policies (one file per policy);
+//! - [`migration`]: the congestion-window policies of a connection that moved to a new
+//!   path (one file per policy);
 //! - [`reader`]: the application reader model (immediate, or paced at a read rate);
 //! - [`stream`]: the stream-transport interface workloads are written against
 //!   ([`stream::StreamTransport`], [`stream::StreamEvent`]).
 
 pub mod allowance;
 pub(crate) mod dense;
+pub mod migration;
 pub mod pacer;
 pub mod ranges;
 pub mod reader;
