@@ -65,6 +65,14 @@ pub trait TransportDriver: StreamTransport + std::fmt::Debug + Sized {
         number: Option<u64>,
     ) -> Option<Datagram>;
 
+    /// The client's host changed address (`port_only`: only the port, NAT rebinding).
+    /// Returns whether the connection follows it to the new address (connection
+    /// migration, RFC 9000 §9); if not (the default), it keeps sending from its old
+    /// address.
+    fn handle_local_address_change(&mut self, _now: SimTime, _port_only: bool) -> bool {
+        false
+    }
+
     /// The earliest instant the connection wants [`TransportDriver::handle_timeout`]:
     /// its own timers and, while it is open, `reader`'s deadline.
     fn poll_timeout(&self, reader: &dyn AppReader) -> Option<SimTime>;

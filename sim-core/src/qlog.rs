@@ -746,6 +746,29 @@ fn endpoint_event(fmt: QlogFormat, st: &mut TraceState, ev: &TraceEvent) -> (&'s
             };
             (name, m)
         }
+        TraceEvent::MigrationStateUpdated {
+            old,
+            new,
+            port_only,
+            rtt_new,
+            cwnd,
+        } => {
+            let mut m = J::O(Vec::new());
+            m.put("old", *old);
+            m.push("new", *new);
+            // Extensions: what changed, and what validation measured and the policy set.
+            m.push("address_change", if *port_only { "port" } else { "ip" });
+            m.put("rtt_new", rtt_new.map(ms));
+            m.put("congestion_window", *cwnd);
+            (
+                pick(
+                    fmt,
+                    "quic:migration_state_updated",
+                    "connectivity:migration_state_updated",
+                ),
+                m,
+            )
+        }
         // Network events come from the runner; an endpoint emitting one gets a marker too.
         other => ("simulation:marker", marker(other)),
     }

@@ -472,6 +472,21 @@ pub enum TraceEvent {
         /// Why (for an unblock: why it had been blocked).
         reason: BlockedReason,
     },
+    /// Connection migration progressed (qlog `migration_state_updated`): `new` is one of
+    /// the draft's states (`"migration_started"`, `"migration_complete"`,
+    /// `"migration_abandoned"`).
+    MigrationStateUpdated {
+        /// Previous state, if any.
+        old: Option<&'static str>,
+        /// New state.
+        new: &'static str,
+        /// Only the port changed (NAT rebinding).
+        port_only: bool,
+        /// At `migration_complete`: the new path's round trip measured by path validation.
+        rtt_new: Option<SimDuration>,
+        /// At `migration_complete`: the congestion window the window policy set.
+        cwnd: Option<u64>,
+    },
 }
 
 impl TraceEvent {
@@ -492,6 +507,7 @@ impl TraceEvent {
             TraceEvent::MetricsUpdated(_) => "metrics_updated",
             TraceEvent::CongestionStateUpdated { .. } => "congestion_state_updated",
             TraceEvent::DataBlockedUpdated { .. } => "data_blocked_updated",
+            TraceEvent::MigrationStateUpdated { .. } => "migration_state_updated",
         }
     }
 }

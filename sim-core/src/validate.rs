@@ -680,6 +680,41 @@ pub(crate) fn check_handover_order(
     Ok(())
 }
 
+/// RFC 9000 §9.4 lets an endpoint keep its congestion and RTT state on a new path only
+/// when the peer's port alone changed: a QUIC flow with `migration.policy = "keep"` may not
+/// have a handover of its pair that changes the IP address.
+pub(crate) fn check_migration_policies(
+    flows: &[FlowConfig],
+    handovers: &[Handover],
+) -> Result<(), ConfigError> {
+    use crate::transport::migration::MigrationPolicyKind;
+    for (i, f) in flows.iter().enumerate() {
+        let quic = match &f.app {
+            AppConfig::QuicBulk(q) => q,
+            AppConfig::QuicConnections { quic, .. } => quic,
+            _ => continue,
+        };
+        let Some(m) = quic.migration else { continue };
+        if m.policy != MigrationPolicyKind::Keep {
+            continue;
+        }
+        if let Some(j) = handovers
+            .iter()
+            .position(|h| h.pair == f.pair && h.address == crate::config::AddressChange::Ip)
+        {
+            return Err(ConfigError::new(
+                format!("flows[{i}].migration.policy"),
+                "\"keep\"",
+                format!(
+                    "\"reset\" or \"rtt_ratio\": handover [{j}] changes the IP address of pair {} and RFC 9000 §9.4 allows keeping the window only when the port alone changes",
+                    f.pair
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Config {
     /// Checks every rule of the scenario format that can be checked on a typed `Config`:
     /// `runs >= 1`, positive time limit, sample interval and event budget, static link
@@ -745,6 +780,12 @@ impl Config {
         for (i, flow) in self.flows.iter().enumerate() {
             check_flow(flow, pairs, &link_path(format!("flows[{i}]")))?;
         }
+        let handovers = match &self.topology {
+            Topology::TwoHosts { handovers, .. } | Topology::Dumbbell { handovers, .. } => {
+                handovers
+            }
+        };
+        check_migration_policies(&self.flows, handovers)?;
         Ok(())
     }
 }

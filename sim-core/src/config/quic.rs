@@ -7,6 +7,7 @@ use crate::cc::CcParams;
 use crate::time::SimDuration;
 use crate::transport::allowance::AllowanceKind;
 use crate::transport::initial_window::InitialWindowConfig;
+use crate::transport::migration::MigrationConfig;
 use crate::units::Rate;
 use serde::{Deserialize, Serialize};
 
@@ -266,6 +267,12 @@ pub struct QuicConfig {
     /// address + timestamp token).
     #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub address_token_size: u64,
+    /// Connection migration (RFC 9000 §9): `None` (default) keeps today's model, where a
+    /// live connection keeps its old address when the client's host changes address (so
+    /// it does not survive an IP change); `Some` makes a live connection follow the
+    /// client to its new address, with path validation and the window policy given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub migration: Option<MigrationConfig>,
 }
 
 impl Default for QuicConfig {
@@ -302,6 +309,7 @@ impl Default for QuicConfig {
             zero_rtt: true,
             reject_zero_rtt: false,
             address_token_size: 64,
+            migration: None,
         }
     }
 }
@@ -329,6 +337,7 @@ fn quic_keys() -> &'static [&'static str] {
         full.cc.cc_segment_size = Some(1);
         full.cc.pacing_burst_packets = Some(1);
         full.read_rate = Some(Rate(1));
+        full.migration = Some(crate::transport::migration::MigrationConfig::default());
         full.initial_window.policy = crate::transport::initial_window::InitialWindowKind::History;
         // The top-level keys in the order the serializer writes them (declaration order;
         // a sub-table such as `initial_window` at its place, not last as TOML sections).
@@ -531,6 +540,18 @@ impl QuicConfig {
                 "TLS message sizes > 0 bytes",
             );
         }
+        if let Some(m) = &self.migration {
+            if m.throughput_window.0 == 0 {
+                return bad(
+                    "migration.throughput_window",
+                    crate::units::format_duration(m.throughput_window),
+                    MIGRATION_WINDOW_ALLOWED,
+                );
+            }
+        }
         Ok(())
     }
 }
+
+/// The `allowed` text of `migration.throughput_window`.
+pub const MIGRATION_WINDOW_ALLOWED: &str = "a time > 0";

@@ -51,6 +51,52 @@ pub struct QuicExtras {
     pub max_data_sent: u64,
     /// MAX_STREAM_DATA frames sent.
     pub max_stream_data_sent: u64,
+    /// Connection migrations (RFC 9000 §9), oldest first; empty without `migration`.
+    pub migrations: Vec<MigrationMetrics>,
+}
+
+/// One connection migration as an endpoint saw it (RFC 9000 §9; paper 004). Times are
+/// seconds; `switch_secs` from the connection start.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MigrationMetrics {
+    /// The window policy (`reset`, `keep`, `rtt_ratio`).
+    pub policy: String,
+    /// `ip` or `port` (NAT rebinding).
+    pub address_change: String,
+    /// When this endpoint switched paths (client: the handover; server: the first
+    /// non-probing packet from the new address).
+    pub switch_secs: f64,
+    /// `validating`, `validated`, `fallback` (server back on the old address) or `failed`
+    /// (no path left: closed).
+    pub outcome: String,
+    /// From the switch to this endpoint's own validation of the new path.
+    pub validation_secs: Option<f64>,
+    /// Minimum RTT on the old path (`RTT_old` of paper 004).
+    pub rtt_old_min_secs: Option<f64>,
+    /// PATH_CHALLENGE → PATH_RESPONSE round trip on the new path (`RTT_new`).
+    pub rtt_new_secs: Option<f64>,
+    /// Smoothed RTT just before the switch.
+    pub srtt_before_secs: f64,
+    /// Smoothed RTT just after the window policy applied (at validation).
+    pub srtt_after_secs: Option<f64>,
+    /// Minimum RTT just after the window policy applied (`None`: no sample, as after a
+    /// reset of the estimator).
+    pub rtt_min_after_secs: Option<f64>,
+    /// Congestion window just before the switch, bytes.
+    pub cwnd_before: u64,
+    /// Congestion window just after the window policy applied (at validation), bytes.
+    pub cwnd_after: Option<u64>,
+    /// The interval the handover throughput is measured over.
+    pub throughput_window_secs: f64,
+    /// Stream data received in `[switch, switch + throughput_window]`, bit/s.
+    pub throughput_bps: f64,
+    /// Stream bytes of packets sent before the switch and declared lost after it.
+    pub bytes_lost: u64,
+    /// Server: bytes sent to the new address before it was validated (at most 3x
+    /// `unvalidated_bytes_received`, RFC 9000 §8.1).
+    pub unvalidated_bytes_sent: u64,
+    /// Server: bytes received from the new address before it was validated.
+    pub unvalidated_bytes_received: u64,
 }
 
 /// The flat serialised form of [`QuicMetrics`]: every key in the order of the run output.
@@ -95,6 +141,8 @@ struct QuicMetricsJson {
     history: Vec<HistorySample>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     initial_window: Option<InitialWindowReport>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    migrations: Vec<MigrationMetrics>,
 }
 
 impl From<QuicMetrics> for QuicMetricsJson {
@@ -141,6 +189,7 @@ impl From<QuicMetrics> for QuicMetricsJson {
             connections: w.connections,
             history: w.history,
             initial_window: w.initial_window,
+            migrations: q.migrations,
         }
     }
 }
@@ -183,6 +232,7 @@ impl From<QuicMetricsJson> for QuicMetrics {
                 stream_data_blocked_sent: j.stream_data_blocked_sent,
                 max_data_sent: j.max_data_sent,
                 max_stream_data_sent: j.max_stream_data_sent,
+                migrations: j.migrations,
             },
             workload: WorkloadMetrics {
                 stream_completion_secs: j.stream_completion_secs,

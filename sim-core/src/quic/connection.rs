@@ -23,6 +23,7 @@
 
 use super::config::QuicConfig;
 use super::flow_control::{RecvFlow, SendFlow};
+use super::migration::Migration;
 use super::packetizer::{self, is_retransmittable, StreamSource};
 use super::path::Path;
 pub use super::path::AMPLIFICATION_FACTOR;
@@ -270,9 +271,12 @@ pub struct Connection {
     peer_server_hello: Option<ServerHelloInfo>,
     /// Client: bytes of address-validation token in each Initial header.
     initial_token_len: u64,
+    /// Connection migration (RFC 9000 §9), when the config enables it.
+    migration: Option<Migration>,
 }
 
 mod input;
+mod migrate;
 mod output;
 mod tracing;
 
@@ -344,6 +348,7 @@ impl Connection {
             peer_client_hello: None,
             peer_server_hello: None,
             initial_token_len: 0,
+            migration: cfg.migration.map(Migration::new),
             cfg,
         }
     }

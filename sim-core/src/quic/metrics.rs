@@ -8,7 +8,7 @@
 
 use super::config::QuicConfig;
 use super::connection::{Connection, Role};
-pub use crate::metrics::quic::{QuicExtras, QuicMetrics};
+pub use crate::metrics::quic::{MigrationMetrics, QuicExtras, QuicMetrics};
 use crate::metrics::transport::TransportMetrics;
 use crate::metrics::workload::{ConnectionReport, WorkloadMetrics};
 use crate::time::SimTime;
@@ -97,6 +97,7 @@ pub fn connection_metrics(
             stream_data_blocked_sent: st.stream_data_blocked_sent,
             max_data_sent: st.max_data_sent,
             max_stream_data_sent: st.max_stream_data_sent,
+            migrations: migration_metrics(c),
         },
         workload: WorkloadMetrics {
             stream_completion_secs,
@@ -105,6 +106,52 @@ pub fn connection_metrics(
             initial_window: None,
         },
     }
+}
+
+/// One [`MigrationMetrics`] per migration of `c` (none without `migration`).
+fn migration_metrics(c: &Connection) -> Vec<MigrationMetrics> {
+    let Some(m) = c.migration() else {
+        return Vec::new();
+    };
+    let window = m.config.throughput_window;
+    let amp = c.path().amplification;
+    let last = m.records.len().saturating_sub(1);
+    m.records
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            // A server still validating its last new path: the live counts.
+            let (sent, received) = if k == last
+                && c.role() == Role::Server
+                && r.outcome == crate::quic::migration::Outcome::Validating
+            {
+                (amp.sent(), amp.received())
+            } else {
+                (r.unvalidated_sent, r.unvalidated_received)
+            };
+            MigrationMetrics {
+                policy: m.config.policy.name().to_string(),
+                address_change: if r.port_only { "port" } else { "ip" }.to_string(),
+                switch_secs: r.switched_at.saturating_since(c.started_at()).as_secs_f64(),
+                outcome: r.outcome.name().to_string(),
+                validation_secs: r
+                    .validated_at
+                    .map(|t| t.saturating_since(r.switched_at).as_secs_f64()),
+                rtt_old_min_secs: r.min_rtt_old.map(|d| d.as_secs_f64()),
+                rtt_new_secs: r.rtt_new.map(|d| d.as_secs_f64()),
+                srtt_before_secs: r.srtt_before.as_secs_f64(),
+                srtt_after_secs: r.srtt_after.map(|d| d.as_secs_f64()),
+                rtt_min_after_secs: r.min_rtt_after.map(|d| d.as_secs_f64()),
+                cwnd_before: r.cwnd_before,
+                cwnd_after: r.cwnd_after,
+                throughput_window_secs: window.as_secs_f64(),
+                throughput_bps: r.window_bytes as f64 * 8.0 / window.as_secs_f64(),
+                bytes_lost: r.bytes_lost,
+                unvalidated_bytes_sent: sent,
+                unvalidated_bytes_received: received,
+            }
+        })
+        .collect()
 }
 
 /// The metrics of a connection sequence at one side (`docs/lifecycle.md`): the last
@@ -171,6 +218,10 @@ pub(crate) fn totals(
     q.max_data_sent = sum(|m| m.quic.max_data_sent);
     q.max_stream_data_sent = sum(|m| m.quic.max_stream_data_sent);
     q.amplification_blocked_secs = sumf(|m| m.quic.amplification_blocked_secs);
+    q.migrations = reports
+        .iter()
+        .flat_map(|r| r.metrics.quic.migrations.iter().cloned())
+        .collect();
     m.workload.stream_completion_secs = Vec::new();
     m.workload.connections = reports;
     m

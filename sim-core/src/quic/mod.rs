@@ -16,6 +16,9 @@
 //!   anti-amplification, path validation), ready for a second path (migration);
 //! - `spaces`: per packet number space state; `packetizer`: the ACK, CRYPTO and STREAM
 //!   frame builders and the sender's scheduler, as functions over the owners they read;
+//! - [`migration`]: connection migration state (RFC 9000 §9): the window policy, the
+//!   active path's peer address, spare connection IDs, the fallback path and the records
+//!   the metrics report (the mechanism is in `connection/migrate.rs`);
 //! - [`timers`]: every deadline of a connection in one [`timers::TimerTable`];
 //! - [`metrics`]: how a connection fills its [`crate::metrics::quic::QuicMetrics`] (the
 //!   types are defined in the low metrics layer);
@@ -36,6 +39,7 @@ pub mod connection;
 pub mod flow_control;
 pub mod lifecycle;
 pub mod metrics;
+pub mod migration;
 pub(crate) mod packetizer;
 pub mod path;
 pub mod recovery;

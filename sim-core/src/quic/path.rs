@@ -2,10 +2,12 @@
 //! estimator and congestion controller (RFC 9002), the pacer (RFC 9002 §7.7), the
 //! anti-amplification accounting (RFC 9000 §8.1) and path validation (RFC 9000 §8.2).
 //!
-//! A connection has one [`Path`] today. Connection migration (RFC 9000 §9) will add a
-//! second one: everything that must restart on a new path lives here, so a migrating
-//! connection holds `Path`s and switches the active one; the connection-wide state (packet
-//! number spaces, streams, flow control) stays in the connection.
+//! A connection has one active [`Path`]. At a migration (RFC 9000 §9, `quic::migration`)
+//! the path's anti-amplification accounting restarts (server) and its validation starts;
+//! loss recovery stays one context (RFC 9000 §9.4 allows it) whose controller and RTT
+//! estimator the window policy replaces once the new path is validated. The
+//! connection-wide state (packet number spaces, streams, flow control) stays in the
+//! connection.
 
 use super::connection::SentInfo;
 use super::recovery::Recovery;
@@ -50,6 +52,16 @@ impl AntiAmplification {
         self.validated = true;
     }
 
+    /// Bytes received on the path.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
+    /// Bytes sent while the address was not validated.
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+
     /// `bytes` arrived from the peer.
     pub fn on_received(&mut self, bytes: u64) {
         self.received += bytes;
@@ -81,12 +93,62 @@ impl AntiAmplification {
     }
 }
 
-/// Path validation state (RFC 9000 §8.2). Today only the responder's side: PATH_CHALLENGE
-/// data to echo in PATH_RESPONSE frames (§8.2.2). Migration adds the challenger's side.
+/// Path validation state (RFC 9000 §8.2): the responder's side (PATH_CHALLENGE data to
+/// echo in PATH_RESPONSE frames, §8.2.2) and the challenger's (challenges sent and not
+/// yet answered, §8.2.1, and the deadline after which validation is abandoned, §8.2.4).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PathValidation {
     /// PATH_CHALLENGE data received and not yet answered, oldest first.
     pub responses_pending: Vec<u64>,
+    /// A new PATH_CHALLENGE is owed (validation started, or a PTO fired while validating:
+    /// PATH_CHALLENGE is never retransmitted, a new one with new data is sent, §13.3).
+    pub challenge_pending: bool,
+    /// PATH_CHALLENGE data sent and not answered, with when each was sent.
+    pub challenges: Vec<(u64, crate::time::SimTime)>,
+    /// Validation is abandoned at this instant (`None`: not validating).
+    pub deadline: Option<crate::time::SimTime>,
+    /// Challenges sent so far (makes each challenge's data distinct).
+    pub challenges_sent: u64,
+}
+
+impl PathValidation {
+    /// The path is being validated.
+    pub fn is_validating(&self) -> bool {
+        self.deadline.is_some()
+    }
+
+    /// Starts validating until `deadline`: a PATH_CHALLENGE is owed.
+    pub fn start(&mut self, deadline: crate::time::SimTime) {
+        self.challenge_pending = true;
+        self.challenges.clear();
+        self.deadline = Some(deadline);
+    }
+
+    /// The data of the next PATH_CHALLENGE, recorded as sent at `now`. RFC 9000 §8.2.1
+    /// asks for unpredictable data; distinct values per connection side are all a
+    /// simulation needs (`salt` separates client and server).
+    pub fn next_challenge(&mut self, now: crate::time::SimTime, salt: u64) -> u64 {
+        self.challenges_sent += 1;
+        let data = (salt << 32) | self.challenges_sent;
+        self.challenges.push((data, now));
+        self.challenge_pending = false;
+        data
+    }
+
+    /// A PATH_RESPONSE echoed `data`: when the matching challenge was sent, if it is one
+    /// of ours (validation then succeeded and stops).
+    pub fn on_response(&mut self, data: u64) -> Option<crate::time::SimTime> {
+        let sent = self.challenges.iter().find(|(d, _)| *d == data)?.1;
+        self.stop();
+        Some(sent)
+    }
+
+    /// Stops validating (succeeded or abandoned).
+    pub fn stop(&mut self) {
+        self.challenges.clear();
+        self.challenge_pending = false;
+        self.deadline = None;
+    }
 }
 
 /// One network path of a connection.

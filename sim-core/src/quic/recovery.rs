@@ -283,6 +283,10 @@ pub struct Recovery<F> {
     /// Send-order numbers of outstanding ack-eliciting in-flight packets.
     eliciting_seqs: DenseMap<()>,
     stats: RecoveryStats,
+    /// When the current network path started (connection migration, RFC 9000 §9):
+    /// packets sent before it feed neither the RTT estimator nor the controller of this
+    /// path (§9.4). `None`: the connection never changed path.
+    path_start: Option<SimTime>,
 }
 
 impl<F> Recovery<F> {
@@ -326,6 +330,7 @@ impl<F> Recovery<F> {
             acked_seqs: DenseMap::default(),
             eliciting_seqs: DenseMap::default(),
             stats: RecoveryStats::default(),
+            path_start: None,
         }
     }
 
@@ -572,7 +577,10 @@ impl<F> Recovery<F> {
         // one newly acknowledged packet is ack-eliciting.
         let largest_new = newly.last().map(|e| &e.pkt);
         if let Some(p) = largest_new {
-            if p.pn == ack_largest && newly.iter().any(|e| e.pkt.ack_eliciting) {
+            if p.pn == ack_largest
+                && newly.iter().any(|e| e.pkt.ack_eliciting)
+                && self.on_current_path(p.time_sent)
+            {
                 let latest = now.saturating_since(p.time_sent);
                 let delay = if space == Space::Initial {
                     SimDuration::ZERO
@@ -729,6 +737,65 @@ impl<F> Recovery<F> {
         self.set_loss_detection_timer(self.last_now);
         self.prune_acked_seqs();
         out
+    }
+
+    // ----- connection migration (RFC 9000 §9) ------------------------------------------
+
+    /// The connection moved to a new network path at `now` (RFC 9000 §9.4: "packets sent
+    /// on the old path MUST NOT contribute to congestion control or RTT estimation for
+    /// the new path"). The packets still outstanding leave bytes in flight (they were
+    /// sent on the old path, whose links are gone) but stay tracked: an acknowledgement
+    /// still retires them, loss detection still declares them lost (their frames are
+    /// then sent again), and neither gives an RTT sample or a congestion signal. The
+    /// controller and estimator are not touched here: the window policy decides once the
+    /// new path is validated ([`Recovery::restart_path_state`]).
+    pub fn on_path_change(&mut self, now: SimTime) {
+        self.last_now = self.last_now.max(now);
+        for si in 0..self.spaces.len() {
+            if self.spaces[si].discarded {
+                continue;
+            }
+            let sent = std::mem::take(&mut self.spaces[si].sent);
+            for mut e in sent.into_values() {
+                if e.pkt.in_flight {
+                    self.remove_from_flight(si, &e.pkt, e.seq);
+                    e.pkt.in_flight = false;
+                }
+                let pn = e.pkt.pn;
+                self.spaces[si].sent.insert(pn, e);
+            }
+            self.spaces[si].lost.clear();
+        }
+        self.path_start = Some(now);
+        self.pto_count = 0;
+        self.set_loss_detection_timer(now);
+        self.prune_acked_seqs();
+    }
+
+    /// The new path's congestion state after validation: controller `cc` (fresh, with
+    /// its initial window) and an RTT estimator whose initial RTT is `initial_rtt` (RFC
+    /// 9002 §6.2.2: the PATH_CHALLENGE round trip "MAY" set the new path's initial RTT,
+    /// but is not a sample). The PTO backoff restarts.
+    pub fn restart_path_state(
+        &mut self,
+        cc: Box<dyn CongestionController>,
+        initial_rtt: SimDuration,
+    ) {
+        self.cc = cc;
+        self.rtt = RttEstimator::new(initial_rtt);
+        self.pto_count = 0;
+        let now = self.last_now;
+        self.set_loss_detection_timer(now);
+    }
+
+    /// When the current path started (`None`: the first path).
+    pub fn path_start(&self) -> Option<SimTime> {
+        self.path_start
+    }
+
+    /// A packet sent at `t` was sent on the current path.
+    fn on_current_path(&self, t: SimTime) -> bool {
+        self.path_start.is_none_or(|s| t >= s)
     }
 
     // ----- internals ---------------------------------------------------------------------
@@ -917,10 +984,11 @@ impl<F> Recovery<F> {
         let duration = self.persistent_congestion_duration();
         let mut run_start: Option<&Entry<F>> = None;
         let mut prev: Option<&Entry<F>> = None;
-        for e in lost
-            .iter()
-            .filter(|e| e.pkt.ack_eliciting && e.pkt.time_sent > first_sample)
-        {
+        for e in lost.iter().filter(|e| {
+            e.pkt.ack_eliciting
+                && e.pkt.time_sent > first_sample
+                && self.on_current_path(e.pkt.time_sent)
+        }) {
             match prev {
                 Some(p) if e.seq <= p.seq + 1 || !self.acked_seqs.any_in(p.seq + 1, e.seq - 1) => {}
                 _ => run_start = Some(e),
@@ -1009,6 +1077,53 @@ mod tests {
     }
     fn client() -> Recovery<u64> {
         Recovery::new(RecoveryConfig::default(), true)
+    }
+
+    /// RFC 9000 §9.4: packets sent on the old path leave bytes in flight at the switch;
+    /// neither their acknowledgement (no RTT sample) nor their loss (no congestion event)
+    /// feeds the new path, but their loss is still detected (their data is re-sent).
+    #[test]
+    fn packets_of_the_old_path_feed_neither_rtt_nor_congestion_control() {
+        let d = Space::ApplicationData;
+        let mut r = server();
+        r.set_handshake_confirmed();
+        r.on_packet_sent(at(0), d, pkt(0, at(0), 1000));
+        assert!(r.on_ack_received(at(100), d, &[(0, 0)], ms(0)).rtt_sample);
+        for pn in 1..=5 {
+            r.on_packet_sent(at(100), d, pkt(pn, at(100), 1000));
+        }
+        assert_eq!(r.bytes_in_flight(), 5000);
+        let cwnd = r.cwnd();
+        r.on_path_change(at(150));
+        assert_eq!(r.bytes_in_flight(), 0);
+        assert_eq!(r.path_start(), Some(at(150)));
+        for pn in 6..=9 {
+            r.on_packet_sent(at(150), d, pkt(pn, at(150), 1000));
+        }
+        assert_eq!(r.bytes_in_flight(), 4000);
+        // An ACK whose largest packet was sent on the old path: no RTT sample.
+        let o = r.on_ack_received(at(160), d, &[(1, 1)], ms(0));
+        assert!(!o.rtt_sample);
+        assert_eq!(r.rtt().latest_rtt(), ms(100));
+        // New-path packets acknowledged: a sample; the old 2..=5 are lost by the packet
+        // threshold, without a congestion event.
+        let o = r.on_ack_received(at(170), d, &[(6, 9)], ms(0));
+        assert!(o.rtt_sample);
+        assert_eq!(r.rtt().latest_rtt(), ms(20));
+        assert_eq!(pns(&o.lost), vec![2, 3, 4, 5]);
+        assert_eq!(r.stats().congestion_events, 0);
+        assert!(r.cwnd() >= cwnd);
+        assert_eq!(r.bytes_in_flight(), 0);
+        // The window policy's restart: a fresh controller and an estimator seeded with the
+        // validation round trip (not a sample, RFC 9002 §6.2.2).
+        let params = cc::CcParams {
+            initial_cwnd_bytes: Some(30_000),
+            ..cc::CcParams::default()
+        };
+        r.restart_path_state(cc::build(&params, 1200), ms(3));
+        assert_eq!(r.cwnd(), 30_000);
+        assert_eq!(r.rtt().smoothed_rtt(), ms(3));
+        assert!(!r.rtt().has_sample());
     }
 
     #[test]

@@ -26,6 +26,9 @@ pub enum CloseReason {
     LocalClose,
     /// The peer's CONNECTION_CLOSE arrived (§10.2.2): draining period.
     PeerClose,
+    /// After a migration, validation of the new path failed and no other path exists
+    /// (§8.2.4): closed silently, state discarded at once.
+    PathValidationFailed,
 }
 
 /// When and why a connection closed.
@@ -213,6 +216,20 @@ impl ConnState {
             hs,
             info: CloseInfo {
                 reason: CloseReason::IdleTimeout,
+                at: now,
+                until: now,
+            },
+        };
+    }
+
+    /// No validated path is left (RFC 9000 §8.2.4: the endpoint "can ... close the
+    /// connection"): closed silently and terminated at once, like an idle timeout.
+    pub fn no_path(&mut self, now: SimTime) {
+        let hs = self.handshake();
+        *self = ConnState::Closed {
+            hs,
+            info: CloseInfo {
+                reason: CloseReason::PathValidationFailed,
                 at: now,
                 until: now,
             },

@@ -37,6 +37,7 @@ fn close_kind(r: CloseReason) -> CloseKind {
         CloseReason::IdleTimeout => CloseKind::IdleTimeout,
         CloseReason::LocalClose => CloseKind::LocalClose,
         CloseReason::PeerClose => CloseKind::PeerClose,
+        CloseReason::PathValidationFailed => CloseKind::NoPath,
     }
 }
 
@@ -57,6 +58,7 @@ fn reason_name(r: CloseReason) -> &'static str {
         CloseReason::IdleTimeout => "idle_timeout",
         CloseReason::LocalClose => "local_close",
         CloseReason::PeerClose => "peer_close",
+        CloseReason::PathValidationFailed => "path_validation_failed",
     }
 }
 
@@ -151,8 +153,14 @@ impl TransportDriver for Connection {
         let Payload::Quic(d) = &datagram.payload else {
             return false;
         };
+        // A server with migration on follows a client that migrated (RFC 9000 §9.3).
+        self.on_peer_address(now, datagram.src, d);
         Connection::handle_datagram(self, now, d, u64::from(datagram.size), reader);
         true
+    }
+
+    fn handle_local_address_change(&mut self, now: SimTime, port_only: bool) -> bool {
+        self.on_local_address_change(now, port_only)
     }
 
     fn poll_datagram(
@@ -164,6 +172,9 @@ impl TransportDriver for Connection {
         number: Option<u64>,
     ) -> Option<Datagram> {
         let (mut d, size) = self.poll_transmit(now)?;
+        // With migration on, a server sends to its active path's peer address (the one it
+        // validated, or the one it fell back to), whatever the workload last saw.
+        let remote = self.peer_address().unwrap_or(remote);
         if let Some(k) = number {
             d.conn = k;
         }

@@ -724,7 +724,7 @@ fn unknown_key_error_lists_every_key_in_order() {
         "{msg}"
     );
     assert!(
-        msg.ends_with("`reject_zero_rtt`, `address_token_size`"),
+        msg.ends_with("`reject_zero_rtt`, `address_token_size`, `migration`"),
         "{msg}"
     );
 }

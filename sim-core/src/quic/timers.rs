@@ -29,13 +29,15 @@ pub enum Timer {
     Reader,
     /// The pacer releases the next datagram (RFC 9002 §7.7).
     Pacing,
+    /// Path validation is abandoned (RFC 9000 §8.2.4).
+    PathValidation,
     /// End of the closing or draining period (RFC 9000 §10.2).
     Close,
 }
 
 impl Timer {
     /// Every timer, in table order.
-    pub const ALL: [Timer; 8] = [
+    pub const ALL: [Timer; 9] = [
         Timer::Idle,
         Timer::AckInitial,
         Timer::AckHandshake,
@@ -43,6 +45,7 @@ impl Timer {
         Timer::LossDetection,
         Timer::Reader,
         Timer::Pacing,
+        Timer::PathValidation,
         Timer::Close,
     ];
 
@@ -55,7 +58,7 @@ impl Timer {
 /// The deadline of every timer (`None`: not armed).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TimerTable {
-    deadlines: [Option<SimTime>; 8],
+    deadlines: [Option<SimTime>; 9],
 }
 
 impl TimerTable {
@@ -97,6 +100,6 @@ mod tests {
         assert!(t.expired(Timer::AckData, at(25)) && !t.expired(Timer::Reader, at(99)));
         t.set(Timer::Pacing, None);
         assert_eq!(t.next(), Some(at(25)));
-        assert_eq!(Timer::ALL.len(), 8);
+        assert_eq!(Timer::ALL.len(), 9);
     }
 }

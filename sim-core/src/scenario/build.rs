@@ -873,6 +873,14 @@ fn quic_config(
         _ => Table::new(),
     };
     table.retain(|k, _| !FLOW.has(k) && !QUIC_CONNECTIONS.has(k));
+    if let Some(m) = table.get("migration") {
+        // Its keys against their descriptors, each value parsed and range-checked, the
+        // defaults filled in.
+        let r = Read::open(m, &join(path, "migration"), &[&schema::MIGRATION])?;
+        let canonical: crate::transport::migration::MigrationConfig = r.deserialize(Table::new())?;
+        let v = Value::try_from(canonical).expect("a migration table serialises");
+        table.insert("migration".into(), v);
+    }
     crate::quic::config::apply_profile(&mut table);
     let quic: crate::quic::QuicConfig = from_value(&Value::Table(table), path, own.what)?;
     quic.validate()
@@ -1206,6 +1214,11 @@ pub(super) fn build(doc: &Table) -> Result<Config, ConfigError> {
         Read::open(r.raw("sim").unwrap_or(&empty), "sim", &[&SIM])?.deserialize(Table::new())?;
     let (topology, pairs) = parse_topology(r.raw("topology"))?;
     let flows = parse_flows(r.raw("flows"), pairs)?;
+    match &topology {
+        Topology::TwoHosts { handovers, .. } | Topology::Dumbbell { handovers, .. } => {
+            crate::validate::check_migration_policies(&flows, handovers)?;
+        }
+    }
     let output: OutputConfig = Read::open(r.raw("output").unwrap_or(&empty), "output", &[&OUTPUT])?
         .deserialize(Table::new())?;
     let cfg = Config {

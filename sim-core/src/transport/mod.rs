@@ -11,6 +11,8 @@
 //! - [`allowance`]: the receive-window update policies (one file per policy);
 //! - [`initial_window`]: the initial congestion window policies of a server that
 //!   remembers its clients (paper 000; one file per policy);
+//! - [`migration`]: the congestion-window policies of a connection that moved to a new
+//!   path (one file per policy);
 //! - [`stream`]: the stream-transport interface workloads are written against
 //!   ([`stream::StreamTransport`], [`stream::StreamEvent`], and [`stream::AppReader`], the
 //!   workload's reading the transport calls).
@@ -18,6 +20,7 @@
 pub mod allowance;
 pub(crate) mod dense;
 pub mod initial_window;
+pub mod migration;
 pub mod pacer;
 pub mod ranges;
 pub mod rtt;

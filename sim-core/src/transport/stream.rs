@@ -92,6 +92,8 @@ pub enum CloseKind {
     LocalClose,
     /// The peer closed it.
     PeerClose,
+    /// No network path was left (a migration whose new path failed validation).
+    NoPath,
 }
 
 /// Something the workload should know, in the order the transport produced it.

@@ -860,6 +860,22 @@ pub const QUIC: Table = Table {
         key("address_token_size", K::Size, Value("64"), "bytes of the address-validation token issued with each ticket and carried in the client's Initial headers, in [0, 512]; `0`: no token (the 3x anti-amplification limit applies to resumed connections too) (`quic_connections`)")
             .max("512B", true)
             .allowed("a token size in [0, 512] bytes (0: no token)"),
+        key("migration", K::Table, Unset("none: a live connection keeps its old address at a handover"), "connection migration (RFC 9000 §9): `{ policy = ..., throughput_window = ... }`, see [Migration](#migration)")
+            .allowed("a table { policy = \"reset\" | \"keep\" | \"rtt_ratio\", throughput_window = \"100ms\" }"),
+    ],
+};
+
+/// `migration = { policy, throughput_window }` of a QUIC flow.
+pub const MIGRATION: Table = Table {
+    id: "flow.quic.migration",
+    path: "migration = { ... }",
+    what: "a migration table",
+    fields: &[
+        key("policy", K::Enum, Value("\"reset\""), "the congestion window on the validated new path: `\"reset\"` (initial window and RTT estimator, RFC 9000 §9.4), `\"keep\"` (unchanged; only when every handover of the flow's pair changes the port alone, RFC 9000 §9.4), `\"rtt_ratio\"` (paper 004: `max((RTT_old − RTT_new) / RTT_old × cwnd_old, initial)`)")
+            .choices(&["reset", "keep", "rtt_ratio"]),
+        key("throughput_window", K::Time, Value("\"100ms\""), "the handover throughput is the stream data received in this interval after the switch (paper 004: 100 ms), > 0")
+            .min("0s", false)
+            .allowed(crate::config::quic::MIGRATION_WINDOW_ALLOWED),
     ],
 };
 
@@ -1037,6 +1053,7 @@ pub const TABLES: &[&Table] = &[
     &CBR,
     &QUIC,
     &INITIAL_WINDOW,
+    &MIGRATION,
     &QUIC_CONNECTIONS,
     &CONNECTION,
     &TRANSPORT_FLOW,

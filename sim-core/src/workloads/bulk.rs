@@ -223,6 +223,15 @@ impl<T: TransportDriver> Endpoint for BulkEndpoint<T> {
         self.conn.poll_timeout(&self.app)
     }
 
+    /// The connection follows the client to `new` if it migrates; else it keeps the old
+    /// address (its packets then find no route or no endpoint after an IP change).
+    fn handle_local_address_change(&mut self, now: SimTime, new: Addr) {
+        let port_only = new.ip == self.local.ip;
+        if self.conn.handle_local_address_change(now, port_only) {
+            self.local = new;
+        }
+    }
+
     fn local_addr(&self) -> Addr {
         self.local
     }

@@ -361,11 +361,17 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
             .min()
     }
 
-    /// A new network: connections started from now on use `new`. Live connections keep
-    /// their old address (migration is not modelled yet): after an IP change the
-    /// server's answers to it are dropped and such a connection fails at its idle
-    /// timeout.
-    fn handle_local_address_change(&mut self, _now: SimTime, new: Addr) {
+    /// A new network: connections started from now on use `new`. A live connection
+    /// follows if its transport migrates it (QUIC with `migration`); otherwise it keeps
+    /// its old address: after an IP change the server's answers to it are dropped and
+    /// such a connection fails at its idle timeout.
+    fn handle_local_address_change(&mut self, now: SimTime, new: Addr) {
+        let port_only = new.ip == self.local.ip;
+        for c in &mut self.conns {
+            if c.conn.handle_local_address_change(now, port_only) {
+                c.local = new;
+            }
+        }
         self.local = new;
     }
 

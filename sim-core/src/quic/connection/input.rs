@@ -198,7 +198,8 @@ impl Connection {
                 }
             }
             Frame::DataBlocked(_) | Frame::StreamDataBlocked { .. } => {}
-            Frame::NewConnectionId { .. } | Frame::PathResponse(_) => {}
+            Frame::NewConnectionId { seq, .. } => self.on_new_connection_id(seq),
+            Frame::PathResponse(x) => self.on_path_response(now, x),
             Frame::PathChallenge(x) => self.path.validation.responses_pending.push(x),
             Frame::ConnectionClose { .. } => {
                 // Draining (RFC 9000 §10.2.2): send nothing more for three PTOs.
@@ -324,6 +325,11 @@ impl Connection {
         self.path.recovery.set_handshake_confirmed();
         if self.role == Role::Client {
             self.path.recovery.set_peer_completed_address_validation();
+        }
+        if let Some(m) = self.migration.as_mut() {
+            // A spare connection ID for the peer's next path (RFC 9000 §9.5).
+            m.cid_seq = 1;
+            m.new_cid_pending = true;
         }
         // RFC 9001 §4.9.2: discard Handshake keys once the handshake is confirmed.
         self.discard_space(1);
@@ -452,6 +458,9 @@ impl Connection {
         if p.ack_eliciting {
             self.stats.ack_eliciting_lost += 1;
         }
+        if self.migration.is_some() {
+            self.migration_on_lost(&p);
+        }
         self.requeue_frames(i, &p.info.frames);
     }
 
@@ -495,6 +504,11 @@ impl Connection {
                     }
                 }
                 Frame::HandshakeDone => self.handshake_done_pending = true,
+                Frame::NewConnectionId { .. } => {
+                    if let Some(m) = self.migration.as_mut() {
+                        m.new_cid_pending = true;
+                    }
+                }
                 _ => {}
             }
         }
@@ -548,6 +562,9 @@ impl Connection {
         self.recv_fc.received += grew;
         if self.recv_fc.received > self.recv_fc.limit {
             self.stats.flow_control_violations += 1;
+        }
+        if self.migration.is_some() {
+            self.migration_on_stream_bytes(now, new);
         }
         if delivered > 0 {
             // The `Readable` event, synchronously: the application reads now.
@@ -665,6 +682,7 @@ impl Connection {
         if self.has_paced_work() {
             t.set(Timer::Pacing, self.path.pacer_release_time());
         }
+        t.set(Timer::PathValidation, self.path.validation.deadline);
         t
     }
 
@@ -704,6 +722,12 @@ impl Connection {
         if timers.expired(Timer::Reader, now) {
             reader.on_deadline(now, self);
         }
+        if timers.expired(Timer::PathValidation, now) {
+            self.on_path_validation_timeout(now);
+            if self.state.is_closed() {
+                return;
+            }
+        }
         if timers.expired(Timer::LossDetection, now) {
             let out = self.path.recovery.on_loss_detection_timeout(now);
             for p in out.lost {
@@ -711,6 +735,11 @@ impl Connection {
                 self.on_packet_lost(now, si, p, LossTrigger::TimeThreshold);
             }
             if let Some(space) = out.pto_probe {
+                if self.path.validation.is_validating() {
+                    // PATH_CHALLENGE is not retransmitted: a new one goes with the probe
+                    // (RFC 9000 §13.3, §8.2.1).
+                    self.path.validation.challenge_pending = true;
+                }
                 let i = Space::ALL.iter().position(|s| *s == space).unwrap_or(2);
                 self.arm_probe(i);
             }
@@ -795,6 +824,11 @@ impl Connection {
             || self.max_streams_pending
             || self.send_fc.blocked_pending()
             || !self.path.validation.responses_pending.is_empty()
+            || self.path.validation.challenge_pending
+            || self
+                .migration
+                .as_ref()
+                .is_some_and(|m| m.new_cid_pending || m.ping_pending)
             || self.streams.values().any(|s| {
                 s.send_fc.blocked_pending()
                     || (s.recv_fc.update_pending && !s.recv.is_fully_received())

@@ -85,10 +85,19 @@ impl Connection {
         let eliciting_initial = packets
             .iter()
             .any(|(p, _)| p.ty == PacketType::Initial && p.is_ack_eliciting());
-        let must_pad = match self.role {
-            Role::Client => has_initial,
-            Role::Server => eliciting_initial,
-        };
+        // RFC 9000 §8.2.1, §8.2.2: a datagram carrying PATH_CHALLENGE or PATH_RESPONSE
+        // is expanded to 1200 bytes, unless the anti-amplification limit forbids it.
+        let path_frames = self.migration.is_some()
+            && packets.iter().any(|(p, _)| {
+                p.frames
+                    .iter()
+                    .any(|f| matches!(f, Frame::PathChallenge(_) | Frame::PathResponse(_)))
+            });
+        let must_pad = path_frames
+            || match self.role {
+                Role::Client => has_initial,
+                Role::Server => eliciting_initial,
+            };
         if must_pad && size < MIN_INITIAL_DATAGRAM {
             // PADDING in the last packet. A long header's Length varint can grow by a byte
             // with the padding, so the size is recomputed, not just added.
@@ -350,7 +359,7 @@ impl Connection {
         let mut eliciting = false;
         if (cc_ok || probe) && initial_ok {
             if i == 2 {
-                eliciting |= self.write_control_frames(&mut frames, &mut room);
+                eliciting |= self.write_control_frames(now, &mut frames, &mut room);
             }
             if i < 2 {
                 let cs = &mut self.spaces[i].crypto_send;
@@ -406,7 +415,12 @@ impl Connection {
         ))
     }
 
-    pub(super) fn write_control_frames(&mut self, frames: &mut Vec<Frame>, room: &mut u64) -> bool {
+    pub(super) fn write_control_frames(
+        &mut self,
+        now: SimTime,
+        frames: &mut Vec<Frame>,
+        room: &mut u64,
+    ) -> bool {
         let mut wrote = false;
         let push = packetizer::push_frame;
         if self.handshake_done_pending && push(Frame::HandshakeDone, frames, room) {
@@ -419,6 +433,28 @@ impl Connection {
             }
             self.path.validation.responses_pending.remove(0);
             wrote = true;
+        }
+        if self.path.validation.challenge_pending && *room >= Frame::PathChallenge(0).wire_size() {
+            let salt = super::migrate::challenge_salt(self.role);
+            let data = self.path.validation.next_challenge(now, salt);
+            push(Frame::PathChallenge(data), frames, room);
+            wrote = true;
+        }
+        if let Some(m) = self.migration.as_mut() {
+            if m.ping_pending && push(Frame::Ping, frames, room) {
+                m.ping_pending = false;
+                wrote = true;
+            }
+            let f = Frame::NewConnectionId {
+                seq: m.cid_seq,
+                retire_prior_to: 0,
+                cid_len: self.cfg.cid_len,
+            };
+            if m.new_cid_pending && push(f, frames, room) {
+                m.new_cid_pending = false;
+                m.new_cid_sent = true;
+                wrote = true;
+            }
         }
         if self.recv_fc.update_pending && push(Frame::MaxData(self.recv_fc.limit), frames, room) {
             self.recv_fc.update_pending = false;
