@@ -49,6 +49,20 @@ pub struct QuicExtras {
     pub max_data_sent: u64,
     /// MAX_STREAM_DATA frames sent.
     pub max_stream_data_sent: u64,
+    /// Stream limit updates the receive-window allowances decided (summed over streams;
+    /// each is sent as a MAX_STREAM_DATA frame unless the stream completed first).
+    pub stream_window_updates: u64,
+    /// Connection limit updates decided (sent as MAX_DATA).
+    pub connection_window_updates: u64,
+    /// Times a stream receive window grew (summed over streams; 0 with the fixed-window
+    /// allowances).
+    pub stream_window_increases: u64,
+    /// Times the connection receive window grew.
+    pub connection_window_increases: u64,
+    /// The largest stream receive window at the end, in bytes (0 without streams).
+    pub stream_window_max: u64,
+    /// The connection receive window at the end, in bytes.
+    pub connection_window_end: u64,
 }
 
 /// The flat serialised form of [`QuicMetrics`]: every key in the order of the run output.
@@ -86,6 +100,18 @@ struct QuicMetricsJson {
     stream_data_blocked_sent: u64,
     max_data_sent: u64,
     max_stream_data_sent: u64,
+    #[serde(default)]
+    stream_window_updates: u64,
+    #[serde(default)]
+    connection_window_updates: u64,
+    #[serde(default)]
+    stream_window_increases: u64,
+    #[serde(default)]
+    connection_window_increases: u64,
+    #[serde(default)]
+    stream_window_max: u64,
+    #[serde(default)]
+    connection_window_end: u64,
     closed: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     connections: Vec<ConnectionReport>,
@@ -133,6 +159,12 @@ impl From<QuicMetrics> for QuicMetricsJson {
             stream_data_blocked_sent: q.stream_data_blocked_sent,
             max_data_sent: q.max_data_sent,
             max_stream_data_sent: q.max_stream_data_sent,
+            stream_window_updates: q.stream_window_updates,
+            connection_window_updates: q.connection_window_updates,
+            stream_window_increases: q.stream_window_increases,
+            connection_window_increases: q.connection_window_increases,
+            stream_window_max: q.stream_window_max,
+            connection_window_end: q.connection_window_end,
             closed: t.closed,
             connections: w.connections,
             history: w.history,
@@ -178,6 +210,12 @@ impl From<QuicMetricsJson> for QuicMetrics {
                 stream_data_blocked_sent: j.stream_data_blocked_sent,
                 max_data_sent: j.max_data_sent,
                 max_stream_data_sent: j.max_stream_data_sent,
+                stream_window_updates: j.stream_window_updates,
+                connection_window_updates: j.connection_window_updates,
+                stream_window_increases: j.stream_window_increases,
+                connection_window_increases: j.connection_window_increases,
+                stream_window_max: j.stream_window_max,
+                connection_window_end: j.connection_window_end,
             },
             workload: WorkloadMetrics {
                 stream_completion_secs: j.stream_completion_secs,
@@ -258,6 +296,12 @@ mod tests {
                 "stream_data_blocked_sent",
                 "max_data_sent",
                 "max_stream_data_sent",
+                "stream_window_updates",
+                "connection_window_updates",
+                "stream_window_increases",
+                "connection_window_increases",
+                "stream_window_max",
+                "connection_window_end",
                 "closed",
             ]
         );
