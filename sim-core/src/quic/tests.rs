@@ -1103,3 +1103,43 @@ proptest! {
         prop_assert_eq!(total, bytes);
     }
 }
+
+/// Who auto-tunes is each side's own config: each connection builds its allowances from
+/// its own `QuicConfig`. A download's windows are the client's (the receiver's): they
+/// grow when the client auto-tunes, and stay fixed when only the server does (Google
+/// quiche auto-tunes in the server's session only).
+#[test]
+fn who_autotunes_is_each_sides_config() {
+    use crate::transport::allowance::AllowanceKind;
+    let run = |client: AllowanceKind, server: AllowanceKind| {
+        let base = QuicConfig {
+            bytes: 400_000,
+            stream_window: 8_000,
+            connection_window: 16_000,
+            ..QuicConfig::default()
+        };
+        let with = |k: AllowanceKind| QuicConfig {
+            allowance: k,
+            max_stream_window: k.grows().then_some(256_000),
+            max_connection_window: k.grows().then_some(512_000),
+            ..base.clone()
+        };
+        let mut h = Harness::new(with(client), 20, Some(Rate(50_000_000)), 1);
+        let ca = Addr::new(0x0a00_0001, 4433);
+        let sa = Addr::new(0x0a00_0002, 443);
+        h.eps[1] = quic_endpoint(Role::Server, with(server), sa, ca);
+        assert!(h.run(SimTime(100_000_000_000), 10_000_000));
+        (h.metrics(0), h.metrics(1))
+    };
+    let (c, s) = run(AllowanceKind::Autotune, AllowanceKind::Static);
+    assert!(c.quic.stream_window_increases > 0 && c.quic.stream_window_max > 8_000);
+    assert_eq!(s.quic.stream_window_increases, 0);
+    let fast = c.transport.completion_secs.unwrap();
+    let (c, s) = run(AllowanceKind::Static, AllowanceKind::Autotune);
+    assert_eq!(c.quic.stream_window_increases, 0);
+    assert_eq!(c.quic.stream_window_max, 8_000);
+    assert_eq!(c.quic.connection_window_end, 16_000);
+    // The server's request windows never fill, so it never grows them either.
+    assert_eq!(s.quic.stream_window_increases, 0);
+    assert!(c.transport.completion_secs.unwrap() > 2.0 * fast);
+}

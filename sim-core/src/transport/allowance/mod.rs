@@ -269,6 +269,14 @@ mod tests {
     }
 
     #[test]
+    fn scenario_choices_are_the_policies() {
+        let names: Vec<&str> = AllowanceKind::ALL.iter().map(|k| k.name()).collect();
+        for key in ["allowance", "connection_allowance"] {
+            assert_eq!(crate::validate::schema::QUIC.field(key).choices, names);
+        }
+    }
+
+    #[test]
     fn follow_stream_is_one_and_a_half_capped_and_never_shrinks() {
         assert_eq!(follow_stream(1000, 2000, 10_000), 3000);
         assert_eq!(follow_stream(1000, 2000, 2500), 2500);
