@@ -94,6 +94,37 @@ pub struct Params {
     pub max_ack_delay: u64,
     /// Static stream window `W` (bytes); `None` = never limiting.
     pub stream_window: Option<u64>,
+    /// The receiver's window policy for the stream window (§2 static, §2b the others).
+    pub policy: Policy,
+    /// The receiver's smoothed RTT as the growing policies' 2-RTT rule sees it (ns); 0 =
+    /// the base RTT of the data path, `2d + tx(MDS) + tx(ACK)`.
+    pub srtt: u64,
+}
+
+/// The receive-window policies of paper 001 as the model applies them (written from the
+/// rules in `docs/algorithms.md`, not from the simulator's code). `mss` and `max` are in
+/// bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Policy {
+    /// Refill to `consumed + W` when `limit - consumed < W/2`.
+    #[default]
+    Static,
+    /// Refill when `limit - consumed < W/2 + mss`.
+    ImprovedStatic {
+        /// The MSS.
+        mss: u64,
+    },
+    /// Static trigger; a trigger less than 2 srtt after the previous update (the first
+    /// consumption counting as one) first doubles `W`, up to `max`.
+    Autotune {
+        /// Upper bound.
+        max: u64,
+    },
+    /// Same trigger; the factor is 16/8/4/2 for `W/max` below 25/50/75 % / above.
+    FastAutotune {
+        /// Upper bound.
+        max: u64,
+    },
 }
 
 /// What the transfer model predicts.
@@ -110,6 +141,13 @@ pub struct Prediction {
     pub packets: u64,
     /// MAX_STREAM_DATA updates sent.
     pub updates: u64,
+    /// The stream window after each update (growing policies: its growth path).
+    pub windows: Vec<u64>,
+    /// Over every update decision of a growing policy: the smallest distance between the
+    /// time since the previous update and `2·srtt`, as a fraction of `2·srtt` (1 when
+    /// there was none). A decision this close to the boundary would flip with a slightly
+    /// different srtt estimate, so tests require a margin.
+    pub min_margin: f64,
 }
 
 /// Size of a long-header packet carrying `frames` bytes of frames with packet number
@@ -202,6 +240,10 @@ struct Sim<'a> {
     unacked: u64,
     timer_gen: u64,
     rlimit: u64,
+    /// The receiver's current stream window.
+    rwin: u64,
+    /// When the limit last grew, or the first consumption before that.
+    rprev: Option<u64>,
     client_pn: u64,
     out: Prediction,
     /// Anti-amplification budget left (RFC 9000 §8.1); `None` once validated.
@@ -235,9 +277,12 @@ impl<'a> Sim<'a> {
             unacked: 0,
             timer_gen: 0,
             rlimit: p.stream_window.unwrap_or(u64::MAX),
+            rwin: p.stream_window.unwrap_or(u64::MAX),
+            rprev: None,
             client_pn: 1,
             out: Prediction {
                 data_start,
+                min_margin: 1.0,
                 ..Prediction::default()
             },
             amp_budget: None,
@@ -320,9 +365,70 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// The receiver's policy after a consumption at `now` (§2, §2b): the new limit to
+    /// advertise, if any.
+    fn receiver_update(&mut self, now: u64) -> Option<u64> {
+        let p = self.p;
+        // The first consumption counts as the first update (Google quiche).
+        self.rprev.get_or_insert(now);
+        let w = self.rwin;
+        let available = self.rlimit - self.consumed;
+        let threshold = match p.policy {
+            Policy::ImprovedStatic { mss } => w / 2 + mss,
+            _ => w / 2,
+        };
+        if available >= threshold {
+            return None;
+        }
+        let grown = match p.policy {
+            Policy::Static | Policy::ImprovedStatic { .. } => None,
+            Policy::Autotune { max } => Some((2 * w).min(max)),
+            Policy::FastAutotune { max } => {
+                // Occupancy B = 100·W/max (paper 001 Eq. 1).
+                let b = 100.0 * w as f64 / max as f64;
+                let f = if b >= 75.0 {
+                    2
+                } else if b >= 50.0 {
+                    4
+                } else if b >= 25.0 {
+                    8
+                } else {
+                    16
+                };
+                Some((f * w).min(max))
+            }
+        };
+        if let Some(g) = grown {
+            let srtt = if p.srtt > 0 {
+                p.srtt
+            } else {
+                p.up_delay
+                    + p.down_delay
+                    + tx(p.down_rate, p.overhead, p.mds)
+                    + tx(p.up_rate, p.overhead, 40)
+            };
+            let since = now - self.rprev.expect("set above");
+            let margin = (since as f64 - 2.0 * srtt as f64).abs() / (2.0 * srtt as f64);
+            if g > w {
+                self.out.min_margin = self.out.min_margin.min(margin);
+            }
+            if since < 2 * srtt {
+                self.rwin = g;
+            }
+        }
+        let w = self.rwin;
+        if self.consumed + w <= self.rlimit {
+            return None;
+        }
+        self.rlimit = self.consumed + w;
+        self.rprev = Some(now);
+        self.out.updates += 1;
+        self.out.windows.push(w);
+        Some(self.rlimit)
+    }
+
     fn run(&mut self) {
         let p = self.p;
-        let w = p.stream_window.unwrap_or(u64::MAX);
         while let Some(Reverse((now, _, ev))) = self.q.pop() {
             match ev {
                 Ev::Arrive(i) => {
@@ -341,16 +447,11 @@ impl<'a> Sim<'a> {
                     if self.consumed == p.bytes {
                         self.out.completion = now;
                     }
-                    // Static allowance: `limit - consumed < W/2` -> `consumed + W`.
-                    let mut update = None;
-                    if p.stream_window.is_some()
-                        && self.rlimit - self.consumed < w / 2
-                        && self.consumed + w > self.rlimit
-                    {
-                        self.rlimit = self.consumed + w;
-                        update = Some(self.rlimit);
-                        self.out.updates += 1;
-                    }
+                    let update = if p.stream_window.is_some() {
+                        self.receiver_update(now)
+                    } else {
+                        None
+                    };
                     self.unacked += 1;
                     if self.unacked >= p.ack_threshold || update.is_some() {
                         self.send_ack(now, update);

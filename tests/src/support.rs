@@ -32,6 +32,8 @@ pub fn params(rate: u64, delay_ms: u64, bytes: u64) -> Params {
         ack_threshold: 2,
         max_ack_delay: 25 * MS,
         stream_window: None,
+        policy: model::Policy::Static,
+        srtt: 0,
     }
 }
 

@@ -5,10 +5,11 @@
 pub use crate::cc::CcAlgorithm;
 use crate::cc::CcParams;
 use crate::time::SimDuration;
-use crate::transport::allowance::AllowanceKind;
+use crate::transport::allowance::{AllowanceKind, AllowanceParams};
 use crate::transport::initial_window::InitialWindowConfig;
 use crate::transport::migration::MigrationConfig;
 use crate::units::Rate;
+use crate::wire::quic::{header_len_without_pn, PacketType, AEAD_TAG_LEN};
 use serde::{Deserialize, Serialize};
 
 /// A named set of defaults for the congestion-control and timing parameters
@@ -213,9 +214,30 @@ pub struct QuicConfig {
     /// initial_max_streams_bidi transport parameter. Default 100 (quinn's
     /// `max_concurrent_bidi_streams`).
     pub max_streams_bidi: u64,
-    /// Receive-window update policy
-    /// ([`crate::transport::allowance::AllowanceKind`]). Default `static`.
+    /// Receive-window update policy of the streams, and of the connection unless
+    /// `connection_allowance` is set ([`crate::transport::allowance::AllowanceKind`]).
+    /// Default `static`.
     pub allowance: AllowanceKind,
+    /// Receive-window update policy of the connection; unset = `allowance` (paper 001
+    /// runs the same policy at both levels). Default unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection_allowance: Option<AllowanceKind>,
+    /// Upper bound of a stream's receive window for a growing `allowance` (`autotune`,
+    /// `fast_autotune`); an error with a fixed-window one. Unset = max(16 MiB,
+    /// `stream_window`) (Google quiche `kStreamReceiveWindowLimit`). Default unset.
+    #[serde(
+        deserialize_with = "crate::units::serde_size::de_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_stream_window: Option<u64>,
+    /// Upper bound of the connection's receive window for a growing connection policy;
+    /// an error with a fixed-window one. Unset = max(24 MiB, `connection_window`) (Google
+    /// quiche `kSessionReceiveWindowLimit`). Default unset.
+    #[serde(
+        deserialize_with = "crate::units::serde_size::de_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_connection_window: Option<u64>,
     /// Rate at which the client application reads the response data; unset = it reads
     /// everything as soon as it is in order. Data counts as consumed (for flow control
     /// and completion) when read. Default unset.
@@ -298,6 +320,9 @@ impl Default for QuicConfig {
             connection_window: (1 << 62) - 1,
             max_streams_bidi: 100,
             allowance: AllowanceKind::Static,
+            connection_allowance: None,
+            max_stream_window: None,
+            max_connection_window: None,
             read_rate: None,
             scheduler: SchedulerKind::RoundRobin,
             streams: 1,
@@ -337,6 +362,9 @@ fn quic_keys() -> &'static [&'static str] {
         full.cc.cc_segment_size = Some(1);
         full.cc.pacing_burst_packets = Some(1);
         full.read_rate = Some(Rate(1));
+        full.connection_allowance = Some(AllowanceKind::Static);
+        full.max_stream_window = Some(1);
+        full.max_connection_window = Some(1);
         full.migration = Some(crate::transport::migration::MigrationConfig::default());
         full.initial_window.policy = crate::transport::initial_window::InitialWindowKind::History;
         // The top-level keys in the order the serializer writes them (declaration order;
@@ -386,6 +414,24 @@ fn with_key_list<E: serde::de::Error>(e: E) -> E {
     }
 }
 
+/// A growing stream allowance's upper bound when `max_stream_window` is unset (if
+/// `stream_window` is not larger): 16 MiB, Google quiche's `kStreamReceiveWindowLimit`
+/// (`quic_constants.h`; Cloudflare quiche's `MAX_STREAM_WINDOW` is the same).
+pub const DEFAULT_MAX_STREAM_WINDOW: u64 = 16 << 20;
+
+/// A growing connection allowance's upper bound when `max_connection_window` is unset (if
+/// `connection_window` is not larger): 24 MiB, Google quiche's
+/// `kSessionReceiveWindowLimit` (Cloudflare quiche's `MAX_CONNECTION_WINDOW` is the same).
+pub const DEFAULT_MAX_CONNECTION_WINDOW: u64 = 24 << 20;
+
+/// What `max_stream_window` allows (the error's "expected" text).
+pub const MAX_STREAM_WINDOW_ALLOWED: &str =
+    "a bound in [stream_window, 2^62 - 1] bytes (omit it for max(16 MiB, stream_window))";
+
+/// What `max_connection_window` allows (the error's "expected" text).
+pub const MAX_CONNECTION_WINDOW_ALLOWED: &str =
+    "a bound in [connection_window, 2^62 - 1] bytes (omit it for max(24 MiB, connection_window))";
+
 impl QuicConfig {
     /// The initial congestion window in bytes: the explicit override, or RFC 9002 §7.2
     /// `min(10 * MDS, max(14720, 2 * MDS))` ([`CcParams::initial_window`]).
@@ -417,6 +463,67 @@ impl QuicConfig {
             .pacing_burst_packets
             .map_or(self.initial_cwnd(), |p| p * self.max_udp_payload)
             .max(self.max_udp_payload)
+    }
+
+    /// The connection-level allowance policy: `connection_allowance`, else `allowance`.
+    pub fn connection_allowance_kind(&self) -> AllowanceKind {
+        self.connection_allowance.unwrap_or(self.allowance)
+    }
+
+    /// The maximum segment size `improved_static` refills early by: the STREAM payload of
+    /// a full 1-RTT datagram of `max_udp_payload` bytes in a bulk transfer's steady state
+    /// — short header (1 + `cid_len` bytes, RFC 9000 §17.3.1), a 2-byte packet number
+    /// (§17.1, enough for up to 2^14 unacknowledged packets), the AEAD tag (16 B, RFC 9001
+    /// §5.3), and a STREAM frame header with a 1-byte stream ID, a 4-byte offset
+    /// (offsets in [2^14, 2^30)) and a 2-byte length (RFC 9000 §19.8, §16). 1215 B with
+    /// the defaults, the `P` of `docs/validation.md`.
+    pub fn stream_mss(&self) -> u64 {
+        let header = header_len_without_pn(PacketType::OneRtt, self.cid_len, 0, 0);
+        let stream_frame_header = 1 + 1 + 4 + 2;
+        self.max_udp_payload
+            .saturating_sub(header + 2 + AEAD_TAG_LEN + stream_frame_header)
+    }
+
+    /// The stream-level allowance: policy and parameters (initial window `stream_window`,
+    /// bound `max_stream_window` or its default, [`QuicConfig::stream_mss`]).
+    pub fn stream_allowance(&self) -> (AllowanceKind, AllowanceParams) {
+        let bound = self
+            .max_stream_window
+            .unwrap_or(DEFAULT_MAX_STREAM_WINDOW.max(self.stream_window));
+        (
+            self.allowance,
+            AllowanceParams {
+                initial_window: self.stream_window,
+                max_window: if self.allowance.grows() {
+                    bound
+                } else {
+                    self.stream_window
+                },
+                mss: self.stream_mss(),
+            },
+        )
+    }
+
+    /// The connection-level allowance: policy and parameters (initial window
+    /// `connection_window`, bound `max_connection_window` or its default,
+    /// [`QuicConfig::stream_mss`]).
+    pub fn connection_allowance_params(&self) -> (AllowanceKind, AllowanceParams) {
+        let kind = self.connection_allowance_kind();
+        let bound = self
+            .max_connection_window
+            .unwrap_or(DEFAULT_MAX_CONNECTION_WINDOW.max(self.connection_window));
+        (
+            kind,
+            AllowanceParams {
+                initial_window: self.connection_window,
+                max_window: if kind.grows() {
+                    bound
+                } else {
+                    self.connection_window
+                },
+                mss: self.stream_mss(),
+            },
+        )
     }
 
     /// Checks the values. The error is `(field, value, allowed)`: the key, the offending
@@ -465,6 +572,37 @@ impl QuicConfig {
                 self.connection_window,
                 "a window in [1, 2^62 - 1] bytes",
             );
+        }
+        if let Some(b) = self.max_stream_window {
+            if !self.allowance.grows() {
+                return bad(
+                    "max_stream_window",
+                    b,
+                    &format!(
+                        "no value with allowance = \"{}\" (only \"autotune\" and \"fast_autotune\" grow the stream window up to a bound)",
+                        self.allowance.name()
+                    ),
+                );
+            }
+            if b < self.stream_window || b >= 1 << 62 {
+                return bad("max_stream_window", b, MAX_STREAM_WINDOW_ALLOWED);
+            }
+        }
+        if let Some(b) = self.max_connection_window {
+            let kind = self.connection_allowance_kind();
+            if !kind.grows() {
+                return bad(
+                    "max_connection_window",
+                    b,
+                    &format!(
+                        "no value with a connection allowance of \"{}\" (only \"autotune\" and \"fast_autotune\" grow the connection window up to a bound; `connection_allowance` defaults to `allowance`)",
+                        kind.name()
+                    ),
+                );
+            }
+            if b < self.connection_window || b >= 1 << 62 {
+                return bad("max_connection_window", b, MAX_CONNECTION_WINDOW_ALLOWED);
+            }
         }
         if self.max_streams_bidi == 0 || self.max_streams_bidi > 1 << 60 {
             return bad(

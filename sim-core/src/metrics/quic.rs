@@ -51,6 +51,20 @@ pub struct QuicExtras {
     pub max_data_sent: u64,
     /// MAX_STREAM_DATA frames sent.
     pub max_stream_data_sent: u64,
+    /// Stream limit updates the receive-window allowances decided (summed over streams;
+    /// each is sent as a MAX_STREAM_DATA frame unless the stream completed first).
+    pub stream_window_updates: u64,
+    /// Connection limit updates decided (sent as MAX_DATA).
+    pub connection_window_updates: u64,
+    /// Times a stream receive window grew (summed over streams; 0 with the fixed-window
+    /// allowances).
+    pub stream_window_increases: u64,
+    /// Times the connection receive window grew.
+    pub connection_window_increases: u64,
+    /// The largest stream receive window at the end, in bytes (0 without streams).
+    pub stream_window_max: u64,
+    /// The connection receive window at the end, in bytes.
+    pub connection_window_end: u64,
     /// Connection migrations (RFC 9000 §9), oldest first; empty without `migration`.
     pub migrations: Vec<MigrationMetrics>,
 }
@@ -134,6 +148,18 @@ struct QuicMetricsJson {
     stream_data_blocked_sent: u64,
     max_data_sent: u64,
     max_stream_data_sent: u64,
+    #[serde(default)]
+    stream_window_updates: u64,
+    #[serde(default)]
+    connection_window_updates: u64,
+    #[serde(default)]
+    stream_window_increases: u64,
+    #[serde(default)]
+    connection_window_increases: u64,
+    #[serde(default)]
+    stream_window_max: u64,
+    #[serde(default)]
+    connection_window_end: u64,
     closed: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     connections: Vec<ConnectionReport>,
@@ -185,6 +211,12 @@ impl From<QuicMetrics> for QuicMetricsJson {
             stream_data_blocked_sent: q.stream_data_blocked_sent,
             max_data_sent: q.max_data_sent,
             max_stream_data_sent: q.max_stream_data_sent,
+            stream_window_updates: q.stream_window_updates,
+            connection_window_updates: q.connection_window_updates,
+            stream_window_increases: q.stream_window_increases,
+            connection_window_increases: q.connection_window_increases,
+            stream_window_max: q.stream_window_max,
+            connection_window_end: q.connection_window_end,
             closed: t.closed,
             connections: w.connections,
             history: w.history,
@@ -232,6 +264,12 @@ impl From<QuicMetricsJson> for QuicMetrics {
                 stream_data_blocked_sent: j.stream_data_blocked_sent,
                 max_data_sent: j.max_data_sent,
                 max_stream_data_sent: j.max_stream_data_sent,
+                stream_window_updates: j.stream_window_updates,
+                connection_window_updates: j.connection_window_updates,
+                stream_window_increases: j.stream_window_increases,
+                connection_window_increases: j.connection_window_increases,
+                stream_window_max: j.stream_window_max,
+                connection_window_end: j.connection_window_end,
                 migrations: j.migrations,
             },
             workload: WorkloadMetrics {
@@ -314,6 +352,12 @@ mod tests {
                 "stream_data_blocked_sent",
                 "max_data_sent",
                 "max_stream_data_sent",
+                "stream_window_updates",
+                "connection_window_updates",
+                "stream_window_increases",
+                "connection_window_increases",
+                "stream_window_max",
+                "connection_window_end",
                 "closed",
             ]
         );

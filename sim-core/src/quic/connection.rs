@@ -304,7 +304,7 @@ impl Connection {
         );
         // A client's peer (the server) needs no address validation (RFC 9000 §8.1).
         let path = Path::new(recovery, pacer, role == Role::Client);
-        let recv_fc = RecvFlow::new(cfg.allowance, cfg.connection_window);
+        let recv_fc = RecvFlow::with_params(cfg.connection_allowance_params());
         let local_max_streams = cfg.max_streams_bidi;
         Connection {
             role,
@@ -530,7 +530,7 @@ impl Connection {
         };
         let id = self.local_opened * 4 + initiator_bit; // RFC 9000 §2.1
         self.local_opened += 1;
-        let fc = RecvFlow::new(self.cfg.allowance, self.cfg.stream_window);
+        let fc = RecvFlow::with_params(self.cfg.stream_allowance());
         self.streams
             .insert(id, Stream::new(id, self.peer_window_local_streams, fc));
         Some(id)

@@ -34,13 +34,20 @@ pub struct RecvFlow {
 }
 
 impl RecvFlow {
-    /// Initial state: the window is the initial limit (a transport parameter).
+    /// Initial state with a fixed window: the window is the initial limit (a transport
+    /// parameter).
     pub fn new(kind: AllowanceKind, window: u64) -> Self {
+        Self::with_params((kind, AllowanceParams::fixed(window)))
+    }
+
+    /// Initial state for the allowance `kind` built from `params` (e.g.
+    /// [`crate::quic::QuicConfig::stream_allowance`]): the limit is the initial window.
+    pub fn with_params((kind, params): (AllowanceKind, AllowanceParams)) -> Self {
         RecvFlow {
-            limit: window,
+            limit: params.initial_window,
             received: 0,
             consumed: 0,
-            allowance: allowance::build(kind, AllowanceParams::fixed(window)),
+            allowance: allowance::build(kind, params),
             update_pending: false,
             updates: 0,
             last_update: None,

@@ -98,6 +98,21 @@ pub fn connection_metrics(
             max_data_sent: st.max_data_sent,
             max_stream_data_sent: st.max_stream_data_sent,
             migrations: migration_metrics(c),
+            stream_window_updates: c.streams().values().map(|s| s.recv_fc.updates).sum(),
+            connection_window_updates: c.recv_flow().updates,
+            stream_window_increases: c
+                .streams()
+                .values()
+                .map(|s| s.recv_fc.allowance.increases())
+                .sum(),
+            connection_window_increases: c.recv_flow().allowance.increases(),
+            stream_window_max: c
+                .streams()
+                .values()
+                .map(|s| s.recv_fc.allowance.window())
+                .max()
+                .unwrap_or(0),
+            connection_window_end: c.recv_flow().allowance.window(),
         },
         workload: WorkloadMetrics {
             stream_completion_secs,
@@ -222,6 +237,11 @@ pub(crate) fn totals(
         .iter()
         .flat_map(|r| r.metrics.quic.migrations.iter().cloned())
         .collect();
+    q.stream_window_updates = sum(|m| m.quic.stream_window_updates);
+    q.connection_window_updates = sum(|m| m.quic.connection_window_updates);
+    q.stream_window_increases = sum(|m| m.quic.stream_window_increases);
+    q.connection_window_increases = sum(|m| m.quic.connection_window_increases);
+    // Window sizes: the last connection's (each connection starts at the initial windows).
     m.workload.stream_completion_secs = Vec::new();
     m.workload.connections = reports;
     m

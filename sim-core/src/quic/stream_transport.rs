@@ -96,6 +96,7 @@ impl StreamTransport for Connection {
         self.streams().get(&id).map(|s| StreamReadState {
             read: s.recv.consumed,
             window: s.recv_fc.limit.saturating_sub(s.recv.consumed),
+            window_size: s.recv_fc.allowance.window(),
         })
     }
 
@@ -225,6 +226,10 @@ impl TransportDriver for Connection {
                 self.recv_flow()
                     .limit
                     .saturating_sub(self.recv_flow().consumed) as f64,
+            ),
+            (
+                "connection_window".to_string(),
+                self.recv_flow().allowance.window() as f64,
             ),
         ]
     }

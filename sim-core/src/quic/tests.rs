@@ -69,7 +69,12 @@ struct Harness {
     debug: bool,
     /// Trace event kinds drained from both endpoints (tracing on when `Some`).
     traced: Option<BTreeMap<&'static str, u64>>,
+    /// Called after every event with both endpoints (after the invariant checks).
+    observe: Option<Observer>,
 }
+
+/// A check run on both endpoints after every event of a [`Harness`].
+type Observer = Box<dyn FnMut(SimTime, &[QuicEndpoint; 2])>;
 
 impl Harness {
     fn new(cfg: QuicConfig, delay_ms: u64, rate: Option<Rate>, seed: u64) -> Self {
@@ -103,6 +108,7 @@ impl Harness {
             progress: Vec::new(),
             debug: false,
             traced: None,
+            observe: None,
         }
     }
 
@@ -232,6 +238,9 @@ impl Harness {
                 if let Err(msg) = e.connection().check_invariants() {
                     panic!("invariant broken at {}: {msg}", self.now);
                 }
+            }
+            if let Some(f) = self.observe.as_mut() {
+                f(self.now, &self.eps);
             }
             let in_network = self.queue.values().any(|e| matches!(e, Ev::Deliver(..)));
             if self.eps[0].is_done() && self.eps[1].is_done() && !in_network {
@@ -1094,4 +1103,136 @@ fn the_workloads_reader_decides_consumption() {
     let sid = id.expect("handshake completed");
     assert_eq!(s.streams()[&sid].recv.consumed, total, "transfer completed");
     assert!(s.stats.max_stream_data_sent > 0);
+}
+
+// ----- receive-window allowances (paper 001) ---------------------------------------------
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        failure_persistence: None,
+        ..ProptestConfig::with_cases(proptest_cases().min(24))
+    })]
+
+    /// Over policies (each level), windows, bounds, rates, RTTs, stream counts, reader
+    /// speeds and loss: at every event of both endpoints, every receive window (stream and
+    /// connection) never shrinks and never exceeds its upper bound, the advertised limits
+    /// never shrink, no update the rule calls for is left undecided (after a consumption
+    /// the credit is back at or above the policy's threshold, unless the refill would not
+    /// raise the limit), and the sender never exceeds an advertised offset (the harness's
+    /// invariants: the receiver counts every byte beyond its limit). The transfer ends
+    /// with every byte delivered.
+    #[test]
+    fn allowances_keep_their_invariants_in_transfers(
+        seed in 0u64..1_000_000,
+        kind in prop::sample::select(crate::transport::allowance::AllowanceKind::ALL.to_vec()),
+        conn_kind in prop::option::of(prop::sample::select(crate::transport::allowance::AllowanceKind::ALL.to_vec())),
+        loss_pct in 0u32..6,
+        rate_mbps in 1u64..100,
+        delay_ms in 1u64..60,
+        bytes in 1u64..300_000,
+        streams in 1u64..5,
+        window in 1_000u64..20_000,
+        conn_window in 2_000u64..40_000,
+        bound_factor in 1u64..40,
+        read_kbps in prop::option::of(500u64..50_000),
+    ) {
+        use crate::transport::allowance::AllowanceKind;
+        let conn_policy = conn_kind.unwrap_or(kind);
+        let cfg = QuicConfig {
+            bytes,
+            streams,
+            stream_window: window,
+            connection_window: conn_window,
+            allowance: kind,
+            connection_allowance: conn_kind,
+            max_stream_window: kind.grows().then_some(window * bound_factor),
+            max_connection_window: conn_policy.grows().then_some(conn_window * bound_factor),
+            read_rate: read_kbps.map(|k| Rate(k * 1000)),
+            ..QuicConfig::default()
+        };
+        prop_assert!(cfg.validate().is_ok(), "{:?}", cfg.validate());
+        let (_, sp) = cfg.stream_allowance();
+        let (_, cp) = cfg.connection_allowance_params();
+        let mss = cfg.stream_mss();
+        let mut h = Harness::new(cfg, delay_ms, Some(Rate(rate_mbps * 1_000_000)), seed);
+        h.loss = f64::from(loss_pct) / 100.0;
+        // (side, stream id or u64::MAX for the connection) -> (window, limit).
+        let mut seen: BTreeMap<(usize, u64), (u64, u64)> = BTreeMap::new();
+        let threshold = move |k: AllowanceKind, w: u64| match k {
+            AllowanceKind::ImprovedStatic => w / 2 + mss,
+            _ => w / 2,
+        };
+        h.observe = Some(Box::new(move |now, eps| {
+            for (side, ep) in eps.iter().enumerate() {
+                let c = ep.connection();
+                let mut flows: Vec<(u64, &super::flow_control::RecvFlow, AllowanceKind, u64, bool)> = c
+                    .streams()
+                    .iter()
+                    .map(|(&id, s)| (id, &s.recv_fc, kind, sp.max_window, !s.recv.is_fully_received()))
+                    .collect();
+                flows.push((u64::MAX, c.recv_flow(), conn_policy, cp.max_window, true));
+                for (id, f, k, bound, asked) in flows {
+                    let w = f.allowance.window();
+                    assert!(w <= bound, "t={now} side {side} flow {id}: window {w} > bound {bound}");
+                    if let Some(&(w0, l0)) = seen.get(&(side, id)) {
+                        assert!(w >= w0, "t={now} side {side} flow {id}: window shrank {w0} -> {w}");
+                        assert!(f.limit >= l0, "t={now} side {side} flow {id}: limit shrank");
+                    }
+                    seen.insert((side, id), (w, f.limit));
+                    let available = f.limit - f.consumed;
+                    if asked && f.consumed > 0 {
+                        assert!(
+                            available >= threshold(k, w) || f.consumed + w <= f.limit,
+                            "t={now} side {side} flow {id} ({k:?}): credit {available} below the threshold of window {w}, no update"
+                        );
+                    }
+                }
+            }
+        }));
+        let ok = h.run(SimTime(3_000_000_000_000), 20_000_000);
+        prop_assert!(ok, "run did not finish: t={} events={}", h.now, h.events);
+        let c = h.eps[0].connection();
+        let total: u64 = c.streams().values().filter(|s| s.id % 4 == 0).map(|s| s.recv.consumed).sum();
+        prop_assert_eq!(total, bytes);
+    }
+}
+
+/// Who auto-tunes is each side's own config: each connection builds its allowances from
+/// its own `QuicConfig`. A download's windows are the client's (the receiver's): they
+/// grow when the client auto-tunes, and stay fixed when only the server does (Google
+/// quiche auto-tunes in the server's session only).
+#[test]
+fn who_autotunes_is_each_sides_config() {
+    use crate::transport::allowance::AllowanceKind;
+    let run = |client: AllowanceKind, server: AllowanceKind| {
+        let base = QuicConfig {
+            bytes: 400_000,
+            stream_window: 8_000,
+            connection_window: 16_000,
+            ..QuicConfig::default()
+        };
+        let with = |k: AllowanceKind| QuicConfig {
+            allowance: k,
+            max_stream_window: k.grows().then_some(256_000),
+            max_connection_window: k.grows().then_some(512_000),
+            ..base.clone()
+        };
+        let mut h = Harness::new(with(client), 20, Some(Rate(50_000_000)), 1);
+        let ca = Addr::new(0x0a00_0001, 4433);
+        let sa = Addr::new(0x0a00_0002, 443);
+        h.eps[1] = quic_endpoint(Role::Server, with(server), sa, ca);
+        assert!(h.run(SimTime(100_000_000_000), 10_000_000));
+        (h.metrics(0), h.metrics(1))
+    };
+    let (c, s) = run(AllowanceKind::Autotune, AllowanceKind::Static);
+    assert!(c.quic.stream_window_increases > 0 && c.quic.stream_window_max > 8_000);
+    assert_eq!(s.quic.stream_window_increases, 0);
+    let fast = c.transport.completion_secs.unwrap();
+    let (c, s) = run(AllowanceKind::Static, AllowanceKind::Autotune);
+    assert_eq!(c.quic.stream_window_increases, 0);
+    assert_eq!(c.quic.stream_window_max, 8_000);
+    assert_eq!(c.quic.connection_window_end, 16_000);
+    // The server's request windows never fill, so it never grows them either.
+    assert_eq!(s.quic.stream_window_increases, 0);
+    assert!(c.transport.completion_secs.unwrap() > 2.0 * fast);
 }

@@ -123,6 +123,9 @@ pub struct StreamReadState {
     pub read: u64,
     /// Receive-window credit advertised beyond what was read.
     pub window: u64,
+    /// The receive window's size: what the credit is refilled to (grows with the
+    /// auto-tuning allowances).
+    pub window_size: u64,
 }
 
 /// One connection of a stream transport, as a workload drives it.

@@ -847,8 +847,14 @@ pub const QUIC: Table = Table {
             .min("1", true)
             .max("1152921504606846976", true)
             .allowed("a count in [1, 2^60] (RFC 9000 §4.6)"),
-        key("allowance", K::Enum, Value("\"static\""), "receive-window update rule: advertise `consumed + window` when `limit − consumed < window / 2`")
-            .choices(&["static"]),
+        key("allowance", K::Enum, Value("\"static\""), "receive-window policy of the streams (and of the connection unless `connection_allowance`; paper 001, see `docs/algorithms.md`): `\"static\"` advertises `consumed + window` when `limit − consumed < window / 2`; `\"improved_static\"` when `< window / 2 + MSS` (MSS = STREAM payload of a full datagram); `\"autotune\"` (Google quiche) also doubles the window at an update less than 2 RTT after the previous one, up to the bound; `\"fast_autotune\"` (paper 001) multiplies it by 16 / 8 / 4 / 2 by the window's share of the bound (< 25 / < 50 / < 75 / ≥ 75 %)")
+            .choices(ALLOWANCES),
+        key("connection_allowance", K::Enum, Unset("`allowance`"), "receive-window policy of the connection (same choices as `allowance`)")
+            .choices(ALLOWANCES),
+        key("max_stream_window", K::Size, Unset("max(16 MiB, `stream_window`) (Google quiche)"), "upper bound of a growing stream window (`autotune`, `fast_autotune` only; an error with a fixed-window `allowance`), ≥ `stream_window`")
+            .allowed(crate::config::quic::MAX_STREAM_WINDOW_ALLOWED),
+        key("max_connection_window", K::Size, Unset("max(24 MiB, `connection_window`) (Google quiche)"), "upper bound of a growing connection window (`autotune`, `fast_autotune` only; an error with a fixed-window connection policy), ≥ `connection_window`")
+            .allowed(crate::config::quic::MAX_CONNECTION_WINDOW_ALLOWED),
         key("resumption_client_hello_size", K::Size, Value("510"), "ClientHello bytes when presenting a session ticket, > 0 (`quic_connections`)")
             .min("0B", false)
             .allowed("a TLS message size > 0 bytes"),
@@ -901,6 +907,10 @@ pub const INITIAL_WINDOW: Table = Table {
         key("resumed", K::Bool, Unset("`false` with `history`"), "also give resumed (0-RTT) connections the history window (paper 000: full handshakes only); `history` only"),
     ],
 };
+
+/// The receive-window policies (`allowance`, `connection_allowance`): the spellings of
+/// [`crate::transport::allowance::AllowanceKind`].
+const ALLOWANCES: &[&str] = &["static", "improved_static", "autotune", "fast_autotune"];
 
 /// The keys of `quic_connections` besides the QUIC keys.
 pub const QUIC_CONNECTIONS: Table = Table {

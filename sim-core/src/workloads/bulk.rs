@@ -180,9 +180,9 @@ impl<T: TransportDriver> BulkEndpoint<T> {
         }
     }
 
-    /// One time-series sample: the transport's columns, then bytes read and receive
-    /// window per request stream (zero until the stream exists). The column set is fixed
-    /// for the run.
+    /// One time-series sample: the transport's columns, then per request stream bytes
+    /// read, receive-window credit and receive-window size (zero until the stream
+    /// exists). The column set is fixed for the run.
     pub fn series_sample(&self) -> Vec<(String, f64)> {
         let mut v = self.conn.series_sample();
         for k in 0..self.app.streams() {
@@ -190,6 +190,7 @@ impl<T: TransportDriver> BulkEndpoint<T> {
             let s = self.conn.stream_read_state(id).unwrap_or_default();
             v.push((format!("stream{id}_read"), s.read as f64));
             v.push((format!("stream{id}_recv_window"), s.window as f64));
+            v.push((format!("stream{id}_window"), s.window_size as f64));
         }
         v
     }

@@ -540,7 +540,7 @@ impl Connection {
             for k in 0..=index {
                 let sid = k * 4 + remote_bit;
                 if !self.streams.contains_key(&sid) {
-                    let fc = RecvFlow::new(self.cfg.allowance, self.cfg.stream_window);
+                    let fc = RecvFlow::with_params(self.cfg.stream_allowance());
                     self.streams
                         .insert(sid, Stream::new(sid, self.peer_window_remote_streams, fc));
                     self.events.push(ConnEvent::StreamOpened(sid));
