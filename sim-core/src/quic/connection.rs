@@ -270,6 +270,9 @@ pub struct Connection {
     peer_server_hello: Option<ServerHelloInfo>,
     /// Client: bytes of address-validation token in each Initial header.
     initial_token_len: u64,
+    /// The packets of the datagram being assembled (empty between polls; kept for its
+    /// allocation).
+    scratch_packets: Vec<(QuicPacket, SentInfo)>,
 }
 
 mod input;
@@ -344,6 +347,7 @@ impl Connection {
             peer_client_hello: None,
             peer_server_hello: None,
             initial_token_len: 0,
+            scratch_packets: Vec::new(),
             cfg,
         }
     }
