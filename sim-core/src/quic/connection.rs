@@ -273,6 +273,9 @@ pub struct Connection {
     initial_token_len: u64,
     /// Connection migration (RFC 9000 §9), when the config enables it.
     migration: Option<Migration>,
+    /// The packets of the datagram being assembled (empty between polls; kept for its
+    /// allocation).
+    scratch_packets: Vec<(QuicPacket, SentInfo)>,
 }
 
 mod input;
@@ -349,6 +352,7 @@ impl Connection {
             peer_server_hello: None,
             initial_token_len: 0,
             migration: cfg.migration.map(Migration::new),
+            scratch_packets: Vec::new(),
             cfg,
         }
     }

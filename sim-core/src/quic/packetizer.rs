@@ -11,7 +11,7 @@ use super::flow_control::SendFlow;
 use super::spaces::PnSpace;
 use super::streams::{max_data_len, Chunk, SendBuf, Stream};
 use crate::time::{SimDuration, SimTime};
-use crate::wire::quic::{varint_len, Frame};
+use crate::wire::quic::{ack_frame_size, varint_len, Frame};
 use std::collections::BTreeMap;
 
 /// Appends `f` if it fits in `room` (and takes its bytes from `room`).
@@ -68,12 +68,11 @@ pub(crate) fn build_ack(
     // RFC 9000 §19.3: ACK Delay in microseconds scaled down by 2^ack_delay_exponent.
     let ack_delay_encoded = (delay.as_nanos() / 1_000) >> ack_delay_exponent;
     loop {
-        let f = Frame::Ack {
-            ranges: ranges.clone(),
-            ack_delay_encoded,
-        };
-        if f.wire_size() <= room {
-            return Some(f);
+        if ack_frame_size(&ranges, ack_delay_encoded) <= room {
+            return Some(Frame::Ack {
+                ranges,
+                ack_delay_encoded,
+            });
         }
         ranges.pop();
         if ranges.is_empty() {

@@ -260,6 +260,52 @@ impl<F> SpaceState<F> {
     }
 }
 
+/// The keys of `lost` inside any of the inclusive `ranges` (either bound first, in any
+/// order), ascending. Usually none, found without a search per range: when the ranges
+/// are disjoint and listed largest first (as an ACK frame lists them), one ordered walk
+/// over the records between the lowest and the highest range; otherwise a search per
+/// range. The same keys either way.
+fn acked_lost_records(lost: &BTreeMap<u64, LostRecord>, ranges: &[(u64, u64)]) -> Vec<u64> {
+    let norm = |&(a, b): &(u64, u64)| (a.min(b), a.max(b));
+    let bottom = ranges.iter().map(|r| norm(r).0).min();
+    let top = ranges.iter().map(|r| norm(r).1).max();
+    let (Some(bottom), Some(top)) = (bottom, top) else {
+        return Vec::new();
+    };
+    // Nothing recorded between the lowest and the highest acknowledged number (the
+    // bounds of the map decide it without a range search).
+    let outside = lost.first_key_value().is_none_or(|(&f, _)| f > top)
+        || lost.last_key_value().is_none_or(|(&l, _)| l < bottom);
+    if outside {
+        return Vec::new();
+    }
+    let descending = ranges.windows(2).all(|w| norm(&w[1]).1 < norm(&w[0]).0);
+    let mut hits = Vec::new();
+    if descending {
+        // Records ascending, ranges from the last (lowest) back.
+        let mut k = ranges.len();
+        for (&pn, _) in lost.range(bottom..=top) {
+            while k > 0 && norm(&ranges[k - 1]).1 < pn {
+                k -= 1;
+            }
+            if k == 0 {
+                break;
+            }
+            if norm(&ranges[k - 1]).0 <= pn {
+                hits.push(pn);
+            }
+        }
+    } else {
+        for r in ranges {
+            let (lo, hi) = norm(r);
+            hits.extend(lost.range(lo..=hi).map(|(&pn, _)| pn));
+        }
+        hits.sort_unstable();
+        hits.dedup();
+    }
+    hits
+}
+
 /// RFC 9002 loss recovery for one connection (one path).
 #[derive(Debug)]
 pub struct Recovery<F> {
@@ -287,6 +333,9 @@ pub struct Recovery<F> {
     /// packets sent before it feed neither the RTT estimator nor the controller of this
     /// path (§9.4). `None`: the connection never changed path.
     path_start: Option<SimTime>,
+    /// Reused buffer of the packets one ACK acknowledges (empty between calls): no
+    /// allocation per ACK.
+    newly_acked: Vec<Entry<F>>,
 }
 
 impl<F> Recovery<F> {
@@ -331,6 +380,7 @@ impl<F> Recovery<F> {
             eliciting_seqs: DenseMap::default(),
             stats: RecoveryStats::default(),
             path_start: None,
+            newly_acked: Vec::new(),
         }
     }
 
@@ -548,24 +598,25 @@ impl<F> Recovery<F> {
         let prior_in_flight = self.bytes_in_flight;
 
         // DetectAndRemoveAckedPackets, and spurious losses.
-        let mut newly: Vec<Entry<F>> = Vec::new();
+        let mut newly = std::mem::take(&mut self.newly_acked);
+        debug_assert!(newly.is_empty());
         {
             let s = &mut self.spaces[si];
             for &(a, b) in ranges {
-                let (lo, hi) = (a.min(b), a.max(b));
-                s.sent.remove_range_into(lo, hi, &mut newly);
-                let lost: Vec<u64> = s.lost.range(lo..=hi).map(|(&pn, _)| pn).collect();
-                for pn in lost {
-                    if let Some(rec) = s.lost.remove(&pn) {
-                        out.spurious_losses += 1;
-                        self.acked_seqs.insert(rec.seq, ());
-                    }
+                s.sent.remove_range_into(a.min(b), a.max(b), &mut newly);
+            }
+            // Declared-lost records the ACK covers: spurious losses.
+            for pn in acked_lost_records(&s.lost, ranges) {
+                if let Some(rec) = s.lost.remove(&pn) {
+                    out.spurious_losses += 1;
+                    self.acked_seqs.insert(rec.seq, ());
                 }
             }
         }
         self.stats.spurious_losses += out.spurious_losses;
         if newly.is_empty() {
             // A.7: nothing newly acknowledged: no RTT sample, no loss detection.
+            self.newly_acked = newly;
             return out;
         }
         newly.sort_by_key(|e| e.pkt.pn);
@@ -616,7 +667,8 @@ impl<F> Recovery<F> {
                     .on_packet_acked(now, p.time_sent, p.size, under_utilised, &snap);
             }
         }
-        out.acked = newly.into_iter().map(|e| e.pkt).collect();
+        out.acked = newly.drain(..).map(|e| e.pkt).collect();
+        self.newly_acked = newly;
 
         // A.7: reset the PTO backoff, except for a client whose address is not validated.
         if self.peer_completed_address_validation() {
@@ -1386,6 +1438,51 @@ mod tests {
         let (_, o) = rfc_7_6_3(Some(first), false);
         assert_eq!(pns(&o.lost), vec![2, 3, 4, 5, 6, 7, 8]);
         assert!(!o.persistent_congestion);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// The declared-lost records an ACK covers are exactly those inside one of its
+        /// ranges, whether the ranges come largest first (as in an ACK frame: the walk)
+        /// or in any order (a search per range).
+        #[test]
+        fn acked_lost_records_are_those_in_a_range(
+            keys in proptest::collection::btree_set(0u64..200, 0..40),
+            raw in proptest::collection::vec((0u64..200, 0u64..15), 0..8),
+            descending in any::<bool>(),
+        ) {
+            let lost: BTreeMap<u64, LostRecord> = keys
+                .iter()
+                .map(|&k| (k, LostRecord { seq: k, declared_at: SimTime::ZERO }))
+                .collect();
+            let mut ranges: Vec<(u64, u64)> = if descending {
+                // Disjoint, largest first, bounds in either order.
+                let mut v: Vec<(u64, u64)> = Vec::new();
+                let mut next = 1_000u64;
+                let mut starts: Vec<u64> = raw.iter().map(|r| r.0).collect();
+                starts.sort_unstable_by(|a, b| b.cmp(a));
+                for (k, s) in starts.into_iter().enumerate() {
+                    let hi = s.min(next.saturating_sub(2));
+                    let lo = hi.saturating_sub(raw[k].1);
+                    if next >= 2 && hi + 2 <= next {
+                        v.push(if k % 2 == 0 { (lo, hi) } else { (hi, lo) });
+                        next = lo;
+                    }
+                }
+                v
+            } else {
+                raw.iter().map(|&(a, w)| (a, a + w)).collect()
+            };
+            if !descending {
+                ranges.reverse();
+            }
+            let want: Vec<u64> = keys
+                .iter()
+                .copied()
+                .filter(|&k| ranges.iter().any(|&(a, b)| a.min(b) <= k && k <= a.max(b)))
+                .collect();
+            prop_assert_eq!(acked_lost_records(&lost, &ranges), want);
+        }
     }
 
     proptest! {

@@ -1,13 +1,20 @@
 //! An ordered set of disjoint half-open ranges `[start, end)` of `u64`, kept merged.
 //! Used for stream reassembly, acknowledged / to-retransmit byte ranges and received
 //! packet numbers.
+//!
+//! Stored as a sorted deque of ranges: the sets grow at their end (in-order data, packet
+//! numbers) and shrink or fill their gaps mostly at their front (retransmissions, the
+//! oldest ranges acknowledged first), so both are O(1); lookups are binary searches, a
+//! change in the middle shifts the shorter side, and there is no node allocation per
+//! range as with a tree.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
-/// Disjoint, non-adjacent half-open ranges keyed by start.
+/// Disjoint, non-adjacent half-open ranges in ascending order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RangeSet {
-    map: BTreeMap<u64, u64>,
+    /// Sorted by start; `start < end`; a range's end is below the next one's start.
+    ranges: VecDeque<(u64, u64)>,
 }
 
 impl RangeSet {
@@ -18,12 +25,33 @@ impl RangeSet {
 
     /// `true` if empty.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.ranges.is_empty()
     }
 
     /// Number of disjoint ranges.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.ranges.len()
+    }
+
+    /// Index of the first range ending after `v` (the one holding `v`, or the next).
+    fn first_ending_after(&self, v: u64) -> usize {
+        self.ranges.partition_point(|&(_, e)| e <= v)
+    }
+
+    /// Index of the first range starting at or after `v`.
+    fn first_starting_at(&self, v: u64) -> usize {
+        self.ranges.partition_point(|&(s, _)| s < v)
+    }
+
+    /// From index `i`, the index of the first range starting after `v` (`inclusive`) or
+    /// at or after `v`: a forward walk, as the ranges it passes are usually few (the
+    /// ones a change touches).
+    fn walk_to(&self, i: usize, v: u64, inclusive: bool) -> usize {
+        i + self
+            .ranges
+            .range(i..)
+            .take_while(|&&(s, _)| s < v || (inclusive && s == v))
+            .count()
     }
 
     /// Inserts `[start, end)`; returns the number of values that were not yet present.
@@ -32,43 +60,43 @@ impl RangeSet {
             return 0;
         }
         // Fast path (in-order data, packet numbers): `start` at or after the start of the
-        // last range, so only that range can overlap or touch; same result as below.
-        if let Some(mut last) = self.map.last_entry() {
-            if start >= *last.key() {
-                let le = *last.get();
-                if start <= le {
-                    if end > le {
-                        *last.get_mut() = end;
-                        return end - le;
+        // last range, so only that range can overlap or touch.
+        match self.ranges.back_mut() {
+            Some(last) if start >= last.0 => {
+                if start <= last.1 {
+                    if end > last.1 {
+                        let n = end - last.1;
+                        last.1 = end;
+                        return n;
                     }
                     return 0;
                 }
-                self.map.insert(start, end);
+                self.ranges.push_back((start, end));
                 return end - start;
             }
-        } else {
-            self.map.insert(start, end);
+            None => {
+                self.ranges.push_back((start, end));
+                return end - start;
+            }
+            Some(_) => {}
+        }
+        // Ranges i..j overlap or touch [start, end): they end at or after `start` and
+        // start at or before `end`.
+        let i = self.ranges.partition_point(|&(_, e)| e < start);
+        let j = self.walk_to(i, end, true);
+        if i == j {
+            self.ranges.insert(i, (start, end));
             return end - start;
         }
-        let covered_before = self.covered(start, end);
-        let mut s = start;
-        let mut e = end;
-        // Merge with a range starting at or before `s` that reaches `s`.
-        if let Some((&ps, &pe)) = self.map.range(..=s).next_back() {
-            if pe >= s {
-                s = ps;
-                e = e.max(pe);
-                self.map.remove(&ps);
-            }
-        }
-        // Merge with ranges starting in (s, e].
-        let later: Vec<(u64, u64)> = self.map.range(s..=e).map(|(&a, &b)| (a, b)).collect();
-        for (a, b) in later {
-            e = e.max(b);
-            self.map.remove(&a);
-        }
-        self.map.insert(s, e);
-        (end - start) - covered_before
+        let covered: u64 = self
+            .ranges
+            .range(i..j)
+            .map(|&(a, b)| b.min(end) - a.max(start))
+            .sum();
+        let merged = (start.min(self.ranges[i].0), end.max(self.ranges[j - 1].1));
+        self.ranges[i] = merged;
+        self.remove_slots(i + 1, j);
+        (end - start) - covered
     }
 
     /// Removes `[start, end)`.
@@ -76,18 +104,42 @@ impl RangeSet {
         if start >= end {
             return;
         }
-        // Ranges overlapping [start, end), from the last one back (no scratch vector).
-        while let Some((&a, &b)) = self.map.range(..end).next_back() {
-            if b <= start {
-                break;
+        // Nothing there (often: ranges already removed).
+        match (self.ranges.front(), self.ranges.back()) {
+            (Some(&(f, _)), Some(&(_, l))) if end > f && start < l => {}
+            _ => return,
+        }
+        // Ranges i..j overlap [start, end).
+        let i = self.first_ending_after(start);
+        let j = self.walk_to(i, end, false);
+        if i >= j {
+            return;
+        }
+        let (first, last) = (self.ranges[i], self.ranges[j - 1]);
+        let head = (first.0 < start).then_some((first.0, start));
+        let tail = (last.1 > end).then_some((end, last.1));
+        // Slots i..j become the pieces left outside [start, end).
+        let mut k = i;
+        for piece in head.into_iter().chain(tail) {
+            if k < j {
+                self.ranges[k] = piece;
+            } else {
+                self.ranges.insert(k, piece);
             }
-            self.map.remove(&a);
-            if b > end {
-                self.map.insert(end, b);
+            k += 1;
+        }
+        self.remove_slots(k, j);
+    }
+
+    /// Removes slots `from..to` (no-op when empty), shifting the shorter side.
+    fn remove_slots(&mut self, from: usize, to: usize) {
+        match to.saturating_sub(from) {
+            0 => {}
+            1 => {
+                self.ranges.remove(from);
             }
-            if a < start {
-                self.map.insert(a, start);
-                break;
+            _ => {
+                self.ranges.drain(from..to);
             }
         }
     }
@@ -97,50 +149,56 @@ impl RangeSet {
         if start >= end {
             return 0;
         }
-        let mut n = 0;
-        if let Some((_, &pe)) = self.map.range(..start).next_back() {
-            if pe > start {
-                n += pe.min(end) - start;
-            }
+        let i = self.first_ending_after(start);
+        let j = self.walk_to(i, end, false);
+        if i >= j {
+            return 0;
         }
-        for (&a, &b) in self.map.range(start..end) {
-            n += b.min(end) - a;
-        }
-        n
+        self.ranges
+            .range(i..j)
+            .map(|&(a, b)| b.min(end) - a.max(start))
+            .sum()
     }
 
     /// `true` if `v` is in the set.
     pub fn contains(&self, v: u64) -> bool {
-        self.covered(v, v + 1) == 1
+        // Fast path: at or after the start of the last range.
+        match self.ranges.back() {
+            Some(&(s, e)) if v >= s => v < e,
+            _ => self
+                .ranges
+                .get(self.first_ending_after(v))
+                .is_some_and(|&(s, _)| s <= v),
+        }
     }
 
     /// The end of the contiguous run of values starting at `from` (`from` itself if
     /// `from` is absent).
     pub fn contiguous_end(&self, from: u64) -> u64 {
-        match self.map.range(..=from).next_back() {
-            Some((_, &e)) if e > from => e,
+        match self.ranges.get(self.first_ending_after(from)) {
+            Some(&(s, e)) if s <= from => e,
             _ => from,
         }
     }
 
     /// The first range (lowest start), if any.
     pub fn first(&self) -> Option<(u64, u64)> {
-        self.map.iter().next().map(|(&a, &b)| (a, b))
+        self.ranges.front().copied()
     }
 
     /// The last range (highest start), if any.
     pub fn last(&self) -> Option<(u64, u64)> {
-        self.map.iter().next_back().map(|(&a, &b)| (a, b))
+        self.ranges.back().copied()
     }
 
     /// Iterates ranges in increasing order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
-        self.map.iter().map(|(&a, &b)| (a, b))
+        self.ranges.iter().copied()
     }
 
     /// Sum of range lengths.
     pub fn total(&self) -> u64 {
-        self.map.iter().map(|(a, b)| b - a).sum()
+        self.ranges.iter().map(|(a, b)| b - a).sum()
     }
 
     /// The first sub-range of `[start, end)` that is NOT in the set, if any.
@@ -153,11 +211,9 @@ impl RangeSet {
                 continue;
             }
             let next = self
-                .map
-                .range(s..end)
-                .next()
-                .map(|(&a, _)| a)
-                .unwrap_or(end);
+                .ranges
+                .get(self.first_starting_at(s))
+                .map_or(end, |&(a, _)| a);
             return Some((s, next.min(end)));
         }
         None
@@ -191,8 +247,8 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Against a bitmap model: contents (kept merged) and the count of newly covered
-        /// values `insert` returns, whichever path it takes.
+        /// Against a bitmap model: contents (kept merged), the count of newly covered
+        /// values `insert` returns, whichever path it takes, and every query.
         #[test]
         fn insert_remove_match_bitmap(ops in proptest::collection::vec((0u8..3, 0u64..120, 0u64..12), 1..200)) {
             let mut r = RangeSet::new();
@@ -219,6 +275,20 @@ mod tests {
                     }
                 }
                 proptest::prop_assert_eq!(r.iter().collect::<Vec<_>>(), want);
+                // The queries agree with the bitmap too.
+                let has = |v: u64| (v as usize) < m.len() && m[v as usize];
+                for v in 0..m.len() as u64 {
+                    proptest::prop_assert_eq!(r.contains(v), has(v));
+                    let run = (v..).take_while(|&u| has(u)).count() as u64;
+                    proptest::prop_assert_eq!(r.contiguous_end(v), v + run);
+                }
+                let (lo, hi) = (a.min(b / 2), b + w);
+                let count = (lo..hi).filter(|&u| has(u)).count() as u64;
+                proptest::prop_assert_eq!(r.covered(lo, hi), count);
+                let gap_start = (lo..hi).find(|&u| !has(u));
+                let gap = gap_start.map(|g| (g, (g..hi).find(|&u| has(u)).unwrap_or(hi)));
+                proptest::prop_assert_eq!(r.first_gap_in(lo, hi), gap);
+                proptest::prop_assert_eq!(r.total(), m.iter().filter(|&&x| x).count() as u64);
             }
         }
     }

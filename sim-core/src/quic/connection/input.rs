@@ -49,7 +49,7 @@ impl Connection {
             self.trace_connection_state(now, ConnectionState::Attempted);
         }
         for pkt in &dgram.packets {
-            self.on_packet(now, pkt.clone(), reader);
+            self.on_packet(now, pkt, reader);
         }
         self.update_amplification_state();
         self.trace_metrics_update(now);
@@ -63,7 +63,7 @@ impl Connection {
         }
     }
 
-    pub(super) fn on_packet(&mut self, now: SimTime, pkt: QuicPacket, reader: &mut dyn AppReader) {
+    pub(super) fn on_packet(&mut self, now: SimTime, pkt: &QuicPacket, reader: &mut dyn AppReader) {
         let i = pkt.ty.space_index();
         if self.spaces[i].discarded {
             self.stats.undecryptable_dropped += 1;
@@ -81,7 +81,7 @@ impl Connection {
         let readable = (zero_rtt && self.zero_rtt_recv) || self.can_decrypt(i);
         if !readable {
             if self.undecryptable.len() < MAX_UNDECRYPTABLE {
-                self.undecryptable.push(pkt);
+                self.undecryptable.push(pkt.clone());
             } else {
                 self.stats.undecryptable_dropped += 1;
             }
@@ -133,7 +133,7 @@ impl Connection {
                 },
             );
         }
-        for f in pkt.frames {
+        for f in &pkt.frames {
             self.on_frame(now, i, f, reader);
             if self.state.is_closed() {
                 self.trace_connection_state(now, ConnectionState::Closed);
@@ -155,13 +155,13 @@ impl Connection {
         &mut self,
         now: SimTime,
         i: usize,
-        f: Frame,
+        f: &Frame,
         reader: &mut dyn AppReader,
     ) {
-        match f {
+        match *f {
             Frame::Padding { .. } | Frame::Ping => {}
             Frame::Ack {
-                ranges,
+                ref ranges,
                 ack_delay_encoded,
             } => {
                 // RFC 9000 §19.3: scaled by the PEER's ack_delay_exponent (default 3,
@@ -171,7 +171,7 @@ impl Connection {
                     .and_then(|p| p.ack_delay_exponent)
                     .unwrap_or(DEFAULT_ACK_DELAY_EXPONENT);
                 let us = ack_delay_encoded << exponent;
-                self.on_ack_frame(now, i, &ranges, SimDuration::from_micros(us));
+                self.on_ack_frame(now, i, ranges, SimDuration::from_micros(us));
             }
             Frame::Crypto { offset, len } => {
                 self.spaces[i].crypto_recv.on_data(offset, len, false);
@@ -355,7 +355,7 @@ impl Connection {
 
     pub(super) fn process_undecryptable(&mut self, now: SimTime, reader: &mut dyn AppReader) {
         let pending = std::mem::take(&mut self.undecryptable);
-        for p in pending {
+        for p in &pending {
             self.on_packet(now, p, reader);
         }
     }

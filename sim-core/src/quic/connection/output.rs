@@ -51,7 +51,9 @@ impl Connection {
         let cc_ok = self.path.recovery.can_send(mds);
         let paced_ok = self.path.pacer.can_send();
         let send_ok = cc_ok && paced_ok;
-        let mut packets: Vec<(QuicPacket, SentInfo)> = Vec::new();
+        // Reused buffer (empty between calls): no allocation per poll.
+        let mut packets = std::mem::take(&mut self.scratch_packets);
+        debug_assert!(packets.is_empty());
         let mut size = 0u64;
         for i in 0..3 {
             if !self.can_send_space(i) {
@@ -77,6 +79,7 @@ impl Connection {
             }
             self.update_block_state(now, cc_ok);
             self.update_amplification_state();
+            self.scratch_packets = packets;
             return None;
         }
         // Padding (RFC 9000 §14.1): a client pads every datagram carrying an Initial
@@ -131,21 +134,25 @@ impl Connection {
         let mut any_in_flight = false;
         let mut any_eliciting = false;
         let mut probe = false;
-        let mut probe_flags = Vec::with_capacity(packets.len());
-        for (pkt, _) in &packets {
+        // At most one packet per space.
+        let mut probe_flags = [false; 3];
+        for ((pkt, _), flag) in packets.iter().zip(probe_flags.iter_mut()) {
             let i = pkt.ty.space_index();
             let is_probe = pkt.is_ack_eliciting() && self.spaces[i].probes > 0;
             if is_probe {
                 self.spaces[i].probes -= 1;
                 probe = true;
             }
-            probe_flags.push(is_probe);
+            *flag = is_probe;
         }
         let datagram_id = self.stats.datagrams_sent;
         let app_limited = !self.has_sendable_stream_data();
-        let mut out = QuicDatagram::default();
+        let mut out = QuicDatagram {
+            packets: Vec::with_capacity(packets.len()),
+            ..QuicDatagram::default()
+        };
         self.stamp_datagram(&mut out);
-        for ((pkt, info), is_probe) in packets.into_iter().zip(probe_flags) {
+        for ((pkt, info), is_probe) in packets.drain(..).zip(probe_flags) {
             let i = pkt.ty.space_index();
             if pkt.ty == PacketType::ZeroRtt {
                 self.stats.zero_rtt_packets_sent += 1;
@@ -223,6 +230,7 @@ impl Connection {
             self.eliciting_sent_since_recv = true;
             self.last_activity = now;
         }
+        self.scratch_packets = packets;
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += size;
         self.path.amplification.on_sent(size);
