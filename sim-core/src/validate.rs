@@ -12,7 +12,7 @@
 
 use crate::config::{
     AppConfig, Config, FlowConfig, Handover, LinkChange, LinkConfig, LossModel, QueueLimit,
-    Topology,
+    Topology, TransportConfig, WorkloadConfig,
 };
 use crate::units::{format_duration, parse_bytes, parse_duration, parse_rate};
 use schema::{Field, Kind, Num, Table as Schema};
@@ -578,17 +578,33 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
             check_scalars(&schema::CBR, &flow.app, path)?;
             check_toml_int(*count, &path("count"), "a number of datagrams")
         }
-        AppConfig::QuicBulk(q) => q
-            .validate()
-            .map_err(|(field, value, allowed)| ConfigError::new(path(field), value, allowed)),
-        AppConfig::QuicConnections { quic, connections } => {
-            quic.validate()
-                .map_err(|(field, value, allowed)| ConfigError::new(path(field), value, allowed))?;
-            for (j, c) in connections.iter().enumerate() {
-                let item = path(&format!("connections[{j}]"));
-                check_scalars(&schema::CONNECTION, c, &|k| join(&item, k))?;
+        AppConfig::Transport(t) => {
+            let err = |(field, value, allowed): (&str, String, String)| {
+                ConfigError::new(path(field), value, allowed)
+            };
+            match &t.transport {
+                TransportConfig::Quic(q) => {
+                    q.client.validate().map_err(err)?;
+                    q.server.validate().map_err(err)?;
+                }
             }
-            check_connections(connections, path)
+            match &t.workload {
+                WorkloadConfig::Bulk(b) => b.validate().map_err(err),
+                WorkloadConfig::Sequence(s) => {
+                    if s.streams == 0 {
+                        return Err(err((
+                            "streams",
+                            "0".into(),
+                            "a number of streams >= 1".into(),
+                        )));
+                    }
+                    for (j, c) in s.connections.iter().enumerate() {
+                        let item = path(&format!("connections[{j}]"));
+                        check_scalars(&schema::CONNECTION, c, &|k| join(&item, k))?;
+                    }
+                    check_connections(&s.connections, path)
+                }
+            }
         }
     }
 }

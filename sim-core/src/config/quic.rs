@@ -1,12 +1,12 @@
-//! [`QuicConfig`]: every parameter of the QUIC model and of the `bulk` workload, each with
-//! a documented default. These defaults move results: a study should state the ones it
+//! [`QuicConfig`]: every parameter of the QUIC model (one side's: client and server may
+//! differ, [`crate::config::transport::Sides`]), each with a documented default; the
+//! workload's parameters are in [`crate::config::workload`]. These defaults move results: a study should state the ones it
 //! relies on (the run output's `resolved_config` carries them all).
 
 pub use crate::cc::CcAlgorithm;
 use crate::cc::CcParams;
 use crate::time::SimDuration;
 use crate::transport::allowance::AllowanceKind;
-use crate::units::Rate;
 use serde::{Deserialize, Serialize};
 
 /// A named set of defaults for the congestion-control and timing parameters
@@ -214,24 +214,10 @@ pub struct QuicConfig {
     /// Receive-window update policy
     /// ([`crate::transport::allowance::AllowanceKind`]). Default `static`.
     pub allowance: AllowanceKind,
-    /// Rate at which the client application reads the response data; unset = it reads
-    /// everything as soon as it is in order. Data counts as consumed (for flow control
-    /// and completion) when read. Default unset.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_rate: Option<Rate>,
 
-    // ---- workload `bulk` ----------------------------------------------------------------
-    /// Sender scheduler. Default round robin.
+    // ---- sender --------------------------------------------------------------------------
+    /// Sender scheduler: which stream the sender serves next. Default round robin.
     pub scheduler: SchedulerKind,
-    /// Number of bidirectional streams the client opens (one request each). Default 1.
-    pub streams: u64,
-    /// Total response bytes N, split evenly over the streams (the first `N mod S`
-    /// streams get one byte more). Default 1,000,000.
-    #[serde(deserialize_with = "crate::units::serde_size::de")]
-    pub bytes: u64,
-    /// Request size per stream, client to server. Default 100.
-    #[serde(deserialize_with = "crate::units::serde_size::de")]
-    pub request_size: u64,
 
     // ---- resumption and 0-RTT (docs/lifecycle.md; used by `quic_connections`) ------------
     /// ClientHello size when resuming with a session ticket: the default 300-byte
@@ -284,11 +270,7 @@ impl Default for QuicConfig {
             connection_window: (1 << 62) - 1,
             max_streams_bidi: 100,
             allowance: AllowanceKind::Static,
-            read_rate: None,
             scheduler: SchedulerKind::RoundRobin,
-            streams: 1,
-            bytes: 1_000_000,
-            request_size: 100,
             resumption_client_hello_size: 510,
             resumption_server_handshake_size: 140,
             zero_rtt: true,
@@ -320,7 +302,6 @@ fn quic_keys() -> &'static [&'static str] {
         full.cc.initial_cwnd_bytes = Some(1);
         full.cc.cc_segment_size = Some(1);
         full.cc.pacing_burst_packets = Some(1);
-        full.read_rate = Some(Rate(1));
         let text = toml::to_string(&full).expect("QuicConfig serialises");
         text.lines()
             .filter_map(|l| l.split_once(" = "))
@@ -401,9 +382,6 @@ impl QuicConfig {
                 "a length in [1, 20] (RFC 9000 §17.2)",
             );
         }
-        if self.streams == 0 {
-            return bad("streams", 0, "a number of streams >= 1");
-        }
         if self.ack_eliciting_threshold == 0 {
             return bad("ack_eliciting_threshold", 0, "a number of packets >= 1");
         }
@@ -455,11 +433,6 @@ impl QuicConfig {
             );
         }
         self.cc.validate(self.max_udp_payload)?;
-        if let Some(r) = self.read_rate {
-            if r.bps() == 0 {
-                return bad("read_rate", "0bps", "a rate > 0 (omit it for unlimited)");
-            }
-        }
         if self.client_hello_size == 0 || self.server_hello_size == 0 {
             return bad(
                 "client_hello_size",

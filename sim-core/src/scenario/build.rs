@@ -12,12 +12,13 @@ use super::raw::*;
 use super::schema::{
     self, DefaultValue, CBR, CHANGE, CONNECTION, DUMBBELL, FLOW, FLOW_KINDS, HANDOVER, JITTER,
     LINK, LOSS_BERNOULLI, LOSS_FOUR_STATE, LOSS_GILBERT_ELLIOTT, LOSS_MODELS, LOSS_NONE,
-    LOSS_PERIODIC, OUTPUT, PAIR, QUEUE, QUIC, QUIC_CONNECTIONS, SIM, TOP, TRANSPORT_FLOW,
-    TWO_HOSTS,
+    LOSS_PERIODIC, OUTPUT, PAIR, QUEUE, QUIC, QUIC_BULK, QUIC_CONNECTIONS, SIM, TOP,
+    TRANSPORT_FLOW, TWO_HOSTS,
 };
+use crate::config::quic::QuicConfig;
 use crate::config::{
-    AppConfig, Config, FlowConfig, Handover, Jitter, JitterDistribution, LinkChange, LinkConfig,
-    LossModel, OutputConfig, PairLinks, QueueLimit, SimLimits, Topology,
+    AppConfig, BulkSpec, Config, FlowConfig, Handover, Jitter, JitterDistribution, LinkChange,
+    LinkConfig, LossModel, OutputConfig, PairLinks, QueueLimit, SequenceSpec, SimLimits, Topology,
 };
 use crate::time::{SimDuration, SimTime};
 use crate::units::{format_duration, format_rate, parse_bytes, Bytes, Rate};
@@ -860,21 +861,17 @@ fn parse_cbr(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigEr
     })
 }
 
-/// The QUIC keys of a flow table (everything but the keys of `FLOW` and of `own`), with
-/// `profile` resolved into explicit values (explicit keys win), as a
-/// [`crate::quic::QuicConfig`]. Its values are checked by `QuicConfig::validate`.
-fn quic_config(
-    v: &Value,
-    path: &str,
-    own: &schema::Table,
-) -> Result<crate::quic::QuicConfig, ConfigError> {
+/// The QUIC keys of a flow table (everything but the keys of `FLOW` and of the workload's
+/// keys `workload`), with `profile` resolved into explicit values (explicit keys win), as
+/// a [`QuicConfig`]. Its values are checked by `QuicConfig::validate`.
+fn quic_config(v: &Value, path: &str, workload: &schema::Table) -> Result<QuicConfig, ConfigError> {
     let mut table = match v {
         Value::Table(t) => t.clone(),
         _ => Table::new(),
     };
-    table.retain(|k, _| !FLOW.has(k) && !QUIC_CONNECTIONS.has(k));
-    crate::quic::config::apply_profile(&mut table);
-    let quic: crate::quic::QuicConfig = from_value(&Value::Table(table), path, own.what)?;
+    table.retain(|k, _| !FLOW.has(k) && !workload.has(k));
+    crate::config::quic::apply_profile(&mut table);
+    let quic: QuicConfig = from_value(&Value::Table(table), path, workload.what)?;
     quic.validate()
         .map_err(|(field, value, allowed)| ConfigError::new(join(path, field), value, allowed))?;
     Ok(quic)
@@ -919,35 +916,51 @@ fn parse_flow_kind(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, Co
     };
     match kind {
         "cbr" => parse_cbr(v, path, pairs),
-        "quic_bulk" => {
-            let r = Read::open(v, path, &[&FLOW, &QUIC])?;
-            let (pair, background) = flow_placement(&r, pairs)?;
-            Ok(FlowConfig {
-                pair,
-                background,
-                app: AppConfig::QuicBulk(quic_config(v, path, &QUIC)?),
-            })
-        }
+        "quic_bulk" => parse_quic_bulk(v, path, pairs),
         _ => parse_quic_connections(v, path, pairs),
     }
 }
 
-/// A `quic_connections` flow (`docs/lifecycle.md`): the shared QUIC keys, and the
-/// `[[flows.connections]]` list whose workload keys default to the flow's.
+/// A flow of transport QUIC and workload `bulk` (`kind = "quic_bulk"`): the QUIC keys
+/// and the workload's, flat.
+fn parse_quic_bulk(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigError> {
+    let r = Read::open(v, path, &[&FLOW, &QUIC, &QUIC_BULK])?;
+    let (pair, background) = flow_placement(&r, pairs)?;
+    let quic = quic_config(v, path, &QUIC_BULK)?;
+    let bulk = BulkSpec {
+        bytes: r.req::<Bytes>("bytes")?.0,
+        streams: r.req("streams")?,
+        request_size: r.req::<Bytes>("request_size")?.0,
+        read_rate: r.get("read_rate")?,
+    };
+    Ok(FlowConfig {
+        pair,
+        background,
+        ..FlowConfig::quic_bulk(quic, bulk)
+    })
+}
+
+/// A flow of transport QUIC and workload `sequence` (`kind = "quic_connections"`,
+/// `docs/lifecycle.md`): the QUIC keys, and the `[[flows.connections]]` list whose
+/// workload keys default to the flow's.
 fn parse_quic_connections(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigError> {
-    use crate::quic::lifecycle::ConnectionSpec;
     let r = Read::open(v, path, &[&FLOW, &QUIC, &QUIC_CONNECTIONS])?;
     let (pair, background) = flow_placement(&r, pairs)?;
     let quic = quic_config(v, path, &QUIC_CONNECTIONS)?;
+    let mut seq = SequenceSpec {
+        bytes: r.req::<Bytes>("bytes")?.0,
+        streams: r.req("streams")?,
+        request_size: r.req::<Bytes>("request_size")?.0,
+        connections: Vec::new(),
+    };
     let items = match r.raw("connections") {
         Some(c) => array_of_tables(c, &r.at("connections"), "[[flows.connections]]")?,
         None => &[],
     };
-    let mut connections = Vec::with_capacity(items.len());
     for (j, item) in items.iter().enumerate() {
         let cpath = format!("{}[{j}]", r.at("connections"));
         let c = Read::open(item, &cpath, &[&CONNECTION])?;
-        let mut spec = ConnectionSpec::new(&quic, quic.bytes);
+        let mut spec = seq.connection(seq.bytes);
         spec.start = c.get("start")?;
         spec.gap = c.get("gap")?;
         spec.resume = c.req("resume")?;
@@ -961,13 +974,13 @@ fn parse_quic_connections(v: &Value, path: &str, pairs: usize) -> Result<FlowCon
         if let Some(b) = c.get::<Bytes>("request_size")? {
             spec.request_size = b.0;
         }
-        connections.push(spec);
+        seq.connections.push(spec);
     }
-    check_connections(&connections, &|k| join(path, k))?;
+    check_connections(&seq.connections, &|k| join(path, k))?;
     Ok(FlowConfig {
         pair,
         background,
-        app: AppConfig::QuicConnections { quic, connections },
+        ..FlowConfig::quic_sequence(quic, seq)
     })
 }
 
@@ -1308,11 +1321,12 @@ mod spelling_tests {
                 schema::WORKLOAD_BULK.fields[1],
                 schema::WORKLOAD_BULK.fields[2],
                 schema::WORKLOAD_BULK.fields[3],
-                QUIC.fields[3],
+                schema::WORKLOAD_BULK.fields[4],
+                QUIC.fields[0],
             ],
             ..schema::WORKLOAD_BULK
         };
-        assert_eq!(BULK_PLUS.fields[4].name, "scheduler");
+        assert_eq!(BULK_PLUS.fields[5].name, "scheduler");
         assert!(!schema::WORKLOAD_BULK.has("scheduler"));
         let t = flow("{ kind = \"bulk\", scheduler = \"sequential\" }");
         assert!(flow_spelling(&t, "f").is_err());
