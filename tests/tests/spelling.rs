@@ -150,3 +150,39 @@ fn the_documented_example_parses() {
     let cfg = parse(example).expect("the example parses");
     assert!(cfg.flows[0].sequence().is_some());
 }
+
+/// `resolved_config` (the serde form of `Config`, in the run output) and `to_toml` write a
+/// transport flow in the transport × workload spelling, whichever spelling the scenario
+/// used; both read back to the same `Config`.
+#[test]
+fn resolved_config_uses_the_transport_workload_spelling() {
+    for (old, workload) in [
+        (
+            "[[flows]]\nkind = \"quic_bulk\"\nbytes = \"200KB\"\nstreams = 3\ncc = \"cubic\"\n",
+            "bulk",
+        ),
+        (
+            "[[flows]]\nkind = \"quic_connections\"\nbytes = \"200KB\"\ncc = \"cubic\"\n\
+             [[flows.connections]]\n[[flows.connections]]\ngap = \"1s\"\nbytes = 1000\n",
+            "sequence",
+        ),
+    ] {
+        let cfg = parse(old).expect("valid");
+        let result = sim_core::run(&cfg, 1).expect("runs");
+        let json = serde_json::to_value(&result).unwrap();
+        let app = &json["resolved_config"]["flows"][0]["app"];
+        assert_eq!(app["transport"], "quic", "{app}");
+        assert!(app.get("kind").is_none(), "{app}");
+        assert_eq!(app["quic"]["cc"], "cubic");
+        assert!(app["quic"].get("bytes").is_none(), "{app}");
+        assert_eq!(app["workload"]["kind"], workload);
+        assert_eq!(app["workload"]["bytes"], 200_000);
+        let back: Config = serde_json::from_value(json["resolved_config"].clone()).unwrap();
+        assert_eq!(back, cfg);
+        let text = sim_core::scenario::to_toml(&cfg).unwrap();
+        assert!(text.contains("transport = \"quic\""), "{text}");
+        assert!(!text.contains("quic_bulk") && !text.contains("quic_connections"));
+        let again = sim_core::scenario::parse_str(&text).expect("parses").base;
+        assert_eq!(again, cfg, "{text}");
+    }
+}

@@ -1,20 +1,30 @@
-//! The serde form of [`AppConfig`] (what `resolved_config` shows and `to_toml` writes):
-//! for now still the flow-kind spelling (`kind = "quic_bulk"` with the workload keys among
-//! the QUIC keys, `kind = "quic_connections"` with them under `quic`).
+//! The serde form of [`AppConfig`] (what `resolved_config` shows and `to_toml` writes): the
+//! scenario spelling of a flow. CBR: `kind = "cbr"` and its keys. A transport flow:
+//! `transport = "quic"`, the transport's table `quic = { ... }` (both sides' keys when
+//! the sides agree, else `quic = { client = { ... }, server = { ... } }`, each side in
+//! full) and `workload = { kind = ..., ... }`.
 
-use super::quic::{Profile, QuicConfig, SchedulerKind};
+use super::quic::QuicConfig;
 use super::transport::{Sides, TransportConfig};
-use super::workload::{BulkSpec, ConnectionSpec, SequenceSpec, WorkloadConfig};
+use super::workload::WorkloadConfig;
 use super::{AppConfig, Direction, TransportFlow};
-use crate::cc::CcParams;
-use crate::time::{SimDuration, SimTime};
-use crate::transport::allowance::AllowanceKind;
+use crate::time::SimTime;
 use crate::units::{Bytes, Rate};
 use serde::{Deserialize, Serialize};
 
+/// A flow's application: a flow kind without a transport, or a transport flow.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+#[allow(clippy::large_enum_variant)] // a transient value of (de)serialisation
+pub(super) enum AppRepr {
+    Kind(KindRepr),
+    Transport(TransportRepr),
+}
+
+/// The flow kinds without a transport, tagged by `kind`.
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub(super) enum AppRepr {
+pub(super) enum KindRepr {
     Cbr {
         direction: Direction,
         rate: Rate,
@@ -22,123 +32,47 @@ pub(super) enum AppRepr {
         start: SimTime,
         count: u64,
     },
-    QuicBulk(FlatQuic),
-    QuicConnections {
-        quic: FlatQuic,
-        connections: Vec<ConnectionSpec>,
+}
+
+/// A transport flow, tagged by `transport`: the transport's table named after it, and the
+/// workload.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "transport", rename_all = "snake_case")]
+pub(super) enum TransportRepr {
+    Quic {
+        quic: SidesRepr<QuicConfig>,
+        workload: WorkloadConfig,
     },
 }
 
-/// A [`QuicConfig`] with the workload keys among its keys, in the key order of the
-/// flow-kind spelling.
+/// A transport's per-side configs: one table when both sides agree, else
+/// `{ client = { ... }, server = { ... } }`.
 #[derive(Serialize, Deserialize)]
-pub(super) struct FlatQuic {
-    max_udp_payload: u64,
-    cid_len: u64,
-    client_hello_size: u64,
-    server_hello_size: u64,
-    server_handshake_size: u64,
-    client_finished_size: u64,
-    initial_rtt: SimDuration,
-    max_ack_delay: SimDuration,
-    ack_delay_exponent: u32,
-    ack_eliciting_threshold: u64,
-    max_ack_ranges: usize,
-    pto_probes: u8,
-    packet_threshold: u64,
-    idle_timeout: SimDuration,
-    #[serde(flatten)]
-    cc: CcParams,
-    profile: Profile,
-    stream_window: u64,
-    connection_window: u64,
-    max_streams_bidi: u64,
-    allowance: AllowanceKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    read_rate: Option<Rate>,
-    scheduler: SchedulerKind,
-    streams: u64,
-    bytes: u64,
-    request_size: u64,
-    resumption_client_hello_size: u64,
-    resumption_server_handshake_size: u64,
-    zero_rtt: bool,
-    reject_zero_rtt: bool,
-    address_token_size: u64,
+#[serde(untagged)]
+pub(super) enum SidesRepr<T> {
+    Same(T),
+    Differ { client: T, server: T },
 }
 
-impl FlatQuic {
-    fn new(q: QuicConfig, w: BulkSpec) -> Self {
-        FlatQuic {
-            max_udp_payload: q.max_udp_payload,
-            cid_len: q.cid_len,
-            client_hello_size: q.client_hello_size,
-            server_hello_size: q.server_hello_size,
-            server_handshake_size: q.server_handshake_size,
-            client_finished_size: q.client_finished_size,
-            initial_rtt: q.initial_rtt,
-            max_ack_delay: q.max_ack_delay,
-            ack_delay_exponent: q.ack_delay_exponent,
-            ack_eliciting_threshold: q.ack_eliciting_threshold,
-            max_ack_ranges: q.max_ack_ranges,
-            pto_probes: q.pto_probes,
-            packet_threshold: q.packet_threshold,
-            idle_timeout: q.idle_timeout,
-            cc: q.cc,
-            profile: q.profile,
-            stream_window: q.stream_window,
-            connection_window: q.connection_window,
-            max_streams_bidi: q.max_streams_bidi,
-            allowance: q.allowance,
-            read_rate: w.read_rate,
-            scheduler: q.scheduler,
-            streams: w.streams,
-            bytes: w.bytes,
-            request_size: w.request_size,
-            resumption_client_hello_size: q.resumption_client_hello_size,
-            resumption_server_handshake_size: q.resumption_server_handshake_size,
-            zero_rtt: q.zero_rtt,
-            reject_zero_rtt: q.reject_zero_rtt,
-            address_token_size: q.address_token_size,
+impl<T: Clone + PartialEq> From<Sides<T>> for SidesRepr<T> {
+    fn from(s: Sides<T>) -> Self {
+        if s.same() {
+            SidesRepr::Same(s.client)
+        } else {
+            SidesRepr::Differ {
+                client: s.client,
+                server: s.server,
+            }
         }
     }
+}
 
-    fn split(self) -> (QuicConfig, BulkSpec) {
-        let q = QuicConfig {
-            max_udp_payload: self.max_udp_payload,
-            cid_len: self.cid_len,
-            client_hello_size: self.client_hello_size,
-            server_hello_size: self.server_hello_size,
-            server_handshake_size: self.server_handshake_size,
-            client_finished_size: self.client_finished_size,
-            initial_rtt: self.initial_rtt,
-            max_ack_delay: self.max_ack_delay,
-            ack_delay_exponent: self.ack_delay_exponent,
-            ack_eliciting_threshold: self.ack_eliciting_threshold,
-            max_ack_ranges: self.max_ack_ranges,
-            pto_probes: self.pto_probes,
-            packet_threshold: self.packet_threshold,
-            idle_timeout: self.idle_timeout,
-            cc: self.cc,
-            profile: self.profile,
-            stream_window: self.stream_window,
-            connection_window: self.connection_window,
-            max_streams_bidi: self.max_streams_bidi,
-            allowance: self.allowance,
-            scheduler: self.scheduler,
-            resumption_client_hello_size: self.resumption_client_hello_size,
-            resumption_server_handshake_size: self.resumption_server_handshake_size,
-            zero_rtt: self.zero_rtt,
-            reject_zero_rtt: self.reject_zero_rtt,
-            address_token_size: self.address_token_size,
-        };
-        let w = BulkSpec {
-            bytes: self.bytes,
-            streams: self.streams,
-            request_size: self.request_size,
-            read_rate: self.read_rate,
-        };
-        (q, w)
+impl<T: Clone> From<SidesRepr<T>> for Sides<T> {
+    fn from(s: SidesRepr<T>) -> Self {
+        match s {
+            SidesRepr::Same(t) => Sides::both(t),
+            SidesRepr::Differ { client, server } => Sides { client, server },
+        }
     }
 }
 
@@ -151,31 +85,22 @@ impl From<AppConfig> for AppRepr {
                 size,
                 start,
                 count,
-            } => AppRepr::Cbr {
+            } => AppRepr::Kind(KindRepr::Cbr {
                 direction,
                 rate,
                 size,
                 start,
                 count,
-            },
+            }),
             AppConfig::Transport(TransportFlow {
-                transport: TransportConfig::Quic(Sides { client, .. }),
+                transport,
                 workload,
-            }) => match workload {
-                WorkloadConfig::Bulk(b) => AppRepr::QuicBulk(FlatQuic::new(client, b)),
-                WorkloadConfig::Sequence(s) => AppRepr::QuicConnections {
-                    quic: FlatQuic::new(
-                        client,
-                        BulkSpec {
-                            bytes: s.bytes,
-                            streams: s.streams,
-                            request_size: s.request_size,
-                            read_rate: None,
-                        },
-                    ),
-                    connections: s.connections,
+            }) => AppRepr::Transport(match transport {
+                TransportConfig::Quic(q) => TransportRepr::Quic {
+                    quic: q.into(),
+                    workload,
                 },
-            },
+            }),
         }
     }
 }
@@ -183,36 +108,23 @@ impl From<AppConfig> for AppRepr {
 impl From<AppRepr> for AppConfig {
     fn from(r: AppRepr) -> Self {
         match r {
-            AppRepr::Cbr {
+            AppRepr::Kind(KindRepr::Cbr {
                 direction,
                 rate,
                 size,
                 start,
                 count,
-            } => AppConfig::Cbr {
+            }) => AppConfig::Cbr {
                 direction,
                 rate,
                 size,
                 start,
                 count,
             },
-            AppRepr::QuicBulk(f) => {
-                let (q, w) = f.split();
+            AppRepr::Transport(TransportRepr::Quic { quic, workload }) => {
                 AppConfig::Transport(TransportFlow {
-                    transport: TransportConfig::quic(q),
-                    workload: WorkloadConfig::Bulk(w),
-                })
-            }
-            AppRepr::QuicConnections { quic, connections } => {
-                let (q, w) = quic.split();
-                AppConfig::Transport(TransportFlow {
-                    transport: TransportConfig::quic(q),
-                    workload: WorkloadConfig::Sequence(SequenceSpec {
-                        bytes: w.bytes,
-                        streams: w.streams,
-                        request_size: w.request_size,
-                        connections,
-                    }),
+                    transport: TransportConfig::Quic(quic.into()),
+                    workload,
                 })
             }
         }
