@@ -582,10 +582,16 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
             let err = |(field, value, allowed): (&str, String, String)| {
                 ConfigError::new(path(field), value, allowed)
             };
+            // Each side's config; when they differ, named by side as the resolved form
+            // writes them (`flows[0].quic.server.stream_window`).
             match &t.transport {
+                TransportConfig::Quic(q) if q.same() => q.client.validate().map_err(err)?,
                 TransportConfig::Quic(q) => {
-                    q.client.validate().map_err(err)?;
-                    q.server.validate().map_err(err)?;
+                    for (side, c) in [("client", &q.client), ("server", &q.server)] {
+                        c.validate().map_err(|(field, value, allowed)| {
+                            ConfigError::new(path(&format!("quic.{side}.{field}")), value, allowed)
+                        })?;
+                    }
                 }
             }
             match &t.workload {

@@ -932,9 +932,33 @@ pub const TRANSPORT_FLOW: Table = Table {
     fields: &[
         key("transport", K::Enum, Required, "the transport (instead of `kind`); its keys go flat in the flow or in a table named after it")
             .choices(TRANSPORTS),
-        key("quic", K::Table, Unset(""), "the QUIC keys (those of `kind = \"quic_bulk\"` but the workload's), instead of writing them flat in the flow")
+        key("quic", K::Table, Unset(""), "the QUIC keys (below), instead of writing them flat in the flow; with `client = { ... }` / `server = { ... }` for one side's own values")
             .allowed("a table of the QUIC keys, e.g. { cc = \"cubic\", zero_rtt = true }"),
         key("workload", K::Table, Required, "`{ kind = ..., ... }`: what the application does over the transport, below"),
+    ],
+};
+
+/// Per-side keys of a transport's table (`quic = { ..., client = { ... }, server = { ... } }`):
+/// any key of the transport for one side only ([`crate::config::Sides`]).
+pub const TRANSPORT_SIDES: Table = Table {
+    id: "flow.transport.sides",
+    path: "quic = { client = { ... }, server = { ... } }",
+    what: "a transport table's per-side keys",
+    fields: &[
+        key(
+            "client",
+            K::Table,
+            Unset("`{}`"),
+            "transport keys for the client only; override the table's keys",
+        )
+        .allowed("a table of transport keys for the client, e.g. { stream_window = \"64KB\" }"),
+        key(
+            "server",
+            K::Table,
+            Unset("`{}`"),
+            "transport keys for the server only; override the table's keys",
+        )
+        .allowed("a table of transport keys for the server, e.g. { stream_window = \"64KB\" }"),
     ],
 };
 
@@ -1041,6 +1065,7 @@ pub const TABLES: &[&Table] = &[
     &QUIC_CONNECTIONS,
     &CONNECTION,
     &TRANSPORT_FLOW,
+    &TRANSPORT_SIDES,
     &WORKLOAD_BULK,
     &WORKLOAD_SEQUENCE,
 ];
