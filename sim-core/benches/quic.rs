@@ -6,7 +6,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sim_core::cc::{CcAlgorithm, CcParams};
-use sim_core::config::{AppConfig, Config, FlowConfig, LinkConfig, LossModel};
+use sim_core::config::{BulkSpec, Config, FlowConfig, LinkConfig, LossModel};
 use sim_core::quic::QuicConfig;
 use sim_core::units::Rate;
 use sim_core::SimDuration;
@@ -21,9 +21,12 @@ fn bulk_config_cc(loss: f64, cc: CcAlgorithm) -> Config {
     }
     let mut up = LinkConfig::new(Rate(100_000_000), SimDuration::from_millis(50));
     up.queue.bytes = Some(1_250_000);
-    let quic = QuicConfig {
+    let bulk = BulkSpec {
         bytes: 100_000_000,
         streams: 1,
+        ..BulkSpec::default()
+    };
+    let quic = QuicConfig {
         // Windows large enough that only congestion control limits the transfer.
         stream_window: 100_000_000,
         cc: CcParams {
@@ -32,15 +35,7 @@ fn bulk_config_cc(loss: f64, cc: CcAlgorithm) -> Config {
         },
         ..QuicConfig::default()
     };
-    let mut cfg = Config::two_hosts(
-        up,
-        down,
-        vec![FlowConfig {
-            pair: 0,
-            background: false,
-            app: AppConfig::QuicBulk(quic),
-        }],
-    );
+    let mut cfg = Config::two_hosts(up, down, vec![FlowConfig::quic_bulk(quic, bulk)]);
     cfg.sim.time_limit = SimDuration::from_secs(3600);
     cfg
 }

@@ -11,7 +11,12 @@ use crate::units::{Bytes, Rate};
 use serde::{Deserialize, Serialize};
 
 pub mod quic;
+mod repr;
+pub mod transport;
 pub mod workload;
+
+pub use transport::{Sides, TransportConfig};
+pub use workload::{BulkSpec, ConnectionSpec, SequenceSpec, WorkloadConfig};
 
 /// A complete, validated run configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -255,9 +260,11 @@ pub struct FlowConfig {
     pub app: AppConfig,
 }
 
-/// Applications.
+/// Applications: a flow without a transport (CBR), or a transport running a workload.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(into = "repr::AppRepr", from = "repr::AppRepr")]
+// A flow's config is built once per run; boxing the transport would only cost readability.
+#[allow(clippy::large_enum_variant)]
 pub enum AppConfig {
     /// Constant-bit-rate UDP (like `iperf -u`): fixed-size datagrams at fixed spacing.
     Cbr {
@@ -274,21 +281,20 @@ pub enum AppConfig {
         /// Number of datagrams to send.
         count: u64,
     },
-    /// A QUIC connection (client on the pair's client host, server on its server host)
-    /// running the `bulk` workload: the client requests `bytes` over `streams` streams and
-    /// the server answers. Every parameter is in [`quic::QuicConfig`].
-    QuicBulk(quic::QuicConfig),
-    /// A sequence of QUIC connections from the pair's client to its server, each running
-    /// the `bulk` workload with its own sizes, resuming with the session ticket of an
-    /// earlier one (0-RTT), ending by CONNECTION_CLOSE or idle timeout
-    /// (`docs/lifecycle.md`).
-    QuicConnections {
-        /// Parameters shared by every connection (the workload keys are each
-        /// connection's defaults).
-        quic: quic::QuicConfig,
-        /// The connections, in order (at least one).
-        connections: Vec<workload::ConnectionSpec>,
-    },
+    /// A transport (client on the pair's client host, server on its server host) running a
+    /// workload: transport × workload ([`TransportFlow`]).
+    Transport(TransportFlow),
+}
+
+/// A transport flow: which transport, with each side's parameters, and what the
+/// application does over it. Any transport runs any workload; `flows::build` maps each
+/// pair to its endpoints.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TransportFlow {
+    /// The transport and its parameters ([`TransportConfig`]).
+    pub transport: TransportConfig,
+    /// The workload ([`WorkloadConfig`]).
+    pub workload: WorkloadConfig,
 }
 
 /// Direction of a one-way flow.
@@ -374,6 +380,98 @@ impl Config {
 }
 
 impl FlowConfig {
+    /// A foreground flow on pair 0 running `app`.
+    pub fn new(app: AppConfig) -> Self {
+        FlowConfig {
+            pair: 0,
+            background: false,
+            app,
+        }
+    }
+
+    /// A foreground flow on pair 0: `transport` running `workload`.
+    pub fn transport(transport: TransportConfig, workload: WorkloadConfig) -> Self {
+        FlowConfig::new(AppConfig::Transport(TransportFlow {
+            transport,
+            workload,
+        }))
+    }
+
+    /// A foreground QUIC flow on pair 0 running the `bulk` workload, with `quic` on both
+    /// sides (`transport = "quic"`, `workload = { kind = "bulk", ... }`):
+    ///
+    /// ```
+    /// use sim_core::config::{BulkSpec, FlowConfig, quic::QuicConfig};
+    /// let flow = FlowConfig::quic_bulk(
+    ///     QuicConfig { stream_window: 64_000, ..QuicConfig::default() },
+    ///     BulkSpec { bytes: 10_000_000, streams: 4, ..BulkSpec::default() },
+    /// );
+    /// assert_eq!(flow.quic().unwrap().server.stream_window, 64_000);
+    /// ```
+    pub fn quic_bulk(quic: quic::QuicConfig, bulk: BulkSpec) -> Self {
+        FlowConfig::transport(TransportConfig::quic(quic), WorkloadConfig::Bulk(bulk))
+    }
+
+    /// A foreground QUIC flow on pair 0 running the connection `sequence`, with `quic` on
+    /// both sides (`transport = "quic"`, `workload = { kind = "sequence", ... }`).
+    pub fn quic_sequence(quic: quic::QuicConfig, sequence: SequenceSpec) -> Self {
+        FlowConfig::transport(
+            TransportConfig::quic(quic),
+            WorkloadConfig::Sequence(sequence),
+        )
+    }
+
+    /// The transport flow, if this is one.
+    pub fn transport_flow(&self) -> Option<&TransportFlow> {
+        match &self.app {
+            AppConfig::Transport(t) => Some(t),
+            AppConfig::Cbr { .. } => None,
+        }
+    }
+
+    /// The transport flow, mutably, if this is one.
+    pub fn transport_flow_mut(&mut self) -> Option<&mut TransportFlow> {
+        match &mut self.app {
+            AppConfig::Transport(t) => Some(t),
+            AppConfig::Cbr { .. } => None,
+        }
+    }
+
+    /// Each side's QUIC config, if this is a QUIC flow.
+    pub fn quic(&self) -> Option<&Sides<quic::QuicConfig>> {
+        match &self.transport_flow()?.transport {
+            TransportConfig::Quic(q) => Some(q),
+        }
+    }
+
+    /// Each side's QUIC config, mutably, if this is a QUIC flow.
+    pub fn quic_mut(&mut self) -> Option<&mut Sides<quic::QuicConfig>> {
+        match &mut self.transport_flow_mut()?.transport {
+            TransportConfig::Quic(q) => Some(q),
+        }
+    }
+
+    /// The workload, if this is a transport flow.
+    pub fn workload(&self) -> Option<&WorkloadConfig> {
+        self.transport_flow().map(|t| &t.workload)
+    }
+
+    /// The `bulk` workload, if the flow runs it.
+    pub fn bulk(&self) -> Option<&BulkSpec> {
+        match self.workload()? {
+            WorkloadConfig::Bulk(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The connection `sequence`, if the flow runs it.
+    pub fn sequence(&self) -> Option<&SequenceSpec> {
+        match self.workload()? {
+            WorkloadConfig::Sequence(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// A foreground CBR flow on pair 0, client -> server, starting at time zero.
     pub fn cbr_up(rate: Rate, size: Bytes, count: u64) -> Self {
         FlowConfig {

@@ -1,15 +1,19 @@
 //! The flow factory: turns a [`FlowConfig`] into its endpoints, so the runner names no
 //! protocol.
 //!
-//! [`build`] is the one place that maps a flow kind ([`AppConfig`] variant) to the
-//! endpoint types that run it: a new transport or workload adds its arm here (and its
-//! endpoints' trace kind), and nothing in [`crate::runner`] changes. The runner places
+//! [`build`] is the one place that maps a flow ([`AppConfig`]: CBR, or a transport ×
+//! workload pair) to the endpoint types that run it: a new transport or workload adds its
+//! arm here (one per pair it runs, and its endpoints' trace kind), and nothing in
+//! [`crate::runner`] changes. Each side's transport connection is built from that side's
+//! config ([`crate::config::Sides`]). The runner places
 //! each [`FlowEndpoint`] on the host of the pair side it names, starts it at its start
 //! time and keeps the endpoints in the order returned (the order is part of the digest and
 //! of the run result: the flow's first endpoint is reported first).
 
 use crate::apps::cbr::{CbrSink, CbrSource};
-use crate::config::{AppConfig, Direction, FlowConfig};
+use crate::config::{
+    AppConfig, Direction, FlowConfig, TransportConfig, TransportFlow, WorkloadConfig,
+};
 use crate::endpoint::Endpoint;
 use crate::packet::{Addr, FlowId};
 use crate::quic::{Connection, Role};
@@ -76,36 +80,45 @@ pub fn build(flow: &FlowConfig, id: FlowId, client: Addr, server: Addr) -> Vec<F
                 ),
             ]
         }
-        AppConfig::QuicBulk(q) => {
-            // Transport QUIC x workload bulk. The client's application reads at
-            // `read_rate` (chunks of at most one datagram's payload); the server reads
-            // requests at once.
-            let bulk = || Bulk::new(q.streams, q.bytes, q.request_size);
-            let reader = Reader::new(q.read_rate, q.max_udp_payload);
-            let cc = Connection::new(Role::Client, q.clone());
-            let sc = Connection::new(Role::Server, q.clone());
-            let c = BulkEndpoint::new(cc, bulk().with_reader(reader), client, server, id);
-            let s = BulkEndpoint::new(sc, bulk(), server, client, id);
-            vec![
-                at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
-                at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
-            ]
-        }
-        AppConfig::QuicConnections { quic, connections } => {
-            // Transport QUIC x workload sequence.
-            let c = SequenceClient::<Connection>::new(
-                quic.clone(),
-                connections.clone(),
-                client,
-                server,
-                id,
-            );
-            let s =
-                SequenceServer::<Connection>::new(quic.clone(), connections.clone(), server, id);
-            vec![
-                at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
-                at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
-            ]
-        }
+        AppConfig::Transport(TransportFlow {
+            transport,
+            workload,
+        }) => match (transport, workload) {
+            (TransportConfig::Quic(q), WorkloadConfig::Bulk(w)) => {
+                // Transport QUIC x workload bulk, each side with its own config. The
+                // client's application reads at `read_rate` (chunks of at most one datagram's
+                // payload); the server reads requests at once.
+                let bulk = || Bulk::new(w.streams, w.bytes, w.request_size);
+                let reader = Reader::new(w.read_rate, q.client.max_udp_payload);
+                let cc = Connection::new(Role::Client, q.client.clone());
+                let sc = Connection::new(Role::Server, q.server.clone());
+                let c = BulkEndpoint::new(cc, bulk().with_reader(reader), client, server, id);
+                let s = BulkEndpoint::new(sc, bulk(), server, client, id);
+                vec![
+                    at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
+                    at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
+                ]
+            }
+            (TransportConfig::Quic(q), WorkloadConfig::Sequence(seq)) => {
+                // Transport QUIC x workload sequence, each side with its own config.
+                let c = SequenceClient::<Connection>::new(
+                    q.client.clone(),
+                    seq.connections.clone(),
+                    client,
+                    server,
+                    id,
+                );
+                let s = SequenceServer::<Connection>::new(
+                    q.server.clone(),
+                    seq.connections.clone(),
+                    server,
+                    id,
+                );
+                vec![
+                    at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
+                    at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
+                ]
+            }
+        },
     }
 }

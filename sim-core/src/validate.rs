@@ -12,7 +12,7 @@
 
 use crate::config::{
     AppConfig, Config, FlowConfig, Handover, LinkChange, LinkConfig, LossModel, QueueLimit,
-    Topology,
+    Topology, TransportConfig, WorkloadConfig,
 };
 use crate::units::{format_duration, parse_bytes, parse_duration, parse_rate};
 use schema::{Field, Kind, Num, Table as Schema};
@@ -578,17 +578,39 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
             check_scalars(&schema::CBR, &flow.app, path)?;
             check_toml_int(*count, &path("count"), "a number of datagrams")
         }
-        AppConfig::QuicBulk(q) => q
-            .validate()
-            .map_err(|(field, value, allowed)| ConfigError::new(path(field), value, allowed)),
-        AppConfig::QuicConnections { quic, connections } => {
-            quic.validate()
-                .map_err(|(field, value, allowed)| ConfigError::new(path(field), value, allowed))?;
-            for (j, c) in connections.iter().enumerate() {
-                let item = path(&format!("connections[{j}]"));
-                check_scalars(&schema::CONNECTION, c, &|k| join(&item, k))?;
+        AppConfig::Transport(t) => {
+            let err = |(field, value, allowed): (&str, String, String)| {
+                ConfigError::new(path(field), value, allowed)
+            };
+            // Each side's config; when they differ, named by side as the resolved form
+            // writes them (`flows[0].quic.server.stream_window`).
+            match &t.transport {
+                TransportConfig::Quic(q) if q.same() => q.client.validate().map_err(err)?,
+                TransportConfig::Quic(q) => {
+                    for (side, c) in [("client", &q.client), ("server", &q.server)] {
+                        c.validate().map_err(|(field, value, allowed)| {
+                            ConfigError::new(path(&format!("quic.{side}.{field}")), value, allowed)
+                        })?;
+                    }
+                }
             }
-            check_connections(connections, path)
+            match &t.workload {
+                WorkloadConfig::Bulk(b) => b.validate().map_err(err),
+                WorkloadConfig::Sequence(s) => {
+                    if s.streams == 0 {
+                        return Err(err((
+                            "streams",
+                            "0".into(),
+                            "a number of streams >= 1".into(),
+                        )));
+                    }
+                    for (j, c) in s.connections.iter().enumerate() {
+                        let item = path(&format!("connections[{j}]"));
+                        check_scalars(&schema::CONNECTION, c, &|k| join(&item, k))?;
+                    }
+                    check_connections(&s.connections, path)
+                }
+            }
         }
     }
 }
@@ -689,13 +711,11 @@ pub(crate) fn check_migration_policies(
 ) -> Result<(), ConfigError> {
     use crate::transport::migration::MigrationPolicyKind;
     for (i, f) in flows.iter().enumerate() {
-        let quic = match &f.app {
-            AppConfig::QuicBulk(q) => q,
-            AppConfig::QuicConnections { quic, .. } => quic,
-            _ => continue,
-        };
-        let Some(m) = quic.migration else { continue };
-        if m.policy != MigrationPolicyKind::Keep {
+        let Some(sides) = f.quic() else { continue };
+        let keeps = [&sides.client, &sides.server]
+            .iter()
+            .any(|q| q.migration.is_some_and(|m| m.policy == MigrationPolicyKind::Keep));
+        if !keeps {
             continue;
         }
         if let Some(j) = handovers

@@ -3,7 +3,7 @@
 //! their errors, and lossless transfers with each policy against an analytic model of
 //! that policy (`quicsim_tests::model`, `docs/validation.md` §2b).
 
-use sim_core::config::{AppConfig, Config};
+use sim_core::config::Config;
 use sim_core::transport::allowance::AllowanceKind;
 use sim_core::validate::ConfigError;
 
@@ -28,10 +28,9 @@ fn error(quic: &str, field_end: &str, allowed_part: &str) {
 }
 
 fn quic(c: &Config) -> &sim_core::quic::QuicConfig {
-    match &c.flows[0].app {
-        AppConfig::QuicBulk(q) => q,
-        other => panic!("a bulk flow, not {other:?}"),
-    }
+    let sides = c.flows[0].quic().expect("a QUIC flow");
+    assert!(sides.same(), "both sides configured alike");
+    &sides.client
 }
 
 #[test]

@@ -492,10 +492,7 @@ fn bursts(dgrams: &[(u64, u64)], rate: u64, allowance: u64) -> (u64, u64, u64) {
 fn burst_case(loss: &str, extra: &str) -> (u64, u64, u64, u64, u64) {
     let rate = 1_000_000_000;
     let cfg = parse(&bulk_toml(rate, 25.0, loss, 20_000_000, extra));
-    let q = match &cfg.flows[0].app {
-        sim_core::config::AppConfig::QuicBulk(q) => q.clone(),
-        _ => unreachable!(),
-    };
+    let q = cfg.flows[0].quic().expect("a QUIC flow").server.clone();
     let allowance = q.pacing_burst_bytes();
     let (d, r) = server_datagrams(&cfg);
     assert_eq!(r.status, RunStatus::Completed);
@@ -658,10 +655,7 @@ fn chromium_profile_resolves_into_explicit_values_and_keys_override_it() {
         1000,
         "profile = \"chromium\"\ninitial_rtt = \"200ms\"",
     ));
-    let q = match &cfg.flows[0].app {
-        sim_core::config::AppConfig::QuicBulk(q) => q.clone(),
-        _ => unreachable!(),
-    };
+    let q = cfg.flows[0].quic().expect("a QUIC flow").server.clone();
     assert_eq!(q.profile, sim_core::quic::config::Profile::Chromium);
     assert_eq!(q.cc.algorithm, sim_core::cc::CcAlgorithm::Cubic);
     assert_eq!(q.initial_cwnd(), 32 * 1460);

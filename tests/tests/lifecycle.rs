@@ -11,7 +11,7 @@
 use quicsim_tests::model::{self, transfer, transfer_resumed, Params, Resumption};
 use quicsim_tests::support::{params, quic_metrics, tolerance, MS};
 use sim_core::config::workload::{CloseMode, ConnectionSpec};
-use sim_core::config::{AppConfig, Config, FlowConfig, LinkChange, LinkConfig, LossModel};
+use sim_core::config::{Config, FlowConfig, LinkChange, LinkConfig, LossModel, SequenceSpec};
 use sim_core::metrics::workload::{ConnectionReport, ConnectionStatus};
 use sim_core::metrics::{RunResult, RunStatus};
 use sim_core::quic::QuicConfig;
@@ -34,8 +34,8 @@ fn link(rate: u64, delay_ms: u64) -> LinkConfig {
     LinkConfig::new(Rate(rate), SimDuration::from_millis(delay_ms))
 }
 
-fn spec(q: &QuicConfig, bytes: u64) -> ConnectionSpec {
-    ConnectionSpec::new(q, bytes)
+fn spec(bytes: u64) -> ConnectionSpec {
+    ConnectionSpec::new(bytes)
 }
 
 /// A `two_hosts` run of one `quic_connections` flow.
@@ -46,14 +46,7 @@ fn run_connections(
     reverse: LinkConfig,
     seed: u64,
 ) -> RunResult {
-    let flow = FlowConfig {
-        pair: 0,
-        background: false,
-        app: AppConfig::QuicConnections {
-            quic: q,
-            connections: specs,
-        },
-    };
+    let flow = FlowConfig::quic_sequence(q, SequenceSpec::new(specs));
     let mut cfg = Config::two_hosts(forward, reverse, vec![flow]);
     cfg.sim.time_limit = SimDuration::from_secs(10_000);
     cfg.sim.max_events = 200_000_000;
@@ -68,8 +61,8 @@ fn ns(s: Option<f64>) -> u64 {
 /// the warm-up's ticket 100 ms after it closed. Returns the measured connection's
 /// client report.
 fn resumed_transfer(q: &QuicConfig, p: &Params) -> ConnectionReport {
-    let warm = spec(q, 10_000);
-    let mut target = spec(q, p.bytes);
+    let warm = spec(10_000);
+    let mut target = spec(p.bytes);
     target.gap = Some(SimDuration::from_millis(100));
     let r = run_connections(
         q.clone(),
@@ -178,8 +171,8 @@ fn lost_zero_rtt_run(offset: u64, reject: bool) -> (RunResult, ConnectionReport,
         reject_zero_rtt: reject,
         ..QuicConfig::default()
     };
-    let warm = spec(&q, 20_000);
-    let mut target = spec(&q, 300_000);
+    let warm = spec(20_000);
+    let mut target = spec(300_000);
     target.start = Some(SimTime(1_000_000_000));
     target.streams = 3;
     target.request_size = 1_500;
@@ -268,9 +261,9 @@ fn idle_timeout_fires_at_the_negotiated_time_after_the_last_activity() {
             idle_timeout: SimDuration::from_millis(idle_ms),
             ..QuicConfig::default()
         };
-        let mut a = spec(&q, 50_000);
+        let mut a = spec(50_000);
         a.close = CloseMode::Idle;
-        let mut b = spec(&q, 50_000);
+        let mut b = spec(50_000);
         b.gap = Some(SimDuration::from_millis(300));
         let r = run_connections(q, vec![a, b], link(10_000_000, 25), link(10_000_000, 25), 1);
         assert_eq!(r.status, RunStatus::Completed);
@@ -322,7 +315,7 @@ fn a_connection_with_traffic_never_times_out() {
         };
         let r = run_connections(
             q.clone(),
-            vec![spec(&q, 1_000_000), spec(&q, 200_000)],
+            vec![spec(1_000_000), spec(200_000)],
             link(2_000_000, 20),
             down,
             5,
@@ -346,10 +339,10 @@ fn a_connection_with_traffic_never_times_out() {
 #[test]
 fn history_samples_at_resumption_and_close() {
     let q = QuicConfig::default();
-    let mut a = spec(&q, 100_000);
+    let mut a = spec(100_000);
     a.close = CloseMode::Idle;
-    let b = spec(&q, 100_000);
-    let mut c = spec(&q, 100_000);
+    let b = spec(100_000);
+    let mut c = spec(100_000);
     c.resume = false;
     let r = run_connections(
         q,
@@ -439,7 +432,7 @@ proptest! {
         let specs: Vec<ConnectionSpec> = conns
             .iter()
             .map(|c| {
-                let mut s = spec(&q, c.bytes);
+                let mut s = spec(c.bytes);
                 s.resume = c.resume;
                 s.gap = Some(SimDuration::from_millis(c.gap_ms));
                 s.streams = c.streams;
@@ -507,9 +500,8 @@ fn scenario_keys_resolve_with_flow_defaults() {
          [[flows.connections]]\nstart = \"10s\"\nrequest_size = \"1KB\"\n",
     )
     .expect("valid");
-    let AppConfig::QuicConnections { quic, connections } = &cfg.flows[0].app else {
-        panic!("kind");
-    };
+    let connections = &cfg.flows[0].sequence().expect("kind").connections;
+    let quic = &cfg.flows[0].quic().expect("kind").client;
     assert!(quic.reject_zero_rtt);
     assert_eq!(quic.idle_timeout, SimDuration::from_secs(3));
     assert_eq!(connections.len(), 3);
@@ -573,16 +565,9 @@ fn rule_close_mode() {
 #[test]
 fn rule_sizes_fit_toml_integers() {
     let q = QuicConfig::default();
-    let mut s = spec(&q, u64::MAX);
+    let mut s = spec(u64::MAX);
     s.streams = 1;
-    let flow = FlowConfig {
-        pair: 0,
-        background: false,
-        app: AppConfig::QuicConnections {
-            quic: q,
-            connections: vec![s],
-        },
-    };
+    let flow = FlowConfig::quic_sequence(q, SequenceSpec::new(vec![s]));
     let cfg = Config::two_hosts(link(1_000_000, 1), link(1_000_000, 1), vec![flow]);
     assert_eq!(
         cfg.validate().expect_err("too large").field,
@@ -764,11 +749,11 @@ fn resumption_without_zero_rtt_saves_only_the_certificate() {
             zero_rtt,
             ..model_quic(true)
         };
-        let mut second = spec(&q, 100_000);
+        let mut second = spec(100_000);
         second.gap = Some(SimDuration::from_millis(50));
         let r = run_connections(
             q.clone(),
-            vec![spec(&q, 10_000), second],
+            vec![spec(10_000), second],
             link(20_000_000, 20),
             link(20_000_000, 20),
             1,

@@ -111,7 +111,7 @@ fn mathis_and_discrete_reno() {
 // ---------------------------------------------------------------------------------------
 // Simulation side.
 
-use sim_core::config::{AppConfig, Config, FlowConfig, LinkConfig, LossModel};
+use sim_core::config::{BulkSpec, Config, FlowConfig, LinkConfig, LossModel};
 use sim_core::metrics::quic::QuicMetrics;
 use sim_core::metrics::RunStatus;
 use sim_core::quic::QuicConfig;
@@ -138,10 +138,7 @@ struct Measured {
 /// The `QuicConfig` the models assume: everything at its default except pacing, which
 /// the ACK-clocked model of §1 does not include, and the values taken from `p`.
 fn quic_config(p: &Params) -> QuicConfig {
-    let mut q = QuicConfig {
-        bytes: p.bytes,
-        ..QuicConfig::default()
-    };
+    let mut q = QuicConfig::default();
     q.cc.pacing = false;
     q.stream_window = p.stream_window.unwrap_or(1 << 40);
     // Check the model's inputs against the implementation's defaults.
@@ -152,7 +149,7 @@ fn quic_config(p: &Params) -> QuicConfig {
     assert_eq!(q.server_hello_size, p.server_hello);
     assert_eq!(q.server_handshake_size, p.server_handshake);
     assert_eq!(q.client_finished_size, p.client_finished);
-    assert_eq!(q.request_size, p.request);
+    assert_eq!(BulkSpec::default().request_size, p.request);
     assert_eq!(q.ack_eliciting_threshold, p.ack_threshold);
     assert_eq!(q.max_ack_delay.as_nanos(), p.max_ack_delay);
     q
@@ -173,11 +170,7 @@ fn sim_transfer_with(
     up_loss: LossModel,
     seed: u64,
 ) -> Measured {
-    let flow = FlowConfig {
-        pair: 0,
-        background: false,
-        app: AppConfig::QuicBulk(q),
-    };
+    let flow = FlowConfig::quic_bulk(q, BulkSpec::bytes(p.bytes));
     let mut cfg = Config::two_hosts(
         link(p.up_rate, p.up_delay, up_loss),
         link(p.down_rate, p.down_delay, down_loss),

@@ -1,5 +1,6 @@
-//! [`QuicConfig`]: every parameter of the QUIC model and of the `bulk` workload, each with
-//! a documented default. These defaults move results: a study should state the ones it
+//! [`QuicConfig`]: every parameter of the QUIC model (one side's: client and server may
+//! differ, [`crate::config::transport::Sides`]), each with a documented default; the
+//! workload's parameters are in [`crate::config::workload`]. These defaults move results: a study should state the ones it
 //! relies on (the run output's `resolved_config` carries them all).
 
 pub use crate::cc::CcAlgorithm;
@@ -8,7 +9,6 @@ use crate::time::SimDuration;
 use crate::transport::allowance::{AllowanceKind, AllowanceParams};
 use crate::transport::initial_window::InitialWindowConfig;
 use crate::transport::migration::MigrationConfig;
-use crate::units::Rate;
 use crate::wire::quic::{header_len_without_pn, PacketType, AEAD_TAG_LEN};
 use serde::{Deserialize, Serialize};
 
@@ -238,24 +238,10 @@ pub struct QuicConfig {
         skip_serializing_if = "Option::is_none"
     )]
     pub max_connection_window: Option<u64>,
-    /// Rate at which the client application reads the response data; unset = it reads
-    /// everything as soon as it is in order. Data counts as consumed (for flow control
-    /// and completion) when read. Default unset.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_rate: Option<Rate>,
 
-    // ---- workload `bulk` ----------------------------------------------------------------
-    /// Sender scheduler. Default round robin.
+    // ---- sender --------------------------------------------------------------------------
+    /// Sender scheduler: which stream the sender serves next. Default round robin.
     pub scheduler: SchedulerKind,
-    /// Number of bidirectional streams the client opens (one request each). Default 1.
-    pub streams: u64,
-    /// Total response bytes N, split evenly over the streams (the first `N mod S`
-    /// streams get one byte more). Default 1,000,000.
-    #[serde(deserialize_with = "crate::units::serde_size::de")]
-    pub bytes: u64,
-    /// Request size per stream, client to server. Default 100.
-    #[serde(deserialize_with = "crate::units::serde_size::de")]
-    pub request_size: u64,
 
     // ---- resumption and 0-RTT (docs/lifecycle.md; used by `quic_connections`) ------------
     /// The server's initial-window policy for the connections of a sequence
@@ -323,11 +309,7 @@ impl Default for QuicConfig {
             connection_allowance: None,
             max_stream_window: None,
             max_connection_window: None,
-            read_rate: None,
             scheduler: SchedulerKind::RoundRobin,
-            streams: 1,
-            bytes: 1_000_000,
-            request_size: 100,
             initial_window: InitialWindowConfig::default(),
             resumption_client_hello_size: 510,
             resumption_server_handshake_size: 140,
@@ -361,7 +343,6 @@ fn quic_keys() -> &'static [&'static str] {
         full.cc.initial_cwnd_bytes = Some(1);
         full.cc.cc_segment_size = Some(1);
         full.cc.pacing_burst_packets = Some(1);
-        full.read_rate = Some(Rate(1));
         full.connection_allowance = Some(AllowanceKind::Static);
         full.max_stream_window = Some(1);
         full.max_connection_window = Some(1);
@@ -551,9 +532,6 @@ impl QuicConfig {
                 "a length in [1, 20] (RFC 9000 §17.2)",
             );
         }
-        if self.streams == 0 {
-            return bad("streams", 0, "a number of streams >= 1");
-        }
         if self.ack_eliciting_threshold == 0 {
             return bad("ack_eliciting_threshold", 0, "a number of packets >= 1");
         }
@@ -638,11 +616,6 @@ impl QuicConfig {
         self.cc.validate(self.max_udp_payload)?;
         self.initial_window
             .validate(self.cc_segment(), self.initial_cwnd())?;
-        if let Some(r) = self.read_rate {
-            if r.bps() == 0 {
-                return bad("read_rate", "0bps", "a rate > 0 (omit it for unlimited)");
-            }
-        }
         if self.client_hello_size == 0 || self.server_hello_size == 0 {
             return bad(
                 "client_hello_size",

@@ -252,8 +252,9 @@ impl TransportDriver for Connection {
         }
     }
 
-    fn connect(base: &QuicConfig, spec: &ConnectionSpec) -> Self {
-        Connection::new(Role::Client, spec.config(base))
+    /// Every connection of a sequence reads at once (no `read_rate`).
+    fn connect(base: &QuicConfig, _spec: &ConnectionSpec) -> Self {
+        Connection::new(Role::Client, base.clone())
     }
 
     fn resume(&mut self, ticket: SessionTicket) {
@@ -277,8 +278,8 @@ impl TransportDriver for Connection {
         base.address_token_size > 0
     }
 
-    fn default_initial_cwnd(base: &QuicConfig, spec: &ConnectionSpec) -> u64 {
-        spec.config(base).initial_cwnd()
+    fn default_initial_cwnd(base: &QuicConfig, _spec: &ConnectionSpec) -> u64 {
+        base.initial_cwnd()
     }
 
     fn initial_window_policy(base: &QuicConfig) -> Box<dyn InitialWindowPolicy> {
@@ -287,13 +288,13 @@ impl TransportDriver for Connection {
 
     fn accept(
         base: &QuicConfig,
-        spec: &ConnectionSpec,
+        _spec: &ConnectionSpec,
         first: &Datagram,
         ticket_valid: bool,
         token_valid: bool,
         initial_cwnd: Option<u64>,
     ) -> Self {
-        let mut cfg = spec.config(base);
+        let mut cfg = base.clone();
         if let Some(w) = initial_cwnd {
             cfg.cc.initial_cwnd_bytes = Some(w);
         }
@@ -351,11 +352,11 @@ impl TransportDriver for Connection {
 
     fn not_started_report(
         base: &QuicConfig,
-        spec: &ConnectionSpec,
+        _spec: &ConnectionSpec,
         index: u64,
         local: Addr,
     ) -> ConnectionReport {
-        let c = Connection::new(Role::Client, spec.config(base));
+        let c = Connection::new(Role::Client, base.clone());
         ConnectionReport {
             index,
             local: local.to_string(),

@@ -5,6 +5,7 @@
 use super::config::{QuicConfig, SchedulerKind};
 use super::connection::{Connection, Role};
 use super::metrics::{connection_metrics, QuicMetrics};
+use crate::config::workload::BulkSpec;
 use crate::endpoint::Endpoint;
 use crate::packet::{Addr, Datagram};
 use crate::rng::RngStream;
@@ -18,15 +19,23 @@ use std::collections::{BTreeMap, BTreeSet};
 /// QUIC x bulk, as the flow factory builds it.
 type QuicEndpoint = BulkEndpoint<Connection>;
 
-/// A QUIC endpoint running `bulk` with `cfg` (the client reads at `cfg.read_rate`).
-fn quic_endpoint(role: Role, cfg: QuicConfig, local: Addr, remote: Addr) -> QuicEndpoint {
+/// A QUIC config (both sides) and the `bulk` workload it runs.
+#[derive(Clone, Debug, Default)]
+struct Setup {
+    quic: QuicConfig,
+    bulk: BulkSpec,
+}
+
+/// A QUIC endpoint running `bulk` with `cfg` (the client reads at `cfg.bulk.read_rate`).
+fn quic_endpoint(role: Role, cfg: Setup, local: Addr, remote: Addr) -> QuicEndpoint {
     let read_rate = match role {
-        Role::Client => cfg.read_rate,
+        Role::Client => cfg.bulk.read_rate,
         Role::Server => None,
     };
-    let app = Bulk::new(cfg.streams, cfg.bytes, cfg.request_size)
-        .with_reader(Reader::new(read_rate, cfg.max_udp_payload));
-    BulkEndpoint::new(Connection::new(role, cfg), app, local, remote, 0)
+    let w = &cfg.bulk;
+    let app = Bulk::new(w.streams, w.bytes, w.request_size)
+        .with_reader(Reader::new(read_rate, cfg.quic.max_udp_payload));
+    BulkEndpoint::new(Connection::new(role, cfg.quic), app, local, remote, 0)
 }
 
 const OVERHEAD: u64 = 28; // IPv4 + UDP headers, added by the link
@@ -77,7 +86,7 @@ struct Harness {
 type Observer = Box<dyn FnMut(SimTime, &[QuicEndpoint; 2])>;
 
 impl Harness {
-    fn new(cfg: QuicConfig, delay_ms: u64, rate: Option<Rate>, seed: u64) -> Self {
+    fn new(cfg: Setup, delay_ms: u64, rate: Option<Rate>, seed: u64) -> Self {
         let ca = Addr::new(0x0a00_0001, 4433);
         let sa = Addr::new(0x0a00_0002, 443);
         Harness {
@@ -256,10 +265,13 @@ impl Harness {
     }
 }
 
-fn small_cfg(bytes: u64) -> QuicConfig {
-    QuicConfig {
-        bytes,
-        ..QuicConfig::default()
+fn small_cfg(bytes: u64) -> Setup {
+    Setup {
+        quic: QuicConfig::default(),
+        bulk: BulkSpec {
+            bytes,
+            ..BulkSpec::default()
+        },
     }
 }
 
@@ -330,7 +342,7 @@ fn anti_amplification_costs_one_round_trip() {
     // A 6000-byte server flight exceeds 3 x 1200 B: the server stops at the limit and
     // resumes when the client's (padded) acknowledgement arrives: one extra RTT.
     let mut cfg = small_cfg(5_000);
-    cfg.server_handshake_size = 6_000;
+    cfg.quic.server_handshake_size = 6_000;
     let mut h = Harness::new(cfg, 10, None, 1);
     assert!(h.run(SimTime(10_000_000_000), 1_000_000));
     let c = h.metrics(0);
@@ -355,13 +367,18 @@ fn pacing_limits_bursts_to_the_initial_window() {
     // Infinite link rate: without pacing whole windows arrive at one instant; with it,
     // never more than the initial window (10 datagrams here) at once (RFC 9002 §7.7).
     let burst = |pacing: bool| {
-        let cfg = QuicConfig {
-            bytes: 1_000_000,
-            cc: crate::cc::CcParams {
-                pacing,
-                ..Default::default()
+        let cfg = Setup {
+            quic: QuicConfig {
+                cc: crate::cc::CcParams {
+                    pacing,
+                    ..Default::default()
+                },
+                ..QuicConfig::default()
             },
-            ..QuicConfig::default()
+            bulk: BulkSpec {
+                bytes: 1_000_000,
+                ..BulkSpec::default()
+            },
         };
         let mut h = Harness::new(cfg, 25, None, 5);
         assert!(h.run(SimTime(60_000_000_000), 5_000_000));
@@ -383,10 +400,13 @@ fn loss_on_one_stream_does_not_block_another() {
     // Two streams, round robin; one server packet carrying stream 0 data past offset
     // 100 000 is dropped. While stream 0 waits for the retransmission (received beyond
     // its in-order point), stream 4 keeps being read.
-    let cfg = QuicConfig {
-        bytes: 600_000,
-        streams: 2,
-        ..QuicConfig::default()
+    let cfg = Setup {
+        quic: QuicConfig::default(),
+        bulk: BulkSpec {
+            bytes: 600_000,
+            streams: 2,
+            ..BulkSpec::default()
+        },
     };
     let mut h = Harness::new(cfg, 20, Some(Rate(20_000_000)), 9);
     let mut done = false;
@@ -425,9 +445,12 @@ fn loss_on_one_stream_does_not_block_another() {
 fn acks_every_second_packet_or_after_max_ack_delay() {
     // One-way bulk data: the client sends about one ACK per two server packets
     // (RFC 9000 §13.2.2), plus a few for the handshake and the tail.
-    let cfg = QuicConfig {
-        bytes: 500_000,
-        ..QuicConfig::default()
+    let cfg = Setup {
+        quic: QuicConfig::default(),
+        bulk: BulkSpec {
+            bytes: 500_000,
+            ..BulkSpec::default()
+        },
     };
     let mut h = Harness::new(cfg, 10, Some(Rate(50_000_000)), 2);
     assert!(h.run(SimTime(60_000_000_000), 5_000_000));
@@ -440,11 +463,16 @@ fn acks_every_second_packet_or_after_max_ack_delay() {
 #[test]
 fn many_streams_round_robin_and_sequential_deliver_everything() {
     for sched in [SchedulerKind::RoundRobin, SchedulerKind::Sequential] {
-        let cfg = QuicConfig {
-            bytes: 300_001,
-            streams: 7,
-            scheduler: sched,
-            ..QuicConfig::default()
+        let cfg = Setup {
+            quic: QuicConfig {
+                scheduler: sched,
+                ..QuicConfig::default()
+            },
+            bulk: BulkSpec {
+                bytes: 300_001,
+                streams: 7,
+                ..BulkSpec::default()
+            },
         };
         let mut h = Harness::new(cfg, 5, Some(Rate(20_000_000)), 3);
         assert!(h.run(SimTime(60_000_000_000), 5_000_000));
@@ -470,11 +498,16 @@ fn many_streams_round_robin_and_sequential_deliver_everything() {
 
 #[test]
 fn max_streams_limit_is_respected_and_raised() {
-    let cfg = QuicConfig {
-        bytes: 50_000,
-        streams: 10,
-        max_streams_bidi: 3,
-        ..QuicConfig::default()
+    let cfg = Setup {
+        quic: QuicConfig {
+            max_streams_bidi: 3,
+            ..QuicConfig::default()
+        },
+        bulk: BulkSpec {
+            bytes: 50_000,
+            streams: 10,
+            ..BulkSpec::default()
+        },
     };
     let mut h = Harness::new(cfg, 5, Some(Rate(20_000_000)), 3);
     assert!(h.run(SimTime(60_000_000_000), 5_000_000));
@@ -486,11 +519,16 @@ fn max_streams_limit_is_respected_and_raised() {
 fn flow_control_limits_and_blocked_frames() {
     // A 16 KB stream window over a 50 ms RTT: the sender is flow-control blocked, sends
     // STREAM_DATA_BLOCKED, and the receiver's MAX_STREAM_DATA updates unblock it.
-    let cfg = QuicConfig {
-        bytes: 200_000,
-        stream_window: 16_000,
-        connection_window: 40_000,
-        ..QuicConfig::default()
+    let cfg = Setup {
+        quic: QuicConfig {
+            stream_window: 16_000,
+            connection_window: 40_000,
+            ..QuicConfig::default()
+        },
+        bulk: BulkSpec {
+            bytes: 200_000,
+            ..BulkSpec::default()
+        },
     };
     let mut h = Harness::new(cfg, 25, Some(Rate(100_000_000)), 3);
     assert!(h.run(SimTime(60_000_000_000), 5_000_000));
@@ -509,11 +547,16 @@ fn flow_control_limits_and_blocked_frames() {
 #[test]
 fn read_rate_limits_completion() {
     // A 1 Mb/s reader: 100 kB take at least 0.8 s to read.
-    let cfg = QuicConfig {
-        bytes: 100_000,
-        read_rate: Some(Rate(1_000_000)),
-        stream_window: 20_000,
-        ..QuicConfig::default()
+    let cfg = Setup {
+        quic: QuicConfig {
+            stream_window: 20_000,
+            ..QuicConfig::default()
+        },
+        bulk: BulkSpec {
+            bytes: 100_000,
+            read_rate: Some(Rate(1_000_000)),
+            ..BulkSpec::default()
+        },
     };
     let mut h = Harness::new(cfg, 5, Some(Rate(50_000_000)), 3);
     assert!(h.run(SimTime(60_000_000_000), 5_000_000));
@@ -525,11 +568,16 @@ fn read_rate_limits_completion() {
 #[test]
 fn tracing_observes_without_changing_the_run() {
     let run = |trace: bool| {
-        let cfg = QuicConfig {
-            bytes: 300_000,
-            streams: 3,
-            stream_window: 30_000,
-            ..QuicConfig::default()
+        let cfg = Setup {
+            quic: QuicConfig {
+                stream_window: 30_000,
+                ..QuicConfig::default()
+            },
+            bulk: BulkSpec {
+                bytes: 300_000,
+                streams: 3,
+                ..BulkSpec::default()
+            },
         };
         let mut h = Harness::new(cfg, 10, Some(Rate(10_000_000)), 4);
         h.loss = 0.03;
@@ -571,10 +619,13 @@ fn tracing_observes_without_changing_the_run() {
 #[test]
 fn same_seed_same_result() {
     let run = |seed| {
-        let cfg = QuicConfig {
-            bytes: 200_000,
-            streams: 3,
-            ..QuicConfig::default()
+        let cfg = Setup {
+            quic: QuicConfig::default(),
+            bulk: BulkSpec {
+                bytes: 200_000,
+                streams: 3,
+                ..BulkSpec::default()
+            },
         };
         let mut h = Harness::new(cfg, 10, Some(Rate(10_000_000)), seed);
         h.loss = 0.05;
@@ -624,23 +675,28 @@ proptest! {
         pacing in any::<bool>(),
         ge in prop::option::of((0.001f64..0.03, 0.4f64..0.9)),
     ) {
-        let cfg = QuicConfig {
-            bytes,
-            streams,
-            stream_window: window_kb * 1000,
-            connection_window: conn_kb * 1000,
-            scheduler: if rr { SchedulerKind::RoundRobin } else { SchedulerKind::Sequential },
-            read_rate: read_kbps.map(|k| Rate(k * 1000)),
-            client_hello_size: hello,
-            server_handshake_size: flight,
-            max_udp_payload: mtu,
-            cc: crate::cc::CcParams {
-                pacing,
-                ..Default::default()
+        let cfg = Setup {
+            quic: QuicConfig {
+                stream_window: window_kb * 1000,
+                connection_window: conn_kb * 1000,
+                scheduler: if rr { SchedulerKind::RoundRobin } else { SchedulerKind::Sequential },
+                client_hello_size: hello,
+                server_handshake_size: flight,
+                max_udp_payload: mtu,
+                cc: crate::cc::CcParams {
+                    pacing,
+                    ..Default::default()
+                },
+                ..QuicConfig::default()
             },
-            ..QuicConfig::default()
+            bulk: BulkSpec {
+                bytes,
+                streams,
+                read_rate: read_kbps.map(|k| Rate(k * 1000)),
+                ..BulkSpec::default()
+            },
         };
-        prop_assert!(cfg.validate().is_ok());
+        prop_assert!(cfg.quic.validate().is_ok());
         let mut h = Harness::new(cfg.clone(), delay_ms, Some(Rate(rate_mbps * 1_000_000)), seed);
         h.loss = f64::from(loss_pct) / 100.0;
         h.drops[1] = drops;
@@ -676,10 +732,13 @@ proptest! {
 #[test]
 #[ignore = "prints a sample run for inspection"]
 fn print_sample_run() {
-    let cfg = QuicConfig {
-        bytes: 2_000_000,
-        streams: 4,
-        ..QuicConfig::default()
+    let cfg = Setup {
+        quic: QuicConfig::default(),
+        bulk: BulkSpec {
+            bytes: 2_000_000,
+            streams: 4,
+            ..BulkSpec::default()
+        },
     };
     let mut h = Harness::new(cfg, 20, Some(Rate(20_000_000)), 11);
     h.loss = 0.02;
@@ -694,17 +753,20 @@ fn print_sample_run() {
 
 #[test]
 fn config_serde_round_trip_and_units() {
-    let c: QuicConfig = toml::from_str(
-        "bytes = \"10MB\"\nstream_window = 16000\nmax_ack_delay = \"10ms\"\nread_rate = \"5Mbps\"\n",
-    )
-    .unwrap();
-    assert_eq!(c.bytes, 10_000_000);
+    let c: QuicConfig =
+        toml::from_str("stream_window = 16000\nmax_ack_delay = \"10ms\"\n").unwrap();
+    let w: BulkSpec = toml::from_str("bytes = \"10MB\"\nread_rate = \"5Mbps\"\n").unwrap();
+    assert_eq!(w.bytes, 10_000_000);
     assert_eq!(c.stream_window, 16_000);
     assert_eq!(c.max_ack_delay, SimDuration::from_millis(10));
-    assert_eq!(c.read_rate, Some(Rate(5_000_000)));
-    assert_eq!(c.request_size, 100);
+    assert_eq!(w.read_rate, Some(Rate(5_000_000)));
+    assert_eq!(w.request_size, 100);
     let back: QuicConfig = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
     assert_eq!(back, c);
+    let back: BulkSpec = toml::from_str(&toml::to_string(&w).unwrap()).unwrap();
+    assert_eq!(back, w);
+    // The workload's keys are not QUIC keys.
+    assert!(toml::from_str::<QuicConfig>("bytes = 1").is_err());
     let d = QuicConfig::default();
     let back: QuicConfig = toml::from_str(&toml::to_string(&d).unwrap()).unwrap();
     assert_eq!(back, d);
@@ -741,11 +803,16 @@ fn unknown_key_error_lists_every_key_in_order() {
 #[test]
 #[ignore = "timing probe: a 50 MB transfer"]
 fn perf_large_transfer() {
-    let cfg = QuicConfig {
-        bytes: 50_000_000,
-        streams: 10,
-        stream_window: 5_000_000,
-        ..QuicConfig::default()
+    let cfg = Setup {
+        quic: QuicConfig {
+            stream_window: 5_000_000,
+            ..QuicConfig::default()
+        },
+        bulk: BulkSpec {
+            bytes: 50_000_000,
+            streams: 10,
+            ..BulkSpec::default()
+        },
     };
     let mut h = Harness::new(cfg, 10, Some(Rate(100_000_000)), 1);
     h.loss = 0.001;
@@ -784,22 +851,27 @@ proptest! {
         cid in 1u64..21,
         window_kb in 2u64..200,
     ) {
-        let cfg = QuicConfig {
-            bytes,
-            streams,
-            max_ack_ranges,
-            ack_eliciting_threshold: ack_thr,
-            pto_probes: probes,
-            cc: crate::cc::CcParams {
-                initial_cwnd_packets: Some(iw),
-                ..Default::default()
+        let cfg = Setup {
+            quic: QuicConfig {
+                max_ack_ranges,
+                ack_eliciting_threshold: ack_thr,
+                pto_probes: probes,
+                cc: crate::cc::CcParams {
+                    initial_cwnd_packets: Some(iw),
+                    ..Default::default()
+                },
+                cid_len: cid,
+                stream_window: window_kb * 1000,
+                idle_timeout: SimDuration::from_secs(100_000),
+                ..QuicConfig::default()
             },
-            cid_len: cid,
-            stream_window: window_kb * 1000,
-            idle_timeout: SimDuration::from_secs(100_000),
-            ..QuicConfig::default()
+            bulk: BulkSpec {
+                bytes,
+                streams,
+                ..BulkSpec::default()
+            },
         };
-        prop_assert!(cfg.validate().is_ok());
+        prop_assert!(cfg.quic.validate().is_ok());
         let mut h = Harness::new(cfg, delay_ms, Some(Rate(10_000_000)), seed);
         h.loss = f64::from(loss_pct) / 100.0;
         let ok = h.run(SimTime(30_000_000_000_000), 20_000_000);
@@ -1138,22 +1210,28 @@ proptest! {
     ) {
         use crate::transport::allowance::AllowanceKind;
         let conn_policy = conn_kind.unwrap_or(kind);
-        let cfg = QuicConfig {
-            bytes,
-            streams,
+        let quic = QuicConfig {
             stream_window: window,
             connection_window: conn_window,
             allowance: kind,
             connection_allowance: conn_kind,
             max_stream_window: kind.grows().then_some(window * bound_factor),
             max_connection_window: conn_policy.grows().then_some(conn_window * bound_factor),
-            read_rate: read_kbps.map(|k| Rate(k * 1000)),
             ..QuicConfig::default()
         };
-        prop_assert!(cfg.validate().is_ok(), "{:?}", cfg.validate());
-        let (_, sp) = cfg.stream_allowance();
-        let (_, cp) = cfg.connection_allowance_params();
-        let mss = cfg.stream_mss();
+        prop_assert!(quic.validate().is_ok(), "{:?}", quic.validate());
+        let (_, sp) = quic.stream_allowance();
+        let (_, cp) = quic.connection_allowance_params();
+        let mss = quic.stream_mss();
+        let cfg = Setup {
+            quic,
+            bulk: BulkSpec {
+                bytes,
+                streams,
+                read_rate: read_kbps.map(|k| Rate(k * 1000)),
+                ..BulkSpec::default()
+            },
+        };
         let mut h = Harness::new(cfg, delay_ms, Some(Rate(rate_mbps * 1_000_000)), seed);
         h.loss = f64::from(loss_pct) / 100.0;
         // (side, stream id or u64::MAX for the connection) -> (window, limit).
@@ -1206,16 +1284,18 @@ fn who_autotunes_is_each_sides_config() {
     use crate::transport::allowance::AllowanceKind;
     let run = |client: AllowanceKind, server: AllowanceKind| {
         let base = QuicConfig {
-            bytes: 400_000,
             stream_window: 8_000,
             connection_window: 16_000,
             ..QuicConfig::default()
         };
-        let with = |k: AllowanceKind| QuicConfig {
-            allowance: k,
-            max_stream_window: k.grows().then_some(256_000),
-            max_connection_window: k.grows().then_some(512_000),
-            ..base.clone()
+        let with = |k: AllowanceKind| Setup {
+            quic: QuicConfig {
+                allowance: k,
+                max_stream_window: k.grows().then_some(256_000),
+                max_connection_window: k.grows().then_some(512_000),
+                ..base.clone()
+            },
+            bulk: BulkSpec::bytes(400_000),
         };
         let mut h = Harness::new(with(client), 20, Some(Rate(50_000_000)), 1);
         let ca = Addr::new(0x0a00_0001, 4433);

@@ -12,12 +12,14 @@ use super::raw::*;
 use super::schema::{
     self, DefaultValue, CBR, CHANGE, CONNECTION, DUMBBELL, FLOW, FLOW_KINDS, HANDOVER, JITTER,
     LINK, LOSS_BERNOULLI, LOSS_FOUR_STATE, LOSS_GILBERT_ELLIOTT, LOSS_MODELS, LOSS_NONE,
-    LOSS_PERIODIC, OUTPUT, PAIR, QUEUE, QUIC, QUIC_CONNECTIONS, SIM, TOP, TRANSPORT_FLOW,
-    TWO_HOSTS,
+    LOSS_PERIODIC, OUTPUT, PAIR, QUEUE, QUIC, QUIC_BULK, QUIC_CONNECTIONS, SIM, TOP,
+    TRANSPORT_FLOW, TRANSPORT_SIDES, TWO_HOSTS,
 };
+use crate::config::quic::QuicConfig;
 use crate::config::{
-    AppConfig, Config, FlowConfig, Handover, Jitter, JitterDistribution, LinkChange, LinkConfig,
-    LossModel, OutputConfig, PairLinks, QueueLimit, SimLimits, Topology,
+    AppConfig, BulkSpec, Config, FlowConfig, Handover, Jitter, JitterDistribution, LinkChange,
+    LinkConfig, LossModel, OutputConfig, PairLinks, QueueLimit, SequenceSpec, Sides, SimLimits,
+    Topology, TransportConfig, WorkloadConfig,
 };
 use crate::time::{SimDuration, SimTime};
 use crate::units::{format_duration, format_rate, parse_bytes, Bytes, Rate};
@@ -860,32 +862,81 @@ fn parse_cbr(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigEr
     })
 }
 
-/// The QUIC keys of a flow table (everything but the keys of `FLOW` and of `own`), with
-/// `profile` resolved into explicit values (explicit keys win), as a
-/// [`crate::quic::QuicConfig`]. Its values are checked by `QuicConfig::validate`.
-fn quic_config(
+/// Per-side overrides of a transport's keys (`quic = { client = { .. }, server = { .. } }`),
+/// as the spelling pre-pass found them: each side's table, if written.
+#[derive(Debug, Default)]
+struct SideTables {
+    client: Option<Table>,
+    server: Option<Table>,
+}
+
+/// Each side's QUIC config of a flow table: the QUIC keys of the table (everything but the
+/// keys of `FLOW` and of the workload's keys `workload`), then the side's own keys from
+/// `sides` (`path.quic.client.<key>` / `path.quic.server.<key>`), with `profile`
+/// resolved into explicit values per side (explicit keys win), checked by
+/// `QuicConfig::validate`; an error names the key where its value was written.
+fn quic_sides(
     v: &Value,
     path: &str,
-    own: &schema::Table,
-) -> Result<crate::quic::QuicConfig, ConfigError> {
-    let mut table = match v {
+    workload: &schema::Table,
+    sides: &SideTables,
+) -> Result<Sides<QuicConfig>, ConfigError> {
+    let mut shared = match v {
         Value::Table(t) => t.clone(),
         _ => Table::new(),
     };
-    table.retain(|k, _| !FLOW.has(k) && !QUIC_CONNECTIONS.has(k));
-    if let Some(m) = table.get("migration") {
-        // Its keys against their descriptors, each value parsed and range-checked, the
-        // defaults filled in.
-        let r = Read::open(m, &join(path, "migration"), &[&schema::MIGRATION])?;
-        let canonical: crate::transport::migration::MigrationConfig = r.deserialize(Table::new())?;
-        let v = Value::try_from(canonical).expect("a migration table serialises");
-        table.insert("migration".into(), v);
-    }
-    crate::quic::config::apply_profile(&mut table);
-    let quic: crate::quic::QuicConfig = from_value(&Value::Table(table), path, own.what)?;
-    quic.validate()
-        .map_err(|(field, value, allowed)| ConfigError::new(join(path, field), value, allowed))?;
-    Ok(quic)
+    shared.retain(|k, _| !FLOW.has(k) && !workload.has(k));
+    let build = |own: Option<&Table>, side: &str| -> Result<QuicConfig, ConfigError> {
+        let side_path = join(&join(path, "quic"), side);
+        let mut table = shared.clone();
+        if let Some(own) = own {
+            // Each value parsed and range-checked at the key where it was written.
+            let own_value = Value::Table(own.clone());
+            let r = Read::open(&own_value, &side_path, &[&QUIC])?;
+            for k in own.keys() {
+                r.canonical(k)?;
+            }
+            table.extend(own.clone());
+        }
+        if let Some(m) = table.get("migration") {
+            // Its keys against their descriptors, each value parsed and range-checked, the
+            // defaults filled in.
+            let at = if own.is_some_and(|t| t.contains_key("migration")) {
+                join(&side_path, "migration")
+            } else {
+                join(path, "migration")
+            };
+            let r = Read::open(m, &at, &[&schema::MIGRATION])?;
+            let canonical: crate::transport::migration::MigrationConfig =
+                r.deserialize(Table::new())?;
+            let v = Value::try_from(canonical).expect("a migration table serialises");
+            table.insert("migration".into(), v);
+        }
+        crate::config::quic::apply_profile(&mut table);
+        let own_key = |field: &str| own.is_some_and(|t| t.contains_key(field));
+        let quic: QuicConfig =
+            from_value(&Value::Table(table), path, workload.what).map_err(|mut e| {
+                if let Some(k) = e.field.strip_prefix(&format!("{path}.")) {
+                    if own_key(k) {
+                        e.field = join(&side_path, k);
+                    }
+                }
+                e
+            })?;
+        quic.validate().map_err(|(field, value, allowed)| {
+            let at = if own_key(field) {
+                join(&side_path, field)
+            } else {
+                join(path, field)
+            };
+            ConfigError::new(at, value, allowed)
+        })?;
+        Ok(quic)
+    };
+    Ok(Sides {
+        client: build(sides.client.as_ref(), "client")?,
+        server: build(sides.server.as_ref(), "server")?,
+    })
 }
 
 /// One `[[flows]]` entry, dispatched on its `kind` (the transport × workload spelling is
@@ -898,15 +949,20 @@ fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigE
             "a table [[flows]] with a kind, or a transport and a workload",
         ));
     };
-    if let Some((flat, origin)) = flow_spelling(t, path)? {
-        return parse_flow_kind(&Value::Table(flat), path, pairs)
+    if let Some((flat, origin, sides)) = flow_spelling(t, path)? {
+        return parse_flow_kind(&Value::Table(flat), path, pairs, &sides)
             .map_err(|e| at_origin(e, path, &origin));
     }
-    parse_flow_kind(v, path, pairs)
+    parse_flow_kind(v, path, pairs, &SideTables::default())
 }
 
 /// One `[[flows]]` entry in the flow-kind spelling, dispatched on its `kind`.
-fn parse_flow_kind(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigError> {
+fn parse_flow_kind(
+    v: &Value,
+    path: &str,
+    pairs: usize,
+    sides: &SideTables,
+) -> Result<FlowConfig, ConfigError> {
     let Value::Table(t) = v else {
         return Err(ConfigError::new(
             path,
@@ -927,35 +983,61 @@ fn parse_flow_kind(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, Co
     };
     match kind {
         "cbr" => parse_cbr(v, path, pairs),
-        "quic_bulk" => {
-            let r = Read::open(v, path, &[&FLOW, &QUIC])?;
-            let (pair, background) = flow_placement(&r, pairs)?;
-            Ok(FlowConfig {
-                pair,
-                background,
-                app: AppConfig::QuicBulk(quic_config(v, path, &QUIC)?),
-            })
-        }
-        _ => parse_quic_connections(v, path, pairs),
+        "quic_bulk" => parse_quic_bulk(v, path, pairs, sides),
+        _ => parse_quic_connections(v, path, pairs, sides),
     }
 }
 
-/// A `quic_connections` flow (`docs/lifecycle.md`): the shared QUIC keys, and the
-/// `[[flows.connections]]` list whose workload keys default to the flow's.
-fn parse_quic_connections(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigError> {
-    use crate::quic::lifecycle::ConnectionSpec;
+/// A flow of transport QUIC and workload `bulk` (`kind = "quic_bulk"`): the QUIC keys
+/// and the workload's, flat.
+fn parse_quic_bulk(
+    v: &Value,
+    path: &str,
+    pairs: usize,
+    sides: &SideTables,
+) -> Result<FlowConfig, ConfigError> {
+    let r = Read::open(v, path, &[&FLOW, &QUIC, &QUIC_BULK])?;
+    let (pair, background) = flow_placement(&r, pairs)?;
+    let quic = quic_sides(v, path, &QUIC_BULK, sides)?;
+    let bulk = BulkSpec {
+        bytes: r.req::<Bytes>("bytes")?.0,
+        streams: r.req("streams")?,
+        request_size: r.req::<Bytes>("request_size")?.0,
+        read_rate: r.get("read_rate")?,
+    };
+    Ok(FlowConfig {
+        pair,
+        background,
+        ..FlowConfig::transport(TransportConfig::Quic(quic), WorkloadConfig::Bulk(bulk))
+    })
+}
+
+/// A flow of transport QUIC and workload `sequence` (`kind = "quic_connections"`,
+/// `docs/lifecycle.md`): the QUIC keys, and the `[[flows.connections]]` list whose
+/// workload keys default to the flow's.
+fn parse_quic_connections(
+    v: &Value,
+    path: &str,
+    pairs: usize,
+    sides: &SideTables,
+) -> Result<FlowConfig, ConfigError> {
     let r = Read::open(v, path, &[&FLOW, &QUIC, &QUIC_CONNECTIONS])?;
     let (pair, background) = flow_placement(&r, pairs)?;
-    let quic = quic_config(v, path, &QUIC_CONNECTIONS)?;
+    let quic = quic_sides(v, path, &QUIC_CONNECTIONS, sides)?;
+    let mut seq = SequenceSpec {
+        bytes: r.req::<Bytes>("bytes")?.0,
+        streams: r.req("streams")?,
+        request_size: r.req::<Bytes>("request_size")?.0,
+        connections: Vec::new(),
+    };
     let items = match r.raw("connections") {
         Some(c) => array_of_tables(c, &r.at("connections"), "[[flows.connections]]")?,
         None => &[],
     };
-    let mut connections = Vec::with_capacity(items.len());
     for (j, item) in items.iter().enumerate() {
         let cpath = format!("{}[{j}]", r.at("connections"));
         let c = Read::open(item, &cpath, &[&CONNECTION])?;
-        let mut spec = ConnectionSpec::new(&quic, quic.bytes);
+        let mut spec = seq.connection(seq.bytes);
         spec.start = c.get("start")?;
         spec.gap = c.get("gap")?;
         spec.resume = c.req("resume")?;
@@ -969,15 +1051,19 @@ fn parse_quic_connections(v: &Value, path: &str, pairs: usize) -> Result<FlowCon
         if let Some(b) = c.get::<Bytes>("request_size")? {
             spec.request_size = b.0;
         }
-        connections.push(spec);
+        seq.connections.push(spec);
     }
-    check_connections(&connections, &|k| join(path, k))?;
+    check_connections(&seq.connections, &|k| join(path, k))?;
     Ok(FlowConfig {
         pair,
         background,
-        app: AppConfig::QuicConnections { quic, connections },
+        ..FlowConfig::transport(TransportConfig::Quic(quic), WorkloadConfig::Sequence(seq))
     })
 }
+
+/// A flow in the transport × workload spelling rewritten as the flow-kind spelling: the
+/// flat table, which sub-table each key came from, and the per-side overrides.
+type Spelled = (Table, BTreeMap<String, &'static str>, SideTables);
 
 /// The transport × workload spelling of a flow (`docs/scenario-format.md`, "Transport ×
 /// workload"): `transport = "quic"` with its keys flat or in a `quic = { ... }` table, and
@@ -990,10 +1076,7 @@ fn parse_quic_connections(v: &Value, path: &str, pairs: usize) -> Result<FlowCon
 /// The keys, choices and error texts come from the descriptors ([`schema::TRANSPORT_FLOW`],
 /// [`schema::WORKLOADS`]): a key added to a workload's table is accepted in `workload`.
 #[allow(clippy::type_complexity)]
-fn flow_spelling(
-    t: &Table,
-    path: &str,
-) -> Result<Option<(Table, BTreeMap<String, &'static str>)>, ConfigError> {
+fn flow_spelling(t: &Table, path: &str) -> Result<Option<Spelled>, ConfigError> {
     flow_spelling_in(t, path, schema::WORKLOADS)
 }
 
@@ -1003,7 +1086,7 @@ fn flow_spelling_in(
     t: &Table,
     path: &str,
     workloads: &[&'static schema::Table],
-) -> Result<Option<(Table, BTreeMap<String, &'static str>)>, ConfigError> {
+) -> Result<Option<Spelled>, ConfigError> {
     if !TRANSPORT_FLOW.fields.iter().any(|f| t.contains_key(f.name)) {
         return Ok(None);
     }
@@ -1086,12 +1169,13 @@ fn flow_spelling_in(
         origin.insert(k.to_string(), from);
         Ok(())
     };
-    let own: Vec<String> = wtable
+    let own_keys: Vec<String> = wtable
         .fields
         .iter()
         .filter(|f| f.name != "kind")
         .map(|f| format!("`{}`", f.name))
         .collect();
+    let mut sides = SideTables::default();
     if let Some(q) = out.remove(sub) {
         let qpath = join(path, sub);
         let Value::Table(q) = q else {
@@ -1102,6 +1186,36 @@ fn flow_spelling_in(
             ));
         };
         for (k, v) in &q {
+            // Per-side keys: `client = { .. }` / `server = { .. }`, transport keys only.
+            if TRANSPORT_SIDES.has(k) {
+                let spath = join(&qpath, k);
+                let Value::Table(own) = v else {
+                    return Err(ConfigError::new(
+                        spath,
+                        render(v),
+                        TRANSPORT_SIDES.field(k).allowed,
+                    ));
+                };
+                for (ok, ov) in own {
+                    if !transport_keys.has(ok) || wtable.has(ok) || TRANSPORT_SIDES.has(ok) {
+                        return Err(ConfigError::new(
+                            join(&spath, ok),
+                            render(ov),
+                            format!(
+                                "a {} key that one side may set (the workload's keys {} go in `workload`)",
+                                sub.to_uppercase(),
+                                own_keys.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                if k == "client" {
+                    sides.client = Some(own.clone());
+                } else {
+                    sides.server = Some(own.clone());
+                }
+                continue;
+            }
             // The workload's keys go in `workload`; the rest are the transport's.
             if !transport_keys.has(k) || wtable.has(k) {
                 return Err(ConfigError::new(
@@ -1110,7 +1224,7 @@ fn flow_spelling_in(
                     format!(
                         "a {} key (the workload's keys {} go in `workload`)",
                         sub.to_uppercase(),
-                        own.join(", ")
+                        own_keys.join(", ")
                     ),
                 ));
             }
@@ -1149,7 +1263,7 @@ fn flow_spelling_in(
         }
     };
     out.insert("kind".to_string(), Value::String(kind.to_string()));
-    Ok(Some((out, origin)))
+    Ok(Some((out, origin, sides)))
 }
 
 /// `err` with its path moved to where the key was written (`flows[0].bytes` ->
@@ -1269,7 +1383,7 @@ mod spelling_tests {
                 let t = flow(&format!("{{ kind = \"{kind}\", {key} = 1 }}"));
                 let r = flow_spelling(&t, "flows[0]");
                 if w.has(key) {
-                    let (flat, origin) = r.expect("declared key accepted").unwrap();
+                    let (flat, origin, _) = r.expect("declared key accepted").unwrap();
                     assert!(flat.contains_key(key), "{kind}.{key}");
                     assert_eq!(origin.get(key), Some(&"workload"));
                     let want = if kind == "bulk" {
@@ -1321,15 +1435,16 @@ mod spelling_tests {
                 schema::WORKLOAD_BULK.fields[1],
                 schema::WORKLOAD_BULK.fields[2],
                 schema::WORKLOAD_BULK.fields[3],
-                QUIC.fields[3],
+                schema::WORKLOAD_BULK.fields[4],
+                QUIC.fields[0],
             ],
             ..schema::WORKLOAD_BULK
         };
-        assert_eq!(BULK_PLUS.fields[4].name, "scheduler");
+        assert_eq!(BULK_PLUS.fields[5].name, "scheduler");
         assert!(!schema::WORKLOAD_BULK.has("scheduler"));
         let t = flow("{ kind = \"bulk\", scheduler = \"sequential\" }");
         assert!(flow_spelling(&t, "f").is_err());
-        let (flat, origin) = flow_spelling_in(&t, "f", &[&BULK_PLUS]).unwrap().unwrap();
+        let (flat, origin, _) = flow_spelling_in(&t, "f", &[&BULK_PLUS]).unwrap().unwrap();
         assert_eq!(flat["scheduler"].as_str(), Some("sequential"));
         assert_eq!(origin["scheduler"], "workload");
         // ... and it is now a workload key, no longer one of the `quic` table.

@@ -213,16 +213,13 @@ pub fn to_toml(cfg: &Config) -> Result<String, ConfigError> {
     if big_seed {
         top.insert("seed".into(), Value::String(cfg.seed.to_string()));
     }
-    // Flows: the app's keys sit next to pair/background in the format.
+    // Flows: the app's keys sit next to pair/background in the format (a transport flow:
+    // `transport`, its table and `workload`).
     if let Some(Value::Array(flows)) = top.get_mut("flows") {
         for f in flows.iter_mut() {
             if let Value::Table(ft) = f {
                 if let Some(Value::Table(app)) = ft.remove("app") {
                     ft.extend(app);
-                }
-                // quic_connections: the shared QUIC keys sit next to `kind` too.
-                if let Some(Value::Table(quic)) = ft.remove("quic") {
-                    ft.extend(quic);
                 }
             }
         }

@@ -1466,9 +1466,8 @@ fn chromium_profile_applies_to_quic_connections_as_to_quic_bulk() {
     let c = ok(&doc(
         "[[flows]]\nkind = \"quic_connections\"\nprofile = \"chromium\"\n[[flows.connections]]\nbytes = \"10KB\"\n",
     ));
-    let AppConfig::QuicConnections { quic, .. } = &c.flows[0].app else {
-        panic!("a quic_connections flow");
-    };
+    assert!(c.flows[0].sequence().is_some(), "a quic_connections flow");
+    let quic = &c.flows[0].quic().expect("a QUIC flow").client;
     assert_eq!(quic.profile, Profile::Chromium);
     assert_eq!(quic.cc.algorithm, CcAlgorithm::Cubic);
     assert_eq!(quic.initial_rtt, SimDuration::from_millis(100));
@@ -1481,27 +1480,47 @@ fn chromium_profile_applies_to_quic_connections_as_to_quic_bulk() {
     let b = ok(&doc(
         "[[flows]]\nkind = \"quic_bulk\"\nprofile = \"chromium\"\n",
     ));
-    let AppConfig::QuicBulk(bulk) = &b.flows[0].app else {
-        panic!("a quic_bulk flow");
-    };
-    assert_eq!(
-        quic,
-        &crate::quic::QuicConfig {
-            bytes: bulk.bytes,
-            ..bulk.clone()
-        }
-    );
+    assert!(b.flows[0].bulk().is_some(), "a quic_bulk flow");
+    assert_eq!(c.flows[0].quic(), b.flows[0].quic());
     // Explicit keys still win.
     let c = ok(&doc(
         "[[flows]]\nkind = \"quic_connections\"\nprofile = \"chromium\"\ninitial_rtt = \"333ms\"\ncc = \"new_reno\"\n[[flows.connections]]\n",
     ));
-    let AppConfig::QuicConnections { quic, connections } = &c.flows[0].app else {
-        panic!("a quic_connections flow");
-    };
+    let connections = &c.flows[0]
+        .sequence()
+        .expect("a quic_connections flow")
+        .connections;
+    let quic = &c.flows[0].quic().expect("a QUIC flow").client;
     assert_eq!(quic.initial_rtt, SimDuration::from_millis(333));
     assert_eq!(quic.cc.algorithm, CcAlgorithm::NewReno);
     assert_eq!(quic.cc.emulated_connections, 2);
     assert_eq!(connections.len(), 1);
+}
+
+/// The workload keys are the workload's: `read_rate` (how the bulk client reads) is not a
+/// key of a connection sequence, whose connections read at once, nor of the QUIC table.
+#[test]
+fn workload_keys_belong_to_their_workload() {
+    let c = ok(&doc(
+        "[[flows]]\nkind = \"quic_bulk\"\nread_rate = \"5Mbps\"\nstreams = 2\n",
+    ));
+    let bulk = c.flows[0].bulk().expect("bulk");
+    assert_eq!((bulk.read_rate, bulk.streams), (Some(Rate(5_000_000)), 2));
+    assert_err(
+        &doc("[[flows]]\nkind = \"quic_connections\"\nread_rate = \"5Mbps\"\n[[flows.connections]]\n"),
+        "flows[0].read_rate",
+        "unknown field `read_rate`",
+    );
+    assert_err(
+        &doc("[[flows]]\ntransport = \"quic\"\nquic = { read_rate = \"5Mbps\" }\nworkload = { kind = \"bulk\" }\n"),
+        "flows[0].quic.read_rate",
+        "a QUIC key",
+    );
+    assert_err(
+        &doc("[[flows]]\nkind = \"quic_bulk\"\nread_rate = \"0bps\"\n"),
+        "flows[0].read_rate",
+        "a rate > 0",
+    );
 }
 
 mod quic_descriptors {

@@ -213,6 +213,10 @@ impl Field {
         self.allowed = allowed;
         self
     }
+    const fn help(mut self, help: &'static str) -> Field {
+        self.help = help;
+        self
+    }
 }
 
 use DefaultValue::{Required, Unset, Value};
@@ -738,22 +742,17 @@ pub const CBR: Table = Table {
     ],
 };
 
-/// The QUIC keys of `quic_bulk` and `quic_connections` flows: the fields of
-/// [`crate::quic::QuicConfig`] (its defaults and rules are in `quic/config.rs`; a test
+/// The QUIC transport keys (`transport = "quic"`, flat in the flow or in `quic = { ... }`;
+/// flat in `quic_bulk` and `quic_connections` flows): the fields of
+/// [`crate::quic::QuicConfig`] (its defaults and rules are in `config/quic.rs`; a test
 /// checks that these descriptors agree with them).
 pub const QUIC: Table = Table {
     id: "flow.quic",
-    path: "[[flows]] with kind = \"quic_bulk\"",
-    what: "a quic_bulk flow",
+    path: "[[flows]] with transport = \"quic\"",
+    what: "a QUIC transport table",
     fields: &[
-        key("bytes", K::Size, Value("1000000"), "total response bytes N, ≥ 0"),
-        key("streams", K::Integer, Value("1"), "integer ≥ 1").min("1", true).allowed("a number of streams >= 1"),
-        key("request_size", K::Size, Value("100"), "request bytes per stream"),
         key("scheduler", K::Enum, Value("\"round_robin\""), "`\"round_robin\"` (frame-level, over streams with data) or `\"sequential\"` (lowest stream ID first)")
             .choices(&["round_robin", "sequential"]),
-        key("read_rate", K::Rate, Unset("unlimited"), "a rate > 0: how fast the client application reads (data is consumed, for flow control and completion, when read)")
-            .min("0bps", false)
-            .allowed("a rate > 0 (omit it for unlimited)"),
         key("max_udp_payload", K::Size, Value("1250"), "UDP payload of the largest datagram (QUIC header + frames + 16 B AEAD tag), in [1200, 65527]; the link adds its overhead")
             .min("1200B", true)
             .max("65527B", true)
@@ -912,17 +911,44 @@ pub const INITIAL_WINDOW: Table = Table {
 /// [`crate::transport::allowance::AllowanceKind`].
 const ALLOWANCES: &[&str] = &["static", "improved_static", "autotune", "fast_autotune"];
 
-/// The keys of `quic_connections` besides the QUIC keys.
+/// The keys of the `bulk` workload: `workload = { kind = "bulk", ... }`, or flat in a
+/// `kind = "quic_bulk"` flow ([`crate::config::workload::BulkSpec`]).
+const BULK_KEYS: [Field; 4] = [
+    key("bytes", K::Size, Value("1000000"), "total response bytes N, ≥ 0"),
+    key("streams", K::Integer, Value("1"), "integer ≥ 1").min("1", true).allowed("a number of streams >= 1"),
+    key("request_size", K::Size, Value("100"), "request bytes per stream"),
+    key("read_rate", K::Rate, Unset("unlimited"), "a rate > 0: how fast the client application reads (data is consumed, for flow control and completion, when read)")
+        .min("0bps", false)
+        .allowed("a rate > 0 (omit it for unlimited)"),
+];
+
+/// The workload keys of a `kind = "quic_bulk"` flow (the flow-kind spelling of
+/// `transport = "quic"` + `workload = { kind = "bulk" }`), written next to the QUIC keys.
+/// Not a table of the docs: its keys are those of [`WORKLOAD_BULK`].
+pub const QUIC_BULK: Table = Table {
+    id: "flow.quic_bulk",
+    path: "[[flows]] with kind = \"quic_bulk\"",
+    what: "a quic_bulk flow",
+    fields: &BULK_KEYS,
+};
+
+/// The workload keys of `quic_connections` (the flow-kind spelling of `transport = "quic"`
+/// + `workload = { kind = "sequence" }`), written next to the QUIC keys.
 pub const QUIC_CONNECTIONS: Table = Table {
     id: "flow.quic_connections",
     path: "[[flows]] with kind = \"quic_connections\"",
     what: "a quic_connections flow",
-    fields: &[key(
-        "connections",
-        K::Tables,
-        Required,
-        "`[[flows.connections]]`, at least one, in order (below)",
-    )],
+    fields: &[
+        key(
+            "connections",
+            K::Tables,
+            Required,
+            "`[[flows.connections]]`, at least one, in order (below)",
+        ),
+        BULK_KEYS[0].help("the connections' default response bytes, ≥ 0"),
+        BULK_KEYS[1].help("the connections' default number of request streams, ≥ 1"),
+        BULK_KEYS[2].help("the connections' default request bytes per stream"),
+    ],
 };
 
 /// One `[[flows.connections]]` entry.
@@ -957,9 +983,33 @@ pub const TRANSPORT_FLOW: Table = Table {
     fields: &[
         key("transport", K::Enum, Required, "the transport (instead of `kind`); its keys go flat in the flow or in a table named after it")
             .choices(TRANSPORTS),
-        key("quic", K::Table, Unset(""), "the QUIC keys (those of `kind = \"quic_bulk\"` but the workload's), instead of writing them flat in the flow")
+        key("quic", K::Table, Unset(""), "the QUIC keys (below), instead of writing them flat in the flow; with `client = { ... }` / `server = { ... }` for one side's own values")
             .allowed("a table of the QUIC keys, e.g. { cc = \"cubic\", zero_rtt = true }"),
         key("workload", K::Table, Required, "`{ kind = ..., ... }`: what the application does over the transport, below"),
+    ],
+};
+
+/// Per-side keys of a transport's table (`quic = { ..., client = { ... }, server = { ... } }`):
+/// any key of the transport for one side only ([`crate::config::Sides`]).
+pub const TRANSPORT_SIDES: Table = Table {
+    id: "flow.transport.sides",
+    path: "quic = { client = { ... }, server = { ... } }",
+    what: "a transport table's per-side keys",
+    fields: &[
+        key(
+            "client",
+            K::Table,
+            Unset("`{}`"),
+            "transport keys for the client only; override the table's keys",
+        )
+        .allowed("a table of transport keys for the client, e.g. { stream_window = \"64KB\" }"),
+        key(
+            "server",
+            K::Table,
+            Unset("`{}`"),
+            "transport keys for the server only; override the table's keys",
+        )
+        .allowed("a table of transport keys for the server, e.g. { stream_window = \"64KB\" }"),
     ],
 };
 
@@ -1008,9 +1058,10 @@ pub const WORKLOAD_BULK: Table = Table {
     what: "a bulk workload",
     fields: &[
         WORKLOAD_KIND,
-        reuse(&QUIC, "bytes"),
-        reuse(&QUIC, "streams"),
-        reuse(&QUIC, "request_size"),
+        BULK_KEYS[0],
+        BULK_KEYS[1],
+        BULK_KEYS[2],
+        BULK_KEYS[3],
     ],
 };
 
@@ -1024,9 +1075,9 @@ pub const WORKLOAD_SEQUENCE: Table = Table {
     fields: &[
         WORKLOAD_KIND,
         reuse(&QUIC_CONNECTIONS, "connections"),
-        reuse(&QUIC, "bytes"),
-        reuse(&QUIC, "streams"),
-        reuse(&QUIC, "request_size"),
+        reuse(&QUIC_CONNECTIONS, "bytes"),
+        reuse(&QUIC_CONNECTIONS, "streams"),
+        reuse(&QUIC_CONNECTIONS, "request_size"),
     ],
 };
 
@@ -1067,6 +1118,7 @@ pub const TABLES: &[&Table] = &[
     &QUIC_CONNECTIONS,
     &CONNECTION,
     &TRANSPORT_FLOW,
+    &TRANSPORT_SIDES,
     &WORKLOAD_BULK,
     &WORKLOAD_SEQUENCE,
 ];
@@ -1232,7 +1284,7 @@ mod tests {
             assert_eq!(w.fields[0], WORKLOAD_KIND);
             for f in &w.fields[1..] {
                 assert!(
-                    [&QUIC, &QUIC_CONNECTIONS]
+                    [&QUIC, &QUIC_BULK, &QUIC_CONNECTIONS]
                         .iter()
                         .any(|t| t.fields.contains(f)),
                     "{}.{}",

@@ -809,9 +809,9 @@ mod tests {
             max_streams_bidi: 2,
             ..QuicConfig::default()
         };
-        let mut a = ConnectionSpec::new(&q, 5_000);
+        let mut a = ConnectionSpec::new(5_000);
         a.streams = 1;
-        let mut b = ConnectionSpec::new(&q, 30_000);
+        let mut b = ConnectionSpec::new(30_000);
         b.streams = 4;
         b.request_size = 3_000;
         let mut h = harness(q, vec![a, b], 0.0, 1);
@@ -851,7 +851,7 @@ mod tests {
             let specs: Vec<ConnectionSpec> = conns
                 .iter()
                 .map(|&(resume, gap, bytes, streams, idle)| {
-                    let mut s = ConnectionSpec::new(&q, bytes);
+                    let mut s = ConnectionSpec::new(bytes);
                     s.resume = resume;
                     s.gap = Some(SimDuration::from_millis(gap));
                     s.streams = streams;
