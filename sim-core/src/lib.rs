@@ -57,6 +57,7 @@ pub mod runner;
 pub mod scenario;
 pub mod sim;
 pub mod study;
+pub mod tcp;
 pub mod time;
 pub mod trace;
 pub mod transport;
