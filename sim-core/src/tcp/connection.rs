@@ -114,6 +114,8 @@ pub struct TcpStats {
     /// Records delivered with a gap or overlap before them (a bug if ever non-zero:
     /// every byte is delivered exactly once, in order).
     pub records_out_of_order: u64,
+    /// Payload bytes received beyond the advertised window (a sender bug if non-zero).
+    pub beyond_window_bytes: u64,
     /// Time with data to send and a full congestion window.
     pub cwnd_blocked: SimDuration,
     /// Time with data to send and no receive-window room.
@@ -888,6 +890,9 @@ impl TcpConnection {
             self.stats.duplicate_bytes += seg.len;
             self.ack_now = true;
             return;
+        }
+        if end > self.rcv_nxt + self.cfg.recv_window {
+            self.stats.beyond_window_bytes += end - (self.rcv_nxt + self.cfg.recv_window);
         }
         let start = seg.seq.max(self.rcv_nxt);
         let had_gap = !self.ooo.is_empty();
