@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 pub mod quic;
 mod repr;
 pub mod transport;
+pub mod tcp;
 pub mod workload;
 
 pub use transport::{Sides, TransportConfig};

@@ -58,6 +58,7 @@ pub mod scenario;
 pub mod sim;
 pub mod stats;
 pub mod study;
+pub mod tcp;
 pub mod time;
 pub mod trace;
 pub mod transport;

@@ -7,6 +7,7 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 pub mod quic;
+pub mod tcp;
 pub mod transport;
 pub mod workload;
 
@@ -231,16 +232,19 @@ pub enum EndpointMetrics {
     },
     /// A QUIC endpoint (client or server); see [`quic::QuicMetrics`].
     Quic(Box<quic::QuicMetrics>),
+    /// A TCP endpoint (client or server); see [`tcp::TcpMetrics`].
+    Tcp(Box<tcp::TcpMetrics>),
 }
 
 impl EndpointMetrics {
     /// The variant's name, as serialised in `kind`: `"cbr_source"`, `"cbr_sink"`,
-    /// `"quic"`.
+    /// `"quic"`, `"tcp"`.
     pub fn kind(&self) -> &'static str {
         match self {
             EndpointMetrics::CbrSource { .. } => "cbr_source",
             EndpointMetrics::CbrSink { .. } => "cbr_sink",
             EndpointMetrics::Quic(_) => "quic",
+            EndpointMetrics::Tcp(_) => "tcp",
         }
     }
 
@@ -248,6 +252,7 @@ impl EndpointMetrics {
     pub fn transport(&self) -> Option<&TransportMetrics> {
         match self {
             EndpointMetrics::Quic(q) => Some(&q.transport),
+            EndpointMetrics::Tcp(t) => Some(&t.transport),
             EndpointMetrics::CbrSource { .. } | EndpointMetrics::CbrSink { .. } => None,
         }
     }
@@ -256,6 +261,7 @@ impl EndpointMetrics {
     pub fn workload(&self) -> Option<&WorkloadMetrics> {
         match self {
             EndpointMetrics::Quic(q) => Some(&q.workload),
+            EndpointMetrics::Tcp(t) => Some(&t.workload),
             EndpointMetrics::CbrSource { .. } | EndpointMetrics::CbrSink { .. } => None,
         }
     }
@@ -264,6 +270,7 @@ impl EndpointMetrics {
     pub fn workload_mut(&mut self) -> Option<&mut WorkloadMetrics> {
         match self {
             EndpointMetrics::Quic(q) => Some(&mut q.workload),
+            EndpointMetrics::Tcp(t) => Some(&mut t.workload),
             EndpointMetrics::CbrSource { .. } | EndpointMetrics::CbrSink { .. } => None,
         }
     }

@@ -49,6 +49,8 @@ pub enum Payload {
     },
     /// A QUIC datagram (one or more coalesced packets).
     Quic(Box<crate::wire::quic::QuicDatagram>),
+    /// A TCP segment ([`crate::wire::tcp::Segment`]).
+    Tcp(Box<crate::wire::tcp::Segment>),
 }
 
 /// A datagram handed to or received from the network.

@@ -1091,6 +1091,7 @@ fn marker(ev: &TraceEvent) -> J {
                         .collect();
                     format!("QUIC packet(s) {}", pns.join(", "))
                 }
+                DatagramContent::Tcp(t) => format!("TCP segment seq {} len {}", t.seq, t.len),
                 DatagramContent::Cbr { seq } => format!("CBR datagram {seq}"),
                 DatagramContent::Other => "datagram".to_string(),
             };
@@ -1114,6 +1115,10 @@ fn marker(ev: &TraceEvent) -> J {
                         })
                         .collect();
                     m.push("packets", v);
+                }
+                DatagramContent::Tcp(t) => {
+                    m.push("tcp_seq", t.seq);
+                    m.push("tcp_len", t.len);
                 }
                 DatagramContent::Cbr { seq } => m.push("cbr_seq", *seq),
                 DatagramContent::Other => {}

@@ -161,6 +161,8 @@ impl<F: FnMut(&TraceRecord)> Tracer for F {
 pub enum DatagramContent {
     /// QUIC packets (coalesced ones in order).
     Quic(Vec<PacketRef>),
+    /// A TCP segment, without its records ([`crate::wire::tcp::SegmentRef`]).
+    Tcp(crate::wire::tcp::SegmentRef),
     /// A CBR probe with its sequence number.
     Cbr {
         /// Sequence number.
@@ -175,6 +177,7 @@ impl DatagramContent {
     pub fn of(d: &Datagram) -> Self {
         match &d.payload {
             Payload::Quic(q) => DatagramContent::Quic(q.packet_refs()),
+            Payload::Tcp(t) => DatagramContent::Tcp(t.summary()),
             Payload::Cbr { seq } => DatagramContent::Cbr { seq: *seq },
             Payload::Raw { .. } => DatagramContent::Other,
         }

@@ -1,0 +1,338 @@
+//! [`TcpConfig`]: the parameters of one TCP endpoint (with TLS and an HTTP/2-style
+//! multiplexer on top), pure data with every default documented and cited. The TCP code
+//! that uses them lives in `tcp/`.
+//!
+//! The defaults are a Linux-like preset (RTO minimum 200 ms, delayed-ACK timer 40 ms,
+//! CUBIC with HyStart, no pacing); the RFC values are one key away (`rto_min = 1 s`,
+//! RFC 6298 §2.4; `delayed_ack = 200 ms`, RFC 1122 §4.2.3.2 "SHOULD be less than
+//! 0.5 seconds", the traditional BSD 200 ms).
+//!
+//! Not yet a scenario table: the flows do not build TCP endpoints yet (the transport ×
+//! workload config is being reshaped); deserialising fills the congestion-control keys
+//! from [`CcParams::default`], not from [`TcpConfig::default`]'s TCP preset, until the
+//! scenario arm seeds them.
+
+use crate::cc::{CcAlgorithm, CcParams};
+use crate::time::SimDuration;
+use serde::{Deserialize, Serialize};
+
+/// The TLS handshake run after the three-way handshake.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TlsVersion {
+    /// No TLS: data after the three-way handshake (`"none"`).
+    #[serde(rename = "none")]
+    None,
+    /// TLS 1.2 full handshake, 2 round trips (RFC 5246 §7.3) (`"1.2"`).
+    #[serde(rename = "1.2")]
+    Tls12,
+    /// TLS 1.3 full handshake, 1 round trip (RFC 8446 §2) (`"1.3"`). Default.
+    #[default]
+    #[serde(rename = "1.3")]
+    Tls13,
+}
+
+impl TlsVersion {
+    /// Round trips the TLS handshake adds before the client may send application data
+    /// (the handshake model of `docs/tcp.md`): 0, 2 or 1.
+    pub fn round_trips(self) -> u64 {
+        match self {
+            TlsVersion::None => 0,
+            TlsVersion::Tls12 => 2,
+            TlsVersion::Tls13 => 1,
+        }
+    }
+}
+
+/// Parameters of one TCP endpoint, each with its documented default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TcpConfig {
+    // ---- segments -----------------------------------------------------------------------
+    /// Maximum segment size announced in the SYN (RFC 9293 §3.7.1), excluding the IP and
+    /// TCP headers and options. Default 1460 (a 1500-byte Ethernet MTU minus 40). With
+    /// timestamps a full segment carries `mss - 12` bytes (RFC 6691 §2).
+    pub mss: u64,
+    /// Timestamps option on every segment (RFC 7323 §3; Linux default on). Default true.
+    pub timestamps: bool,
+    /// SACK (RFC 2018) and RFC 6675 loss recovery; off: NewReno (RFC 6582) with
+    /// duplicate ACKs. Default true (Linux default on).
+    pub sack: bool,
+    /// Window scale option in the SYN (RFC 7323 §2; needed for windows above 64 KiB).
+    /// Default true.
+    pub window_scale: bool,
+    /// Receive window the receiver advertises beyond its next expected byte (fixed: the
+    /// application reads at once). Default 6 MiB (Linux `tcp_rmem[2]` = 6291456).
+    pub recv_window: u64,
+
+    // ---- TLS ----------------------------------------------------------------------------
+    /// The TLS handshake ([`TlsVersion`]). Default TLS 1.3.
+    pub tls: TlsVersion,
+    /// ClientHello bytes on the stream. Default 300, QUIC's default ClientHello size
+    /// (`QuicConfig::client_hello_size`, an estimate for one X25519 key share, SNI and
+    /// ALPN) so that paired runs compare equal handshakes.
+    pub client_hello_size: u64,
+    /// The server's first flight on the stream. Default 3090: QUIC's ServerHello (90) +
+    /// EncryptedExtensions, Certificate, CertificateVerify and Finished (3000), the same
+    /// estimate; TLS 1.2 (ServerHello, Certificate, ServerKeyExchange, ServerHelloDone)
+    /// is close to it.
+    pub server_flight_size: u64,
+    /// The client's second flight. Default 36 (TLS 1.3 Finished: 4-byte header and a
+    /// 32-byte HMAC-SHA256, RFC 8446 §4.4.4); TLS 1.2 sends ClientKeyExchange (37 B with
+    /// X25519), ChangeCipherSpec and Finished, about 100 B: set it when comparing.
+    pub client_finished_size: u64,
+    /// TLS 1.2 only: the server's ChangeCipherSpec and Finished. Default 51 (a 6-byte
+    /// ChangeCipherSpec record and a 45-byte encrypted Finished record with AES-GCM:
+    /// 5 + 8 + 16 + 16; estimate).
+    pub server_finished_size: u64,
+    /// Bytes each TLS record of application data adds (the model puts one HTTP/2-style
+    /// frame in one record). Default unset = 22 for TLS 1.3 (5-byte header, 1-byte inner
+    /// content type, 16-byte AEAD tag; RFC 8446 §5.2), 29 for TLS 1.2 with AES-GCM
+    /// (5-byte header, 8-byte explicit nonce, 16-byte tag; RFC 5288 §3), 0 without TLS.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_record_overhead: Option<u64>,
+
+    // ---- timers and ACKs ------------------------------------------------------------------
+    /// RTO before the first RTT sample. Default 1 s (RFC 6298 §2.1; Linux
+    /// TCP_TIMEOUT_INIT).
+    pub initial_rto: SimDuration,
+    /// Lower bound of the RTO. Default 200 ms (Linux TCP_RTO_MIN); RFC 6298 §2.4 says
+    /// 1 s.
+    pub rto_min: SimDuration,
+    /// Upper bound of the backed-off RTO. Default 120 s (Linux TCP_RTO_MAX); RFC 6298
+    /// §2.5 allows a maximum of at least 60 s.
+    pub rto_max: SimDuration,
+    /// Delayed-ACK timer. Default 40 ms (Linux TCP_DELACK_MIN); RFC 1122 §4.2.3.2:
+    /// less than 500 ms, traditionally 200 ms.
+    pub delayed_ack: SimDuration,
+    /// Acknowledge at least every this many full-sized segments (RFC 5681 §4.2: every
+    /// second; 1 = acknowledge every segment). Default 2.
+    pub ack_every: u64,
+    /// DupThresh (RFC 6675 §2, RFC 5681 §3.2). Default 3.
+    pub dup_thresh: u64,
+
+    // ---- multiplexer ----------------------------------------------------------------------
+    /// Streams one side may have open at once (RFC 9113 §6.5.2
+    /// SETTINGS_MAX_CONCURRENT_STREAMS; "no smaller than 100" recommended). Default 100.
+    pub max_concurrent_streams: u64,
+    /// Largest DATA frame payload (RFC 9113 §6.5.2 SETTINGS_MAX_FRAME_SIZE initial value
+    /// 2^14). Default 16384.
+    pub frame_size: u64,
+
+    // ---- congestion control ---------------------------------------------------------------
+    /// Congestion control and pacing ([`CcParams`]), in segments of the effective MSS.
+    /// TCP preset: `cubic` (Linux default since 2.6.19) with `hystart` (Linux HyStart is
+    /// on; here HyStart++, RFC 9406), `pacing` off (Linux paces CUBIC only under the fq
+    /// qdisc), initial window unset = RFC 6928 `min(10 MSS, max(2 MSS, 14600))`.
+    #[serde(flatten)]
+    pub cc: CcParams,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1460,
+            timestamps: true,
+            sack: true,
+            window_scale: true,
+            recv_window: 6_291_456,
+            tls: TlsVersion::Tls13,
+            client_hello_size: 300,
+            server_flight_size: 3090,
+            client_finished_size: 36,
+            server_finished_size: 51,
+            tls_record_overhead: None,
+            initial_rto: SimDuration::from_secs(1), // RFC 6298 §2.1
+            rto_min: SimDuration::from_millis(200), // Linux TCP_RTO_MIN
+            rto_max: SimDuration::from_secs(120),   // Linux TCP_RTO_MAX
+            delayed_ack: SimDuration::from_millis(40), // Linux TCP_DELACK_MIN
+            ack_every: 2,                           // RFC 5681 §4.2
+            dup_thresh: 3,                          // RFC 6675 §2
+            max_concurrent_streams: 100,            // RFC 9113 §6.5.2
+            frame_size: 16_384,                     // RFC 9113 §6.5.2
+            cc: CcParams {
+                algorithm: CcAlgorithm::Cubic,
+                pacing: false,
+                hystart: true,
+                ..CcParams::default()
+            },
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Payload bytes of a full segment: the MSS minus the per-segment options (12 with
+    /// timestamps; RFC 6691 §2).
+    pub fn effective_mss(&self) -> u64 {
+        self.mss
+            - if self.timestamps {
+                crate::wire::tcp::TIMESTAMPS_OPTION_LEN
+            } else {
+                0
+            }
+    }
+
+    /// The TLS record overhead per application-data record ([`TcpConfig::tls_record_overhead`]).
+    pub fn record_overhead(&self) -> u64 {
+        self.tls_record_overhead.unwrap_or(match self.tls {
+            TlsVersion::None => 0,
+            TlsVersion::Tls12 => 29, // RFC 5288 §3: 5 + 8 + 16
+            TlsVersion::Tls13 => 22, // RFC 8446 §5.2: 5 + 1 + 16
+        })
+    }
+
+    /// RFC 6928 §2 initial window for segments of `smss` bytes:
+    /// `min(10 SMSS, max(2 SMSS, 14600))`.
+    pub fn rfc6928_initial_window(smss: u64) -> u64 {
+        (10 * smss).min((2 * smss).max(14_600))
+    }
+
+    /// The congestion-control parameters with the initial window resolved: the RFC 6928
+    /// window unless `initial_cwnd_bytes` / `initial_cwnd_packets` say otherwise.
+    pub fn cc_params(&self) -> CcParams {
+        let mut p = self.cc.clone();
+        if p.initial_cwnd_bytes.is_none() && p.initial_cwnd_packets.is_none() {
+            p.initial_cwnd_bytes = Some(Self::rfc6928_initial_window(self.effective_mss()));
+        }
+        p
+    }
+
+    /// Checks the values. The error is `(key, value, allowed)`.
+    pub fn validate(&self) -> Result<(), (&'static str, String, String)> {
+        fn bad<T: std::fmt::Display>(
+            field: &'static str,
+            v: T,
+            allowed: &str,
+        ) -> Result<(), (&'static str, String, String)> {
+            Err((field, v.to_string(), allowed.to_string()))
+        }
+        if !(536..=65_495).contains(&self.mss) {
+            // RFC 9293 §3.7.1: 536 is the default send MSS; 65535 - 40 the IPv4 maximum.
+            return bad(
+                "mss",
+                self.mss,
+                "a size in [536, 65495] bytes (RFC 9293 §3.7.1)",
+            );
+        }
+        if self.recv_window < self.mss {
+            return bad(
+                "recv_window",
+                self.recv_window,
+                "a window of at least one mss",
+            );
+        }
+        if self.recv_window > (1 << 30) {
+            // RFC 7323 §2.3: shift at most 14, a window below 2^30.
+            return bad(
+                "recv_window",
+                self.recv_window,
+                "a window of at most 2^30 bytes (RFC 7323 §2.3)",
+            );
+        }
+        if !self.window_scale && self.recv_window > 65_535 {
+            return bad(
+                "recv_window",
+                self.recv_window,
+                "at most 65535 bytes without window_scale (RFC 9293 §3.1)",
+            );
+        }
+        for (k, v) in [
+            ("client_hello_size", self.client_hello_size),
+            ("server_flight_size", self.server_flight_size),
+            ("client_finished_size", self.client_finished_size),
+            ("server_finished_size", self.server_finished_size),
+        ] {
+            if v == 0 || v > 1 << 20 {
+                return bad(k, v, "a message size in [1, 1048576] bytes");
+            }
+        }
+        if let Some(o) = self.tls_record_overhead {
+            if o > 256 {
+                return bad("tls_record_overhead", o, "at most 256 bytes per record");
+            }
+        }
+        if self.initial_rto == SimDuration::ZERO
+            || self.rto_min == SimDuration::ZERO
+            || self.rto_max < self.rto_min
+        {
+            return bad(
+                "rto_min",
+                self.rto_min,
+                "0 < rto_min <= rto_max and initial_rto > 0 (RFC 6298 §2)",
+            );
+        }
+        if self.delayed_ack > SimDuration::from_millis(500) {
+            return bad(
+                "delayed_ack",
+                self.delayed_ack,
+                "a delay of at most 500ms (RFC 1122 §4.2.3.2, RFC 5681 §4.2)",
+            );
+        }
+        if !(1..=64).contains(&self.ack_every) {
+            return bad(
+                "ack_every",
+                self.ack_every,
+                "a number of segments in [1, 64]",
+            );
+        }
+        if !(1..=1000).contains(&self.dup_thresh) {
+            return bad(
+                "dup_thresh",
+                self.dup_thresh,
+                "a number of segments in [1, 1000]",
+            );
+        }
+        if self.max_concurrent_streams == 0 {
+            return bad("max_concurrent_streams", 0, "at least 1 stream");
+        }
+        if !(16_384..=16_777_215).contains(&self.frame_size) {
+            return bad(
+                "frame_size",
+                self.frame_size,
+                "a size in [16384, 16777215] bytes (RFC 9113 §6.5.2)",
+            );
+        }
+        self.cc_params().validate(self.effective_mss())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_linux_like() {
+        let c = TcpConfig::default();
+        assert!(c.validate().is_ok());
+        assert_eq!(c.effective_mss(), 1448);
+        // RFC 6928: min(14480, max(2896, 14600)) = 14480 = 10 segments.
+        assert_eq!(c.cc_params().initial_window(c.effective_mss()), 14_480);
+        assert_eq!(TcpConfig::rfc6928_initial_window(1460), 14_600);
+        // Above 1460 B the 14600-byte cap binds: 9000-byte segments start with 2.
+        assert_eq!(TcpConfig::rfc6928_initial_window(9000), 18_000);
+        assert_eq!(c.record_overhead(), 22);
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let c = TcpConfig {
+            mss: 100,
+            ..TcpConfig::default()
+        };
+        assert_eq!(c.validate().unwrap_err().0, "mss");
+        let c = TcpConfig {
+            window_scale: false,
+            ..TcpConfig::default()
+        };
+        assert_eq!(c.validate().unwrap_err().0, "recv_window");
+        let c = TcpConfig {
+            delayed_ack: SimDuration::from_secs(1),
+            ..TcpConfig::default()
+        };
+        assert_eq!(c.validate().unwrap_err().0, "delayed_ack");
+        let c = TcpConfig {
+            ack_every: 0,
+            ..TcpConfig::default()
+        };
+        assert_eq!(c.validate().unwrap_err().0, "ack_every");
+    }
+}

@@ -1,0 +1,1284 @@
+//! [`TcpConnection`]: one sans-IO TCP endpoint (RFC 9293) with a TLS handshake and the
+//! HTTP/2-style multiplexer ([`super::mux`]) on top.
+//!
+//! - Three-way handshake (RFC 9293 §3.5), then the TLS handshake as records on the byte
+//!   stream (TLS 1.3: 1 round trip, TLS 1.2: 2, or none; [`TlsVersion`]).
+//! - Sender: segments of at most the effective MSS; a scoreboard of sent segments with
+//!   SACK (RFC 2018) and RFC 6675 loss recovery (IsLost: `dup_thresh` SACKed segments or
+//!   more than `(dup_thresh - 1) * SMSS` SACKed bytes above a hole; `pipe`; send while
+//!   `pipe + len <= cwnd`, retransmissions first; one forced retransmission on entering
+//!   recovery; recovery ends when the cumulative ACK reaches the recovery point). Without
+//!   SACK: NewReno (RFC 6582), fast retransmit on `dup_thresh` duplicate ACKs, each further
+//!   duplicate ACK counted as one segment out of `pipe` (window inflation), a partial ACK
+//!   retransmits the next hole.
+//! - Congestion control: the shared controllers ([`crate::cc::build`]), counting payload
+//!   bytes; the shared pacer, off by default.
+//! - RTO (RFC 6298): `max(rto_min, SRTT + max(G, 4 RTTVAR))`, the shared RTT estimator
+//!   ([`RttEstimator`], RFC 6298 §2's EWMA with no ACK delay) fed with Karn's rule (§3:
+//!   no samples from retransmitted segments); restarted on an ACK of new data (§5.3);
+//!   on expiry the first hole is retransmitted, the RTO doubled up to `rto_max` (§5.5),
+//!   every un-SACKed segment marked lost (as Linux does) and the window collapsed.
+//! - Receiver: cumulative ACK with up to 3 (4 without timestamps) SACK blocks, the block
+//!   of the segment that triggered the ACK first (RFC 2018 §4); delayed ACK every
+//!   `ack_every` full-sized segments or at the `delayed_ack` timer (RFC 5681 §4.2, RFC
+//!   1122 §4.2.3.2); an immediate ACK for an out-of-order segment, a segment that fills a
+//!   hole and a duplicate (RFC 5681 §4.2).
+//!
+//! Deviations are listed in `docs/tcp.md`.
+
+use super::mux::{MuxRecv, MuxSend};
+use crate::cc::{self, CongestionController, RttSnapshot};
+use crate::config::tcp::{TcpConfig, TlsVersion};
+use crate::time::{SimDuration, SimTime};
+use crate::trace::TraceBuffer;
+use crate::transport::pacer::Pacer;
+use crate::transport::ranges::RangeSet;
+use crate::transport::rtt::RttEstimator;
+use crate::transport::stream::{CloseKind, Side, StreamEvent, StreamId, StreamReadState};
+use crate::wire::tcp::{
+    max_sack_blocks, Flags, Record, RecordKind, Segment, SynOptions, TlsMessage,
+};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// RFC 6298 §2 clock granularity G: 1 ms (Linux with HZ = 1000).
+pub const CLOCK_GRANULARITY: SimDuration = SimDuration::from_millis(1);
+
+/// Where the connection is in its handshake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpState {
+    /// Client not started, or server waiting for a SYN (LISTEN).
+    Idle,
+    /// Client: SYN sent (SYN-SENT).
+    SynSent,
+    /// Server: SYN-ACK sent (SYN-RECEIVED).
+    SynReceived,
+    /// ESTABLISHED.
+    Established,
+}
+
+/// One sent segment on the scoreboard.
+#[derive(Clone, Debug)]
+struct SentSeg {
+    seq: u64,
+    len: u64,
+    /// Last (re)transmission.
+    sent: SimTime,
+    /// Ever retransmitted (Karn: no RTT sample).
+    retransmitted: bool,
+    sacked: bool,
+    lost: bool,
+    /// A retransmission of it counts in `pipe`.
+    rexmit_in_flight: bool,
+    /// Sent with nothing more to send (RFC 9002 §7.8 / RFC 7661: no growth).
+    app_limited: bool,
+}
+
+/// Counters.
+#[derive(Clone, Debug, Default)]
+pub struct TcpStats {
+    /// Datagram bytes sent (IP packet minus 28, `wire::tcp`).
+    pub bytes_sent: u64,
+    /// Segments sent.
+    pub segments_sent: u64,
+    /// Header and option bytes sent (IP + TCP).
+    pub header_bytes_sent: u64,
+    /// Segments without payload.
+    pub pure_acks_sent: u64,
+    /// Data segments retransmitted.
+    pub segments_retransmitted: u64,
+    /// Payload bytes retransmitted.
+    pub bytes_retransmitted: u64,
+    /// Segments marked lost.
+    pub segments_lost: u64,
+    /// RTO expirations (data and handshake).
+    pub rto_count: u64,
+    /// Window reductions.
+    pub congestion_events: u64,
+    /// Fast-recovery episodes.
+    pub fast_recoveries: u64,
+    /// SYN / SYN-ACK retransmissions.
+    pub syn_retransmissions: u64,
+    /// ACKs sent by the delayed-ACK timer.
+    pub delayed_ack_timeouts: u64,
+    /// SACK blocks sent.
+    pub sack_blocks_sent: u64,
+    /// Largest backoff exponent.
+    pub max_backoff: u32,
+    /// Payload bytes received again (already held).
+    pub duplicate_bytes: u64,
+    /// Application bytes delivered to this side.
+    pub app_bytes_read: u64,
+    /// Segments that carried a SACK-detected or duplicate-ACK-detected loss, later
+    /// acknowledged by the original transmission are not distinguished: always 0.
+    pub spurious_losses: u64,
+    /// Records delivered with a gap or overlap before them (a bug if ever non-zero:
+    /// every byte is delivered exactly once, in order).
+    pub records_out_of_order: u64,
+    /// Payload bytes received beyond the advertised window (a sender bug if non-zero).
+    pub beyond_window_bytes: u64,
+    /// Time with data to send and a full congestion window.
+    pub cwnd_blocked: SimDuration,
+    /// Time with data to send and no receive-window room.
+    pub rwnd_blocked: SimDuration,
+}
+
+/// One TCP endpoint.
+#[derive(Debug)]
+pub struct TcpConnection {
+    side: Side,
+    cfg: TcpConfig,
+    smss: u64,
+    state: TcpState,
+    started_at: SimTime,
+    established_at: Option<SimTime>,
+    connected_at: Option<SimTime>,
+    first_byte_at: Option<SimTime>,
+    closed: Option<(CloseKind, SimTime)>,
+    fin_pending: bool,
+    last_activity: SimTime,
+
+    // handshake
+    syn_pending: bool,
+    syn_sent_at: Option<SimTime>,
+    syn_retransmitted: bool,
+
+    // send side
+    records: Vec<Record>,
+    stream_end: u64,
+    mux: MuxSend,
+    snd_una: u64,
+    snd_nxt: u64,
+    segs: VecDeque<SentSeg>,
+    retx: BTreeSet<u64>,
+    pipe: u64,
+    highest_sacked: u64,
+    peer_right_edge: u64,
+    cc: Box<dyn CongestionController>,
+    rtt: RttEstimator,
+    pacer: Pacer,
+    recovery_point: Option<u64>,
+    force_retransmit: bool,
+    dupacks: u64,
+    dupack_credit: u64,
+    rto_deadline: Option<SimTime>,
+    backoff: u32,
+    blocked: Option<(Blocked, SimTime)>,
+
+    // receive side
+    rcv_nxt: u64,
+    ooo: RangeSet,
+    rx_records: BTreeMap<u64, Record>,
+    last_rx: Option<u64>,
+    unacked_bytes: u64,
+    ack_now: bool,
+    delack_deadline: Option<SimTime>,
+    mux_recv: MuxRecv,
+    delivered_end: u64,
+
+    // streams
+    next_local: u64,
+    open_local: BTreeSet<StreamId>,
+    read_done: BTreeMap<StreamId, SimTime>,
+    send_done: BTreeMap<StreamId, SimTime>,
+    streams_blocked: bool,
+    events: Vec<StreamEvent>,
+
+    /// Counters.
+    pub stats: TcpStats,
+    /// Trace events (none are emitted yet; see `docs/tcp.md`).
+    pub trace: TraceBuffer,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Blocked {
+    Cwnd,
+    Rwnd,
+}
+
+impl TcpConnection {
+    /// A connection for `side` (not started).
+    pub fn new(side: Side, cfg: TcpConfig) -> Self {
+        let smss = cfg.effective_mss();
+        let params = cfg.cc_params();
+        let cc = cc::build(&params, smss);
+        let iw = params.initial_window(smss);
+        let burst = params.pacing_burst_packets.map_or(iw, |p| p * smss);
+        let pacer = Pacer::new(
+            params.pacing,
+            burst,
+            smss,
+            params.pacing_gain,
+            params.pacing_gain_slow_start,
+        );
+        let mux = MuxSend::new(cfg.frame_size, cfg.record_overhead());
+        TcpConnection {
+            side,
+            smss,
+            state: TcpState::Idle,
+            started_at: SimTime::ZERO,
+            established_at: None,
+            connected_at: None,
+            first_byte_at: None,
+            closed: None,
+            fin_pending: false,
+            last_activity: SimTime::ZERO,
+            syn_pending: false,
+            syn_sent_at: None,
+            syn_retransmitted: false,
+            records: Vec::new(),
+            stream_end: 0,
+            mux,
+            snd_una: 0,
+            snd_nxt: 0,
+            segs: VecDeque::new(),
+            retx: BTreeSet::new(),
+            pipe: 0,
+            highest_sacked: 0,
+            peer_right_edge: 0,
+            cc,
+            rtt: RttEstimator::new(cfg.initial_rto),
+            pacer,
+            recovery_point: None,
+            force_retransmit: false,
+            dupacks: 0,
+            dupack_credit: 0,
+            rto_deadline: None,
+            backoff: 0,
+            blocked: None,
+            rcv_nxt: 0,
+            ooo: RangeSet::new(),
+            rx_records: BTreeMap::new(),
+            last_rx: None,
+            unacked_bytes: 0,
+            ack_now: false,
+            delack_deadline: None,
+            mux_recv: MuxRecv::default(),
+            delivered_end: 0,
+            next_local: 0,
+            open_local: BTreeSet::new(),
+            read_done: BTreeMap::new(),
+            send_done: BTreeMap::new(),
+            streams_blocked: false,
+            events: Vec::new(),
+            stats: TcpStats::default(),
+            trace: TraceBuffer::default(),
+            cfg,
+        }
+    }
+
+    // ----- accessors -----------------------------------------------------------------------
+
+    /// This end.
+    pub fn side(&self) -> Side {
+        self.side
+    }
+    /// The configuration.
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    /// Handshake state.
+    pub fn state(&self) -> TcpState {
+        self.state
+    }
+    /// Payload bytes of a full segment.
+    pub fn smss(&self) -> u64 {
+        self.smss
+    }
+    /// When [`TcpConnection::start`] was called.
+    pub fn started_at(&self) -> SimTime {
+        self.started_at
+    }
+    /// Three-way handshake completion.
+    pub fn established_at(&self) -> Option<SimTime> {
+        self.established_at
+    }
+    /// TCP and TLS handshakes complete: application data may flow.
+    pub fn connected_at(&self) -> Option<SimTime> {
+        self.connected_at
+    }
+    /// Client: the first application byte delivered.
+    pub fn first_byte_at(&self) -> Option<SimTime> {
+        self.first_byte_at
+    }
+    /// How and when the connection closed.
+    pub fn closed(&self) -> Option<(CloseKind, SimTime)> {
+        self.closed
+    }
+    /// The last segment received.
+    pub fn last_activity(&self) -> SimTime {
+        self.last_activity
+    }
+    /// The congestion controller.
+    pub fn cc(&self) -> &dyn CongestionController {
+        self.cc.as_ref()
+    }
+    /// The RTT estimator.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    /// RFC 6675 `pipe`: payload bytes believed in the network.
+    pub fn pipe(&self) -> u64 {
+        self.pipe
+    }
+    /// Oldest unacknowledged byte.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    /// Next new byte to send.
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+    /// Next byte expected from the peer.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+    /// End of the last record delivered to TLS or the multiplexer.
+    pub fn delivered_end(&self) -> u64 {
+        self.delivered_end
+    }
+    /// Current RTO backoff exponent.
+    pub fn backoff(&self) -> u32 {
+        self.backoff
+    }
+    /// When the retransmission timer expires, if armed.
+    pub fn rto_deadline(&self) -> Option<SimTime> {
+        self.rto_deadline
+    }
+    /// When the delayed-ACK timer expires, if armed.
+    pub fn delack_deadline(&self) -> Option<SimTime> {
+        self.delack_deadline
+    }
+    /// In fast recovery (or loss recovery after an RTO) until the cumulative ACK reaches
+    /// this point.
+    pub fn recovery_point(&self) -> Option<u64> {
+        self.recovery_point
+    }
+    /// Payload bytes in flight (RFC 6675 pipe).
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.pipe
+    }
+
+    /// The current RTO (RFC 6298 §2, §5.5): `max(rto_min, SRTT + max(G, 4 RTTVAR))`
+    /// (`initial_rto` before the first sample), doubled per backoff, at most `rto_max`.
+    pub fn rto(&self) -> SimDuration {
+        let base = if self.rtt.has_sample() {
+            self.rtt.pto_base(CLOCK_GRANULARITY)
+        } else {
+            self.cfg.initial_rto
+        };
+        let base = base.max(self.cfg.rto_min);
+        let factor = 1u64 << self.backoff.min(32);
+        base.saturating_mul(factor).min(self.cfg.rto_max)
+    }
+
+    /// When each stream was read up to its FIN.
+    pub fn read_complete_times(&self) -> &BTreeMap<StreamId, SimTime> {
+        &self.read_done
+    }
+    /// When each stream's FIN was cumulatively acknowledged.
+    pub fn send_complete_times(&self) -> &BTreeMap<StreamId, SimTime> {
+        &self.send_done
+    }
+
+    /// Read progress of stream `id`.
+    pub fn stream_read_state(&self, id: StreamId) -> Option<StreamReadState> {
+        self.mux_recv.get(id).map(|s| StreamReadState {
+            read: s.read,
+            window: self.cfg.recv_window,
+            window_size: self.cfg.recv_window,
+        })
+    }
+
+    // ----- workload-facing -----------------------------------------------------------------
+
+    /// Takes the pending events.
+    pub fn take_events(&mut self) -> Vec<StreamEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// HTTP/2 stream ID of the `index`-th stream `side` opens (RFC 9113 §5.1.1: odd for
+    /// the client; the server's pushed streams are even).
+    pub fn stream_id_of(side: Side, index: u64) -> StreamId {
+        match side {
+            Side::Client => 2 * index + 1,
+            Side::Server => 2 * index + 2,
+        }
+    }
+
+    /// Opens a stream once connected and below `max_concurrent_streams`.
+    pub fn open_stream(&mut self) -> Option<StreamId> {
+        if self.connected_at.is_none() || self.closed.is_some() {
+            return None;
+        }
+        if self.open_local.len() as u64 >= self.cfg.max_concurrent_streams {
+            self.streams_blocked = true;
+            return None;
+        }
+        let id = Self::stream_id_of(self.side, self.next_local);
+        self.next_local += 1;
+        self.open_local.insert(id);
+        Some(id)
+    }
+
+    /// Queues `len` bytes (and a FIN) on stream `id`.
+    pub fn write(&mut self, id: StreamId, len: u64, fin: bool) {
+        if self.closed.is_some() {
+            return;
+        }
+        self.mux.write(id, len, fin);
+    }
+
+    /// Closes: a FIN (sent once; see `docs/tcp.md`).
+    pub fn close(&mut self, now: SimTime) {
+        if self.closed.is_none() {
+            self.closed = Some((CloseKind::LocalClose, now));
+            self.fin_pending = true;
+            self.rto_deadline = None;
+            self.delack_deadline = None;
+            self.events.push(StreamEvent::Closed(CloseKind::LocalClose));
+        }
+    }
+
+    // ----- engine-facing -------------------------------------------------------------------
+
+    /// Starts: a client sends its SYN; a server listens.
+    pub fn start(&mut self, now: SimTime) {
+        self.started_at = now;
+        self.last_activity = now;
+        if self.side == Side::Client && self.state == TcpState::Idle {
+            self.state = TcpState::SynSent;
+            self.syn_pending = true;
+        }
+    }
+
+    /// The earliest timer.
+    pub fn poll_timeout(&self) -> Option<SimTime> {
+        if self.closed.is_some() {
+            return None;
+        }
+        let mut t = [self.rto_deadline, self.delack_deadline]
+            .into_iter()
+            .flatten()
+            .min();
+        if self.pacer.is_enabled() && self.state == TcpState::Established && self.has_sendable() {
+            if let Some(r) = self.pacer.release_time(
+                self.rtt.smoothed_rtt(),
+                self.cc.window(),
+                self.cc.in_slow_start(),
+            ) {
+                t = Some(t.map_or(r, |x| x.min(r)));
+            }
+        }
+        t
+    }
+
+    /// A timer instant came.
+    pub fn handle_timeout(&mut self, now: SimTime) {
+        if self.closed.is_some() {
+            return;
+        }
+        if self.delack_deadline.is_some_and(|d| d <= now) {
+            self.delack_deadline = None;
+            if self.unacked_bytes > 0 {
+                self.ack_now = true;
+                self.stats.delayed_ack_timeouts += 1;
+            }
+        }
+        if self.rto_deadline.is_some_and(|d| d <= now) {
+            self.on_rto(now);
+        }
+    }
+
+    fn has_sendable(&self) -> bool {
+        !self.retx.is_empty()
+            || (self.connected_at.is_some()
+                && (self.stream_end > self.snd_nxt || self.mux.has_pending()))
+    }
+
+    // ----- output --------------------------------------------------------------------------
+
+    /// The next segment to send now, if any.
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+        let seg = self.next_segment(now)?;
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += seg.datagram_size();
+        self.stats.header_bytes_sent += seg.ip_len() - seg.len;
+        self.stats.sack_blocks_sent += seg.sack.len() as u64;
+        if seg.len == 0 {
+            self.stats.pure_acks_sent += 1;
+        }
+        Some(seg)
+    }
+
+    fn next_segment(&mut self, now: SimTime) -> Option<Segment> {
+        if let Some((_, _)) = self.closed {
+            if self.fin_pending {
+                self.fin_pending = false;
+                let mut s = self.bare_segment();
+                s.flags.fin = true;
+                s.seq = self.snd_nxt;
+                return Some(s);
+            }
+            return None;
+        }
+        if self.syn_pending {
+            self.syn_pending = false;
+            return Some(self.syn_segment(now));
+        }
+        if self.state != TcpState::Established {
+            return None;
+        }
+        if let Some(s) = self.next_data_segment(now) {
+            return Some(s);
+        }
+        if self.ack_now {
+            return Some(self.bare_segment());
+        }
+        None
+    }
+
+    fn syn_options(&self) -> SynOptions {
+        SynOptions {
+            mss: self.cfg.mss,
+            // RFC 7323 §2.3: the smallest shift that covers the receive window.
+            window_scale: self.cfg.window_scale.then(|| {
+                let mut s = 0u8;
+                while (65_535u64 << s) < self.cfg.recv_window && s < 14 {
+                    s += 1;
+                }
+                s
+            }),
+            sack_permitted: self.cfg.sack,
+            timestamps: self.cfg.timestamps,
+        }
+    }
+
+    fn syn_segment(&mut self, now: SimTime) -> Segment {
+        if self.syn_sent_at.is_none() {
+            self.syn_sent_at = Some(now);
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto());
+        }
+        let server = self.side == Side::Server;
+        Segment {
+            conn: 0,
+            flags: Flags {
+                syn: true,
+                ack: server,
+                fin: false,
+            },
+            seq: 0,
+            len: 0,
+            ack: 0,
+            // RFC 7323 §2.2: the window of a SYN is never scaled.
+            window: self.cfg.recv_window.min(65_535),
+            sack: Vec::new(),
+            syn_options: Some(self.syn_options()),
+            timestamps: false,
+            records: Vec::new(),
+            retransmission: self.syn_retransmitted,
+        }
+    }
+
+    /// A segment without payload carrying the current ACK (and SACK blocks).
+    fn bare_segment(&mut self) -> Segment {
+        let sack = self.sack_blocks();
+        self.ack_sent();
+        Segment {
+            conn: 0,
+            flags: Flags {
+                syn: false,
+                ack: true,
+                fin: false,
+            },
+            seq: self.snd_nxt,
+            len: 0,
+            ack: self.rcv_nxt,
+            window: self.cfg.recv_window,
+            sack,
+            syn_options: None,
+            timestamps: self.cfg.timestamps,
+            records: Vec::new(),
+            retransmission: false,
+        }
+    }
+
+    fn ack_sent(&mut self) {
+        self.ack_now = false;
+        self.unacked_bytes = 0;
+        self.delack_deadline = None;
+    }
+
+    /// RFC 2018 §4: the block holding the most recent segment first, then the others,
+    /// highest first, as many as fit.
+    fn sack_blocks(&self) -> Vec<(u64, u64)> {
+        if !self.cfg.sack || self.ooo.is_empty() {
+            return Vec::new();
+        }
+        let max = max_sack_blocks(self.cfg.timestamps);
+        let mut out = Vec::with_capacity(max);
+        let first = self
+            .last_rx
+            .and_then(|v| self.ooo.iter().find(|&(a, b)| a <= v && v < b));
+        if let Some(b) = first {
+            out.push(b);
+        }
+        for b in self.ooo.iter().rev() {
+            if out.len() >= max {
+                break;
+            }
+            if Some(b) != first {
+                out.push(b);
+            }
+        }
+        out
+    }
+
+    fn records_in(&self, start: u64, end: u64) -> Vec<Record> {
+        let i = self.records.partition_point(|r| r.end() <= start);
+        self.records[i..]
+            .iter()
+            .take_while(|r| r.offset < end)
+            .copied()
+            .collect()
+    }
+
+    fn data_segment(&mut self, seq: u64, len: u64, retransmission: bool) -> Segment {
+        let records = self.records_in(seq, seq + len);
+        let mut s = self.bare_segment();
+        s.seq = seq;
+        s.len = len;
+        s.records = records;
+        s.retransmission = retransmission;
+        s
+    }
+
+    fn push_record(&mut self, kind: RecordKind, len: u64) {
+        self.records.push(Record {
+            offset: self.stream_end,
+            len,
+            kind,
+        });
+        self.stream_end += len;
+    }
+
+    /// Cuts multiplexer frames until the stream holds `target` bytes (or nothing waits).
+    fn fill_stream(&mut self, target: u64) {
+        if self.connected_at.is_none() {
+            return;
+        }
+        while self.stream_end < target {
+            let Some(r) = self.mux.next_frame(self.stream_end) else {
+                break;
+            };
+            self.records.push(r);
+            self.stream_end = r.end();
+        }
+    }
+
+    fn set_blocked(&mut self, now: SimTime, b: Option<Blocked>) {
+        if let Some((old, since)) = self.blocked {
+            if Some(old) == b {
+                return;
+            }
+            let d = now.saturating_since(since);
+            match old {
+                Blocked::Cwnd => {
+                    self.stats.cwnd_blocked = self.stats.cwnd_blocked.saturating_add(d)
+                }
+                Blocked::Rwnd => {
+                    self.stats.rwnd_blocked = self.stats.rwnd_blocked.saturating_add(d)
+                }
+            }
+        }
+        self.blocked = b.map(|b| (b, now));
+    }
+
+    fn next_data_segment(&mut self, now: SimTime) -> Option<Segment> {
+        let cwnd = self.cc.window();
+        let pipe = self.pipe.saturating_sub(self.dupack_credit);
+        // RFC 6675 §5 (4.2) / RFC 6298 §5.4: the first hole goes out whatever the window.
+        if self.force_retransmit {
+            self.force_retransmit = false;
+            if let Some(&seq) = self.retx.first() {
+                return Some(self.retransmit(now, seq));
+            }
+        }
+        if self.pacer.is_enabled() {
+            self.pacer
+                .refill(now, self.rtt.smoothed_rtt(), cwnd, self.cc.in_slow_start());
+            if !self.pacer.can_send() && self.has_sendable() {
+                return None;
+            }
+        }
+        // RFC 6675 NextSeg (1): retransmissions before new data.
+        if let Some(&seq) = self.retx.first() {
+            let len = self.seg_at(seq).len;
+            if pipe + len <= cwnd {
+                return Some(self.retransmit(now, seq));
+            }
+            self.set_blocked(now, Some(Blocked::Cwnd));
+            return None;
+        }
+        self.fill_stream(self.snd_nxt + self.smss);
+        let avail = self.stream_end - self.snd_nxt;
+        if avail == 0 {
+            self.set_blocked(now, None);
+            return None;
+        }
+        let mut len = avail.min(self.smss);
+        // RFC 9293 §3.8.6: never beyond the peer's window.
+        let room = self.peer_right_edge.saturating_sub(self.snd_nxt);
+        if room < len {
+            if room == 0 || room < avail.min(self.smss) / 2 {
+                self.set_blocked(now, Some(Blocked::Rwnd));
+                return None;
+            }
+            len = room;
+        }
+        if pipe + len > cwnd {
+            self.set_blocked(now, Some(Blocked::Cwnd));
+            return None;
+        }
+        self.set_blocked(now, None);
+        let seq = self.snd_nxt;
+        self.snd_nxt += len;
+        self.pipe += len;
+        self.fill_stream(self.snd_nxt + 1);
+        let app_limited = self.stream_end == self.snd_nxt && !self.mux.has_pending();
+        self.segs.push_back(SentSeg {
+            seq,
+            len,
+            sent: now,
+            retransmitted: false,
+            sacked: false,
+            lost: false,
+            rexmit_in_flight: false,
+            app_limited,
+        });
+        self.cc.on_packet_sent(now, len, self.pipe);
+        self.pacer.on_sent(len);
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto());
+        }
+        Some(self.data_segment(seq, len, false))
+    }
+
+    fn seg_index(&self, seq: u64) -> usize {
+        let i = self.segs.partition_point(|s| s.seq < seq);
+        debug_assert!(self.segs.get(i).is_some_and(|s| s.seq == seq));
+        i
+    }
+
+    fn seg_at(&self, seq: u64) -> &SentSeg {
+        &self.segs[self.seg_index(seq)]
+    }
+
+    fn retransmit(&mut self, now: SimTime, seq: u64) -> Segment {
+        self.retx.remove(&seq);
+        let i = self.seg_index(seq);
+        let s = &mut self.segs[i];
+        s.rexmit_in_flight = true;
+        s.retransmitted = true;
+        s.sent = now;
+        let len = s.len;
+        self.pipe += len;
+        self.stats.segments_retransmitted += 1;
+        self.stats.bytes_retransmitted += len;
+        self.cc.on_packet_sent(now, len, self.pipe);
+        self.pacer.on_sent(len);
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto());
+        }
+        self.data_segment(seq, len, true)
+    }
+
+    // ----- input ---------------------------------------------------------------------------
+
+    /// Handles one received segment.
+    pub fn handle_segment(&mut self, now: SimTime, seg: &Segment) {
+        if self.closed.is_some() {
+            return;
+        }
+        self.last_activity = now;
+        if seg.flags.syn {
+            self.on_syn(now, seg);
+            return;
+        }
+        if self.state == TcpState::SynReceived && seg.flags.ack {
+            // RFC 9293 §3.5: the ACK of our SYN-ACK completes the handshake.
+            self.establish(now);
+        }
+        if self.state != TcpState::Established {
+            return;
+        }
+        if seg.flags.ack {
+            self.on_ack(now, seg);
+        }
+        if seg.len > 0 {
+            self.on_data(now, seg);
+        }
+        if seg.flags.fin && self.closed.is_none() {
+            self.closed = Some((CloseKind::PeerClose, now));
+            self.rto_deadline = None;
+            self.delack_deadline = None;
+            self.events.push(StreamEvent::Closed(CloseKind::PeerClose));
+        }
+    }
+
+    fn on_syn(&mut self, now: SimTime, seg: &Segment) {
+        match (self.side, seg.flags.ack) {
+            (Side::Server, false) => match self.state {
+                TcpState::Idle => {
+                    self.state = TcpState::SynReceived;
+                    self.syn_pending = true;
+                }
+                TcpState::SynReceived => {
+                    // The client retransmitted its SYN: our SYN-ACK was lost (or is
+                    // late); answer again.
+                    self.syn_pending = true;
+                    self.syn_retransmitted = true;
+                    self.stats.syn_retransmissions += 1;
+                }
+                _ => self.ack_now = true,
+            },
+            (Side::Client, true) => {
+                if self.state == TcpState::SynSent {
+                    self.peer_right_edge = seg.window;
+                    self.establish(now);
+                }
+                // RFC 9293 §3.5: acknowledge the SYN-ACK (again if it was repeated).
+                self.ack_now = true;
+            }
+            _ => {}
+        }
+    }
+
+    fn establish(&mut self, now: SimTime) {
+        self.state = TcpState::Established;
+        self.established_at = Some(now);
+        self.rto_deadline = None;
+        // RFC 6298 §3 (Karn): a retransmitted SYN gives no sample.
+        if let (Some(t), false) = (self.syn_sent_at, self.syn_retransmitted) {
+            self.rtt
+                .update(now, now.saturating_since(t), SimDuration::ZERO, None);
+        }
+        self.backoff = 0;
+        match (self.cfg.tls, self.side) {
+            (TlsVersion::None, _) => self.connect(now),
+            (_, Side::Client) => {
+                self.push_record(
+                    RecordKind::Tls(TlsMessage::ClientHello),
+                    self.cfg.client_hello_size,
+                );
+            }
+            (_, Side::Server) => {}
+        }
+    }
+
+    fn connect(&mut self, now: SimTime) {
+        if self.connected_at.is_none() {
+            self.connected_at = Some(now);
+            self.events.push(StreamEvent::Connected);
+        }
+    }
+
+    fn on_data(&mut self, now: SimTime, seg: &Segment) {
+        let end = seg.seq + seg.len;
+        if end <= self.rcv_nxt {
+            // RFC 5681 §4.2 / RFC 2883: acknowledge a duplicate at once.
+            self.stats.duplicate_bytes += seg.len;
+            self.ack_now = true;
+            return;
+        }
+        if end > self.rcv_nxt + self.cfg.recv_window {
+            self.stats.beyond_window_bytes += end - (self.rcv_nxt + self.cfg.recv_window);
+        }
+        let start = seg.seq.max(self.rcv_nxt);
+        let had_gap = !self.ooo.is_empty();
+        let fresh = self.ooo.insert(start, end);
+        self.stats.duplicate_bytes += seg.len - fresh;
+        for r in &seg.records {
+            if r.end() > self.rcv_nxt {
+                self.rx_records.entry(r.offset).or_insert(*r);
+            }
+        }
+        if seg.seq > self.rcv_nxt {
+            // Out of order: immediate ACK with SACK (RFC 5681 §4.2, RFC 2018 §4).
+            self.last_rx = Some(seg.seq);
+            self.ack_now = true;
+            return;
+        }
+        let new_nxt = self.ooo.contiguous_end(self.rcv_nxt);
+        self.ooo.remove(self.rcv_nxt, new_nxt);
+        self.rcv_nxt = new_nxt;
+        self.last_rx = None;
+        if had_gap {
+            // It filled (part of) a hole: immediate ACK (RFC 5681 §4.2).
+            self.ack_now = true;
+        } else {
+            self.unacked_bytes += seg.len;
+            if self.unacked_bytes >= self.cfg.ack_every * self.smss {
+                self.ack_now = true;
+            } else if self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + self.cfg.delayed_ack);
+            }
+        }
+        self.deliver(now);
+    }
+
+    /// Hands every record now in order to TLS or the multiplexer.
+    fn deliver(&mut self, now: SimTime) {
+        while let Some((_, r)) = self.rx_records.first_key_value() {
+            if r.end() > self.rcv_nxt {
+                break;
+            }
+            let (_, r) = self.rx_records.pop_first().expect("non-empty");
+            if r.offset != self.delivered_end {
+                self.stats.records_out_of_order += 1;
+            }
+            self.delivered_end = r.end();
+            match r.kind {
+                RecordKind::Tls(m) => self.on_tls(now, m),
+                RecordKind::Data {
+                    stream,
+                    payload,
+                    fin,
+                } => {
+                    if self.first_byte_at.is_none() && payload > 0 {
+                        self.first_byte_at = Some(now);
+                    }
+                    self.stats.app_bytes_read += payload;
+                    let d = self.mux_recv.on_frame(stream, payload, fin);
+                    let peer_opened = Self::initiator(stream) != self.side;
+                    if d.new_stream && peer_opened {
+                        self.events.push(StreamEvent::StreamOpened(stream));
+                    }
+                    if d.complete {
+                        self.read_done.insert(stream, now);
+                        self.events.push(StreamEvent::ReadComplete(stream));
+                        self.maybe_release(stream);
+                    }
+                }
+            }
+        }
+    }
+
+    fn initiator(id: StreamId) -> Side {
+        if id % 2 == 1 {
+            Side::Client
+        } else {
+            Side::Server
+        }
+    }
+
+    /// A locally opened stream is closed once read and acknowledged: it no longer counts
+    /// against the concurrency limit.
+    fn maybe_release(&mut self, id: StreamId) {
+        if self.read_done.contains_key(&id)
+            && self.send_done.contains_key(&id)
+            && self.open_local.remove(&id)
+            && self.streams_blocked
+        {
+            self.streams_blocked = false;
+            self.events.push(StreamEvent::StreamsAvailable);
+        }
+    }
+
+    /// The TLS handshake, message by message (RFC 8446 §2, RFC 5246 §7.3).
+    fn on_tls(&mut self, now: SimTime, m: TlsMessage) {
+        let tls = self.cfg.tls;
+        match (self.side, m) {
+            (Side::Server, TlsMessage::ClientHello) => {
+                self.push_record(
+                    RecordKind::Tls(TlsMessage::ServerFlight),
+                    self.cfg.server_flight_size,
+                );
+            }
+            (Side::Client, TlsMessage::ServerFlight) => {
+                self.push_record(
+                    RecordKind::Tls(TlsMessage::ClientFinished),
+                    self.cfg.client_finished_size,
+                );
+                if tls == TlsVersion::Tls13 {
+                    self.connect(now);
+                }
+            }
+            (Side::Server, TlsMessage::ClientFinished) => {
+                if tls == TlsVersion::Tls12 {
+                    self.push_record(
+                        RecordKind::Tls(TlsMessage::ServerFinished),
+                        self.cfg.server_finished_size,
+                    );
+                }
+                self.connect(now);
+            }
+            (Side::Client, TlsMessage::ServerFinished) => self.connect(now),
+            _ => {}
+        }
+    }
+
+    fn remove_from_pipe(pipe: &mut u64, s: &mut SentSeg) {
+        if !s.lost {
+            *pipe -= s.len;
+        }
+        if s.rexmit_in_flight {
+            *pipe -= s.len;
+            s.rexmit_in_flight = false;
+        }
+    }
+
+    fn mark_lost(&mut self, i: usize) -> Option<SimTime> {
+        let s = &mut self.segs[i];
+        if s.lost || s.sacked {
+            return None;
+        }
+        s.lost = true;
+        self.pipe -= s.len;
+        self.retx.insert(s.seq);
+        self.stats.segments_lost += 1;
+        Some(s.sent)
+    }
+
+    /// RFC 9002 §7.8-style test: the window was (nearly) full before this ACK.
+    fn cwnd_limited(&self, prior_pipe: u64) -> bool {
+        let cwnd = self.cc.window();
+        prior_pipe >= cwnd
+            || cwnd - prior_pipe <= 3 * self.smss
+            || (self.cc.in_slow_start() && prior_pipe > cwnd / 2)
+    }
+
+    fn on_ack(&mut self, now: SimTime, seg: &Segment) {
+        let ack = seg.ack.min(self.snd_nxt);
+        self.peer_right_edge = self.peer_right_edge.max(ack + seg.window);
+        let prior_pipe = self.pipe.saturating_sub(self.dupack_credit);
+        // (sent, len, app_limited, retransmitted, seq)
+        let mut newly: Vec<(SimTime, u64, bool, bool, u64)> = Vec::new();
+        let mut new_data = false;
+        if ack > self.snd_una {
+            new_data = true;
+            while let Some(front) = self.segs.front() {
+                if front.seq + front.len > ack {
+                    break;
+                }
+                let mut s = self.segs.pop_front().expect("front");
+                self.retx.remove(&s.seq);
+                if !s.sacked {
+                    Self::remove_from_pipe(&mut self.pipe, &mut s);
+                    newly.push((s.sent, s.len, s.app_limited, s.retransmitted, s.seq));
+                }
+            }
+            self.snd_una = ack;
+            self.dupacks = 0;
+            self.dupack_credit = 0;
+        } else if !self.cfg.sack
+            && ack == self.snd_una
+            && seg.len == 0
+            && !seg.flags.fin
+            && self.snd_nxt > self.snd_una
+        {
+            self.dupacks += 1;
+        }
+        let mut new_sack = false;
+        if self.cfg.sack {
+            for &(a, b) in &seg.sack {
+                let a = a.max(self.snd_una);
+                if a >= b {
+                    continue;
+                }
+                let mut i = self.segs.partition_point(|s| s.seq < a);
+                while i < self.segs.len() && self.segs[i].seq + self.segs[i].len <= b {
+                    let s = &mut self.segs[i];
+                    if !s.sacked {
+                        s.sacked = true;
+                        new_sack = true;
+                        self.retx.remove(&s.seq);
+                        Self::remove_from_pipe(&mut self.pipe, s);
+                        newly.push((s.sent, s.len, s.app_limited, s.retransmitted, s.seq));
+                        self.highest_sacked = self.highest_sacked.max(s.seq + s.len);
+                    }
+                    i += 1;
+                }
+            }
+        }
+        // RTT (RFC 6298 §3, Karn): the newest newly covered, never retransmitted segment.
+        if let Some(&(sent, ..)) = newly.iter().filter(|n| !n.3).max_by_key(|n| n.4) {
+            self.rtt
+                .update(now, now.saturating_since(sent), SimDuration::ZERO, None);
+            self.backoff = 0;
+        }
+        // Recovery ends when the cumulative ACK reaches the recovery point (RFC 6675 §5,
+        // RFC 6582 §3.2).
+        let partial = self.recovery_point.is_some_and(|rp| new_data && ack < rp);
+        if self.recovery_point.is_some_and(|rp| self.snd_una >= rp) {
+            self.recovery_point = None;
+        }
+        // Loss detection.
+        let mut lost_newest: Option<SimTime> = None;
+        if self.cfg.sack {
+            if new_sack {
+                lost_newest = self.detect_losses_sack();
+            }
+        } else {
+            lost_newest = self.detect_losses_dupack(partial);
+        }
+        if let Some(t) = lost_newest {
+            if self.recovery_point.is_none() {
+                // RFC 6675 §5 (4.1-4.2): enter recovery, reduce once, retransmit the
+                // first hole now.
+                self.recovery_point = Some(self.snd_nxt);
+                self.cc.on_congestion_event(now, t, self.pipe);
+                self.stats.congestion_events += 1;
+                self.stats.fast_recoveries += 1;
+                self.force_retransmit = true;
+                if !self.cfg.sack {
+                    // RFC 6582 §3.2 step 2: cwnd = ssthresh + 3 SMSS, as credit.
+                    self.dupack_credit = self.cfg.dup_thresh * self.smss;
+                }
+            }
+        }
+        let snap = RttSnapshot {
+            min_rtt: self.rtt.min_rtt(),
+            smoothed_rtt: self.rtt.smoothed_rtt(),
+            latest_rtt: self.rtt.latest_rtt(),
+            rttvar: self.rtt.rttvar(),
+        };
+        let limited = self.cwnd_limited(prior_pipe);
+        for &(sent, len, app_limited, _, _) in &newly {
+            self.cc
+                .on_packet_acked(now, sent, len, app_limited || !limited, &snap);
+        }
+        // RFC 6298 §5.2 / §5.3.
+        if self.snd_una == self.snd_nxt {
+            self.rto_deadline = None;
+        } else if new_data {
+            self.rto_deadline = Some(now + self.rto());
+        }
+        for id in self.mux.completed(self.snd_una) {
+            self.send_done.insert(id, now);
+            self.events.push(StreamEvent::SendComplete(id));
+            self.maybe_release(id);
+        }
+    }
+
+    /// RFC 6675 §4 IsLost over the scoreboard: walking down from the highest SACKed
+    /// segment, every un-SACKed segment with `dup_thresh` SACKed segments or more than
+    /// `(dup_thresh - 1) * SMSS` SACKed bytes above it is lost. Returns the send time of
+    /// the newest segment newly marked.
+    fn detect_losses_sack(&mut self) -> Option<SimTime> {
+        let top = self.segs.partition_point(|s| s.seq < self.highest_sacked);
+        let (mut count, mut bytes) = (0u64, 0u64);
+        let mut newest: Option<SimTime> = None;
+        let thresh = self.cfg.dup_thresh;
+        let byte_thresh = (thresh - 1) * self.smss;
+        for i in (0..top).rev() {
+            let s = &self.segs[i];
+            if s.sacked {
+                count += 1;
+                bytes += s.len;
+                continue;
+            }
+            if count >= thresh || bytes > byte_thresh {
+                if s.lost {
+                    break; // everything below was marked with it
+                }
+                if let Some(t) = self.mark_lost(i) {
+                    newest = Some(newest.map_or(t, |n: SimTime| n.max(t)));
+                }
+            }
+        }
+        newest
+    }
+
+    /// RFC 5681 §3.2 / RFC 6582 without SACK: fast retransmit at `dup_thresh` duplicate
+    /// ACKs; in recovery each further duplicate ACK lets one more segment out, a partial
+    /// ACK retransmits the next hole.
+    fn detect_losses_dupack(&mut self, partial: bool) -> Option<SimTime> {
+        if self.segs.is_empty() {
+            return None;
+        }
+        if self.recovery_point.is_some() {
+            if partial {
+                // RFC 6582 §3.2 step 5: retransmit the first unacknowledged segment; no
+                // second reduction.
+                self.force_retransmit = true;
+                self.mark_lost(0);
+                return None;
+            }
+            if self.dupacks > self.cfg.dup_thresh {
+                self.dupack_credit += self.smss;
+            }
+            return None;
+        }
+        if self.dupacks == self.cfg.dup_thresh {
+            return self.mark_lost(0);
+        }
+        None
+    }
+
+    /// RFC 6298 §5.4-5.6: the retransmission timer expired.
+    fn on_rto(&mut self, now: SimTime) {
+        self.stats.rto_count += 1;
+        if self.state != TcpState::Established {
+            // SYN or SYN-ACK lost: send it again, back off.
+            self.syn_pending = true;
+            self.syn_retransmitted = true;
+            self.stats.syn_retransmissions += 1;
+            self.backoff += 1;
+            self.stats.max_backoff = self.stats.max_backoff.max(self.backoff);
+            self.rto_deadline = Some(now + self.rto());
+            return;
+        }
+        if self.snd_una == self.snd_nxt {
+            self.rto_deadline = None;
+            return;
+        }
+        if self.backoff == 0 {
+            // RFC 5681 §3.1: ssthresh = FlightSize / 2 (the controller's reduction), then
+            // the loss window (here the controller's minimum window, 2 segments).
+            let newest = self.segs.iter().map(|s| s.sent).max().unwrap_or(now);
+            self.cc.on_congestion_event(now, newest, 0);
+            self.cc.on_persistent_congestion(now);
+            self.stats.congestion_events += 1;
+        }
+        // Linux tcp_enter_loss: every un-SACKed segment is lost, retransmissions too.
+        for i in 0..self.segs.len() {
+            let s = &mut self.segs[i];
+            if s.sacked {
+                continue;
+            }
+            if s.rexmit_in_flight {
+                s.rexmit_in_flight = false;
+                self.pipe -= s.len;
+            }
+            if !s.lost {
+                s.lost = true;
+                self.pipe -= s.len;
+                self.stats.segments_lost += 1;
+            }
+            self.retx.insert(s.seq);
+        }
+        debug_assert_eq!(self.pipe, 0);
+        self.recovery_point = Some(self.snd_nxt);
+        self.dupacks = 0;
+        self.dupack_credit = 0;
+        self.backoff += 1;
+        self.stats.max_backoff = self.stats.max_backoff.max(self.backoff);
+        self.force_retransmit = true;
+        self.rto_deadline = Some(now + self.rto());
+    }
+
+    /// Closes the accounting of blocked time at `now` (for metrics).
+    pub fn blocked_until(&self, now: SimTime) -> (SimDuration, SimDuration) {
+        let (mut c, mut r) = (self.stats.cwnd_blocked, self.stats.rwnd_blocked);
+        if let Some((b, since)) = self.blocked {
+            let d = now.saturating_since(since);
+            match b {
+                Blocked::Cwnd => c = c.saturating_add(d),
+                Blocked::Rwnd => r = r.saturating_add(d),
+            }
+        }
+        (c, r)
+    }
+}

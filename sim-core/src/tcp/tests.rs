@@ -1,0 +1,776 @@
+//! TCP endpoint tests over the two-host harness (`harness.rs`).
+
+use super::mux::MuxSend;
+use crate::cc::CcAlgorithm;
+use crate::config::tcp::{TcpConfig, TlsVersion};
+use crate::time::{SimDuration, SimTime};
+use harness::{ser, Net, DOWN, UP};
+
+/// A tiny two-host network for the TCP tests: a client and a server
+/// `BulkEndpoint<TcpConnection>` joined by one link per direction (rate, propagation
+/// delay, FIFO serializer without a queue limit, the 28-byte default overhead of the real
+/// links), with scripted or random drops and extra delays (reordering). Isolated from the
+/// runner and the scenario format on purpose: it tests the sans-IO connection through
+/// the same `Endpoint` / `TransportDriver` calls the runner makes.
+mod harness {
+
+    use crate::config::tcp::TcpConfig;
+    use crate::endpoint::Endpoint;
+    use crate::packet::{Addr, Datagram, Payload};
+    use crate::tcp::connection::TcpConnection;
+    use crate::time::{SimDuration, SimTime};
+    use crate::transport::stream::Side;
+    use crate::wire::tcp::LINK_DEFAULT_OVERHEAD;
+    use crate::workloads::bulk::{Bulk, BulkEndpoint};
+    use std::collections::BTreeMap;
+
+    /// Direction index: client to server.
+    pub const UP: usize = 0;
+    /// Direction index: server to client.
+    pub const DOWN: usize = 1;
+
+    /// Serialization time of `bytes` (datagram size + overhead) at `rate` bit/s, rounded up.
+    pub fn ser(bytes: u64, rate: u64) -> SimDuration {
+        SimDuration((bytes as u128 * 8 * 1_000_000_000).div_ceil(rate as u128) as u64)
+    }
+
+    /// One datagram sent, as the harness saw it.
+    #[derive(Clone, Debug)]
+    pub struct Sent {
+        /// When it was handed to the link.
+        pub at: SimTime,
+        /// [`UP`] or [`DOWN`].
+        pub dir: usize,
+        /// Segment fields.
+        pub seq: u64,
+        /// Payload bytes.
+        pub len: u64,
+        /// SYN flag.
+        pub syn: bool,
+        /// Sent again.
+        pub retransmission: bool,
+        /// Dropped by the script.
+        pub dropped: bool,
+        /// Datagram size.
+        pub size: u64,
+    }
+
+    type DropFn = Box<dyn FnMut(usize, u64, &Datagram, SimTime) -> bool>;
+    type DelayFn = Box<dyn FnMut(usize, u64) -> SimDuration>;
+
+    /// The network.
+    pub struct Net {
+        /// Current time.
+        pub now: SimTime,
+        /// Client (0) and server (1).
+        pub ep: [BulkEndpoint<TcpConnection>; 2],
+        rate: u64,
+        delay: SimDuration,
+        busy: [SimTime; 2],
+        count: [u64; 2],
+        queue: BTreeMap<(SimTime, u64), (usize, Datagram)>,
+        seq: u64,
+        /// `(direction, index on that link, datagram, now)` -> drop it.
+        pub drop: DropFn,
+        /// Extra one-way delay per datagram (reordering when it varies).
+        pub extra: DelayFn,
+        /// Every datagram sent.
+        pub log: Vec<Sent>,
+    }
+
+    impl Net {
+        /// Client and server with configs `c`, `s`, running `bulk` (`streams`, `bytes`,
+        /// `request`), over links of `rate` bit/s and one-way `delay`.
+        pub fn new(
+            c: TcpConfig,
+            s: TcpConfig,
+            streams: u64,
+            bytes: u64,
+            request: u64,
+            rate: u64,
+            delay: SimDuration,
+        ) -> Self {
+            let ca = Addr::new(1, 1);
+            let sa = Addr::new(2, 1);
+            let client = BulkEndpoint::new(
+                TcpConnection::new(Side::Client, c),
+                Bulk::new(streams, bytes, request),
+                ca,
+                sa,
+                0,
+            );
+            let server = BulkEndpoint::new(
+                TcpConnection::new(Side::Server, s),
+                Bulk::new(streams, bytes, request),
+                sa,
+                ca,
+                0,
+            );
+            Net {
+                now: SimTime::ZERO,
+                ep: [client, server],
+                rate,
+                delay,
+                busy: [SimTime::ZERO; 2],
+                count: [0; 2],
+                queue: BTreeMap::new(),
+                seq: 0,
+                drop: Box::new(|_, _, _, _| false),
+                extra: Box::new(|_, _| SimDuration::ZERO),
+                log: Vec::new(),
+            }
+        }
+
+        /// The client connection.
+        pub fn client(&self) -> &TcpConnection {
+            self.ep[0].connection()
+        }
+
+        /// The server connection.
+        pub fn server(&self) -> &TcpConnection {
+            self.ep[1].connection()
+        }
+
+        fn send(&mut self, dir: usize, d: Datagram) {
+            let idx = self.count[dir];
+            self.count[dir] += 1;
+            let size = u64::from(d.size);
+            let start = self.now.max(self.busy[dir]);
+            let done = start + ser(size + LINK_DEFAULT_OVERHEAD, self.rate);
+            self.busy[dir] = done;
+            let dropped = (self.drop)(dir, idx, &d, self.now);
+            if let Payload::Tcp(s) = &d.payload {
+                self.log.push(Sent {
+                    at: self.now,
+                    dir,
+                    seq: s.seq,
+                    len: s.len,
+                    syn: s.flags.syn,
+                    retransmission: s.retransmission,
+                    dropped,
+                    size,
+                });
+            }
+            if dropped {
+                return;
+            }
+            let arrive = done + self.delay + (self.extra)(dir, idx);
+            self.seq += 1;
+            self.queue.insert((arrive, self.seq), (1 - dir, d));
+        }
+
+        fn flush(&mut self, i: usize) {
+            while let Some(d) = self.ep[i].poll_transmit(self.now) {
+                self.send(i, d);
+            }
+        }
+
+        /// Runs until both sides are done or `until`; returns whether both are done.
+        pub fn run(&mut self, until: SimTime) -> bool {
+            if self.now == SimTime::ZERO && self.log.is_empty() {
+                self.ep[1].start(self.now);
+                self.ep[0].start(self.now);
+                self.flush(1);
+                self.flush(0);
+            }
+            loop {
+                if self.ep[0].is_done() && self.ep[1].is_done() {
+                    return true;
+                }
+                let q = self.queue.keys().next().map(|k| k.0);
+                let t0 = self.ep[0].poll_timeout();
+                let t1 = self.ep[1].poll_timeout();
+                let Some(next) = [q, t0, t1].into_iter().flatten().min() else {
+                    return false;
+                };
+                if next > until {
+                    return false;
+                }
+                self.now = self.now.max(next);
+                if q == Some(next) {
+                    let (_, (to, d)) = self.queue.pop_first().expect("queued");
+                    self.ep[to].handle_datagram(self.now, d);
+                    self.flush(to);
+                    continue;
+                }
+                for i in 0..2 {
+                    if self.ep[i].poll_timeout().is_some_and(|t| t <= self.now) {
+                        self.ep[i].handle_timeout(self.now);
+                        self.flush(i);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn secs(s: u64) -> SimTime {
+    SimTime(s * 1_000_000_000)
+}
+
+fn cfg(tls: TlsVersion) -> TcpConfig {
+    let mut c = TcpConfig {
+        tls,
+        ..TcpConfig::default()
+    };
+    c.cc.algorithm = CcAlgorithm::NewReno;
+    c.cc.hystart = false;
+    c
+}
+
+/// Wire bytes of a segment with `payload` bytes and 12 option bytes (timestamps).
+fn wire(payload: u64) -> u64 {
+    20 + 20 + 12 + payload
+}
+
+/// The analytic model (`docs/tcp.md`): every message is a flight of back-to-back
+/// segments that arrives `sum of serialization times + d` after it leaves; the SYN and
+/// SYN-ACK (20 option bytes) take one flight each; TLS adds 1 (1.3) or 2 (1.2) round
+/// trips of flights; the request (with TLS 1.3's client Finished) is one flight; the
+/// response then goes in slow-start rounds from the initial window (10 segments), each
+/// round doubling it and lasting `a·ser(full) + d + ser(ack) + d` (its first ACK comes
+/// after `a` = ack_every segments), until the remaining segments fit in the window or the
+/// window covers a round (the link is then busy to the end).
+fn model(c: &TcpConfig, rate: u64, d: SimDuration, bytes: u64, request: u64) -> SimDuration {
+    let smss = c.effective_mss();
+    let s = |b: u64| ser(b, rate);
+    let flight = |mut b: u64| {
+        let mut t = SimDuration::ZERO;
+        while b > 0 {
+            let n = b.min(smss);
+            t += s(wire(n));
+            b -= n;
+        }
+        t + d
+    };
+    let mux = MuxSend::new(c.frame_size, c.record_overhead());
+    let syn = 20 + 20 + 20;
+    let mut t = (s(syn) + d) + (s(syn) + d);
+    let mut req = mux.framed_len(request);
+    match c.tls {
+        TlsVersion::None => {}
+        TlsVersion::Tls13 => {
+            t = t + flight(c.client_hello_size) + flight(c.server_flight_size);
+            req += c.client_finished_size;
+        }
+        TlsVersion::Tls12 => {
+            t = t
+                + flight(c.client_hello_size)
+                + flight(c.server_flight_size)
+                + flight(c.client_finished_size)
+                + flight(c.server_finished_size);
+        }
+    }
+    t += flight(req);
+    // Response segments.
+    let total = mux.framed_len(bytes);
+    let mut segs: Vec<u64> = Vec::new();
+    let mut b = total;
+    while b > 0 {
+        let n = b.min(smss);
+        segs.push(n);
+        b -= n;
+    }
+    let full = s(wire(smss));
+    let round = full.saturating_mul(c.ack_every) + d + s(wire(0)) + d;
+    let mut w = (TcpConfig::rfc6928_initial_window(smss) / smss) as usize;
+    let mut i = 0;
+    loop {
+        let rest = &segs[i..];
+        if rest.len() <= w || full.saturating_mul(w as u64) >= round {
+            let mut burst = SimDuration::ZERO;
+            for &n in rest {
+                burst += s(wire(n));
+            }
+            return t + burst + d;
+        }
+        t += round;
+        i += w;
+        w *= 2;
+    }
+}
+
+#[test]
+fn lossless_transfer_matches_the_analytic_model() {
+    for tls in [TlsVersion::None, TlsVersion::Tls12, TlsVersion::Tls13] {
+        for rate in [10_000_000u64, 100_000_000] {
+            for rtt_ms in [20u64, 100] {
+                for bytes in [20_000u64, 1_000_000] {
+                    // NewReno without HyStart (the model's pure slow start), and the
+                    // default CUBIC with HyStart++, whose conservative slow start may
+                    // begin a little before the pipe is full (measured: < 0.3 % slower).
+                    for c in [
+                        cfg(tls),
+                        TcpConfig {
+                            tls,
+                            ..TcpConfig::default()
+                        },
+                    ] {
+                        let d = SimDuration::from_millis(rtt_ms / 2);
+                        let mut net = Net::new(c.clone(), c.clone(), 1, bytes, 100, rate, d);
+                        assert!(net.run(secs(60)), "finishes");
+                        let got = net.ep[0].workload().completed_at();
+                        let got = got.expect("client completed").as_nanos() as f64;
+                        let want = model(&c, rate, d, bytes, 100).as_nanos() as f64;
+                        let err = (got - want).abs() / want;
+                        assert!(
+                        err < 0.01,
+                        "{tls:?} {rate} b/s {rtt_ms} ms {bytes} B: got {:.6} s, model {:.6} s ({:.3} %)",
+                        got / 1e9,
+                        want / 1e9,
+                        err * 100.0
+                    );
+                        assert_eq!(net.client().stats.app_bytes_read, bytes);
+                        assert_eq!(net.server().stats.segments_retransmitted, 0);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The sends of `dir` with payload, in order: (time, seq, retransmission, dropped).
+fn data_sends(net: &Net, dir: usize) -> Vec<(SimTime, u64, bool, bool)> {
+    net.log
+        .iter()
+        .filter(|s| s.dir == dir && s.len > 0)
+        .map(|s| (s.at, s.seq, s.retransmission, s.dropped))
+        .collect()
+}
+
+fn net(c: TcpConfig, streams: u64, bytes: u64, rate: u64, rtt_ms: u64) -> Net {
+    Net::new(
+        c.clone(),
+        c,
+        streams,
+        bytes,
+        100,
+        rate,
+        SimDuration::from_millis(rtt_ms / 2),
+    )
+}
+
+#[test]
+fn sack_recovery_retransmits_only_the_holes() {
+    for sack in [true, false] {
+        let mut c = cfg(TlsVersion::None);
+        c.sack = sack;
+        let mut n = net(c, 1, 1_000_000, 20_000_000, 50);
+        // Drop three response segments of the third round (data segments 30, 33, 36 of
+        // the downlink).
+        let mut k = 0u64;
+        n.drop = Box::new(move |dir, _, d, _| {
+            let crate::packet::Payload::Tcp(s) = &d.payload else {
+                return false;
+            };
+            if dir != DOWN || s.len == 0 || s.retransmission {
+                return false;
+            }
+            k += 1;
+            [31, 34, 37].contains(&k)
+        });
+        assert!(n.run(secs(60)));
+        let sends = data_sends(&n, DOWN);
+        let mut dropped: Vec<u64> = sends.iter().filter(|s| s.3).map(|s| s.1).collect();
+        let mut again: Vec<u64> = sends.iter().filter(|s| s.2).map(|s| s.1).collect();
+        dropped.sort_unstable();
+        again.sort_unstable();
+        assert_eq!(dropped.len(), 3);
+        assert_eq!(
+            again, dropped,
+            "sack = {sack}: only the holes are sent again"
+        );
+        let st = &n.server().stats;
+        assert_eq!(
+            st.rto_count, 0,
+            "sack = {sack}: recovered without a timeout"
+        );
+        assert_eq!(st.fast_recoveries, 1, "one recovery episode, one reduction");
+        assert_eq!(st.congestion_events, 1);
+        if sack {
+            assert!(n.client().stats.sack_blocks_sent > 0);
+        }
+        assert_eq!(n.client().stats.app_bytes_read, 1_000_000);
+        assert_eq!(n.client().stats.records_out_of_order, 0);
+    }
+}
+
+#[test]
+fn syn_retransmissions_back_off_from_the_initial_rto() {
+    // RFC 6298 §2.1 / §5.5: the SYN is repeated after 1 s, then 2 s, then 4 s.
+    let mut n = net(cfg(TlsVersion::Tls13), 1, 10_000, 10_000_000, 40);
+    n.drop = Box::new(|dir, idx, _, _| dir == UP && idx < 3);
+    assert!(n.run(secs(60)));
+    let syns: Vec<SimTime> = n
+        .log
+        .iter()
+        .filter(|s| s.dir == UP && s.syn)
+        .map(|s| s.at)
+        .collect();
+    assert_eq!(syns, vec![secs(0), secs(1), secs(3), secs(7)]);
+    assert_eq!(n.client().stats.syn_retransmissions, 3);
+    assert_eq!(n.client().stats.max_backoff, 3);
+}
+
+#[test]
+fn data_rto_doubles_and_respects_the_minimum() {
+    for (rto_min_ms, first_ms) in [(1000u64, Some(1000u64)), (200, None)] {
+        let mut c = cfg(TlsVersion::None);
+        c.rto_min = SimDuration::from_millis(rto_min_ms);
+        let mut n = net(c, 1, 500, 10_000_000, 100);
+        // The one response segment is lost three times.
+        let mut k = 0;
+        n.drop = Box::new(move |dir, _, d, _| {
+            let crate::packet::Payload::Tcp(s) = &d.payload else {
+                return false;
+            };
+            if dir == DOWN && s.len > 0 {
+                k += 1;
+                return k <= 3;
+            }
+            false
+        });
+        assert!(n.run(secs(60)));
+        let sends = data_sends(&n, DOWN);
+        assert_eq!(sends.len(), 4, "{sends:?}");
+        let gaps: Vec<u64> = sends
+            .windows(2)
+            .map(|w| w[1].0.saturating_since(w[0].0).as_nanos())
+            .collect();
+        // §5.5: each backoff doubles the timer.
+        assert_eq!(gaps[1], 2 * gaps[0]);
+        assert_eq!(gaps[2], 2 * gaps[1]);
+        // §2.4 (rto_min), §2.3: SRTT + 4 RTTVAR after the handshake sample is below it.
+        assert!(gaps[0] >= rto_min_ms * 1_000_000);
+        if let Some(f) = first_ms {
+            assert_eq!(gaps[0], f * 1_000_000);
+        }
+        assert_eq!(n.server().stats.rto_count, 3);
+        assert_eq!(n.server().stats.max_backoff, 3);
+        // Karn (RFC 6298 §3, §5.7): the ACK of a retransmitted segment gives no RTT
+        // sample, so the backed-off RTO stays until one does.
+        assert_eq!(n.server().backoff(), 3);
+    }
+}
+
+#[test]
+fn delayed_ack_waits_for_the_timer_or_a_second_segment() {
+    let rate = 10_000_000;
+    for delack_ms in [40u64, 200] {
+        let mut c = cfg(TlsVersion::None);
+        c.delayed_ack = SimDuration::from_millis(delack_ms);
+        // The RFC pair (RFC 1122's 200 ms delayed ACK with RFC 6298's 1 s minimum RTO):
+        // with a 200 ms minimum RTO the sender would time out before the 200 ms ACK.
+        c.rto_min = SimDuration::from_secs(1);
+        // One small response segment: the client holds its ACK for the timer.
+        let mut n = net(c.clone(), 1, 500, rate, 40);
+        assert!(n.run(secs(60)));
+        let read = n.ep[0].workload().completed_at().unwrap();
+        let acked = n.ep[1].workload().completed_at().unwrap();
+        let want = read
+            + SimDuration::from_millis(delack_ms)
+            + ser(wire(0), rate)
+            + SimDuration::from_millis(20);
+        assert_eq!(acked, want);
+        assert_eq!(n.client().stats.delayed_ack_timeouts, 1);
+    }
+    // A long transfer: one ACK per two full segments (RFC 5681 §4.2).
+    let mut n = net(cfg(TlsVersion::None), 1, 1_000_000, rate, 40);
+    assert!(n.run(secs(60)));
+    let segs = data_sends(&n, DOWN).len() as u64;
+    let acks = n.client().stats.pure_acks_sent;
+    assert!(
+        acks.abs_diff(segs / 2) <= 3,
+        "{acks} ACKs for {segs} segments"
+    );
+    // ACK every segment when asked.
+    let mut c = cfg(TlsVersion::None);
+    c.ack_every = 1;
+    let mut n = net(c, 1, 1_000_000, rate, 40);
+    assert!(n.run(secs(60)));
+    let segs = data_sends(&n, DOWN).len() as u64;
+    assert!(n.client().stats.pure_acks_sent.abs_diff(segs) <= 3);
+}
+
+#[test]
+fn out_of_order_segments_are_acknowledged_at_once_with_sack() {
+    let mut n = net(cfg(TlsVersion::None), 1, 200_000, 10_000_000, 40);
+    let mut k = 0u64;
+    n.drop = Box::new(move |dir, _, d, _| {
+        let crate::packet::Payload::Tcp(s) = &d.payload else {
+            return false;
+        };
+        if dir == DOWN && s.len > 0 && !s.retransmission {
+            k += 1;
+            return k == 5;
+        }
+        false
+    });
+    assert!(n.run(secs(60)));
+    // Segments 6.. arrive above a hole: each is acknowledged at once with a SACK block
+    // (RFC 5681 §4.2, RFC 2018 §4), so the sender sees three duplicate ACKs within one
+    // round and retransmits without a timeout.
+    assert!(n.client().stats.sack_blocks_sent >= 3);
+    assert_eq!(n.server().stats.rto_count, 0);
+    assert_eq!(n.server().stats.segments_retransmitted, 1);
+}
+
+#[test]
+fn header_bytes_are_counted_on_the_wire() {
+    let mut n = net(cfg(TlsVersion::None), 1, 100_000, 10_000_000, 40);
+    assert!(n.run(secs(60)));
+    let st = &n.server().stats;
+    let sent: Vec<_> = n.log.iter().filter(|s| s.dir == DOWN).collect();
+    assert_eq!(st.segments_sent, sent.len() as u64);
+    // SYN-ACK: 20 + 20 + 20 option bytes; every other segment 20 + 20 + 12 (timestamps,
+    // no SACK on a lossless path).
+    assert_eq!(st.header_bytes_sent, 60 + 52 * (sent.len() as u64 - 1));
+    let payload: u64 = sent.iter().map(|s| s.len).sum();
+    let datagrams: u64 = sent.iter().map(|s| s.size).sum();
+    assert_eq!(st.bytes_sent, datagrams);
+    assert_eq!(
+        datagrams,
+        payload + st.header_bytes_sent - 28 * sent.len() as u64
+    );
+    // The response on the stream: 100 kB in 7 frames of 9-byte headers.
+    assert_eq!(payload, 100_000 + 7 * 9);
+}
+
+#[test]
+fn a_lost_segment_stalls_every_stream_behind_it() {
+    // Three streams interleaved frame by frame; one lost segment early in the response
+    // holds back all three (head-of-line blocking on the one byte stream).
+    let mut c = cfg(TlsVersion::None);
+    c.frame_size = 16_384;
+    let mut n = net(c, 3, 150_000, 10_000_000, 100);
+    let mut k = 0u64;
+    let mut lost_at = None;
+    n.drop = Box::new(move |dir, _, d, now| {
+        let crate::packet::Payload::Tcp(s) = &d.payload else {
+            return false;
+        };
+        if dir == DOWN && s.len > 0 && !s.retransmission {
+            k += 1;
+            if k == 2 {
+                lost_at.get_or_insert(now);
+                return true;
+            }
+        }
+        false
+    });
+    assert!(n.run(secs(60)));
+    let times: Vec<SimTime> = n.client().read_complete_times().values().copied().collect();
+    assert_eq!(times.len(), 3);
+    let resent = data_sends(&n, DOWN)
+        .into_iter()
+        .find(|s| s.2)
+        .expect("one retransmission")
+        .0;
+    for t in times {
+        assert!(
+            t > resent,
+            "every stream completes after the retransmission"
+        );
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// xorshift64*, seeded by proptest (test-only randomness).
+    fn rng(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed | 1;
+        move || {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Every byte of every stream is delivered exactly once and in order, under
+        /// random loss in both directions and reordering, with and without SACK, for
+        /// each TLS mode.
+        #[test]
+        fn every_byte_once_in_order(
+            seed in any::<u64>(),
+            loss_permille in 0u64..120,
+            jitter_ms in 0u64..30,
+            streams in 1u64..4,
+            bytes in 1u64..400_000,
+            sack in any::<bool>(),
+            tls in 0u8..3,
+        ) {
+            let c = TcpConfig {
+                sack,
+                tls: [TlsVersion::None, TlsVersion::Tls12, TlsVersion::Tls13][tls as usize],
+                ..TcpConfig::default()
+            };
+            let mut n = net(c, streams, bytes, 20_000_000, 40);
+            let mut r = rng(seed);
+            n.drop = Box::new(move |_, _, _, _| r() % 1000 < loss_permille);
+            let mut r2 = rng(seed ^ 0x9e37_79b9_7f4a_7c15);
+            n.extra = Box::new(move |_, _| {
+                if jitter_ms == 0 {
+                    SimDuration::ZERO
+                } else {
+                    SimDuration(r2() % (jitter_ms * 1_000_000))
+                }
+            });
+            prop_assert!(n.run(secs(3600)), "completes");
+            let cl = n.client();
+            prop_assert_eq!(cl.stats.app_bytes_read, bytes);
+            prop_assert_eq!(cl.stats.records_out_of_order, 0);
+            prop_assert_eq!(n.server().stats.records_out_of_order, 0);
+            let app = n.ep[0].workload();
+            for k in 0..streams {
+                let id = crate::tcp::TcpConnection::stream_id_of(crate::transport::stream::Side::Client, k);
+                let st = cl.stream_read_state(id).expect("stream read");
+                prop_assert_eq!(st.read, app.response_size(k));
+            }
+            // Everything the server wrote was delivered, nothing beyond.
+            prop_assert_eq!(cl.delivered_end(), n.server().snd_una());
+            prop_assert_eq!(cl.rcv_nxt(), n.server().snd_nxt());
+        }
+    }
+}
+
+#[test]
+fn the_sender_respects_the_receive_window() {
+    // A 64 KiB window on a 100 Mb/s, 100 ms path: the window, not the link or cwnd,
+    // limits the rate to about window / RTT (RFC 9293 §3.8.6).
+    let mut c = cfg(TlsVersion::None);
+    c.window_scale = false;
+    c.recv_window = 65_535;
+    let mut n = net(c, 1, 2_000_000, 100_000_000, 100);
+    assert!(n.run(secs(60)));
+    let cl = n.client();
+    assert_eq!(cl.stats.beyond_window_bytes, 0);
+    let t = n.ep[0]
+        .workload()
+        .completed_at()
+        .unwrap()
+        .saturating_since(cl.first_byte_at().unwrap())
+        .as_secs_f64();
+    let rate = n.server().snd_una() as f64 / t;
+    let bound = 65_535.0 / 0.1;
+    assert!(
+        rate <= bound * 1.01 && rate >= bound * 0.9,
+        "{rate} B/s against window / RTT = {bound} B/s"
+    );
+    assert!(n.server().stats.rwnd_blocked > SimDuration::ZERO);
+}
+
+#[test]
+fn pacing_spreads_the_segments() {
+    let distinct = |pacing: bool| {
+        let mut c = TcpConfig::default();
+        c.cc.pacing = pacing;
+        let mut n = net(c, 1, 1_000_000, 50_000_000, 60);
+        assert!(n.run(secs(60)));
+        assert_eq!(n.client().stats.app_bytes_read, 1_000_000);
+        let mut at: Vec<SimTime> = data_sends(&n, DOWN).iter().map(|s| s.0).collect();
+        at.dedup();
+        at.len()
+    };
+    // Unpaced, segments leave in clumps at ACK arrivals (2 or more per ACK); paced,
+    // the token bucket releases them one at a time.
+    let (off, on) = (distinct(false), distinct(true));
+    assert!(
+        on > off * 3 / 2,
+        "distinct send instants: paced {on}, unpaced {off}"
+    );
+}
+
+#[test]
+fn metrics_serialise_flat_with_kind_tcp_and_round_trip() {
+    use crate::driver::TransportDriver;
+    let mut n = net(TcpConfig::default(), 2, 50_000, 10_000_000, 40);
+    assert!(n.run(secs(60)));
+    let m = n.ep[0]
+        .connection()
+        .metrics(n.ep[0].workload().completed_at(), n.now);
+    let j = serde_json::to_value(&m).unwrap();
+    assert_eq!(j["kind"], "tcp");
+    assert_eq!(j["role"], "client");
+    assert_eq!(j["tls"], "1.3");
+    assert_eq!(j["stream_bytes_read"], 50_000);
+    assert_eq!(j["stream_completion_secs"].as_array().unwrap().len(), 2);
+    let back: crate::metrics::EndpointMetrics = serde_json::from_value(j).unwrap();
+    assert_eq!(back, m);
+    assert_eq!(m.transport().unwrap().stream_bytes_read, 50_000);
+}
+
+/// NewReno under periodic loss against Mathis et al. (1997): with one loss every `1/p`
+/// packets and an ACK per segment, the rate is `MSS / RTT · sqrt(3 / (2p))`. Issue 11's
+/// criterion: within 10 % where the formula's window is at least 35 segments
+/// (p <= ~1.2e-3). Measured over 60 s after a 10 s warm-up, on a 1 Gb/s path (never
+/// link-limited) with a 100 ms RTT.
+#[test]
+fn newreno_under_periodic_loss_matches_mathis() {
+    for p_inv in [1000u64, 2000] {
+        let mut c = cfg(TlsVersion::None);
+        c.ack_every = 1;
+        let mut n = net(c, 1, 200_000_000, 1_000_000_000, 100);
+        n.drop = Box::new(move |dir, idx, _, _| dir == DOWN && idx % p_inv == p_inv - 1);
+        n.run(secs(10));
+        let b1 = n.client().stats.app_bytes_read;
+        n.run(secs(70));
+        let b2 = n.client().stats.app_bytes_read;
+        let rate = (b2 - b1) as f64 / 60.0;
+        let p = 1.0 / p_inv as f64;
+        let mathis = 1448.0 / 0.1 * libm::sqrt(1.5 / p);
+        let ratio = rate / mathis;
+        assert!(
+            (0.9..=1.1).contains(&ratio),
+            "p = 1/{p_inv}: {rate:.0} B/s, Mathis {mathis:.0} B/s, ratio {ratio:.3}"
+        );
+        assert_eq!(
+            n.server().stats.rto_count,
+            0,
+            "no timeouts under single losses"
+        );
+    }
+}
+
+/// CUBIC under periodic loss against the RFC 9438 §5 response function: the average
+/// window in segments is `max((C(3+β)/(4(1−β)))^(1/4) · RTT^(3/4) / p^(3/4),
+/// sqrt(α(1+β)/(2(1−β)p)))`, α = 3(1−β)/(1+β) (the Reno-friendly estimate); same path
+/// as the NewReno test, fast convergence off (one flow, RFC 9438 §4.7), ACK per segment.
+/// p = 1e-3 (Reno-friendly region): within 10 % (measured 1.071). p = 1e-4 (cubic
+/// region): the window converges algebraically slowly from above after slow start
+/// (`docs/validation.md` §5: QUIC measured 1.086 after 60-140 cycles); this run covers
+/// cycles ~4-16 and measured 1.139, so the band is [0.9, 1.2]. Heavy: `--ignored`.
+#[test]
+#[ignore]
+fn cubic_under_periodic_loss_matches_the_rfc9438_response_function() {
+    for (p_inv, hi) in [(1000u64, 1.1), (10_000, 1.2)] {
+        let mut c = cfg(TlsVersion::None);
+        c.cc.algorithm = CcAlgorithm::Cubic;
+        c.cc.fast_convergence = false;
+        c.ack_every = 1;
+        let mut n = net(c, 1, 400_000_000, 1_000_000_000, 100);
+        n.drop = Box::new(move |dir, idx, _, _| dir == DOWN && idx % p_inv == p_inv - 1);
+        n.run(secs(20));
+        let b1 = n.client().stats.app_bytes_read;
+        n.run(secs(80));
+        let b2 = n.client().stats.app_bytes_read;
+        let rate = (b2 - b1) as f64 / 60.0;
+        let (p, rtt, beta, cc) = (1.0 / p_inv as f64, 0.1, 0.7, 0.4);
+        let cubic = libm::pow(cc * (3.0 + beta) / (4.0 * (1.0 - beta)), 0.25)
+            * libm::pow(rtt, 0.75)
+            / libm::pow(p, 0.75);
+        let alpha = 3.0 * (1.0 - beta) / (1.0 + beta);
+        let reno = libm::sqrt(alpha * (1.0 + beta) / (2.0 * (1.0 - beta) * p));
+        let model = cubic.max(reno) * 1448.0 / rtt;
+        let ratio = rate / model;
+        assert!(
+            (0.9..=hi).contains(&ratio),
+            "p = 1/{p_inv}: {rate:.0} B/s, RFC 9438 {model:.0} B/s, ratio {ratio:.3}"
+        );
+    }
+}
