@@ -11,6 +11,7 @@ use crate::units::{Bytes, Rate};
 use serde::{Deserialize, Serialize};
 
 pub mod quic;
+pub mod sctp;
 pub mod workload;
 
 /// A complete, validated run configuration.

@@ -7,6 +7,7 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 pub mod quic;
+pub mod sctp;
 pub mod transport;
 pub mod workload;
 
@@ -231,6 +232,8 @@ pub enum EndpointMetrics {
     },
     /// A QUIC endpoint (client or server); see [`quic::QuicMetrics`].
     Quic(Box<quic::QuicMetrics>),
+    /// An SCTP endpoint (client or server); see [`sctp::SctpMetrics`].
+    Sctp(Box<sctp::SctpMetrics>),
 }
 
 impl EndpointMetrics {
@@ -241,6 +244,7 @@ impl EndpointMetrics {
             EndpointMetrics::CbrSource { .. } => "cbr_source",
             EndpointMetrics::CbrSink { .. } => "cbr_sink",
             EndpointMetrics::Quic(_) => "quic",
+            EndpointMetrics::Sctp(_) => "sctp",
         }
     }
 
@@ -248,6 +252,7 @@ impl EndpointMetrics {
     pub fn transport(&self) -> Option<&TransportMetrics> {
         match self {
             EndpointMetrics::Quic(q) => Some(&q.transport),
+            EndpointMetrics::Sctp(s) => Some(&s.transport),
             EndpointMetrics::CbrSource { .. } | EndpointMetrics::CbrSink { .. } => None,
         }
     }
@@ -256,6 +261,7 @@ impl EndpointMetrics {
     pub fn workload(&self) -> Option<&WorkloadMetrics> {
         match self {
             EndpointMetrics::Quic(q) => Some(&q.workload),
+            EndpointMetrics::Sctp(s) => Some(&s.workload),
             EndpointMetrics::CbrSource { .. } | EndpointMetrics::CbrSink { .. } => None,
         }
     }

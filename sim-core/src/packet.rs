@@ -49,6 +49,8 @@ pub enum Payload {
     },
     /// A QUIC datagram (one or more coalesced packets).
     Quic(Box<crate::wire::quic::QuicDatagram>),
+    /// An SCTP packet (common header + bundled chunks).
+    Sctp(Box<crate::wire::sctp::SctpPacket>),
 }
 
 /// A datagram handed to or received from the network.

@@ -1068,6 +1068,9 @@ fn marker(ev: &TraceEvent) -> J {
                         .collect();
                     format!("QUIC packet(s) {}", pns.join(", "))
                 }
+                DatagramContent::Sctp { number, chunks } => {
+                    format!("SCTP packet {number} [{}]", chunks.join(", "))
+                }
                 DatagramContent::Cbr { seq } => format!("CBR datagram {seq}"),
                 DatagramContent::Other => "datagram".to_string(),
             };
@@ -1091,6 +1094,11 @@ fn marker(ev: &TraceEvent) -> J {
                         })
                         .collect();
                     m.push("packets", v);
+                }
+                DatagramContent::Sctp { number, chunks } => {
+                    m.push("sctp_packet", *number);
+                    let v: Vec<J> = chunks.iter().map(|c| J::from(*c)).collect();
+                    m.push("chunks", v);
                 }
                 DatagramContent::Cbr { seq } => m.push("cbr_seq", *seq),
                 DatagramContent::Other => {}

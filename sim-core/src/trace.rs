@@ -33,6 +33,7 @@ use crate::metrics::DropReason;
 use crate::packet::{Datagram, Payload};
 use crate::time::{SimDuration, SimTime};
 use crate::wire::quic::{PacketRef, QuicPacket, TransportParameters};
+use crate::wire::sctp::{SctpPacket, SctpParameters};
 
 /// Which side of a client/server pair an endpoint runs on. For QUIC it is the connection
 /// role; for the CBR apps it is the host (the pair's client or server host).
@@ -161,6 +162,13 @@ impl<F: FnMut(&TraceRecord)> Tracer for F {
 pub enum DatagramContent {
     /// QUIC packets (coalesced ones in order).
     Quic(Vec<PacketRef>),
+    /// An SCTP packet: its number and the names of its chunks.
+    Sctp {
+        /// The sender's packet number (not a wire field).
+        number: u64,
+        /// Chunk names in order (`"DATA"`, `"SACK"`, ...).
+        chunks: Vec<&'static str>,
+    },
     /// A CBR probe with its sequence number.
     Cbr {
         /// Sequence number.
@@ -175,6 +183,10 @@ impl DatagramContent {
     pub fn of(d: &Datagram) -> Self {
         match &d.payload {
             Payload::Quic(q) => DatagramContent::Quic(q.packet_refs()),
+            Payload::Sctp(p) => DatagramContent::Sctp {
+                number: p.number,
+                chunks: p.chunks.iter().map(|c| c.name()).collect(),
+            },
             Payload::Cbr { seq } => DatagramContent::Cbr { seq: *seq },
             Payload::Raw { .. } => DatagramContent::Other,
         }
@@ -188,6 +200,9 @@ pub enum ProtocolPacket {
     /// A QUIC packet: type, number, size and frames ([`crate::wire::quic::QuicPacket`]).
     /// A lost packet's frames are empty when the sender did not keep them.
     Quic(QuicPacket),
+    /// An SCTP packet ([`crate::wire::sctp::SctpPacket`]); a lost one is reported per
+    /// DATA chunk (SCTP detects loss per TSN): number = the TSN, one DATA chunk.
+    Sctp(SctpPacket),
 }
 
 impl ProtocolPacket {
@@ -196,6 +211,7 @@ impl ProtocolPacket {
     pub fn size(&self) -> u64 {
         match self {
             ProtocolPacket::Quic(p) => p.size,
+            ProtocolPacket::Sctp(p) => p.size(),
         }
     }
 
@@ -203,6 +219,7 @@ impl ProtocolPacket {
     pub fn number(&self) -> u64 {
         match self {
             ProtocolPacket::Quic(p) => p.pn,
+            ProtocolPacket::Sctp(p) => p.number,
         }
     }
 }
@@ -214,6 +231,9 @@ pub enum ProtocolParameters {
     /// QUIC transport parameters (RFC 9000 §18.2,
     /// [`crate::wire::quic::TransportParameters`]).
     Quic(TransportParameters),
+    /// SCTP INIT / INIT-ACK parameters and the path MTU
+    /// ([`crate::wire::sctp::SctpParameters`]).
+    Sctp(SctpParameters),
 }
 
 /// Why a packet was declared lost (RFC 9002 §6.1, §6.2.4).

@@ -4,6 +4,7 @@
 //! Like smoltcp's `wire` module, this layer sits below everything that uses it: it imports
 //! only the ground layer ([`crate::time`], [`crate::units`]), and [`crate::packet`],
 //! [`crate::trace`], [`crate::qlog`] and the protocol modules import from it. One file per
-//! protocol: [`quic`] now; `tcp.rs` and `sctp.rs` later.
+//! protocol: [`quic`], [`sctp`]; `tcp.rs` later.
 
 pub mod quic;
+pub mod sctp;
