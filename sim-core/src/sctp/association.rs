@@ -426,6 +426,11 @@ impl SctpAssociation {
     pub fn peer_rwnd(&self) -> u64 {
         self.peer_rwnd
     }
+    /// User data bytes sent and not yet acknowledged (cumulatively or by a gap block),
+    /// the sender's side of the §6.2.1 rwnd accounting.
+    pub fn outstanding_bytes(&self) -> u64 {
+        self.outstanding_user
+    }
     /// The a_rwnd this end would advertise now.
     pub fn a_rwnd(&self) -> u64 {
         self.cfg.a_rwnd.saturating_sub(self.held)
@@ -588,7 +593,9 @@ impl SctpAssociation {
         for c in &pkt.chunks {
             match c {
                 Chunk::Init(p) => {
-                    if self.side == Side::Server {
+                    // A late duplicate INIT after the handshake is ignored (the model has
+                    // no association restart, §5.2).
+                    if self.side == Side::Server && self.state == AssocState::Closed {
                         self.learn_peer(*p);
                         self.init_acks_to_send += 1;
                     }
@@ -740,8 +747,8 @@ impl SctpAssociation {
             .collect::<Vec<_>>();
         for tsn in acked {
             let c = self.sent.remove(&tsn).expect("listed");
-            self.outstanding_user -= c.chunk.len;
             if !c.gap_acked {
+                self.outstanding_user -= c.chunk.len;
                 self.newly_acked(now, &c, tsn, &mut bytes_acked, &mut rtt_sample);
                 highest_newly_acked = Some(tsn);
                 newly_acked.push((c.sent_at, c.size));
@@ -768,6 +775,7 @@ impl SctpAssociation {
                 self.newly_acked(now, &c, tsn, &mut bytes_acked, &mut rtt_sample);
                 highest_newly_acked = Some(highest_newly_acked.map_or(tsn, |h: u64| h.max(tsn)));
                 newly_acked.push((c.sent_at, c.size));
+                self.outstanding_user -= c.chunk.len;
                 let e = self.sent.get_mut(&tsn).expect("listed");
                 e.gap_acked = true;
                 if e.in_flight {
@@ -848,6 +856,9 @@ impl SctpAssociation {
                 self.stats.congestion_events += 1;
             }
             self.fast_rtx_packet = true;
+        }
+        if self.rtx.is_empty() {
+            self.fast_rtx_packet = false;
         }
         // §6.2.1: rwnd = a_rwnd - bytes still outstanding.
         self.peer_rwnd = s.a_rwnd.saturating_sub(self.outstanding_user);
@@ -1217,8 +1228,9 @@ impl SctpAssociation {
         if DATA_HEADER + wire_len > room {
             return None;
         }
-        // §6.1 A: within the peer's rwnd, or one chunk when nothing is in flight.
-        if len > self.peer_rwnd && self.flight > 0 {
+        // §6.1 A: within the peer's rwnd, or one chunk when nothing is outstanding (the
+        // zero window probe).
+        if len > self.peer_rwnd && !self.sent.is_empty() {
             return None;
         }
         let s = self.send_streams.get_mut(&id).expect("found");

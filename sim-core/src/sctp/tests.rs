@@ -198,6 +198,14 @@ impl Pair {
                 }
             }
             self.drive();
+            // §6.1 A / §6.2.1: the sender keeps within the receiver's window (one chunk
+            // may probe a closed window).
+            let cap = self
+                .client
+                .config()
+                .a_rwnd
+                .max(self.client.config().pmdcs());
+            assert!(self.server.outstanding_bytes() <= cap);
         }
         self.capp.completed_at().map(|t| t.0)
     }
@@ -632,8 +640,12 @@ proptest! {
         streams in 1u64..5,
         bytes in 1u64..120_000,
         sack_freq in 1u64..3,
+        small_rwnd in proptest::option::of(1500u64..20_000),
     ) {
-        let cfg = SctpConfig { sack_freq, ..SctpConfig::default() };
+        let mut cfg = SctpConfig { sack_freq, ..SctpConfig::default() };
+        if let Some(w) = small_rwnd {
+            cfg.a_rwnd = w;
+        }
         let bytes = bytes.max(streams);
         let mut p = Pair::new(cfg, 20_000_000, 10 * MS, streams, bytes, 50);
         let mut rng = RngStream::derive(seed, "sctp/test/loss");
@@ -658,4 +670,128 @@ fn stream_transport_mapping() {
     // No stream before the INIT-ACK told the peer's limits.
     let mut a = a;
     assert_eq!(StreamTransport::open_stream(&mut a), None);
+}
+
+/// The shared controllers of `cc` run SCTP too (fed per acknowledged chunk): a lossy
+/// transfer completes with every byte delivered once and in order, with fast retransmits
+/// and window reductions reported.
+#[test]
+fn shared_controllers_drive_sctp() {
+    use crate::cc::CcAlgorithm;
+    use crate::config::sctp::SctpCc;
+    for alg in [CcAlgorithm::NewReno, CcAlgorithm::Cubic] {
+        let cfg = SctpConfig {
+            cc: SctpCc::Shared(alg),
+            ..SctpConfig::default()
+        };
+        let mut p = Pair::new(cfg, 20_000_000, 10 * MS, 3, 300_000, 50);
+        p.drop = Box::new(|to_server, idx, _| !to_server && idx % 37 == 20);
+        p.run(1_000_000 * MS).expect("completes");
+        check_delivery(&p, 3, 300_000);
+        assert!(p.server.stats.congestion_events >= 1, "{alg:?}");
+        assert!(p.server.stats.fast_retransmits >= 1, "{alg:?}");
+    }
+}
+
+/// A small receive window bounds the throughput: with a_rwnd = 3 chunks and no loss, at
+/// most 3 chunks are outstanding, so a transfer of `n` chunks needs at least
+/// `n / 3` round trips.
+#[test]
+fn receiver_window_limits_the_sender() {
+    let rwnd = 3 * 1452;
+    let cfg = SctpConfig {
+        a_rwnd: rwnd,
+        ..SctpConfig::default()
+    };
+    let mut p = Pair::new(cfg, 1_000_000_000, 25 * MS, 1, 60 * 1452, 50);
+    let done = p.run(1_000_000 * MS).expect("completes");
+    // Handshake 2 RTT, then 60 chunks at most 3 per 50 ms round trip: >= 20 rounds.
+    assert!(done >= 2 * 50 * MS + 19 * 50 * MS, "{done}");
+    check_delivery(&p, 1, 60 * 1452);
+}
+
+/// Tracing: an SCTP run's events (packets sent, received, chunks lost, recovery metrics)
+/// go through the qlog writer as `sctp:` events in both shapes, and tracing does not
+/// change the run.
+#[test]
+fn traced_run_writes_sctp_qlog_events() {
+    use crate::qlog::{QlogFormat, QlogWriter};
+    use crate::trace::{
+        EndpointId, EndpointInfo, RunInfo, TraceRecord, TraceSource, Tracer, Vantage,
+    };
+    let lossy = |trace: bool| {
+        let mut p = Pair::new(SctpConfig::default(), 20_000_000, 10 * MS, 2, 60_000, 50);
+        p.drop = Box::new(|to_server, idx, _| !to_server && idx == 9);
+        p.client.trace.set_on(trace);
+        p.server.trace.set_on(trace);
+        let done = p.run(100_000 * MS);
+        (done, p)
+    };
+    let (plain, _) = lossy(false);
+    let (traced, mut p) = lossy(true);
+    assert_eq!(plain, traced, "tracing observes only");
+    for fmt in [QlogFormat::Draft, QlogFormat::Qvis] {
+        let mut w = QlogWriter::new(fmt, "sctp", Box::new(|_| Ok(Vec::new())));
+        let id = |endpoint, vantage| EndpointId {
+            flow: 0,
+            endpoint,
+            vantage,
+            connection: 0,
+        };
+        let info = |endpoint, vantage| EndpointInfo {
+            id: id(endpoint, vantage),
+            kind: "sctp",
+            local: String::new(),
+            remote: None,
+        };
+        w.begin(&RunInfo {
+            scenario: "sctp".into(),
+            seed: 1,
+            endpoints: vec![info(0, Vantage::Client), info(1, Vantage::Server)],
+            links: vec![],
+        });
+        let mut recs = Vec::new();
+        p.client.trace.drain(&mut |t, e| recs.push((t, 0, e)));
+        p.server.trace.drain(&mut |t, e| recs.push((t, 1, e)));
+        recs.sort_by_key(|r| (r.0, r.1));
+        for (time, ep, event) in &recs {
+            let vantage = if *ep == 0 {
+                Vantage::Client
+            } else {
+                Vantage::Server
+            };
+            w.record(&TraceRecord {
+                time: *time,
+                source: TraceSource::Endpoint(id(*ep, vantage)),
+                event: event.clone(),
+            });
+        }
+        w.finish(SimTime(p.now));
+        let out: Vec<u8> = w
+            .into_outputs()
+            .unwrap()
+            .into_iter()
+            .flat_map(|(_, b)| b)
+            .collect();
+        let text = String::from_utf8(out).unwrap();
+        for name in [
+            "sctp:packet_sent",
+            "sctp:packet_received",
+            "sctp:chunk_lost",
+            "\"gap_blocks\"",
+            "\"chunk_type\":\"COOKIE_ECHO\"",
+        ] {
+            assert!(text.contains(name), "{fmt:?}: {name}");
+        }
+        // Sent-packet events are drained; put them back for the second shape.
+        p.client.trace.set_on(true);
+        p.server.trace.set_on(true);
+        for (time, ep, event) in recs {
+            if ep == 0 {
+                p.client.trace.push(time, event);
+            } else {
+                p.server.trace.push(time, event);
+            }
+        }
+    }
 }
