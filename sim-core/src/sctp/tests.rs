@@ -73,6 +73,8 @@ struct Pair {
     drop: DropRule,
     /// Every packet sent: (time, to_server, packet, dropped).
     log: Vec<(u64, bool, SctpPacket, bool)>,
+    /// The arrival time of each logged packet (dropped ones: when it would have arrived).
+    arrivals: Vec<u64>,
     /// ReadComplete times at the client, by stream.
     read_done: BTreeMap<u64, u64>,
 }
@@ -93,6 +95,7 @@ impl Pair {
             sent_down: 0,
             drop: Box::new(|_, _, _| false),
             log: Vec::new(),
+            arrivals: Vec::new(),
             read_done: BTreeMap::new(),
         }
     }
@@ -152,6 +155,7 @@ impl Pair {
                 };
                 let arrive = link.send(self.now, p.size());
                 self.log.push((self.now, to_server, p.clone(), dropped));
+                self.arrivals.push(arrive);
                 if !dropped {
                     self.q.insert((arrive, self.seq), (to_server, p));
                     self.seq += 1;
@@ -605,6 +609,26 @@ fn gap_block_sack_recovery_retransmits_only_holes() {
     assert_eq!(
         p.server.stats.congestion_events, 1,
         "one reduction per Fast Recovery"
+    );
+    // §7.2.4: the first hole is resent when the third SACK reporting it missing (a gap
+    // block above it, cumulative TSN below it) arrives, not before.
+    let hole = lost[0];
+    let resent_at = data.iter().filter(|d| d.1 == hole).nth(1).unwrap().0;
+    let reports: Vec<u64> = p
+        .log
+        .iter()
+        .zip(&p.arrivals)
+        .filter_map(|((_, up, pk, _), &arr)| {
+            let reports_hole = pk.chunks.iter().any(|c| {
+                matches!(c, Chunk::Sack(k) if k.cum_tsn < hole && k.gaps.iter().any(|g| g.0 > hole))
+            });
+            (*up && reports_hole).then_some(arr)
+        })
+        .collect();
+    assert!(reports.len() >= 3);
+    assert_eq!(
+        resent_at, reports[2],
+        "retransmitted at the third miss indication"
     );
     assert_eq!(p.client.stats.stream_bytes_read, 200_000);
 }
