@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 
 pub mod quic;
 mod repr;
-pub mod transport;
+pub mod sctp;
 pub mod tcp;
+pub mod transport;
 pub mod workload;
 
 pub use transport::{Sides, TransportConfig};

@@ -55,6 +55,7 @@ pub mod quic;
 pub mod rng;
 pub mod runner;
 pub mod scenario;
+pub mod sctp;
 pub mod sim;
 pub mod stats;
 pub mod study;

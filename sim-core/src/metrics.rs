@@ -7,6 +7,7 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 pub mod quic;
+pub mod sctp;
 pub mod tcp;
 pub mod transport;
 pub mod workload;
@@ -234,6 +235,8 @@ pub enum EndpointMetrics {
     Quic(Box<quic::QuicMetrics>),
     /// A TCP endpoint (client or server); see [`tcp::TcpMetrics`].
     Tcp(Box<tcp::TcpMetrics>),
+    /// An SCTP endpoint (client or server); see [`sctp::SctpMetrics`].
+    Sctp(Box<sctp::SctpMetrics>),
 }
 
 impl EndpointMetrics {
@@ -245,6 +248,7 @@ impl EndpointMetrics {
             EndpointMetrics::CbrSink { .. } => "cbr_sink",
             EndpointMetrics::Quic(_) => "quic",
             EndpointMetrics::Tcp(_) => "tcp",
+            EndpointMetrics::Sctp(_) => "sctp",
         }
     }
 
@@ -253,6 +257,7 @@ impl EndpointMetrics {
         match self {
             EndpointMetrics::Quic(q) => Some(&q.transport),
             EndpointMetrics::Tcp(t) => Some(&t.transport),
+            EndpointMetrics::Sctp(s) => Some(&s.transport),
             EndpointMetrics::CbrSource { .. } | EndpointMetrics::CbrSink { .. } => None,
         }
     }
@@ -262,6 +267,7 @@ impl EndpointMetrics {
         match self {
             EndpointMetrics::Quic(q) => Some(&q.workload),
             EndpointMetrics::Tcp(t) => Some(&t.workload),
+            EndpointMetrics::Sctp(s) => Some(&s.workload),
             EndpointMetrics::CbrSource { .. } | EndpointMetrics::CbrSink { .. } => None,
         }
     }
@@ -271,6 +277,7 @@ impl EndpointMetrics {
         match self {
             EndpointMetrics::Quic(q) => Some(&mut q.workload),
             EndpointMetrics::Tcp(t) => Some(&mut t.workload),
+            EndpointMetrics::Sctp(s) => Some(&mut s.workload),
             EndpointMetrics::CbrSource { .. } | EndpointMetrics::CbrSink { .. } => None,
         }
     }

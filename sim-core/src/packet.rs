@@ -51,6 +51,8 @@ pub enum Payload {
     Quic(Box<crate::wire::quic::QuicDatagram>),
     /// A TCP segment ([`crate::wire::tcp::Segment`]).
     Tcp(Box<crate::wire::tcp::Segment>),
+    /// An SCTP packet (common header + bundled chunks).
+    Sctp(Box<crate::wire::sctp::SctpPacket>),
 }
 
 /// A datagram handed to or received from the network.

@@ -32,6 +32,7 @@ use crate::trace::{
     TraceRecord, TraceSource, Tracer, Vantage,
 };
 use crate::wire::quic::{Frame, PacketType, QuicPacket};
+use crate::wire::sctp::{Chunk, SctpPacket};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
@@ -769,6 +770,29 @@ fn endpoint_event(fmt: QlogFormat, st: &mut TraceState, ev: &TraceEvent) -> (&'s
                 m,
             )
         }
+        // SCTP: no qlog schema exists; a minimal trace in an `sctp:` namespace (the packet
+        // number, size and chunks), the same in both shapes.
+        TraceEvent::PacketSent {
+            packet: ProtocolPacket::Sctp(p),
+            trigger,
+            ..
+        } => {
+            let mut m = sctp_packet(p);
+            m.put("trigger", trigger.map(send_trigger));
+            ("sctp:packet_sent", m)
+        }
+        TraceEvent::PacketReceived {
+            packet: ProtocolPacket::Sctp(p),
+            ..
+        } => ("sctp:packet_received", sctp_packet(p)),
+        TraceEvent::PacketLost {
+            packet: ProtocolPacket::Sctp(p),
+            trigger,
+        } => {
+            let mut m = sctp_packet(p);
+            m.push("trigger", loss_trigger(*trigger));
+            ("sctp:chunk_lost", m)
+        }
         // Network events come from the runner; an endpoint emitting one gets a marker too.
         other => ("simulation:marker", marker(other)),
     }
@@ -977,6 +1001,36 @@ fn frame(fmt: QlogFormat, f: &Frame, ack_exp: u64) -> J {
     }
 }
 
+/// An SCTP packet: its number (the TSN for a lost chunk), size and chunks (`DATA` with
+/// TSN, stream and length; `SACK` with the cumulative TSN and gap blocks).
+fn sctp_packet(p: &SctpPacket) -> J {
+    let chunks: Vec<J> = p
+        .chunks
+        .iter()
+        .map(|c| {
+            let mut m = J::O(Vec::new());
+            m.push("chunk_type", c.name());
+            match c {
+                Chunk::Data(d) => {
+                    m.push("tsn", d.tsn);
+                    m.push("stream", d.stream);
+                    m.push("length", d.len);
+                }
+                Chunk::Sack(k) => {
+                    m.push("cumulative_tsn", k.cum_tsn);
+                    m.push("a_rwnd", k.a_rwnd);
+                    let gaps: Vec<J> = k.gaps.iter().map(|g| j!([(g.0), (g.1)])).collect();
+                    m.push("gap_blocks", gaps);
+                    m.push("duplicate_tsns", k.dups.len() as u64);
+                }
+                _ => {}
+            }
+            m
+        })
+        .collect();
+    j!({"packet_number": (p.number), "length": (p.size()), "chunks": chunks})
+}
+
 fn send_trigger(t: SendTrigger) -> &'static str {
     match t {
         SendTrigger::PtoProbe => "pto_probe",
@@ -1092,6 +1146,9 @@ fn marker(ev: &TraceEvent) -> J {
                     format!("QUIC packet(s) {}", pns.join(", "))
                 }
                 DatagramContent::Tcp(t) => format!("TCP segment seq {} len {}", t.seq, t.len),
+                DatagramContent::Sctp { number, chunks } => {
+                    format!("SCTP packet {number} [{}]", chunks.join(", "))
+                }
                 DatagramContent::Cbr { seq } => format!("CBR datagram {seq}"),
                 DatagramContent::Other => "datagram".to_string(),
             };
@@ -1119,6 +1176,11 @@ fn marker(ev: &TraceEvent) -> J {
                 DatagramContent::Tcp(t) => {
                     m.push("tcp_seq", t.seq);
                     m.push("tcp_len", t.len);
+                }
+                DatagramContent::Sctp { number, chunks } => {
+                    m.push("sctp_packet", *number);
+                    let v: Vec<J> = chunks.iter().map(|c| J::from(*c)).collect();
+                    m.push("chunks", v);
                 }
                 DatagramContent::Cbr { seq } => m.push("cbr_seq", *seq),
                 DatagramContent::Other => {}

@@ -33,6 +33,7 @@ use crate::metrics::DropReason;
 use crate::packet::{Datagram, Payload};
 use crate::time::{SimDuration, SimTime};
 use crate::wire::quic::{PacketRef, QuicPacket, TransportParameters};
+use crate::wire::sctp::{SctpPacket, SctpParameters};
 
 /// Which side of a client/server pair an endpoint runs on. For QUIC it is the connection
 /// role; for the CBR apps it is the host (the pair's client or server host).
@@ -163,6 +164,13 @@ pub enum DatagramContent {
     Quic(Vec<PacketRef>),
     /// A TCP segment, without its records ([`crate::wire::tcp::SegmentRef`]).
     Tcp(crate::wire::tcp::SegmentRef),
+    /// An SCTP packet: its number and the names of its chunks.
+    Sctp {
+        /// The sender's packet number (not a wire field).
+        number: u64,
+        /// Chunk names in order (`"DATA"`, `"SACK"`, ...).
+        chunks: Vec<&'static str>,
+    },
     /// A CBR probe with its sequence number.
     Cbr {
         /// Sequence number.
@@ -178,6 +186,10 @@ impl DatagramContent {
         match &d.payload {
             Payload::Quic(q) => DatagramContent::Quic(q.packet_refs()),
             Payload::Tcp(t) => DatagramContent::Tcp(t.summary()),
+            Payload::Sctp(p) => DatagramContent::Sctp {
+                number: p.number,
+                chunks: p.chunks.iter().map(|c| c.name()).collect(),
+            },
             Payload::Cbr { seq } => DatagramContent::Cbr { seq: *seq },
             Payload::Raw { .. } => DatagramContent::Other,
         }
@@ -191,6 +203,9 @@ pub enum ProtocolPacket {
     /// A QUIC packet: type, number, size and frames ([`crate::wire::quic::QuicPacket`]).
     /// A lost packet's frames are empty when the sender did not keep them.
     Quic(QuicPacket),
+    /// An SCTP packet ([`crate::wire::sctp::SctpPacket`]); a lost one is reported per
+    /// DATA chunk (SCTP detects loss per TSN): number = the TSN, one DATA chunk.
+    Sctp(SctpPacket),
 }
 
 impl ProtocolPacket {
@@ -199,6 +214,7 @@ impl ProtocolPacket {
     pub fn size(&self) -> u64 {
         match self {
             ProtocolPacket::Quic(p) => p.size,
+            ProtocolPacket::Sctp(p) => p.size(),
         }
     }
 
@@ -206,6 +222,7 @@ impl ProtocolPacket {
     pub fn number(&self) -> u64 {
         match self {
             ProtocolPacket::Quic(p) => p.pn,
+            ProtocolPacket::Sctp(p) => p.number,
         }
     }
 }
@@ -217,6 +234,9 @@ pub enum ProtocolParameters {
     /// QUIC transport parameters (RFC 9000 §18.2,
     /// [`crate::wire::quic::TransportParameters`]).
     Quic(TransportParameters),
+    /// SCTP INIT / INIT-ACK parameters and the path MTU
+    /// ([`crate::wire::sctp::SctpParameters`]).
+    Sctp(SctpParameters),
 }
 
 /// Why a packet was declared lost (RFC 9002 §6.1, §6.2.4).

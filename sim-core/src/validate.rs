@@ -712,9 +712,10 @@ pub(crate) fn check_migration_policies(
     use crate::transport::migration::MigrationPolicyKind;
     for (i, f) in flows.iter().enumerate() {
         let Some(sides) = f.quic() else { continue };
-        let keeps = [&sides.client, &sides.server]
-            .iter()
-            .any(|q| q.migration.is_some_and(|m| m.policy == MigrationPolicyKind::Keep));
+        let keeps = [&sides.client, &sides.server].iter().any(|q| {
+            q.migration
+                .is_some_and(|m| m.policy == MigrationPolicyKind::Keep)
+        });
         if !keeps {
             continue;
         }

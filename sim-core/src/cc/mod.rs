@@ -17,6 +17,7 @@ pub mod cubic;
 pub mod hystart;
 pub mod newreno;
 pub mod params;
+pub mod sctp;
 
 #[cfg(test)]
 mod proptests;
