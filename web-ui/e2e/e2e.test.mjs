@@ -146,7 +146,7 @@ test('cancel stops a long run', async () => {
   await page.waitForSelector('#cancel');
   await page.waitForSelector('#progress');
   await page.click('#cancel');
-  assert.equal((await page.textContent('#status')).trim(), 'cancelled');
+  await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'cancelled');
   await page.waitForTimeout(1500);
   assert.equal((await page.textContent('#status')).trim(), 'cancelled');
   // The page still works after a cancel.

@@ -117,6 +117,8 @@ impl App {
     }
 
     fn start(&mut self, ctx: &Context<Self>) {
+        // A pending automatic re-run is this run.
+        self.debounce = None;
         if self.error.is_some() {
             return;
         }
@@ -244,7 +246,10 @@ impl Component for App {
                     self.start(ctx);
                 }
             }
-            Msg::Cancel => self.stop(),
+            Msg::Cancel => {
+                self.debounce = None;
+                self.stop();
+            }
             Msg::Worker(data) => {
                 let id = get(&data, "id").as_f64().unwrap_or(-1.0) as u64;
                 if id != self.run_id || !matches!(self.state, RunState::Running(_)) {
