@@ -4,6 +4,7 @@
 
 mod plot;
 mod reproduce;
+mod serve;
 mod sweep;
 
 use clap::{Parser, Subcommand};
@@ -59,6 +60,15 @@ enum Command {
         /// qvis reads).
         #[arg(long, value_name = "FORMAT", default_value = "draft", value_parser = ["draft", "qvis"])]
         qlog_format: String,
+    },
+    /// Serve the browser UI (built by `scripts/build-web`) on 127.0.0.1 and print its URL.
+    Serve {
+        /// TCP port (0: any free port).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// The built site.
+        #[arg(long, default_value = "web-ui/dist")]
+        dir: PathBuf,
     },
     /// Plot columns of a time-series CSV (from `run --series --out DIR`) to an SVG file.
     Plot {
@@ -203,6 +213,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let res = match cli.command {
+        Command::Serve { port, dir } => serve::serve(&dir, port),
         Command::Plot {
             csv,
             y,

@@ -1,0 +1,115 @@
+//! Which time-series columns go on which chart. Columns are grouped by what they measure
+//! (the part after the last `.`: `flow0.ep1.cwnd` is a `cwnd`), so a new endpoint, stream
+//! or link appears on its chart with no change; a column no rule claims goes on "other".
+
+/// One chart: its title, y-axis label with unit, the scale from the column's unit to the
+/// axis unit, and the column indices it draws (never `time_s`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chart {
+    /// Title.
+    pub title: &'static str,
+    /// The y axis label, with its unit.
+    pub y_label: &'static str,
+    /// Multiplier from the column's unit to the axis unit (seconds -> ms: 1000).
+    pub scale: f64,
+    /// Columns drawn.
+    pub columns: Vec<usize>,
+}
+
+/// (title, y label, scale, whether a column's measure belongs).
+type Rule = (&'static str, &'static str, f64, fn(&str) -> bool);
+
+const RULES: &[Rule] = &[
+    ("Congestion window and bytes in flight", "bytes", 1.0, |m| {
+        matches!(m, "cwnd" | "ssthresh" | "bytes_in_flight")
+    }),
+    ("Delivered bytes per flow and stream", "bytes", 1.0, |m| {
+        m == "delivered_bytes" || (m.starts_with("stream") && m.ends_with("_read"))
+    }),
+    ("Smoothed RTT", "srtt (ms)", 1000.0, |m| m == "srtt_s"),
+    ("Queue length", "packets waiting", 1.0, |m| {
+        m == "queue_packets"
+    }),
+    (
+        "Receive windows (stream and connection)",
+        "bytes",
+        1.0,
+        |m| m.ends_with("recv_window"),
+    ),
+    ("Queue bytes", "bytes waiting", 1.0, |m| m == "queue_bytes"),
+];
+
+/// The charts for `columns` (the series header; the first is `time_s`), empty ones left out.
+pub fn charts(columns: &[String]) -> Vec<Chart> {
+    let mut out: Vec<Chart> = RULES
+        .iter()
+        .map(|&(title, y_label, scale, _)| Chart {
+            title,
+            y_label,
+            scale,
+            columns: Vec::new(),
+        })
+        .collect();
+    let mut other = Chart {
+        title: "Other series",
+        y_label: "value",
+        scale: 1.0,
+        columns: Vec::new(),
+    };
+    for (i, c) in columns.iter().enumerate().skip(1) {
+        let measure = c.rsplit('.').next().unwrap_or(c);
+        match RULES.iter().position(|r| (r.3)(measure)) {
+            Some(k) => out[k].columns.push(i),
+            None => other.columns.push(i),
+        }
+    }
+    out.push(other);
+    out.retain(|c| !c.columns.is_empty());
+    out
+}
+
+/// A sample as drawn: `None` for values that mean "unset" (an infinite ssthresh is
+/// stored as a huge number), else the value in the axis unit.
+pub fn drawn(v: Option<f64>, scale: f64) -> Option<f64> {
+    v.filter(|v| v.is_finite() && v.abs() < 1e15)
+        .map(|v| v * scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_grouped_by_measure() {
+        let cols: Vec<String> = [
+            "time_s",
+            "forward.queue_packets",
+            "flow0.delivered_bytes",
+            "flow0.ep1.cwnd",
+            "flow0.ep1.srtt_s",
+            "flow0.ep0.stream4_read",
+            "flow0.ep0.stream4_recv_window",
+            "flow0.ep0.something_new",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let c = charts(&cols);
+        let by = |t: &str| {
+            c.iter()
+                .find(|x| x.title.starts_with(t))
+                .unwrap()
+                .columns
+                .clone()
+        };
+        assert_eq!(by("Congestion"), vec![3]);
+        assert_eq!(by("Delivered"), vec![2, 5]);
+        assert_eq!(by("Smoothed"), vec![4]);
+        assert_eq!(by("Queue length"), vec![1]);
+        assert_eq!(by("Receive"), vec![6]);
+        assert_eq!(by("Other"), vec![7]);
+        assert_eq!(drawn(Some(0.02), 1000.0), Some(20.0));
+        assert_eq!(drawn(Some(f64::MAX), 1.0), None);
+        assert_eq!(drawn(None, 1.0), None);
+    }
+}

@@ -1,0 +1,121 @@
+//! The scenario gallery: every file under `scenarios/`, bundled at build time by
+//! `build.rs` (a new file appears with no code change), grouped by folder, each with its
+//! `description` as the one-liner; plus a blank sandbox.
+
+mod bundled {
+    include!(concat!(env!("OUT_DIR"), "/gallery.rs"));
+}
+
+/// One bundled scenario.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Folder under `scenarios/` (`examples`, `validation`, `paper000`, ...).
+    pub group: &'static str,
+    /// File name (`quic-bulk.toml`).
+    pub file: &'static str,
+    /// The TOML text, as in the repository.
+    pub toml: &'static str,
+}
+
+impl Entry {
+    /// A stable id for links and selects: `examples/quic-bulk.toml`.
+    pub fn id(&self) -> String {
+        if self.group.is_empty() {
+            self.file.to_string()
+        } else {
+            format!("{}/{}", self.group, self.file)
+        }
+    }
+
+    /// The scenario's `description` (empty when it has none or does not parse).
+    pub fn description(&self) -> String {
+        top_string(self.toml, "description").unwrap_or_default()
+    }
+
+    /// The scenario's `name`, or the file name without `.toml`.
+    pub fn name(&self) -> String {
+        top_string(self.toml, "name")
+            .unwrap_or_else(|| self.file.trim_end_matches(".toml").to_string())
+    }
+}
+
+/// A top-level string key of a TOML document.
+fn top_string(toml: &str, key: &str) -> Option<String> {
+    let doc: toml_edit::DocumentMut = toml.parse().ok()?;
+    doc.get(key)?.as_str().map(str::to_string)
+}
+
+/// The sandbox: the smallest useful scenario, to start from scratch.
+pub const SANDBOX: &str = r#"name = "sandbox"
+description = "A blank sandbox: one QUIC bulk download over a clean link"
+seed = 1
+
+[topology]
+kind = "two_hosts"
+link = { rate = "10Mbps", delay = "20ms" }
+
+[[flows]]
+kind = "quic_bulk"
+bytes = "1MB"
+"#;
+
+/// Every bundled scenario, sorted by folder then file name.
+pub fn entries() -> Vec<Entry> {
+    bundled::FILES
+        .iter()
+        .map(|&(group, file, toml)| Entry { group, file, toml })
+        .collect()
+}
+
+/// The entries grouped by folder, folders in sorted order.
+pub fn groups() -> Vec<(&'static str, Vec<Entry>)> {
+    let mut out: Vec<(&'static str, Vec<Entry>)> = Vec::new();
+    for e in entries() {
+        match out.iter_mut().find(|(g, _)| *g == e.group) {
+            Some((_, v)) => v.push(e),
+            None => out.push((e.group, vec![e])),
+        }
+    }
+    out
+}
+
+/// The entry with [`Entry::id`] `id`.
+pub fn find(id: &str) -> Option<Entry> {
+    entries().into_iter().find(|e| e.id() == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every file of `scenarios/` is bundled, and every bundled scenario parses.
+    #[test]
+    fn bundles_every_scenario_file() {
+        fn count(dir: &std::path::Path) -> usize {
+            std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .map(|p| {
+                    if p.is_dir() {
+                        count(&p)
+                    } else {
+                        usize::from(p.extension().is_some_and(|e| e == "toml"))
+                    }
+                })
+                .sum()
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+        assert_eq!(entries().len(), count(&root));
+        for e in entries() {
+            sim_core::scenario::parse_str(e.toml).unwrap_or_else(|err| panic!("{}: {err}", e.id()));
+        }
+        assert!(groups().iter().any(|(g, _)| *g == "examples"));
+        let qb = find("examples/quic-bulk.toml").unwrap();
+        assert!(qb.description().contains("QUIC bulk"));
+    }
+
+    #[test]
+    fn sandbox_parses() {
+        sim_core::scenario::parse_str(SANDBOX).unwrap();
+    }
+}

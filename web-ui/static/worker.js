@@ -1,0 +1,25 @@
+// The run worker: steps a scenario (sim-core in wasm) a slice of events at a time and
+// posts progress between slices; the page stops a run by terminating the worker.
+import init, { WasmRun } from './web-ui.js';
+
+const ready = init({ module_or_path: './web-ui_bg.wasm' });
+const SLICE = 20000; // events per slice: a few ms of work, then a progress message
+
+self.onmessage = async (e) => {
+  await ready;
+  const { id, toml } = e.data;
+  const t0 = performance.now();
+  let run;
+  try {
+    run = new WasmRun(toml);
+    while (!run.step(SLICE)) {
+      self.postMessage({ id, kind: 'progress', progress: run.progress() });
+    }
+    const output = run.output();
+    self.postMessage({ id, kind: 'done', output, ms: performance.now() - t0 });
+  } catch (err) {
+    self.postMessage({ id, kind: 'error', error: String(err) });
+  } finally {
+    if (run) run.free();
+  }
+};
