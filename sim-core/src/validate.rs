@@ -736,6 +736,29 @@ pub(crate) fn check_migration_policies(
     Ok(())
 }
 
+/// Paper 000's history-based initial window learns from the earlier connections of a
+/// sequence; a bulk flow has a single connection, so a `history` policy there could never
+/// change anything: it is an error naming the key (a parameter the engine would ignore).
+pub(crate) fn check_initial_window_workloads(flows: &[FlowConfig]) -> Result<(), ConfigError> {
+    use crate::transport::initial_window::InitialWindowKind;
+    for (i, f) in flows.iter().enumerate() {
+        let (Some(sides), Some(_)) = (f.quic(), f.bulk()) else {
+            continue;
+        };
+        if [&sides.client, &sides.server]
+            .iter()
+            .any(|q| q.initial_window.policy == InitialWindowKind::History)
+        {
+            return Err(ConfigError::new(
+                format!("flows[{i}].initial_window.policy"),
+                "\"history\"",
+                "\"default\" for a bulk workload: a history policy learns from the earlier connections of a workload = { kind = \"sequence\" } (paper 000), and a bulk flow has one connection",
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Config {
     /// Checks every rule of the scenario format that can be checked on a typed `Config`:
     /// `runs >= 1`, positive time limit, sample interval and event budget, static link
@@ -807,6 +830,7 @@ impl Config {
             }
         };
         check_migration_policies(&self.flows, handovers)?;
+        check_initial_window_workloads(&self.flows)?;
         Ok(())
     }
 }

@@ -254,3 +254,46 @@ fn lossless_transfer_growing_policies_other_paths() {
         check_policy(policy, 1_000_000_000, 20, 16_000, 1_000_000, 10_000_000);
     }
 }
+
+/// Who auto-tunes is a scenario parameter: each side's allowance comes from its own
+/// config (`[flows.quic.client]` / `[flows.quic.server]`). In a download the client is the
+/// receiver: its windows grow when the client auto-tunes and stay fixed when only the
+/// server does (Google quiche auto-tunes in the receiver's session only).
+#[test]
+fn who_autotunes_is_a_per_side_scenario_key() {
+    let run = |side: &str| {
+        let text = format!(
+            r#"{HEAD}
+[[flows]]
+transport = "quic"
+workload = {{ kind = "bulk", bytes = "400KB" }}
+[flows.quic]
+stream_window = "8KB"
+connection_window = "16KB"
+[flows.quic.{side}]
+allowance = "autotune"
+max_stream_window = "256KB"
+max_connection_window = "512KB"
+"#
+        );
+        let cfg = sim_core::scenario::parse_str(&text)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .base;
+        let r = sim_core::run(&cfg, 1).unwrap();
+        assert_eq!(r.status, sim_core::metrics::RunStatus::Completed);
+        (
+            quicsim_tests::support::quic_metrics(&r, 0, "client"),
+            quicsim_tests::support::quic_metrics(&r, 0, "server"),
+        )
+    };
+    let (c, _) = run("client");
+    assert!(c.quic.stream_window_increases > 0, "{:?}", c.quic);
+    assert!(c.quic.stream_window_max > 8_000);
+    let (c2, s2) = run("server");
+    assert_eq!(c2.quic.stream_window_increases, 0);
+    assert_eq!(c2.quic.stream_window_max, 8_000);
+    // The server's own (request) windows never fill, so they do not grow either.
+    assert_eq!(s2.quic.stream_window_increases, 0);
+    // A fixed-window client is slower than an auto-tuning one on the same path.
+    assert!(c2.transport.completion_secs.unwrap() > c.transport.completion_secs.unwrap());
+}

@@ -345,3 +345,24 @@ fn the_series_show_each_connection_starting_at_its_granted_window() {
         );
     }
 }
+
+/// A bulk flow has one connection and no history to learn from: the `history` policy
+/// there is an error naming the key, never silently ignored.
+#[test]
+fn history_on_a_single_connection_bulk_flow_is_an_error_naming_the_key() {
+    let text = r#"
+[topology]
+kind = "two_hosts"
+link = { rate = "100Mbps", delay = "10ms" }
+
+[[flows]]
+transport = "quic"
+quic = { initial_window = { policy = "history" } }
+workload = { kind = "bulk", bytes = "1MB" }
+"#;
+    let e = sim_core::scenario::parse_str(text).expect_err("must be rejected");
+    assert_eq!(e.field, "flows[0].initial_window.policy", "{e}");
+    assert!(e.allowed.contains("sequence"), "{e}");
+    // The same flow with the default policy is fine, and so is history in a sequence.
+    assert!(sim_core::scenario::parse_str(&text.replace("\"history\"", "\"default\"")).is_ok());
+}

@@ -1333,6 +1333,7 @@ pub(super) fn build(doc: &Table) -> Result<Config, ConfigError> {
             crate::validate::check_migration_policies(&flows, handovers)?;
         }
     }
+    crate::validate::check_initial_window_workloads(&flows)?;
     let output: OutputConfig = Read::open(r.raw("output").unwrap_or(&empty), "output", &[&OUTPUT])?
         .deserialize(Table::new())?;
     let cfg = Config {
