@@ -122,6 +122,31 @@ pub struct ConnectionReport {
     pub metrics: QuicMetrics,
 }
 
+impl ConnectionReport {
+    /// The report of connection `index` of a sequence that never started (the run ended
+    /// first), at `local`, with `metrics` of an unused connection.
+    pub fn not_started(index: u64, local: String, metrics: QuicMetrics) -> Self {
+        ConnectionReport {
+            index,
+            local,
+            start_secs: None,
+            close_secs: None,
+            close_reason: None,
+            last_activity_secs: 0.0,
+            idle_timeout_secs: 0.0,
+            status: ConnectionStatus::NotStarted,
+            ticket: false,
+            resumed: false,
+            zero_rtt_accepted: None,
+            token: false,
+            zero_rtt_packets: 0,
+            zero_rtt_stream_bytes: 0,
+            zero_rtt_packets_rejected: 0,
+            metrics,
+        }
+    }
+}
+
 /// The event at which the server samples a connection for its history.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -357,24 +357,11 @@ impl TransportDriver for Connection {
         local: Addr,
     ) -> ConnectionReport {
         let c = Connection::new(Role::Client, base.clone());
-        ConnectionReport {
+        ConnectionReport::not_started(
             index,
-            local: local.to_string(),
-            start_secs: None,
-            close_secs: None,
-            close_reason: None,
-            last_activity_secs: 0.0,
-            idle_timeout_secs: 0.0,
-            status: ConnectionStatus::NotStarted,
-            ticket: false,
-            resumed: false,
-            zero_rtt_accepted: None,
-            token: false,
-            zero_rtt_packets: 0,
-            zero_rtt_stream_bytes: 0,
-            zero_rtt_packets_rejected: 0,
-            metrics: connection_metrics(&c, None, SimTime::ZERO),
-        }
+            local.to_string(),
+            connection_metrics(&c, None, SimTime::ZERO),
+        )
     }
 
     fn sequence_metrics(

@@ -24,7 +24,7 @@ use crate::packet::{Addr, Datagram, FlowId, Payload};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceEvent;
 use crate::transport::stream::{
-    AppReader, CloseKind, Side, StreamEvent, StreamId, StreamReadState, StreamTransport,
+    AppReader, Side, StreamEvent, StreamId, StreamReadState, StreamTransport,
 };
 use crate::wire::sctp::Chunk;
 
@@ -195,15 +195,6 @@ pub fn association_metrics(
     }
 }
 
-fn close_reason(k: CloseKind) -> &'static str {
-    match k {
-        CloseKind::IdleTimeout => "idle_timeout",
-        CloseKind::LocalClose => "local_close",
-        CloseKind::PeerClose => "peer_close",
-        CloseKind::NoPath => "no_path",
-    }
-}
-
 impl TransportDriver for SctpAssociation {
     type Config = SctpConfig;
     /// SCTP has no session resumption.
@@ -365,7 +356,7 @@ impl TransportDriver for SctpAssociation {
             local: local.to_string(),
             start_secs: Some(self.started_at().as_secs_f64()),
             close_secs: self.closed().map(|(t, _)| t.as_secs_f64()),
-            close_reason: self.closed().map(|(_, k)| close_reason(k).to_string()),
+            close_reason: self.closed().map(|(_, k)| k.name().to_string()),
             last_activity_secs: 0.0,
             idle_timeout_secs: 0.0,
             status,

@@ -20,7 +20,7 @@ use crate::packet::{Addr, Datagram, FlowId, Payload};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceEvent;
 use crate::transport::stream::{
-    AppReader, CloseKind, Side, StreamEvent, StreamId, StreamReadState, StreamTransport,
+    AppReader, Side, StreamEvent, StreamId, StreamReadState, StreamTransport,
 };
 
 impl StreamTransport for TcpConnection {
@@ -92,15 +92,6 @@ impl StreamTransport for TcpConnection {
 
     fn smoothed_rtt(&self) -> SimDuration {
         self.rtt().smoothed_rtt()
-    }
-}
-
-fn close_reason(k: CloseKind) -> &'static str {
-    match k {
-        CloseKind::IdleTimeout => "idle_timeout",
-        CloseKind::LocalClose => "local_close",
-        CloseKind::PeerClose => "peer_close",
-        CloseKind::NoPath => "no_path",
     }
 }
 
@@ -267,7 +258,7 @@ impl TransportDriver for TcpConnection {
             local: local.to_string(),
             start_secs: Some(self.started_at().as_secs_f64()),
             close_secs: self.closed().map(|(_, t)| t.as_secs_f64()),
-            close_reason: self.closed().map(|(k, _)| close_reason(k).to_string()),
+            close_reason: self.closed().map(|(k, _)| k.name().to_string()),
             last_activity_secs: self.last_activity().as_secs_f64(),
             idle_timeout_secs: 0.0,
             status,
@@ -289,24 +280,11 @@ impl TransportDriver for TcpConnection {
         local: Addr,
     ) -> ConnectionReport {
         let c = TcpConnection::new(Side::Client, base.clone());
-        ConnectionReport {
+        ConnectionReport::not_started(
             index,
-            local: local.to_string(),
-            start_secs: None,
-            close_secs: None,
-            close_reason: None,
-            last_activity_secs: 0.0,
-            idle_timeout_secs: 0.0,
-            status: ConnectionStatus::NotStarted,
-            ticket: false,
-            resumed: false,
-            zero_rtt_accepted: None,
-            token: false,
-            zero_rtt_packets: 0,
-            zero_rtt_stream_bytes: 0,
-            zero_rtt_packets_rejected: 0,
-            metrics: as_report_metrics(connection_metrics(&c, None, SimTime::ZERO)),
-        }
+            local.to_string(),
+            as_report_metrics(connection_metrics(&c, None, SimTime::ZERO)),
+        )
     }
 
     /// Counters summed over the connections; times are those of the last connection.

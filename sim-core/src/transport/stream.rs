@@ -96,6 +96,19 @@ pub enum CloseKind {
     NoPath,
 }
 
+impl CloseKind {
+    /// The spelling in connection reports (`close_reason`): `idle_timeout`,
+    /// `local_close`, `peer_close`, `no_path`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CloseKind::IdleTimeout => "idle_timeout",
+            CloseKind::LocalClose => "local_close",
+            CloseKind::PeerClose => "peer_close",
+            CloseKind::NoPath => "no_path",
+        }
+    }
+}
+
 /// Something the workload should know, in the order the transport produced it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StreamEvent {

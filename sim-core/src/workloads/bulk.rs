@@ -269,77 +269,7 @@ mod tests {
 
     use super::*;
     use crate::time::SimDuration;
-    use crate::transport::stream::StreamReadState;
-
-    /// Streams numbered 0, 1, 2, ... per side (`2k` client, `2k + 1` server, as HTTP/2
-    /// would with its own offset); a stream limit; writes recorded.
-    struct Script {
-        side: Side,
-        limit: u64,
-        opened: u64,
-        writes: Vec<(StreamId, u64, bool)>,
-    }
-
-    impl StreamTransport for Script {
-        fn side(&self) -> Side {
-            self.side
-        }
-        fn take_events(&mut self) -> Vec<StreamEvent> {
-            Vec::new()
-        }
-        fn open_stream(&mut self) -> Option<StreamId> {
-            (self.opened < self.limit).then(|| {
-                self.opened += 1;
-                self.stream_id(self.side, self.opened - 1)
-            })
-        }
-        fn write(&mut self, id: StreamId, len: u64, fin: bool) {
-            self.writes.push((id, len, fin));
-        }
-        fn stream_index(&self, id: StreamId) -> u64 {
-            id / 2
-        }
-        fn stream_id(&self, side: Side, index: u64) -> StreamId {
-            2 * index + u64::from(side == Side::Server)
-        }
-        fn stream_read_state(&self, _id: StreamId) -> Option<StreamReadState> {
-            None
-        }
-        fn read(&mut self, _now: SimTime, _id: StreamId, _max: u64) -> u64 {
-            0
-        }
-        fn next_readable(&self, _after: Option<StreamId>) -> Option<(StreamId, u64)> {
-            None
-        }
-        fn close(&mut self, _now: SimTime) {}
-        fn is_closed(&self) -> bool {
-            false
-        }
-        fn is_terminated(&self) -> bool {
-            false
-        }
-        fn is_handshake_confirmed(&self) -> bool {
-            true
-        }
-        fn is_resumed(&self) -> bool {
-            false
-        }
-        fn cwnd(&self) -> u64 {
-            0
-        }
-        fn smoothed_rtt(&self) -> SimDuration {
-            SimDuration::ZERO
-        }
-    }
-
-    fn script(side: Side, limit: u64) -> Script {
-        Script {
-            side,
-            limit,
-            opened: 0,
-            writes: Vec::new(),
-        }
-    }
+    use crate::workloads::script::script;
 
     #[test]
     fn client_opens_as_the_limit_allows_and_completes_on_the_last_read() {

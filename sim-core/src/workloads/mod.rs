@@ -24,5 +24,7 @@
 
 pub mod bulk;
 pub mod reader;
+#[cfg(test)]
+pub(crate) mod script;
 pub mod sequence;
 pub mod web_page;

@@ -207,154 +207,80 @@ impl AppReader for WebPage {
 mod tests {
     use super::*;
     use crate::time::SimDuration;
-    use crate::transport::stream::StreamReadState;
-
-    /// A scripted transport: records opens and writes; streams are numbered 0, 1, ...
-    #[derive(Default)]
-    struct Fake {
-        side_server: bool,
-        opened: Vec<StreamId>,
-        writes: Vec<(StreamId, u64, bool)>,
-        limit: u64,
-    }
-
-    impl StreamTransport for Fake {
-        fn side(&self) -> Side {
-            if self.side_server {
-                Side::Server
-            } else {
-                Side::Client
-            }
-        }
-        fn take_events(&mut self) -> Vec<StreamEvent> {
-            Vec::new()
-        }
-        fn open_stream(&mut self) -> Option<StreamId> {
-            if (self.opened.len() as u64) >= self.limit {
-                return None;
-            }
-            let id = self.opened.len() as u64;
-            self.opened.push(id);
-            Some(id)
-        }
-        fn write(&mut self, id: StreamId, len: u64, fin: bool) {
-            self.writes.push((id, len, fin));
-        }
-        fn stream_index(&self, id: StreamId) -> u64 {
-            id
-        }
-        fn stream_id(&self, _side: Side, index: u64) -> StreamId {
-            index
-        }
-        fn stream_read_state(&self, _id: StreamId) -> Option<StreamReadState> {
-            None
-        }
-        fn read(&mut self, _now: SimTime, _id: StreamId, _max: u64) -> u64 {
-            0
-        }
-        fn next_readable(&self, _after: Option<StreamId>) -> Option<(StreamId, u64)> {
-            None
-        }
-        fn close(&mut self, _now: SimTime) {}
-        fn is_closed(&self) -> bool {
-            false
-        }
-        fn is_terminated(&self) -> bool {
-            false
-        }
-        fn is_handshake_confirmed(&self) -> bool {
-            true
-        }
-        fn is_resumed(&self) -> bool {
-            false
-        }
-        fn cwnd(&self) -> u64 {
-            0
-        }
-        fn smoothed_rtt(&self) -> SimDuration {
-            SimDuration::ZERO
-        }
-    }
+    use crate::workloads::script::script;
 
     fn t(ms: u64) -> SimTime {
         SimTime::ZERO + SimDuration::from_millis(ms)
     }
 
+    /// The client's `k`-th stream (the scripted transport numbers them `2k`).
+    fn c(k: u64) -> StreamId {
+        2 * k
+    }
+
+    fn obj(size: u64, after: &[usize]) -> WebObject {
+        WebObject {
+            name: String::new(),
+            size,
+            after: after.to_vec(),
+        }
+    }
+
     #[test]
     fn html_first_then_the_rest_in_parallel() {
-        let mut c = WebPage::new(paper003_page(), 200);
-        let mut f = Fake {
-            limit: 100,
-            ..Fake::default()
-        };
-        c.on_event(t(1), &mut f, StreamEvent::Connected);
+        let mut page = WebPage::new(paper003_page(), 200);
+        let mut f = script(Side::Client, 100);
+        page.on_event(t(1), &mut f, StreamEvent::Connected);
         // Only the html: everything else depends on it.
-        assert_eq!(f.opened, [0]);
-        assert_eq!(f.writes, [(0, 200, true)]);
-        assert!(!c.on_event(t(50), &mut f, StreamEvent::ReadComplete(0)));
+        assert_eq!(f.writes, [(c(0), 200, true)]);
+        assert!(!page.on_event(t(50), &mut f, StreamEvent::ReadComplete(c(0))));
         // The other seven at once, in list order.
-        assert_eq!(f.opened, (0..8).collect::<Vec<_>>());
+        let opened: Vec<StreamId> = f.writes.iter().map(|w| w.0).collect();
+        assert_eq!(opened, (0..8).map(c).collect::<Vec<_>>());
         for k in 1..7 {
-            assert!(!c.on_event(t(60 + k), &mut f, StreamEvent::ReadComplete(k)));
+            assert!(!page.on_event(t(60 + k), &mut f, StreamEvent::ReadComplete(c(k))));
         }
-        assert!(c.completed_at().is_none());
-        assert!(c.on_event(t(90), &mut f, StreamEvent::ReadComplete(7)));
-        assert_eq!(c.completed_at(), Some(t(90)));
-        assert_eq!(c.object_done(0), Some(t(50)));
-        assert_eq!(c.object_done(3), Some(t(63)));
+        assert!(page.completed_at().is_none());
+        assert!(page.on_event(t(90), &mut f, StreamEvent::ReadComplete(c(7))));
+        assert_eq!(page.completed_at(), Some(t(90)));
+        assert_eq!(page.object_done(0), Some(t(50)));
+        assert_eq!(page.object_done(3), Some(t(63)));
     }
 
     #[test]
     fn the_stream_limit_and_list_order_hold_requests_back() {
         // 2 depends on 1; 3 depends on nothing but comes after 2 in the list.
-        let obj = |size, after: &[usize]| WebObject {
-            name: String::new(),
-            size,
-            after: after.to_vec(),
-        };
         let page = vec![obj(10, &[]), obj(10, &[]), obj(10, &[1]), obj(10, &[])];
         assert_eq!(validate_page(&page), Ok(()));
-        let mut c = WebPage::new(page, 1);
-        let mut f = Fake {
-            limit: 1,
-            ..Fake::default()
-        };
-        c.on_event(t(0), &mut f, StreamEvent::Connected);
-        assert_eq!(f.opened, [0], "the peer allows one stream");
+        let mut p = WebPage::new(page, 1);
+        let mut f = script(Side::Client, 1);
+        p.on_event(t(0), &mut f, StreamEvent::Connected);
+        assert_eq!(f.opened, 1, "the peer allows one stream");
         f.limit = 10;
-        c.on_event(t(1), &mut f, StreamEvent::StreamsAvailable);
+        p.on_event(t(1), &mut f, StreamEvent::StreamsAvailable);
         assert_eq!(
-            f.opened,
-            [0, 1],
+            f.opened, 2,
             "object 2 waits for 1, and 3 waits for 2's request"
         );
-        c.on_event(t(2), &mut f, StreamEvent::ReadComplete(1));
-        assert_eq!(f.opened, [0, 1, 2, 3]);
+        p.on_event(t(2), &mut f, StreamEvent::ReadComplete(c(1)));
+        assert_eq!(f.opened, 4);
     }
 
     #[test]
     fn the_server_answers_each_stream_with_its_object() {
         let mut s = WebPage::new(paper003_page(), 200);
-        let mut f = Fake {
-            side_server: true,
-            ..Fake::default()
-        };
-        s.on_event(t(5), &mut f, StreamEvent::ReadComplete(2));
-        s.on_event(t(5), &mut f, StreamEvent::ReadComplete(0));
-        assert_eq!(f.writes, [(2, 100_000, true), (0, 30_000, true)]);
+        let mut f = script(Side::Server, 0);
+        s.on_event(t(5), &mut f, StreamEvent::ReadComplete(c(2)));
+        s.on_event(t(5), &mut f, StreamEvent::ReadComplete(c(0)));
+        assert_eq!(f.writes, [(c(2), 100_000, true), (c(0), 30_000, true)]);
         for k in 0..8 {
-            let last = s.on_event(t(10 + k), &mut f, StreamEvent::SendComplete(k));
+            let last = s.on_event(t(10 + k), &mut f, StreamEvent::SendComplete(c(k)));
             assert_eq!(last, k == 7);
         }
     }
 
     #[test]
     fn bad_pages_name_the_field() {
-        let obj = |size, after: &[usize]| WebObject {
-            name: String::new(),
-            size,
-            after: after.to_vec(),
-        };
         assert_eq!(validate_page(&[]).unwrap_err().0, "objects");
         assert_eq!(
             validate_page(&[obj(0, &[])]).unwrap_err().0,
