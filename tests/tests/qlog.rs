@@ -1132,8 +1132,13 @@ fn traces_are_deterministic() {
 #[test]
 fn recovery_parameters_come_from_the_controller() {
     let cases: [(&str, f64, u64, &str); 6] = [
-        ("", 0.5, 2 * 1250, "newreno"),
-        ("hystart = true", 0.5, 2 * 1250, "newreno"),
+        ("", 0.7, 2 * 1250, "cubic"),
+        (
+            "cc = \"new_reno\"\nhystart = true",
+            0.5,
+            2 * 1250,
+            "newreno",
+        ),
         ("cc = \"cubic\"", 0.7, 2 * 1250, "cubic"),
         (
             "cc = \"cubic\"\nemulated_connections = 3",
@@ -1142,7 +1147,12 @@ fn recovery_parameters_come_from_the_controller() {
             "cubic",
         ),
         ("profile = \"chromium\"", 0.85, 2 * 1460, "cubic"),
-        ("cc_segment_size = 1460", 0.5, 2 * 1460, "newreno"),
+        (
+            "cc = \"new_reno\"\ncc_segment_size = 1460",
+            0.5,
+            2 * 1460,
+            "newreno",
+        ),
     ];
     for (keys, factor, min_window, name) in cases {
         let cfg = scenario(&format!(

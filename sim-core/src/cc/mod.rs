@@ -211,7 +211,12 @@ mod tests {
 
     #[test]
     fn build_and_serde_names() {
-        let cc = build(&CcParams::default(), 1200);
+        assert_eq!(build(&CcParams::default(), 1200).name(), "cubic");
+        let new_reno = CcParams {
+            algorithm: CcAlgorithm::NewReno,
+            ..CcParams::default()
+        };
+        let cc = build(&new_reno, 1200);
         assert_eq!(cc.name(), "newreno");
         assert_eq!(cc.window(), 12_000);
         assert_eq!(cc.ssthresh(), None);

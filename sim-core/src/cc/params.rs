@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CcParams {
-    /// Congestion controller ([`CcAlgorithm`], key `cc`). Default `new_reno`.
+    /// Congestion controller ([`CcAlgorithm`], key `cc`). Default `cubic` (RFC 9438), the
+    /// default of quinn, s2n-quic, quiche, msquic and Linux; `new_reno` stays selectable.
     #[serde(rename = "cc")]
     pub algorithm: CcAlgorithm,
     /// Pace ack-eliciting packets (RFC 9002 §7.7 SHOULD): a token bucket refilled at
@@ -76,7 +77,7 @@ pub struct CcParams {
 impl Default for CcParams {
     fn default() -> Self {
         CcParams {
-            algorithm: CcAlgorithm::NewReno,
+            algorithm: CcAlgorithm::Cubic,
             pacing: true,
             pacing_gain: 1.25, // RFC 9002 §7.7
             initial_cwnd_packets: None,

@@ -343,6 +343,7 @@ impl<F> Recovery<F> {
     /// window.
     pub fn new(config: RecoveryConfig, is_client: bool) -> Self {
         let params = cc::CcParams {
+            algorithm: cc::CcAlgorithm::NewReno,
             initial_cwnd_bytes: Some(config.initial_window),
             ..cc::CcParams::default()
         };
@@ -1169,6 +1170,7 @@ mod tests {
         // The window policy's restart: a fresh controller and an estimator seeded with the
         // validation round trip (not a sample, RFC 9002 §6.2.2).
         let params = cc::CcParams {
+            algorithm: cc::CcAlgorithm::NewReno,
             initial_cwnd_bytes: Some(30_000),
             ..cc::CcParams::default()
         };

@@ -1469,7 +1469,7 @@ fn chromium_profile_applies_to_quic_connections_as_to_quic_bulk() {
     assert!(c.flows[0].sequence().is_some(), "a quic_connections flow");
     let quic = &c.flows[0].quic().expect("a QUIC flow").client;
     assert_eq!(quic.profile, Profile::Chromium);
-    assert_eq!(quic.cc.algorithm, CcAlgorithm::Cubic);
+    assert_eq!(quic.cc.algorithm, crate::cc::CcAlgorithm::Cubic);
     assert_eq!(quic.initial_rtt, SimDuration::from_millis(100));
     assert_eq!(quic.cc.initial_cwnd_bytes, Some(46_720));
     assert_eq!(quic.cc.cc_segment_size, Some(1460));
@@ -1588,4 +1588,22 @@ mod quic_descriptors {
             }
         }
     }
+}
+
+/// The default congestion controller of a QUIC flow (`rfc` profile) is CUBIC (RFC 9438),
+/// as in quinn, s2n-quic, quiche, msquic and Linux; NewReno stays selectable.
+#[test]
+fn quic_default_controller_is_cubic_and_new_reno_stays_selectable() {
+    let c = ok(&doc(
+        "[[flows]]\ntransport = \"quic\"\nworkload = { kind = \"bulk\" }\n",
+    ));
+    let quic = &c.flows[0].quic().expect("a QUIC flow");
+    assert_eq!(quic.client.cc.algorithm, crate::cc::CcAlgorithm::Cubic);
+    assert_eq!(quic.server.cc.algorithm, crate::cc::CcAlgorithm::Cubic);
+    assert!(!quic.server.cc.hystart, "HyStart++ stays off by default");
+    let c = ok(&doc(
+        "[[flows]]\ntransport = \"quic\"\ncc = \"new_reno\"\nworkload = { kind = \"bulk\" }\n",
+    ));
+    let quic = &c.flows[0].quic().expect("a QUIC flow");
+    assert_eq!(quic.server.cc.algorithm, crate::cc::CcAlgorithm::NewReno);
 }

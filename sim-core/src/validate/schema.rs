@@ -799,7 +799,7 @@ pub const QUIC: Table = Table {
         key("idle_timeout", K::Time, Value("\"30s\""), "the connection is abandoned after max(this, 3 PTO) without receiving anything"),
         key("profile", K::Enum, Value("\"rfc\""), "`\"rfc\"` or `\"chromium\"`: a set of defaults, see [Profiles](#profiles)")
             .choices(&["rfc", "chromium"]),
-        key("cc", K::Enum, Value("\"new_reno\""), "congestion controller: `\"new_reno\"` (RFC 9002 App. B) or `\"cubic\"` (RFC 9438)")
+        key("cc", K::Enum, Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; the default of quinn, s2n-quic, quiche, msquic and Linux) or `\"new_reno\"` (RFC 9002 App. B)")
             .choices(&["new_reno", "cubic"]),
         key("cubic_beta", K::Number, Value("0.7"), "CUBIC β (RFC 9438 §4.6), in (0, 1)")
             .min("0", false)
