@@ -1,4 +1,5 @@
 //! Shared helpers for the cross-crate tests.
 
 pub mod model;
+pub mod pair;
 pub mod support;
