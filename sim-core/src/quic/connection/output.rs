@@ -6,6 +6,9 @@
 
 use super::*;
 
+/// The largest value a 2-byte QUIC varint holds (RFC 9000 §16).
+const VARINT_2_MAX: u64 = (1 << 14) - 1;
+
 impl Connection {
     // ----- output --------------------------------------------------------------------------
 
@@ -334,13 +337,22 @@ impl Connection {
         let hdr = header_len_without_pn(ty, cid, cid, self.token_len(ty));
         let pn = self.spaces[i].next_pn;
         let pnl = pn_len(pn, self.spaces[i].largest_acked_by_peer);
-        // Long headers carry a Length varint: 2 bytes for any packet up to 16383 bytes.
+        // Long headers carry a Length varint (RFC 9000 §17.2, §16): 2 bytes for a Length
+        // up to 16383, 4 bytes above. Reserve 2 unless the room allows a Length that needs
+        // 4; with 16384 or 16385 bytes available the 2-byte form capped at 16383 holds
+        // more than the 4-byte form, so it is kept (every packet that fitted before is
+        // built the same).
         let length_field = if ty == PacketType::OneRtt { 0 } else { 2 };
         let fixed = hdr + length_field + pnl + AEAD_TAG_LEN;
         if remaining < fixed + MIN_PN_PLUS_PAYLOAD {
             return None;
         }
         let mut room = remaining - fixed;
+        if ty != PacketType::OneRtt && pnl + room + AEAD_TAG_LEN > VARINT_2_MAX {
+            let capped = VARINT_2_MAX - pnl - AEAD_TAG_LEN;
+            let four = remaining.saturating_sub(hdr + 4 + pnl + AEAD_TAG_LEN);
+            room = capped.max(four);
+        }
         let mut frames: Vec<Frame> = Vec::new();
         let mut info = SentInfo {
             space: i,
