@@ -103,6 +103,80 @@ test('a parameter edit rewrites the TOML and changes the result and the plot', a
   assert.notEqual(after, before);
 });
 
+test('moving a slider with the keyboard rewrites the TOML, re-runs by itself and changes the plot', async () => {
+  await page.click('button[data-scenario=""]'); // the sandbox
+  const d1 = await waitDone();
+  const before = await page.$eval('#chart-0', (c) => c.toDataURL());
+  const slider = page.locator('input[type=range][data-slider="topology.link.rate"]');
+  assert.equal(await slider.getAttribute('aria-label'), 'topology.link.rate slider');
+  const rate0 = await page.inputValue('input[data-field="topology.link.rate"]');
+  await slider.focus();
+  for (let i = 0; i < 15; i++) await page.keyboard.press('ArrowLeft');
+  const rate1 = await page.inputValue('input[data-field="topology.link.rate"]');
+  assert.notEqual(rate1, rate0);
+  assert.match(await page.inputValue('#toml'), new RegExp(`rate = "${rate1}"`));
+  // No click on Run: the edit re-runs by itself (debounced).
+  await page.waitForFunction((d) => {
+    const s = document.querySelector('#status');
+    const g = document.querySelector('#digest-0');
+    return s && s.textContent.startsWith('done') && g && g.textContent.trim() !== d;
+  }, d1, { timeout: 60000 });
+  const after = await page.$eval('#chart-0', (c) => c.toDataURL());
+  assert.notEqual(after, before);
+  await page.screenshot({ path: join(ART, 'slider.png') });
+});
+
+test('A/B: pin A, change B, both overlaid and a difference summary', async () => {
+  await page.click('button[data-scenario=""]'); // the sandbox
+  const dA = await waitDone();
+  await page.click('#pin');
+  await page.waitForSelector('#pinned');
+  await page.fill('input[data-field="topology.link.rate"]', '4Mbps');
+  await page.press('input[data-field="topology.link.rate"]', 'Enter');
+  await page.waitForFunction((d) => {
+    const s = document.querySelector('#status');
+    const g = document.querySelector('#digest-0');
+    return s && s.textContent.startsWith('done') && g && g.textContent.trim() !== d;
+  }, dA, { timeout: 60000 });
+  const cw = page.locator('canvas.chart[data-title^="Congestion window"]');
+  assert.ok(Number(await cw.getAttribute('data-lines-a')) >= 1, 'A drawn');
+  assert.ok(Number(await cw.getAttribute('data-lines-b')) >= 1, 'B drawn');
+  assert.ok(await inked('canvas.chart[data-title^="Congestion window"]') > 1000);
+  const row = page.locator('#ab-diff tr[data-metric="completion time"]').first();
+  const a = Number(await row.locator('td.a').textContent());
+  const b = Number(await row.locator('td.b').textContent());
+  assert.ok(b > a, `4 Mbit/s (B: ${b} s) finishes after 10 Mbit/s (A: ${a} s)`);
+  await page.screenshot({ path: join(ART, 'ab.png') });
+  await page.click('#unpin');
+  assert.equal(await page.locator('#ab-diff').count(), 0);
+});
+
+test('packet timeline: stepping advances one event and names the rule', async () => {
+  await page.click('button[data-scenario="examples/quic-bulk-ge.toml"]');
+  await waitDone();
+  await page.click('#timeline');
+  await page.waitForSelector('#tl-pos', { timeout: 60000 });
+  const pos = async () => (await page.textContent('#tl-pos')).match(/step (\d+) of (\d+)/).slice(1).map(Number);
+  const [i0, n] = await pos();
+  assert.equal(i0, 1);
+  assert.ok(n > 10, `${n} steps`);
+  assert.match(await page.textContent('#tl-rule'), /\(RFC 900[012] §/);
+  await page.click('#tl-next');
+  assert.deepEqual(await pos(), [2, n]);
+  assert.ok((await page.textContent('#tl-rule')).trim().length > 10);
+  // The GE loss scenario loses packets: the next loss names RFC 9002's rule.
+  await page.click('#tl-next-loss');
+  const [i2] = await pos();
+  assert.ok(i2 > 2);
+  assert.match(await page.textContent('#tl-rule'), /declared lost: .*\(RFC 9002 §6\.[12]/);
+  assert.match(await page.textContent('#tl-label'), /lost/);
+  await page.click('#tl-next');
+  assert.deepEqual(await pos(), [i2 + 1, n]);
+  assert.ok(await page.locator('#tl-svg line').count() > 2, 'arrows drawn');
+  await page.locator('#timeline-view').screenshot({ path: join(ART, 'timeline.png') });
+  await page.click('#tl-close');
+});
+
 test('a bad input shows the field-named error of the CLI, inline, and nothing runs', async () => {
   await page.click('button[data-scenario=""]');
   await waitDone();
@@ -134,6 +208,78 @@ test('the digest shown equals the CLI digest of the downloaded TOML (native = wa
   const toml = readFileSync(file, 'utf8');
   assert.equal(toml, await page.inputValue('#toml'));
   assert.equal(cliDigest(toml), shown);
+});
+
+test('exports: the TOML with its quicsim run digest beside the page\'s, results CSV / JSON, qlog', async () => {
+  await page.click('button[data-scenario="examples/quic-bulk.toml"]');
+  const shown = await waitDone();
+  assert.equal((await page.textContent('#toml-digest')).trim(), shown);
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+  const dir = mkdtempSync(join(tmpdir(), 'quicsim-e2e-'));
+  const file = join(dir, dl.suggestedFilename());
+  await dl.saveAs(file);
+  assert.equal(cliDigest(readFileSync(file, 'utf8')), shown);
+  const save = async (sel) => {
+    const [d] = await Promise.all([page.waitForEvent('download'), page.click(sel)]);
+    const f = join(dir, d.suggestedFilename());
+    await d.saveAs(f);
+    return [d.suggestedFilename(), readFileSync(f, 'utf8')];
+  };
+  const [jn, json] = await save('#dl-json');
+  assert.match(jn, /results\.json$/);
+  assert.equal(JSON.parse(json).runs[0].digest, shown);
+  const [cn, csv] = await save('#dl-csv');
+  assert.match(cn, /results\.csv$/);
+  const rows = csv.trim().split('\n');
+  assert.match(rows[0], /^seed,status,end_s,events,digest,flow/);
+  assert.ok(rows[1].includes(shown));
+  const [qn, qlog] = await save('#dl-qlog');
+  assert.match(qn, /\.sqlog$/);
+  assert.equal(qlog.charCodeAt(0), 0x1e); // JSON-SEQ
+  assert.ok(qlog.includes('packet_sent'));
+});
+
+test('the URL reproduces the view; a malformed or outdated link falls back cleanly', async () => {
+  await page.click('button[data-scenario=""]');
+  const d0 = await waitDone();
+  await page.fill('input[data-field="topology.link.rate"]', '7Mbps');
+  await page.press('input[data-field="topology.link.rate"]', 'Enter');
+  await page.waitForFunction((d) => {
+    const s = document.querySelector('#status');
+    const g = document.querySelector('#digest-0');
+    return s && s.textContent.startsWith('done') && g && g.textContent.trim() !== d;
+  }, d0, { timeout: 60000 });
+  const shown = (await page.textContent('#digest-0')).trim();
+  const url = page.url();
+  assert.match(url, /#v=1&/);
+  const p2 = await context.newPage();
+  const errors = [];
+  p2.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  p2.on('pageerror', (e) => errors.push(e.message));
+  try {
+    await p2.goto(url);
+    await p2.waitForFunction(() => document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 60000 });
+    assert.match(await p2.inputValue('#toml'), /rate = "7Mbps"/);
+    assert.equal((await p2.textContent('#digest-0')).trim(), shown);
+    // An outdated link: a clear message, and the defaults run.
+    await p2.goto(BASE + '?outdated#v=0&s=&toml=x');
+    await p2.waitForSelector('#link-error');
+    assert.match(await p2.textContent('#link-error'), /another version.*default scenario/);
+    await p2.waitForFunction(() => document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 60000 });
+    assert.match(await p2.inputValue('#toml'), /name = "quic-bulk"/);
+    // A malformed one (cut in the middle of an escape) and one with an invalid scenario.
+    await p2.goto(BASE + '?malformed#v=1&s=&toml=name%3D%2');
+    await p2.waitForSelector('#link-error');
+    assert.match(await p2.textContent('#link-error'), /percent-encoded/);
+    await p2.goto(BASE + '?invalid#v=1&s=&toml=' + encodeURIComponent((await page.inputValue('#toml')).replace('"7Mbps"', '"fast"')));
+    await p2.waitForSelector('#link-error');
+    assert.match(await p2.textContent('#link-error'), /not valid: .*rate/);
+    await p2.waitForFunction(() => document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 60000 });
+    await p2.screenshot({ path: join(ART, 'bad-link.png') });
+    assert.deepEqual(errors, []);
+  } finally {
+    await p2.close();
+  }
 });
 
 test('cancel stops a long run', async () => {

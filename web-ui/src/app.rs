@@ -8,6 +8,7 @@ use crate::gallery;
 use crate::panel::{self, Section, Seg};
 use crate::runner::{RunOutput, RunProgress};
 use crate::summary;
+use crate::timeline::Timeline;
 use gloo_timers::callback::Timeout;
 use sim_core::scenario::schema::{DefaultValue, Field, Kind};
 use sim_core::scenario::{parse_str, ConfigError};
@@ -41,6 +42,33 @@ pub enum Msg {
     Worker(JsValue),
     /// Save the editor's text as a file.
     Download,
+    /// Download the results: `json`, `csv` or `qlog` (traced in the worker).
+    Export(&'static str),
+    /// Dismiss the notice about a link that could not be opened.
+    DismissNotice,
+    /// Pin the finished run's configuration and results as A.
+    Pin,
+    /// Forget A.
+    Unpin,
+    /// Build the packet timeline of the current scenario.
+    TimelineOpen,
+    /// Close the timeline.
+    TimelineClose,
+    /// Move the timeline's current step by this many steps.
+    TimelineStep(i64),
+    /// Move to the next step of a kind (`lost`).
+    TimelineNext(&'static str),
+    /// Zoom: show half (`true`) or twice (`false`) the steps.
+    TimelineZoom(bool),
+}
+
+/// The packet timeline's view state.
+struct TimelineView {
+    id: u64,
+    toml: String,
+    data: Option<Result<std::rc::Rc<Timeline>, String>>,
+    step: usize,
+    zoom: usize,
 }
 
 enum RunState {
@@ -65,6 +93,19 @@ pub struct App {
     state: RunState,
     last_ms: Option<f64>,
     redraw: bool,
+    /// A of the A/B comparison: its scenario text and results.
+    pinned: Option<Pinned>,
+    timeline: Option<TimelineView>,
+    /// Why the page's link could not be opened (shown until dismissed).
+    notice: Option<String>,
+    /// The scenario text of the last run started.
+    ran_toml: String,
+}
+
+/// The pinned configuration (A).
+struct Pinned {
+    toml: String,
+    out: Box<RunOutput>,
 }
 
 fn spawn_worker(ctx: &Context<App>) -> (Worker, Closure<dyn FnMut(MessageEvent)>) {
@@ -84,8 +125,20 @@ fn get(v: &JsValue, key: &str) -> JsValue {
 }
 
 impl App {
+    /// Writes the page's state into the URL fragment (the share link).
+    fn update_hash(&self) {
+        let frag = crate::share::encode(&crate::share::Shared {
+            selected: self.selected.clone(),
+            toml: self.toml.clone(),
+        });
+        if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
+            let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&format!("#{frag}")));
+        }
+    }
+
     fn set_text(&mut self, ctx: &Context<Self>, text: String, auto: bool) {
         self.toml = text;
+        self.update_hash();
         self.edit_gen += 1;
         self.debounce = None;
         match parse_str(&self.toml) {
@@ -129,6 +182,7 @@ impl App {
             self._onmessage = cb;
         }
         self.run_id += 1;
+        self.ran_toml = self.toml.clone();
         let msg = js_sys::Object::new();
         let _ = js_sys::Reflect::set(&msg, &"id".into(), &JsValue::from_f64(self.run_id as f64));
         let _ = js_sys::Reflect::set(&msg, &"toml".into(), &JsValue::from_str(&self.toml));
@@ -145,9 +199,31 @@ impl App {
     }
 
     fn download(&self) {
-        let parts = js_sys::Array::of1(&JsValue::from_str(&self.toml));
+        save(&self.file_name(), "application/toml", &self.toml);
+    }
+
+    /// Asks the worker for a job that is not a run (`timeline`, `qlog`), numbered `id`.
+    fn post_job(&mut self, ctx: &Context<Self>, id: u64, mode: &str) {
+        if matches!(self.state, RunState::Cancelled) {
+            let (w, cb) = spawn_worker(ctx);
+            self.worker = w;
+            self._onmessage = cb;
+            self.state = RunState::Idle;
+        }
+        let msg = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&msg, &"id".into(), &JsValue::from_f64(id as f64));
+        let _ = js_sys::Reflect::set(&msg, &"toml".into(), &JsValue::from_str(&self.toml));
+        let _ = js_sys::Reflect::set(&msg, &"mode".into(), &JsValue::from_str(mode));
+        let _ = self.worker.post_message(&msg);
+    }
+}
+
+/// Saves `text` as a file named `name` (a download).
+fn save(name: &str, mime: &str, text: &str) {
+    {
+        let parts = js_sys::Array::of1(&JsValue::from_str(text));
         let opts = web_sys::BlobPropertyBag::new();
-        opts.set_type("application/toml");
+        opts.set_type(mime);
         let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts) else {
             return;
         };
@@ -160,7 +236,7 @@ impl App {
         if let Ok(a) = doc.create_element("a") {
             let a: web_sys::HtmlAnchorElement = a.unchecked_into();
             a.set_href(&url);
-            a.set_download(&self.file_name());
+            a.set_download(name);
             a.click();
         }
         let _ = web_sys::Url::revoke_object_url(&url);
@@ -176,9 +252,24 @@ impl Component for App {
         let first = gallery::entries()
             .into_iter()
             .find(|e| e.id() == "examples/quic-bulk.toml");
-        let (selected, toml) = match first {
+        let (mut selected, mut toml) = match first {
             Some(e) => (e.id(), e.toml.to_string()),
             None => (String::new(), gallery::SANDBOX.to_string()),
+        };
+        // A share link replaces the defaults; a bad one says why and keeps them.
+        let hash = web_sys::window()
+            .and_then(|w| w.location().hash().ok())
+            .unwrap_or_default();
+        let notice = match crate::share::decode(&hash) {
+            Ok(Some(shared)) => {
+                selected = shared.selected;
+                toml = shared.toml;
+                None
+            }
+            Ok(None) => None,
+            Err(why) => Some(format!(
+                "This link could not be opened: {why}. Showing the default scenario instead."
+            )),
         };
         let mut app = App {
             selected,
@@ -193,6 +284,10 @@ impl Component for App {
             state: RunState::Idle,
             last_ms: None,
             redraw: false,
+            pinned: None,
+            timeline: None,
+            notice,
+            ran_toml: String::new(),
         };
         app.set_text(ctx, toml, false);
         app.start(ctx);
@@ -252,6 +347,35 @@ impl Component for App {
             }
             Msg::Worker(data) => {
                 let id = get(&data, "id").as_f64().unwrap_or(-1.0) as u64;
+                let kind = get(&data, "kind").as_string().unwrap_or_default();
+                if kind.starts_with("qlog") {
+                    if kind == "qlog" {
+                        let json = get(&data, "files").as_string().unwrap_or_default();
+                        let files: Vec<(String, String)> =
+                            serde_json::from_str(&json).unwrap_or_default();
+                        for (name, text) in files {
+                            save(&name, "application/json-seq", &text);
+                        }
+                    } else {
+                        self.notice = Some(get(&data, "error").as_string().unwrap_or_default());
+                        return true;
+                    }
+                    return false;
+                }
+                if kind.starts_with("timeline") {
+                    if let Some(tv) = self.timeline.as_mut().filter(|t| t.id == id) {
+                        tv.data = Some(if kind == "timeline" {
+                            let json = get(&data, "timeline").as_string().unwrap_or_default();
+                            serde_json::from_str::<Timeline>(&json)
+                                .map(std::rc::Rc::new)
+                                .map_err(|e| e.to_string())
+                        } else {
+                            Err(get(&data, "error").as_string().unwrap_or_default())
+                        });
+                        return true;
+                    }
+                    return false;
+                }
                 if id != self.run_id || !matches!(self.state, RunState::Running(_)) {
                     return false;
                 }
@@ -280,6 +404,98 @@ impl Component for App {
                 self.download();
                 return false;
             }
+            Msg::Export(what) => {
+                let RunState::Done(out, _) = &self.state else {
+                    return false;
+                };
+                let stem = self.file_name();
+                let stem = stem.trim_end_matches(".toml");
+                match what {
+                    "json" => save(
+                        &format!("{stem}-results.json"),
+                        "application/json",
+                        &serde_json::to_string_pretty(&out.doc).unwrap_or_default(),
+                    ),
+                    "csv" => save(
+                        &format!("{stem}-results.csv"),
+                        "text/csv",
+                        &crate::share::results_csv(&out.lines),
+                    ),
+                    _ => {
+                        let toml = self.ran_toml.clone();
+                        let old = std::mem::replace(&mut self.toml, toml);
+                        self.post_job(ctx, 2_000_000_000 + self.run_id, "qlog");
+                        self.toml = old;
+                    }
+                }
+                return false;
+            }
+            Msg::DismissNotice => {
+                self.notice = None;
+                self.update_hash();
+            }
+            Msg::Pin => {
+                if let RunState::Done(out, _) = &self.state {
+                    self.pinned = Some(Pinned {
+                        toml: self.toml.clone(),
+                        out: out.clone(),
+                    });
+                    self.redraw = true;
+                }
+            }
+            Msg::Unpin => {
+                self.pinned = None;
+                self.redraw = true;
+            }
+            Msg::TimelineOpen => {
+                if self.error.is_some() {
+                    return false;
+                }
+                // Timeline requests are numbered apart from runs (the worker echoes the id).
+                let id = 1_000_000_000
+                    + self
+                        .timeline
+                        .as_ref()
+                        .map_or(0, |t| t.id % 1_000_000_000 + 1);
+                self.post_job(ctx, id, "timeline");
+                self.timeline = Some(TimelineView {
+                    id,
+                    toml: self.toml.clone(),
+                    data: None,
+                    step: 0,
+                    zoom: 24,
+                });
+            }
+            Msg::TimelineClose => self.timeline = None,
+            Msg::TimelineStep(d) => {
+                if let Some(tv) = self.timeline.as_mut() {
+                    let n = match &tv.data {
+                        Some(Ok(t)) => t.steps.len(),
+                        _ => 0,
+                    };
+                    if n > 0 {
+                        tv.step = (tv.step as i64 + d).clamp(0, n as i64 - 1) as usize;
+                    }
+                }
+            }
+            Msg::TimelineNext(kind) => {
+                if let Some(tv) = self.timeline.as_mut() {
+                    if let Some(Ok(t)) = &tv.data {
+                        if let Some(i) = crate::timeline::next_of(t, tv.step, kind) {
+                            tv.step = i;
+                        }
+                    }
+                }
+            }
+            Msg::TimelineZoom(zoom_in) => {
+                if let Some(tv) = self.timeline.as_mut() {
+                    tv.zoom = if zoom_in {
+                        (tv.zoom / 2).max(4)
+                    } else {
+                        (tv.zoom * 2).min(512)
+                    };
+                }
+            }
         }
         true
     }
@@ -289,7 +505,8 @@ impl Component for App {
             self.redraw = false;
             if let RunState::Done(out, _) = &self.state {
                 if let Some(series) = out.series.as_ref() {
-                    crate::plots::draw_all(series);
+                    let a = self.pinned.as_ref().and_then(|p| p.out.series.as_ref());
+                    crate::plots::draw_all(series, a);
                 }
             }
         }
@@ -302,6 +519,10 @@ impl Component for App {
                 <h1>{"quicsim"}</h1>
                 <span>{"deterministic QUIC simulator — sim-core running in your browser (WebAssembly)"}</span>
             </header>
+            { for self.notice.as_ref().map(|n| html! {
+                <div id="link-error" class="error notice" role="alert">{n.clone()}
+                    <button onclick={ctx.link().callback(|_| Msg::DismissNotice)}>{"OK"}</button></div>
+            }) }
             <main>
                 <nav class="col" aria-label="Scenario gallery">{ self.view_gallery(ctx) }</nav>
                 <section class="col" aria-label="Scenario">{ self.view_editor(ctx) }{ self.view_panel(ctx) }</section>
@@ -354,9 +575,33 @@ fn field_input(ctx: &Context<App>, sec: &Section, fv: &panel::FieldView) -> Html
                 let v = e.target_unchecked_into::<HtmlInputElement>().value();
                 Msg::SetField(path.clone(), field, v)
             });
+            let slider = crate::slider::slider(field, fv.value.as_deref()).map(|s| {
+                let pos = s
+                    .position(if value.is_empty() { &default } else { &value })
+                    .unwrap_or(0);
+                let path = sec.path.clone();
+                let oninput = ctx.link().callback(move |e: InputEvent| {
+                    let p = e.target_unchecked_into::<HtmlInputElement>().value();
+                    Msg::SetField(path.clone(), field, s.value(p.parse().unwrap_or(0)))
+                });
+                let shown = if value.is_empty() {
+                    default.clone()
+                } else {
+                    value.clone()
+                };
+                html! {
+                    <input type="range" min="0" max={crate::slider::STEPS.to_string()} step="1"
+                        value={pos.to_string()} {oninput}
+                        aria-label={format!("{} slider", fv.dotted)} aria-valuetext={shown}
+                        data-slider={fv.dotted.clone()} />
+                }
+            });
             html! {
+                <span class="inp">
                 <input id={id} type="text" {title} {value} placeholder={default} {onchange}
                     data-field={fv.dotted.clone()} />
+                { for slider }
+                </span>
             }
         }
     }
@@ -402,6 +647,14 @@ impl App {
                 <button id="run" onclick={ctx.link().callback(|_| Msg::Run)}
                     disabled={self.error.is_some()}>{"Run"}</button>
                 <button id="download" onclick={ctx.link().callback(|_| Msg::Download)}>{"Download TOML"}</button>
+                { match &self.state {
+                    RunState::Done(out, _) if self.ran_toml == self.toml => html! {
+                        <small title="what `quicsim run FILE --json` prints as runs[0].digest for the downloaded file">
+                            {"quicsim run digest: "}<code id="toml-digest">{out.lines.first().map(|l| l.digest.clone()).unwrap_or_default()}</code>
+                        </small>
+                    },
+                    _ => html! {},
+                } }
             </div>
             { for self.error.as_ref().map(|e| html! {
                 <div id="error" class="error" role="alert">{e.to_string()}</div>
@@ -499,19 +752,35 @@ impl App {
             RunState::Cancelled => html! { <span id="status">{"cancelled"}</span> },
         };
         let body = match &self.state {
-            RunState::Done(out, _) => self.view_results(out),
+            RunState::Done(out, _) => self.view_results(ctx, out),
             _ => html! {},
         };
+        let done = matches!(self.state, RunState::Done(..));
         html! {
             <>
             <h2>{"Run"}</h2>
             <div class="runline">{status}</div>
+            <div class="runline">
+                <button id="pin" onclick={ctx.link().callback(|_| Msg::Pin)} disabled={!done}
+                    title="Keep this configuration and its results as A; change parameters for B">
+                    {"Pin as A"}</button>
+                { if self.pinned.is_some() { html! {
+                    <>
+                    <span id="pinned">{"A pinned: plots overlay A (light, thick) and B (current)"}</span>
+                    <button id="unpin" onclick={ctx.link().callback(|_| Msg::Unpin)}>{"Clear A"}</button>
+                    </>
+                } } else { html! {} } }
+                <button id="timeline" onclick={ctx.link().callback(|_| Msg::TimelineOpen)}
+                    disabled={self.error.is_some()}
+                    title="Step through the packets of flow 0 of the first run">{"Packet timeline"}</button>
+            </div>
+            { self.view_timeline(ctx) }
             {body}
             </>
         }
     }
 
-    fn view_results(&self, out: &RunOutput) -> Html {
+    fn view_results(&self, ctx: &Context<Self>, out: &RunOutput) -> Html {
         let lines = &out.lines;
         let sums = summary::completion_summaries(lines);
         let charts = out
@@ -519,6 +788,12 @@ impl App {
             .as_ref()
             .map(|s| crate::charts::charts(&s.columns))
             .unwrap_or_default();
+        let columns: &[String] = out.series.as_ref().map_or(&[], |s| &s.columns);
+        let a_columns = self
+            .pinned
+            .as_ref()
+            .and_then(|p| p.out.series.as_ref())
+            .map(|s| s.columns.as_slice());
         html! {
             <>
             <table id="summary">
@@ -549,10 +824,190 @@ impl App {
                 )}</p>
             }) }
             { if out.lines.len() > 1 { html! { <p><small>{"Plots show the first run."}</small></p> } } else { html! {} } }
-            { for charts.iter().enumerate().map(|(i, c)| html! {
-                <canvas id={format!("chart-{i}")} class="chart" data-title={c.title} width="560" height="260"></canvas>
+            <div class="runline">
+                <button id="dl-json" onclick={ctx.link().callback(|_| Msg::Export("json"))}>{"Results JSON"}</button>
+                <button id="dl-csv" onclick={ctx.link().callback(|_| Msg::Export("csv"))}>{"Results CSV"}</button>
+                <button id="dl-qlog" onclick={ctx.link().callback(|_| Msg::Export("qlog"))}
+                    title="qlog traces (qvis) of flow 0 in the first run">{"qlog trace"}</button>
+                <a id="share" href={format!("#{}", crate::share::encode(&crate::share::Shared { selected: self.selected.clone(), toml: self.toml.clone() }))}
+                    title="this link reproduces the view">{"share link"}</a>
+            </div>
+            { self.view_diff(out) }
+            { for charts.iter().enumerate().map(|(i, c)| {
+                let (na, nb) = crate::charts::line_count(c, columns, a_columns);
+                html! {
+                    <canvas id={format!("chart-{i}")} class="chart" data-title={c.title}
+                        data-lines-a={na.to_string()} data-lines-b={nb.to_string()}
+                        width="560" height="260"></canvas>
+                }
             }) }
             </>
+        }
+    }
+}
+
+impl App {
+    /// The A/B difference summary, when A is pinned.
+    fn view_diff(&self, out: &RunOutput) -> Html {
+        let Some(p) = self.pinned.as_ref() else {
+            return html! {};
+        };
+        let rows = crate::compare::diff(&p.out.lines, &out.lines);
+        let num = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_else(|| "—".into());
+        let same = p.toml == self.toml;
+        html! {
+            <>
+            <h2>{"A/B difference (mean over runs)"}</h2>
+            { if same { html! { <p><small>{"B is still A's configuration: change a parameter."}</small></p> } } else { html! {} } }
+            <table id="ab-diff">
+                <tr><th>{"flow / metric"}</th><th>{"A"}</th><th>{"B"}</th><th>{"B − A"}</th><th>{"change"}</th></tr>
+                { for rows.iter().map(|r| html! {
+                    <tr data-metric={r.metric}>
+                        <td>{format!("flow {} {} ({})", r.flow, r.metric, r.unit)}</td>
+                        <td class="a">{num(r.a)}</td><td class="b">{num(r.b)}</td>
+                        <td>{num(r.delta())}</td>
+                        <td>{r.relative_pct().map(|p| format!("{p:+.1} %")).unwrap_or_else(|| "—".into())}</td>
+                    </tr>
+                }) }
+            </table>
+            </>
+        }
+    }
+}
+
+/// Geometry of the sequence diagram (SVG user units).
+const TL_W: f64 = 560.0;
+const TL_H: f64 = 340.0;
+const TL_CLIENT_X: f64 = 110.0;
+const TL_SERVER_X: f64 = 450.0;
+
+impl App {
+    fn view_timeline(&self, ctx: &Context<Self>) -> Html {
+        let Some(tv) = self.timeline.as_ref() else {
+            return html! {};
+        };
+        let link = ctx.link();
+        let close = html! {
+            <button id="tl-close" onclick={link.callback(|_| Msg::TimelineClose)}>{"Close"}</button>
+        };
+        let tl = match &tv.data {
+            None => {
+                return html! {
+                    <section id="timeline-view"><h2>{"Packet timeline"}</h2>
+                    <p id="tl-status">{"tracing the first run…"}</p>{close}</section>
+                }
+            }
+            Some(Err(e)) => {
+                return html! {
+                    <section id="timeline-view"><h2>{"Packet timeline"}</h2>
+                    <p class="error">{e.clone()}</p>{close}</section>
+                }
+            }
+            Some(Ok(t)) => t,
+        };
+        let n = tl.steps.len();
+        if n == 0 {
+            return html! {
+                <section id="timeline-view"><h2>{"Packet timeline"}</h2>
+                <p id="tl-status">{"flow 0 has no events"}</p>{close}</section>
+            };
+        }
+        let cur = tv.step.min(n - 1);
+        let lo = cur.saturating_sub(tv.zoom / 2);
+        let hi = (lo + tv.zoom).min(n);
+        let lo = hi.saturating_sub(tv.zoom);
+        let t0 = tl.steps[lo].t_s;
+        let t1 = tl.steps[hi - 1].t_s.max(t0 + 1e-4);
+        let y = |t: f64| 30.0 + ((t - t0) / (t1 - t0)).clamp(0.0, 1.05) * (TL_H - 50.0);
+        let x = |side: &str| match side {
+            "client" => TL_CLIENT_X,
+            "server" => TL_SERVER_X,
+            _ => (TL_CLIENT_X + TL_SERVER_X) / 2.0,
+        };
+        let items = (lo..hi).map(|i| {
+            let s = &tl.steps[i];
+            let sel = i == cur;
+            let class = format!("tl-{}{}", s.kind, if sel { " tl-cur" } else { "" });
+            let x0 = x(&s.side);
+            let y0 = y(s.t_s);
+            match s.kind.as_str() {
+                "sent" => {
+                    let x1 = if s.side == "client" { TL_SERVER_X } else { TL_CLIENT_X };
+                    let (x1, y1, lost) = match (s.arrive_s, s.dropped_s) {
+                        (Some(a), _) => (x1, y(a), false),
+                        (None, Some(d)) => ((x0 + x1) / 2.0, y(d).max(y0 + 4.0), true),
+                        (None, None) => ((x0 + x1) / 2.0, y0 + 8.0, true),
+                    };
+                    let tx = x0 + (x1 - x0) * 0.25;
+                    let ty = y0 + (y1 - y0) * 0.25 - 2.0;
+                    html! {
+                        <g class={class}>
+                            <line x1={format!("{x0:.1}")} y1={format!("{y0:.1}")} x2={format!("{x1:.1}")} y2={format!("{y1:.1}")} marker-end={if lost { "" } else { "url(#arrow)" }} />
+                            { if lost { html! { <text class="tl-x" x={format!("{:.1}", x1 - 4.0)} y={format!("{:.1}", y1 + 4.0)}>{"✗"}</text> } } else { html! {} } }
+                            <text x={format!("{tx:.1}")} y={format!("{ty:.1}")}>{&s.label}</text>
+                        </g>
+                    }
+                }
+                "received" => html! {
+                    <g class={class}><circle cx={format!("{x0:.1}")} cy={format!("{y0:.1}")} r="2" /></g>
+                },
+                _ => {
+                    let anchor = if s.side == "client" { "end" } else { "start" };
+                    let dx = match s.side.as_str() { "client" => -6.0, "server" => 6.0, _ => 0.0 };
+                    html! {
+                        <g class={class}>
+                            <circle cx={format!("{x0:.1}")} cy={format!("{y0:.1}")} r="3" />
+                            <text x={format!("{:.1}", x0 + dx)} y={format!("{:.1}", y0 + 3.0)} text-anchor={anchor}>{&s.label}</text>
+                        </g>
+                    }
+                }
+            }
+        });
+        let s = &tl.steps[cur];
+        let state_row = |i: usize, name: &str| {
+            let st = &s.state[i];
+            html! {
+                <tr>
+                    <td>{name.to_string()}</td><td>{if st.cc.is_empty() { "—".to_string() } else { st.cc.clone() }}</td>
+                    <td>{st.pto_count}</td><td>{st.cwnd}</td><td>{st.bytes_in_flight}</td>
+                    <td>{format!("{:.1}", st.srtt_ms)}</td>
+                </tr>
+            }
+        };
+        let stale = tv.toml != self.toml;
+        html! {
+            <section id="timeline-view" aria-label="Packet timeline">
+            <h2>{"Packet timeline (flow 0, first run)"}</h2>
+            { if stale { html! { <p><small>{"The scenario changed since: press Packet timeline to rebuild."}</small></p> } } else { html! {} } }
+            <div class="runline">
+                <button id="tl-first" onclick={link.callback(|_| Msg::TimelineStep(-1_000_000))} title="first step">{"first"}</button>
+                <button id="tl-prev" onclick={link.callback(|_| Msg::TimelineStep(-1))}>{"◀ prev"}</button>
+                <button id="tl-next" onclick={link.callback(|_| Msg::TimelineStep(1))}>{"next ▶"}</button>
+                <button id="tl-next-loss" onclick={link.callback(|_| Msg::TimelineNext("lost"))}>{"next loss"}</button>
+                <button id="tl-zoom-in" onclick={link.callback(|_| Msg::TimelineZoom(true))} title="fewer steps in view">{"zoom +"}</button>
+                <button id="tl-zoom-out" onclick={link.callback(|_| Msg::TimelineZoom(false))} title="more steps in view">{"zoom −"}</button>
+                {close}
+            </div>
+            <p id="tl-pos">{format!("step {} of {}{} · t = {:.3} ms · {}", cur + 1, n, if tl.truncated { "+ (cut)" } else { "" }, s.t_s * 1e3, s.side)}</p>
+            <p><b id="tl-label">{&s.label}</b></p>
+            <p id="tl-rule" class="rule">{&s.rule}</p>
+            <table id="tl-state">
+                <tr><th>{"after this step"}</th><th>{"congestion state"}</th><th>{"PTO count"}</th><th>{"cwnd (B)"}</th><th>{"in flight (B)"}</th><th>{"srtt (ms)"}</th></tr>
+                { state_row(0, "client") }
+                { state_row(1, "server") }
+            </table>
+            <svg id="tl-svg" viewBox={format!("0 0 {TL_W} {TL_H}")} width={TL_W.to_string()} height={TL_H.to_string()} role="img"
+                aria-label="sequence diagram of the packets around the current step">
+                <defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" /></marker></defs>
+                <text x={TL_CLIENT_X.to_string()} y="14" text-anchor="middle" class="tl-head">{"client"}</text>
+                <text x={TL_SERVER_X.to_string()} y="14" text-anchor="middle" class="tl-head">{"server"}</text>
+                <line class="tl-life" x1={TL_CLIENT_X.to_string()} y1="20" x2={TL_CLIENT_X.to_string()} y2={(TL_H - 10.0).to_string()} />
+                <line class="tl-life" x1={TL_SERVER_X.to_string()} y1="20" x2={TL_SERVER_X.to_string()} y2={(TL_H - 10.0).to_string()} />
+                <text x="4" y="28" class="tl-axis">{format!("{:.3} ms", t0 * 1e3)}</text>
+                <text x="4" y={format!("{:.0}", TL_H - 22.0)} class="tl-axis">{format!("{:.3} ms", t1 * 1e3)}</text>
+                { for items }
+            </svg>
+            </section>
         }
     }
 }

@@ -75,6 +75,33 @@ pub fn drawn(v: Option<f64>, scale: f64) -> Option<f64> {
         .map(|v| v * scale)
 }
 
+/// The column of a pinned run's series (`a_columns`) drawn over the current run's column
+/// `name`: the one with the same name (same flow, endpoint and measure).
+pub fn overlay_column(a_columns: &[String], name: &str) -> Option<usize> {
+    a_columns
+        .iter()
+        .skip(1)
+        .position(|c| c == name)
+        .map(|i| i + 1)
+}
+
+/// How many lines a chart draws: its columns, plus those the pinned run has too.
+pub fn line_count(
+    chart: &Chart,
+    columns: &[String],
+    a_columns: Option<&[String]>,
+) -> (usize, usize) {
+    let b = chart.columns.len();
+    let a = a_columns.map_or(0, |ac| {
+        chart
+            .columns
+            .iter()
+            .filter(|&&c| overlay_column(ac, &columns[c]).is_some())
+            .count()
+    });
+    (a, b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +138,15 @@ mod tests {
         assert_eq!(drawn(Some(0.02), 1000.0), Some(20.0));
         assert_eq!(drawn(Some(f64::MAX), 1.0), None);
         assert_eq!(drawn(None, 1.0), None);
+        // A pinned run's columns pair with the current ones by name.
+        let a_cols: Vec<String> = ["time_s", "flow0.ep1.cwnd", "flow0.delivered_bytes"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(overlay_column(&a_cols, "flow0.delivered_bytes"), Some(2));
+        assert_eq!(overlay_column(&a_cols, "time_s"), None);
+        let delivered = c.iter().find(|x| x.title.starts_with("Delivered")).unwrap();
+        assert_eq!(line_count(delivered, &cols, Some(&a_cols)), (1, 2));
+        assert_eq!(line_count(delivered, &cols, None), (0, 2));
     }
 }

@@ -5,10 +5,14 @@
 //! drives. Build and serve: `scripts/build-web`, `quicsim serve`.
 
 pub mod charts;
+pub mod compare;
 pub mod gallery;
 pub mod panel;
 pub mod runner;
+pub mod share;
+pub mod slider;
 pub mod summary;
+pub mod timeline;
 
 #[cfg(target_arch = "wasm32")]
 mod app;

@@ -1,32 +1,49 @@
 //! Draws the run's time series on the result view's canvases (plotters on canvas), one
 //! chart per [`crate::charts::Chart`], axes labelled with units.
 
-use crate::charts::{charts, drawn, Chart};
+use crate::charts::{charts, drawn, overlay_column, Chart};
 use crate::runner::PlotSeries as Series;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 
-/// Draws every chart of `series` into `chart-<i>` canvases.
-pub fn draw_all(series: &Series) {
+/// Draws every chart of `series` into `chart-<i>` canvases; with a pinned run `a`, its
+/// columns of the same name are overlaid (lighter, labelled `A:`), the current run's
+/// labelled `B:`.
+pub fn draw_all(series: &Series, a: Option<&Series>) {
     for (i, c) in charts(&series.columns).iter().enumerate() {
         // A drawing error leaves the canvas blank; the page goes on.
-        let _ = draw(&format!("chart-{i}"), series, c);
+        let _ = draw(&format!("chart-{i}"), series, a, c);
     }
 }
 
-fn draw(id: &str, series: &Series, chart: &Chart) -> Result<(), Box<dyn std::error::Error>> {
+/// The last sample time of a series, seconds.
+fn t_end(s: &Series) -> f64 {
+    s.rows.last().and_then(|r| r[0]).unwrap_or(1.0)
+}
+
+fn draw(
+    id: &str,
+    series: &Series,
+    a: Option<&Series>,
+    chart: &Chart,
+) -> Result<(), Box<dyn std::error::Error>> {
     let backend = CanvasBackend::new(id).ok_or("no canvas")?;
     let root = backend.into_drawing_area();
     root.fill(&WHITE)?;
-    let t_max = series
-        .rows
-        .last()
-        .and_then(|r| r[0])
-        .unwrap_or(1.0)
-        .max(1e-9);
+    // (series, its column, colour index, is A)
+    let mut lines: Vec<(&Series, usize, usize, bool)> = Vec::new();
+    for (k, &c) in chart.columns.iter().enumerate() {
+        if let Some(a) = a {
+            if let Some(ac) = overlay_column(&a.columns, &series.columns[c]) {
+                lines.push((a, ac, k, true));
+            }
+        }
+        lines.push((series, c, k, false));
+    }
+    let t_max = a.map(t_end).unwrap_or(0.0).max(t_end(series)).max(1e-9);
     let mut y_max: f64 = 0.0;
-    for row in &series.rows {
-        for &c in &chart.columns {
+    for &(s, c, _, _) in &lines {
+        for row in &s.rows {
             if let Some(v) = drawn(row[c], chart.scale) {
                 y_max = y_max.max(v);
             }
@@ -45,15 +62,22 @@ fn draw(id: &str, series: &Series, chart: &Chart) -> Result<(), Box<dyn std::err
         .y_label_formatter(&|v| short(*v))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
-    for (k, &c) in chart.columns.iter().enumerate() {
-        let color = Palette99::pick(k).to_rgba();
-        let points = series
+    for &(s, c, k, is_a) in &lines {
+        let base = Palette99::pick(k).to_rgba();
+        let (color, width, label) = match (a.is_some(), is_a) {
+            (true, true) => (base.mix(0.35), 3, format!("A: {}", s.columns[c])),
+            (true, false) => (base, 1, format!("B: {}", s.columns[c])),
+            _ => (base, 1, s.columns[c].clone()),
+        };
+        let points = s
             .rows
             .iter()
             .filter_map(|r| Some((r[0]?, drawn(r[c], chart.scale)?)));
-        ctx.draw_series(LineSeries::new(points, color.stroke_width(1)))?
-            .label(series.columns[c].clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], color));
+        ctx.draw_series(LineSeries::new(points, color.stroke_width(width)))?
+            .label(label)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 14, y)], color.stroke_width(width))
+            });
     }
     ctx.configure_series_labels()
         .background_style(WHITE.mix(0.85))

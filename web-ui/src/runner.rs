@@ -154,6 +154,44 @@ impl Runner {
     }
 }
 
+/// The qlog traces (qvis format, JSON-SEQ) of flow 0 in the first run of `toml`, as
+/// (file name as the CLI names it, text): what `quicsim run --qlog` writes for them.
+pub fn qlog_files(toml: &str) -> Result<Vec<(String, String)>, ConfigError> {
+    use sim_core::qlog::{file_name, QlogFormat, QlogWriter};
+    let scenario = parse_str(toml)?;
+    let study = Study::new(
+        scenario,
+        &Overrides {
+            seed: None,
+            runs: None,
+            series: false,
+        },
+    )?;
+    let Some(job) = study.jobs().first().cloned() else {
+        return Ok(Vec::new());
+    };
+    let cfg = study.config(&job);
+    let name = cfg.name.clone();
+    // The title the CLI gives it.
+    let title = format!("{name} point {} seed {}", job.point, job.seed);
+    let mut w: QlogWriter<'_, Vec<u8>> =
+        QlogWriter::new(QlogFormat::Qvis, title, Box::new(|_| Ok(Vec::new())));
+    sim_core::runner::run_traced(cfg, job.seed, &mut w)?;
+    let outputs = w
+        .into_outputs()
+        .map_err(|e| ConfigError::new("qlog", "", e.to_string()))?;
+    Ok(outputs
+        .into_iter()
+        .filter(|(k, _)| k.flow == 0)
+        .map(|(k, bytes)| {
+            (
+                file_name(&name, job.seed, job.point, &k),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            )
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +227,19 @@ mod tests {
             back.series.unwrap().columns.len(),
             out.series.unwrap().columns.len()
         );
+    }
+
+    #[test]
+    fn qlog_of_the_sandbox_has_client_and_server_traces() {
+        let files = qlog_files(crate::gallery::SANDBOX).unwrap();
+        assert_eq!(files.len(), 2);
+        assert!(files[0].0.ends_with("-client.sqlog"), "{}", files[0].0);
+        assert!(files[1].0.ends_with("-server.sqlog"));
+        // JSON-SEQ: every record starts with the RS byte and parses.
+        for rec in files[0].1.split('\u{1e}').filter(|r| !r.trim().is_empty()) {
+            serde_json::from_str::<serde_json::Value>(rec.trim()).unwrap();
+        }
+        assert!(files[0].1.contains("packet_sent"));
     }
 
     #[test]

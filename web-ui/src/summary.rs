@@ -35,6 +35,10 @@ pub struct FlowLine {
     pub completion_s: Option<f64>,
     /// Transport client: goodput, bit/s.
     pub goodput_bps: Option<f64>,
+    /// QUIC client with a handover: stream data received in the interval after its first
+    /// path switch, bit/s (`MigrationMetrics::throughput_bps`).
+    #[serde(default)]
+    pub handover_bps: Option<f64>,
 }
 
 /// The status as the JSON writes it.
@@ -71,6 +75,14 @@ pub fn lines(results: &[RunResult]) -> Vec<RunLine> {
                             .and_then(|t| t.completion_secs)
                             .filter(|v| v.is_finite()),
                         goodput_bps: client.and_then(|t| t.goodput_bps).filter(|v| v.is_finite()),
+                        handover_bps: f
+                            .endpoints
+                            .iter()
+                            .filter_map(|e| e.quic())
+                            .find(|q| q.transport.role == "client")
+                            .and_then(|q| q.quic.migrations.first())
+                            .map(|m| m.throughput_bps)
+                            .filter(|v| v.is_finite()),
                     }
                 })
                 .collect(),

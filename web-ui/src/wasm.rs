@@ -9,6 +9,24 @@ pub fn start_app() {
     yew::Renderer::<crate::app::App>::new().render();
 }
 
+/// [`crate::timeline::Timeline`] of the scenario's first run, as JSON; throws the CLI's
+/// field-named error.
+#[wasm_bindgen]
+pub fn timeline(toml: &str) -> Result<String, JsValue> {
+    crate::timeline::build(toml)
+        .map(|t| serde_json::to_string(&t).expect("JSON"))
+        .map_err(|e| JsValue::from_str(&e.to_string()))
+}
+
+/// The qlog traces (qvis format) of flow 0's client and server in the scenario's first
+/// run, as JSON `[[file name, text], ...]`; throws the CLI's field-named error.
+#[wasm_bindgen]
+pub fn qlog(toml: &str) -> Result<String, JsValue> {
+    crate::runner::qlog_files(toml)
+        .map(|f| serde_json::to_string(&f).expect("JSON"))
+        .map_err(|e| JsValue::from_str(&e.to_string()))
+}
+
 /// A scenario run stepped by `worker.js` a slice of events at a time.
 #[wasm_bindgen]
 pub struct WasmRun(Runner);

@@ -1,13 +1,29 @@
 // The run worker: steps a scenario (sim-core in wasm) a slice of events at a time and
 // posts progress between slices; the page stops a run by terminating the worker.
-import init, { WasmRun } from './web-ui.js';
+import init, { WasmRun, timeline, qlog } from './web-ui.js';
 
 const ready = init({ module_or_path: './web-ui_bg.wasm' });
 const SLICE = 20000; // events per slice: a few ms of work, then a progress message
 
 self.onmessage = async (e) => {
   await ready;
-  const { id, toml } = e.data;
+  const { id, toml, mode } = e.data;
+  if (mode === 'timeline') {
+    try {
+      self.postMessage({ id, kind: 'timeline', timeline: timeline(toml) });
+    } catch (err) {
+      self.postMessage({ id, kind: 'timeline-error', error: String(err) });
+    }
+    return;
+  }
+  if (mode === 'qlog') {
+    try {
+      self.postMessage({ id, kind: 'qlog', files: qlog(toml) });
+    } catch (err) {
+      self.postMessage({ id, kind: 'qlog-error', error: String(err) });
+    }
+    return;
+  }
   const t0 = performance.now();
   let run;
   try {
