@@ -1,8 +1,161 @@
 //! `quicsim plot`: line plots of time-series CSV files (as written by `quicsim run --series
-//! --out DIR`) to SVG with plotters.
+//! --out DIR`) with plotters, and `plot-sweep`'s summaries with confidence intervals.
+//!
+//! Every figure is written as SVG, or as PNG when the output path ends in `.png` (the
+//! bitmap backend draws text with DejaVu Sans, embedded: `assets/DejaVuSans.ttf`, Bitstream
+//! Vera licence in `assets/DejaVuSans-LICENSE.txt`, so PNGs look the same on every machine).
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
+
+/// The embedded font of PNG figures (and of text layout in SVG ones).
+#[cfg(not(target_arch = "wasm32"))]
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+
+/// Whether `out` is written as PNG (else SVG).
+fn is_png(out: &Path) -> bool {
+    out.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"))
+}
+
+/// Draws on an SVG or PNG backend of `size` by `out`'s extension.
+fn with_backend(
+    out: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&dyn Fn(&dyn std::fmt::Display) -> String, Area) -> Result<(), String>,
+) -> Result<(), String> {
+    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
+    // Text is laid out (both backends) and drawn (PNG) with the embedded font.
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        static REGISTER: std::sync::Once = std::sync::Once::new();
+        REGISTER.call_once(|| {
+            // The embedded file is a valid font; a failure would show as a drawing error.
+            let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+        });
+    }
+    if is_png(out) {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let root = BitMapBackend::new(out, size).into_drawing_area();
+            draw(&err, Area::Png(root))
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            Err(err(
+                &"PNG figures need the native build (the wasm build writes SVG only)",
+            ))
+        }
+    } else {
+        let root = SVGBackend::new(out, size).into_drawing_area();
+        draw(&err, Area::Svg(root))
+    }
+}
+
+/// A drawing area of either backend.
+enum Area<'a> {
+    Svg(DrawingArea<SVGBackend<'a>, Shift>),
+    #[cfg(not(target_arch = "wasm32"))]
+    Png(DrawingArea<BitMapBackend<'a>, Shift>),
+}
+
+/// Runs `$body` with `$root` bound to the area, whatever its backend.
+#[cfg(not(target_arch = "wasm32"))]
+macro_rules! on_area {
+    ($area:expr, $root:ident => $body:expr) => {
+        match $area {
+            Area::Svg($root) => $body,
+            Area::Png($root) => $body,
+        }
+    };
+}
+
+/// Runs `$body` with `$root` bound to the area (SVG only in the wasm build).
+#[cfg(target_arch = "wasm32")]
+macro_rules! on_area {
+    ($area:expr, $root:ident => $body:expr) => {
+        match $area {
+            Area::Svg($root) => $body,
+        }
+    };
+}
+
+/// A category label for a sweep value: an inline table `{ policy = "history" }` is shown
+/// by its first string value (`history`), anything else as written.
+pub fn short_label(v: &str) -> String {
+    if v.trim_start().starts_with('{') {
+        if let Ok(t) = format!("v = {v}").parse::<toml::Table>() {
+            if let Some(toml::Value::Table(inner)) = t.get("v") {
+                if let Some(s) = inner.values().find_map(|x| x.as_str()) {
+                    return s.to_string();
+                }
+            }
+        }
+    }
+    v.to_string()
+}
+
+/// One line of [`plot_lines`].
+pub struct Line {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Draws `lines` (x, y) with axis labels to `out` (SVG, or PNG by extension).
+pub fn plot_lines(
+    lines: &[Line],
+    title: &str,
+    xlabel: &str,
+    ylabel: &str,
+    out: &Path,
+) -> Result<(), String> {
+    let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+    for &(a, b) in lines.iter().flat_map(|l| l.points.iter()) {
+        x0 = x0.min(a);
+        x1 = x1.max(a);
+        y1 = y1.max(b);
+    }
+    if !x0.is_finite() || x1 <= x0 {
+        return Err(format!("{}: nothing to plot", out.display()));
+    }
+    with_backend(out, (1000, 560), |err, area| {
+        on_area!(area, root => {
+            root.fill(&WHITE).map_err(|e| err(&e))?;
+            let mut chart = ChartBuilder::on(&root)
+                .caption(title, ("sans-serif", 20))
+                .margin(15)
+                .x_label_area_size(45)
+                .y_label_area_size(80)
+                .build_cartesian_2d(x0..x1, 0.0..(y1 * 1.05).max(1e-9))
+                .map_err(|e| err(&e))?;
+            chart
+                .configure_mesh()
+                .x_desc(xlabel)
+                .y_desc(ylabel)
+                .draw()
+                .map_err(|e| err(&e))?;
+            for (k, l) in lines.iter().enumerate() {
+                let color = PALETTE[k % PALETTE.len()];
+                chart
+                    .draw_series(LineSeries::new(l.points.iter().copied(), color))
+                    .map_err(|e| err(&e))?
+                    .label(l.label.clone())
+                    .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 20, b)], color));
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| err(&e))?;
+            root.present().map_err(|e| err(&e))
+        })
+    })
+}
+
+const PALETTE: [&RGBColor; 6] = [&BLUE, &RED, &GREEN, &MAGENTA, &CYAN, &BLACK];
 
 /// One column to draw, with the factor its values are multiplied by.
 pub struct Curve {
@@ -94,50 +247,21 @@ pub fn plot(
             }
         }
     }
-    let all = series.iter().flatten();
-    let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-    for &(a, b) in all {
-        x0 = x0.min(a);
-        x1 = x1.max(a);
-        y1 = y1.max(b);
-    }
-    if !x0.is_finite() || x1 <= x0 {
-        return Err(format!("{}: nothing to plot", csv.display()));
-    }
-    let root = SVGBackend::new(out, (1000, 500)).into_drawing_area();
-    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", out.display());
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, 0.0..(y1 * 1.05).max(1e-9))
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc(x)
-        .y_desc(ylabel)
-        .draw()
-        .map_err(|e| err(&e))?;
-    let palette = [&BLUE, &RED, &GREEN, &MAGENTA, &CYAN, &BLACK];
-    for (k, s) in series.into_iter().enumerate() {
-        let color = palette[k % palette.len()];
-        let label = curves[k].label.clone();
-        chart
-            .draw_series(LineSeries::new(s, color))
-            .map_err(|e| err(&e))?
-            .label(label)
-            .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 20, b)], color));
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+    let lines: Vec<Line> = series
+        .into_iter()
+        .zip(curves)
+        .map(|(points, c)| Line {
+            label: c.label.clone(),
+            points,
+        })
+        .collect();
+    plot_lines(&lines, title, x, ylabel, out).map_err(|e| {
+        if e.ends_with("nothing to plot") {
+            format!("{}: nothing to plot", csv.display())
+        } else {
+            e
+        }
+    })
 }
 
 /// One point of a summary: its parameters and the summary of the plotted metric.
@@ -331,16 +455,6 @@ pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
     let (x0, x1) = (x0 - pad, x1 + pad);
     let y0 = y0.min(0.0);
     let y1 = if y1 > y0 { y1 * 1.05 } else { y0 + 1.0 };
-    let root = SVGBackend::new(p.out, (1000, 560)).into_drawing_area();
-    let err = |e: &dyn std::fmt::Display| format!("{}: {e}", p.out.display());
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(p.title, ("sans-serif", 20))
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(80)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(|e| err(&e))?;
     let cats = xs.clone();
     let is_numeric = numeric.is_some();
     let fmt_x = move |x: &f64| {
@@ -349,50 +463,60 @@ pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
         } else {
             let i = x.round();
             if (x - i).abs() < 1e-9 && i >= 0.0 && (i as usize) < cats.len() {
-                cats[i as usize].clone()
+                short_label(&cats[i as usize])
             } else {
                 String::new()
             }
         }
     };
-    let mut mesh = chart.configure_mesh();
-    mesh.x_desc(if p.xlabel.is_empty() { p.x } else { p.xlabel })
-        .y_desc(p.ylabel)
-        .x_label_formatter(&fmt_x);
-    if !is_numeric {
-        mesh.x_labels(xs.len() * 2 + 1);
-    }
-    mesh.draw().map_err(|e| err(&e))?;
-    let palette = [&BLUE, &RED, &GREEN, &MAGENTA, &CYAN, &BLACK];
-    for (k, (name, v)) in groups.into_iter().enumerate() {
-        let color = palette[k % palette.len()];
-        let label = match p.series {
-            Some(s) => format!("{s} = {name}"),
-            None => p.y.label.clone(),
-        };
-        chart
-            .draw_series(LineSeries::new(v.iter().map(|&(x, m, _)| (x, m)), color))
-            .map_err(|e| err(&e))?
-            .label(label)
-            .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 20, b)], color));
-        chart
-            .draw_series(v.iter().filter_map(|&(x, m, ci)| {
-                ci.map(|(lo, hi)| ErrorBar::new_vertical(x, lo, m, hi, color.filled(), 8))
-            }))
-            .map_err(|e| err(&e))?;
-        chart
-            .draw_series(
-                v.iter()
-                    .map(|&(x, m, _)| Circle::new((x, m), 3, color.filled())),
-            )
-            .map_err(|e| err(&e))?;
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+    with_backend(p.out, (1000, 560), |err, area| {
+        on_area!(area, root => {
+            root.fill(&WHITE).map_err(|e| err(&e))?;
+            let mut chart = ChartBuilder::on(&root)
+                .caption(p.title, ("sans-serif", 20))
+                .margin(15)
+                .x_label_area_size(45)
+                .y_label_area_size(80)
+                .build_cartesian_2d(x0..x1, y0..y1)
+                .map_err(|e| err(&e))?;
+            let mut mesh = chart.configure_mesh();
+            mesh.x_desc(if p.xlabel.is_empty() { p.x } else { p.xlabel })
+                .y_desc(p.ylabel)
+                .x_label_formatter(&fmt_x);
+            if !is_numeric {
+                mesh.x_labels(xs.len() * 2 + 1);
+            }
+            mesh.draw().map_err(|e| err(&e))?;
+            for (k, (name, v)) in groups.into_iter().enumerate() {
+                let color = PALETTE[k % PALETTE.len()];
+                let label = match p.series {
+                    Some(s) => format!("{s} = {}", short_label(&name)),
+                    None => p.y.label.clone(),
+                };
+                chart
+                    .draw_series(LineSeries::new(v.iter().map(|&(x, m, _)| (x, m)), color))
+                    .map_err(|e| err(&e))?
+                    .label(label)
+                    .legend(move |(a, b)| PathElement::new(vec![(a, b), (a + 20, b)], color));
+                chart
+                    .draw_series(v.iter().filter_map(|&(x, m, ci)| {
+                        ci.map(|(lo, hi)| ErrorBar::new_vertical(x, lo, m, hi, color.filled(), 8))
+                    }))
+                    .map_err(|e| err(&e))?;
+                chart
+                    .draw_series(
+                        v.iter()
+                            .map(|&(x, m, _)| Circle::new((x, m), 3, color.filled())),
+                    )
+                    .map_err(|e| err(&e))?;
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))
+        })
+    })
 }

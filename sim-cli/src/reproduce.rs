@@ -3,11 +3,19 @@
 //! figure, and a verdict per effect.
 //!
 //! Layout of DIR: `index.md` (one row per experiment), `paper<ID>.md` (one section per
-//! scenario), `figures/<ID>-<scenario file stem>.svg`, `sweeps/<ID>/<stem>/` (the sweep
-//! directories; resumable, not meant to be committed).
+//! scenario), `figures/<ID>-<scenario file stem>.{svg,png}` (the summary figure) and
+//! `figures/<ID>-<stem>-trace<N>.{svg,png}` (the `[[paper.trace]]` time series of run 0 of
+//! every point), `sweeps/<ID>/<stem>/` (the sweep directories; resumable, not meant to be
+//! committed).
+//!
+//! Experiments that no scenario covers yet are listed in `pending-reproductions.tsv` in the
+//! scenarios directory (`paper<TAB>source<TAB>experiment<TAB>what it needs`, `#` comments):
+//! each gets a section and an index row saying "not yet reproduced: needs ...", so the
+//! report never skips an experiment silently.
 //!
 //! Verdict rules (per effect = a reported point against its baseline point, both from the
-//! paper, relative change `(x - base) / base`):
+//! paper, relative change `(x - base) / base`, or the paper's `change` where it gave only
+//! the relative change):
 //! - the paper reports an effect (|relative change| >= 2 %): **reproduced** when ours has
 //!   the same sign and a relative change within ±50 % of the paper's (ratio in [0.5, 1.5]);
 //!   **direction only** when the sign agrees but the size does not; **not reproduced**
@@ -88,7 +96,12 @@ fn find(args: &ReproduceArgs) -> Result<Vec<Experiment>, Failure> {
             paper,
         });
     }
-    if out.is_empty() {
+    let pending = read_pending(&args.scenarios)?;
+    if out.is_empty()
+        && !pending
+            .iter()
+            .any(|p| want.as_ref().is_none_or(|w| *w == p.id))
+    {
         return Err((
             EXIT_BAD_INPUT,
             format!(
@@ -97,6 +110,50 @@ fn find(args: &ReproduceArgs) -> Result<Vec<Experiment>, Failure> {
                 want.map(|w| format!(" for paper {w}")).unwrap_or_default()
             ),
         ));
+    }
+    Ok(out)
+}
+
+/// An experiment no scenario reproduces yet: a line of `pending-reproductions.tsv`.
+struct Pending {
+    id: String,
+    source: String,
+    experiment: String,
+    needs: String,
+}
+
+const PENDING_FILE: &str = "pending-reproductions.tsv";
+
+fn read_pending(scenarios: &Path) -> Result<Vec<Pending>, Failure> {
+    let path = scenarios.join(PENDING_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err((1, format!("{}: {e}", path.display()))),
+    };
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let cells: Vec<&str> = line.split('\t').map(str::trim).collect();
+        let [id, source, experiment, needs] = cells[..] else {
+            return Err((
+                EXIT_BAD_INPUT,
+                format!(
+                    "{}:{}: expected 4 tab-separated cells (paper, source, experiment, what it needs), found {}",
+                    path.display(),
+                    i + 1,
+                    cells.len()
+                ),
+            ));
+        };
+        out.push(Pending {
+            id: normalise_id(id),
+            source: source.into(),
+            experiment: experiment.into(),
+            needs: needs.into(),
+        });
     }
     Ok(out)
 }
@@ -207,13 +264,107 @@ pub fn verdict(ours: f64, paper: f64) -> &'static str {
     }
 }
 
+/// Sweep parameters with inline-table values shown by their first string value.
+fn short_params(p: &[(String, String)]) -> Vec<(String, String)> {
+    p.iter()
+        .map(|(k, v)| (k.clone(), crate::plot::short_label(v)))
+        .collect()
+}
+
+/// The label of a sweep key on an axis, with the unit its values are read in.
+fn axis_label(key: &str) -> String {
+    let unit = if key.ends_with("bytes") {
+        " (bytes)"
+    } else if key.ends_with("delay") {
+        " (s)"
+    } else if key.ends_with("rate") {
+        " (bit/s)"
+    } else {
+        ""
+    };
+    format!("{key}{unit}")
+}
+
+/// Runs run 0 of every point of `e` with series on and draws `t`'s columns against time
+/// to `dir/<stem>.svg` and `.png`.
+fn trace_figure(
+    e: &Experiment,
+    t: &sim_core::scenario::paper::Trace,
+    dir: &Path,
+    stem: &str,
+) -> Result<(), String> {
+    use rayon::prelude::*;
+    let study = Study::new(
+        e.scenario.clone(),
+        &Overrides {
+            runs: Some(1),
+            series: true,
+            ..Overrides::default()
+        },
+    )
+    .map_err(|err| err.to_string())?;
+    let params = study.point_params();
+    let results: Vec<Result<sim_core::metrics::RunResult, String>> = study
+        .jobs()
+        .par_iter()
+        .map(|j| sim_core::run(study.config(j), j.seed).map_err(|err| err.to_string()))
+        .collect();
+    let mut lines = Vec::new();
+    for (j, r) in study.jobs().iter().zip(results) {
+        let r = r?;
+        let series = r.series.ok_or("the run recorded no series")?;
+        let point: Vec<String> = params[j.point]
+            .iter()
+            .map(|(_, v)| crate::plot::short_label(v))
+            .collect();
+        for c in &t.columns {
+            let i = series.columns.iter().position(|x| x == c).ok_or_else(|| {
+                format!(
+                    "no series column {c:?}; columns are: {}",
+                    series.columns.join(", ")
+                )
+            })?;
+            let points = series
+                .rows
+                .iter()
+                .filter(|row| t.until.is_none_or(|u| row[0] <= u))
+                .map(|row| (row[0], row[i] * t.scale))
+                .filter(|(_, y)| y.is_finite())
+                .collect();
+            let label = match (point.is_empty(), t.columns.len()) {
+                (true, _) => c.clone(),
+                (false, 1) => point.join(", "),
+                (false, _) => format!("{}: {c}", point.join(", ")),
+            };
+            lines.push(crate::plot::Line { label, points });
+        }
+    }
+    let ylabel = if t.unit.is_empty() {
+        t.columns.join(", ")
+    } else {
+        format!("{} ({})", t.columns.join(", "), t.unit)
+    };
+    let title = format!("paper {}: {} ({})", e.paper.id, t.title, t.source);
+    std::fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+    for ext in ["svg", "png"] {
+        crate::plot::plot_lines(
+            &lines,
+            &title,
+            "time (s)",
+            &ylabel,
+            &dir.join(format!("{stem}.{ext}")),
+        )?;
+    }
+    Ok(())
+}
+
 /// One experiment's report section and its index row.
 struct Section {
     markdown: String,
     index_row: String,
 }
 
-fn section(e: &Experiment, sweep_dir: &Path, out: &Path) -> Result<Section, Failure> {
+fn section(e: &Experiment, sweep_dir: &Path, out: &Path, runs: u32) -> Result<Section, Failure> {
     let p = &e.paper;
     let ours = read_ours(sweep_dir, &p.metric, p.scale)?;
     let unit = if p.unit.is_empty() {
@@ -234,7 +385,7 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path) -> Result<Section, Fail
         } else {
             String::new()
         },
-        e.scenario.base.runs
+        runs
     );
     // Our numbers at every point, with the paper's where it reported one.
     let _ = writeln!(md, "| point | ours{unit} | 95 % CI | paper{unit} |");
@@ -243,8 +394,10 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path) -> Result<Section, Fail
         let paper_val = p
             .reported
             .iter()
+            .filter(|r| r.value.is_some())
             .find(|r| matching(std::slice::from_ref(&Some(o.clone())), &r.point).len() == 1)
-            .map(|r| fmt_num(r.value))
+            .and_then(|r| r.value)
+            .map(fmt_num)
             .unwrap_or_else(|| "–".into());
         let ci =
             o.ci.map(|(a, b)| format!("[{}, {}]", fmt_num(a), fmt_num(b)))
@@ -252,7 +405,7 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path) -> Result<Section, Fail
         let _ = writeln!(
             md,
             "| {} | {} | {ci} | {paper_val} |",
-            fmt_point(&o.params),
+            fmt_point(&short_params(&o.params)),
             fmt_num(o.mean)
         );
     }
@@ -262,7 +415,7 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path) -> Result<Section, Fail
         let _ = writeln!(
             md,
             "\nEffects (relative change against the baseline {}):\n",
-            fmt_point(&p.baseline)
+            fmt_point(&short_params(&p.baseline))
         );
         let _ = writeln!(md, "| point | ours | paper | verdict |");
         let _ = writeln!(md, "|---|---|---|---|");
@@ -281,22 +434,23 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path) -> Result<Section, Fail
             let same = |a: &[(String, String)], b: &[(String, String)]| {
                 a.len() == b.len() && a.iter().all(|x| b.contains(x))
             };
-            let Some(base) = p.reported.iter().find(|b| same(&b.point, &base_point)) else {
-                let _ = writeln!(
-                    md,
-                    "| {} | – | – | no reported baseline {} |",
-                    fmt_point(&r.point),
-                    fmt_point(&base_point)
-                );
-                continue;
+            let base_value = p
+                .reported
+                .iter()
+                .find(|b| same(&b.point, &base_point))
+                .and_then(|b| b.value);
+            let paper_rel = match (r.change, r.value, base_value) {
+                (Some(c), _, _) => c,
+                (None, Some(v), Some(b)) => (v - b) / b,
+                // An absolute number without a reported baseline: shown above only.
+                _ => continue,
             };
-            let paper_rel = (r.value - base.value) / base.value;
             let (o_t, o_b) = (matching(&ours, &r.point), matching(&ours, &base_point));
             if o_t.len() != 1 || o_b.len() != 1 {
                 let _ = writeln!(
                     md,
                     "| {} | – | {:+.1} % | the point does not select one sweep point |",
-                    fmt_point(&r.point),
+                    fmt_point(&short_params(&r.point)),
                     100.0 * paper_rel
                 );
                 continue;
@@ -307,7 +461,7 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path) -> Result<Section, Fail
             let _ = writeln!(
                 md,
                 "| {} | {:+.1} % | {:+.1} % | {v} |",
-                fmt_point(&r.point),
+                fmt_point(&short_params(&r.point)),
                 100.0 * ours_rel,
                 100.0 * paper_rel
             );
@@ -329,23 +483,46 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path) -> Result<Section, Fail
                 format!(" ({})", p.unit)
             }
         );
-        let r = crate::plot::plot_sweep(&crate::plot::SweepPlot {
-            dir: sweep_dir,
-            x: &plot.x,
-            y: &curve,
-            series: plot.series.as_deref(),
-            filters: &[],
-            title: &format!("paper {}: {}", p.id, p.experiment),
-            xlabel: "",
-            ylabel: &ylabel,
-            out: &figs.join(&name),
-        });
-        match r {
+        let xlabel = axis_label(&plot.x);
+        let draw = |file: &str| {
+            crate::plot::plot_sweep(&crate::plot::SweepPlot {
+                dir: sweep_dir,
+                x: &plot.x,
+                y: &curve,
+                series: plot.series.as_deref(),
+                filters: &[],
+                title: &format!("paper {}: {}", p.id, p.experiment),
+                xlabel: &xlabel,
+                ylabel: &ylabel,
+                out: &figs.join(file),
+            })
+        };
+        let png = name.replace(".svg", ".png");
+        match draw(&name).and_then(|()| draw(&png)) {
             Ok(()) => {
-                let _ = writeln!(md, "\n![{}](figures/{name})", p.experiment);
+                let _ = writeln!(
+                    md,
+                    "\n![{}](figures/{name})\n\n(mean per point with its 95 % CI as error bars; [PNG](figures/{png}))",
+                    p.experiment
+                );
             }
             Err(err) => {
                 let _ = writeln!(md, "\nNo figure: {err}");
+            }
+        }
+    }
+    for (i, t) in p.trace.iter().enumerate() {
+        let stem = format!("{}-{}-trace{i}", p.id, e.stem);
+        match trace_figure(e, t, &out.join("figures"), &stem) {
+            Ok(()) => {
+                let _ = writeln!(
+                    md,
+                    "\n{} ({}), run 0 of every point:\n\n![{}](figures/{stem}.svg)\n\n([PNG](figures/{stem}.png))",
+                    t.title, t.source, t.title
+                );
+            }
+            Err(err) => {
+                let _ = writeln!(md, "\nNo figure for {} ({}): {err}", t.title, t.source);
             }
         }
     }
@@ -376,6 +553,14 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path) -> Result<Section, Fail
     })
 }
 
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
 /// `quicsim reproduce`.
 pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
     if args.runs == Some(0) {
@@ -391,7 +576,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
         let study = Study::new(
             e.scenario.clone(),
             &Overrides {
-                runs: args.runs,
+                runs: args.runs.or(e.paper.runs),
                 ..Overrides::default()
             },
         )
@@ -412,6 +597,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
             e.paper.experiment,
             e.file.display()
         );
+        let runs = study.runs();
         sweep::sweep(
             study,
             SweepArgs {
@@ -421,8 +607,27 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
                 shard: None,
             },
         )?;
-        let s = section(e, &dir, &args.out)?;
+        let s = section(e, &dir, &args.out, runs)?;
         by_paper.entry(e.paper.id.clone()).or_default().push(s);
+    }
+    let want = (args.which != "all").then(|| normalise_id(&args.which));
+    for p in read_pending(&args.scenarios)? {
+        if want.as_ref().is_some_and(|w| *w != p.id) {
+            continue;
+        }
+        let why = format!("not yet reproduced: needs {}", p.needs);
+        by_paper.entry(p.id.clone()).or_default().push(Section {
+            markdown: format!(
+                "## {} ({})\n\n{}.\n\n",
+                p.experiment,
+                p.source,
+                capitalise(&why)
+            ),
+            index_row: format!(
+                "| {} | [{}](paper{}.md) | {} | {why} |",
+                p.id, p.experiment, p.id, p.source
+            ),
+        });
     }
     let mut index = String::from(
         "# Reproductions\n\nGenerated by `quicsim reproduce all`: every scenario with a `[paper]` table, run as a sweep; per experiment our numbers beside the paper's. Verdicts: an effect (a reported point against its baseline) is *reproduced* when ours has the same direction and a relative size within ±50 % of the paper's, *direction only* when only the direction agrees; a reported non-effect (under 2 %) is reproduced when ours is under 5 %. Absolute numbers come from testbeds whose details are partly unknown: the notes of each experiment say where and why ours differ.\n\n| paper | experiment | source | verdict |\n|---|---|---|---|\n",

@@ -586,3 +586,111 @@ fn sim_core_scenario(text: &str, path: &Path) -> Option<String> {
         .and_then(|i| i.as_str())
         .map(str::to_string)
 }
+
+/// A reproduction with a relative `change`, a `[[paper.trace]]`, `[paper] runs` and a
+/// pending experiment: the report judges the change, draws the trace in SVG and PNG,
+/// runs the paper's count of runs, and lists the pending experiment with what it needs.
+#[test]
+fn reproduce_judges_changes_draws_traces_and_lists_pending_experiments() {
+    let d = tmp("reproduce-trace");
+    let sc = d.join("scenarios").join("paper998");
+    std::fs::create_dir_all(&sc).unwrap();
+    let paper = r#"
+[output]
+sample_interval = "10ms"
+[paper]
+id = "998"
+experiment = "toy: loss slows the transfer"
+source = "Fig. 2"
+metric = "flow0.ep0.completion_secs"
+unit = "s"
+runs = 2
+baseline = { "topology.link.loss" = 0.0 }
+plot = { x = "topology.link.delay", series = "topology.link.loss" }
+[[paper.reported]]
+point = { "topology.link.loss" = 2e-2, "topology.link.delay" = "5ms" }
+change = 0.5
+[[paper.trace]]
+source = "Fig. 3"
+title = "toy window"
+columns = ["flow0.ep1.cwnd"]
+scale = 0.001
+unit = "KB"
+"#;
+    std::fs::write(sc.join("toy.toml"), format!("{SCENARIO}{paper}")).unwrap();
+    std::fs::write(
+        d.join("scenarios").join("pending-reproductions.tsv"),
+        "# comment\n998\tFig. 4\ttoy: TCP against QUIC\tTCP in scenarios\n997\tFig. 1\tother paper\tnothing\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    ok(quicsim(&[
+        "reproduce",
+        "998",
+        "--scenarios",
+        s(&d.join("scenarios")),
+        "--out",
+        s(&out),
+    ]));
+    let md = std::fs::read_to_string(out.join("paper998.md")).unwrap();
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    // The paper's count of runs, not the scenario's 4.
+    assert!(md.contains("mean over 2 run(s) per point"), "{md}");
+    let sweep: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("sweeps/998/toy/sweep.json")).unwrap())
+            .unwrap();
+    assert_eq!(sweep["runs_per_point"], 2);
+    // The change is judged against our baseline point (the 2e-2 written in the point
+    // matched the sweep's 0.02).
+    assert!(md.contains("| +50.0 % |"), "{md}");
+    assert!(index.contains("of 1 effects reproduced"), "{index}");
+    // The trace and the summary figure, both formats; PNG files start with the PNG magic.
+    for f in [
+        "998-toy.svg",
+        "998-toy.png",
+        "998-toy-trace0.svg",
+        "998-toy-trace0.png",
+    ] {
+        let bytes = std::fs::read(out.join("figures").join(f)).unwrap();
+        assert!(bytes.len() > 1000, "{f}: {} bytes", bytes.len());
+        if f.ends_with(".png") {
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{f}");
+        }
+    }
+    assert!(
+        md.contains("![toy window](figures/998-toy-trace0.svg)"),
+        "{md}"
+    );
+    // One line per sweep point in the trace, labelled by its sweep values.
+    let svg = std::fs::read_to_string(out.join("figures/998-toy-trace0.svg")).unwrap();
+    for label in ["0.0, 5ms", "0.0, 20ms", "0.02, 5ms", "0.02, 20ms"] {
+        assert!(
+            svg.contains(&format!("\n{label}\n</text>")),
+            "{label}: {svg}"
+        );
+    }
+    // The pending experiment of this paper, not the other paper's.
+    assert!(
+        md.contains(
+            "## toy: TCP against QUIC (Fig. 4)\n\nNot yet reproduced: needs TCP in scenarios."
+        ),
+        "{md}"
+    );
+    assert!(index.contains("| 998 | [toy: TCP against QUIC](paper998.md) | Fig. 4 | not yet reproduced: needs TCP in scenarios |"));
+    assert!(!index.contains("other paper") && !out.join("paper997.md").exists());
+    // A bad pending file is an error naming its line.
+    std::fs::write(
+        d.join("scenarios").join("pending-reproductions.tsv"),
+        "998\tonly two\n",
+    )
+    .unwrap();
+    let e = err(quicsim(&[
+        "reproduce",
+        "998",
+        "--scenarios",
+        s(&d.join("scenarios")),
+        "--out",
+        s(&out),
+    ]));
+    assert!(e.contains("pending-reproductions.tsv:1: expected 4"), "{e}");
+}

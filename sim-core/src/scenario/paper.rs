@@ -49,6 +49,11 @@ pub struct Paper {
     pub plot: Option<PaperPlot>,
     /// What the paper reported, per sweep point.
     pub reported: Vec<Reported>,
+    /// Time-series figures.
+    pub trace: Vec<Trace>,
+    /// Runs per sweep point that `quicsim reproduce` uses (the paper's count), instead of
+    /// the scenario's `runs` (which `quicsim run` and the golden check use).
+    pub runs: Option<u32>,
     /// Why our numbers may differ from the paper's, grounded in the model (written by
     /// whoever wrote the scenario; printed in the report).
     pub notes: String,
@@ -68,9 +73,33 @@ pub struct PaperPlot {
 pub struct Reported {
     /// The sweep point it belongs to: sweep key -> value as written in `[sweep]` (every
     /// key of the sweep that the paper's number depends on; keys left out match any value).
+    /// A value given as a TOML table or number matches the sweep value it equals
+    /// (`{ policy = "history" }` matches `{policy="history"}`); it is stored as the sweep
+    /// wrote it.
     pub point: Vec<(String, String)>,
-    /// The paper's value, in the unit of `[paper] unit`.
-    pub value: f64,
+    /// The paper's value, in the unit of `[paper] unit`, if it gave one.
+    pub value: Option<f64>,
+    /// The paper's relative change against the baseline point (`-0.31` for "31 % lower"),
+    /// for papers that report an effect without both absolute numbers.
+    pub change: Option<f64>,
+}
+
+/// A time-series figure of a reproduction (`[[paper.trace]]`): columns of the series of
+/// run 0 of every sweep point, against time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Trace {
+    /// Where in the paper (`"Fig. 11"`).
+    pub source: String,
+    /// What the figure shows, one line.
+    pub title: String,
+    /// Series columns (`flow0.ep1.cwnd`), each drawn for every sweep point.
+    pub columns: Vec<String>,
+    /// Factor applied to the values (e.g. 0.001 for KB).
+    pub scale: f64,
+    /// Unit after `scale` (the vertical axis).
+    pub unit: String,
+    /// Last time drawn, seconds (`None`: the whole run).
+    pub until: Option<f64>,
 }
 
 fn err(field: &str, v: Option<&Value>, allowed: &str) -> ConfigError {
@@ -142,20 +171,89 @@ fn point_map(
                 ),
             ));
         };
-        let shown = match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        if !values.contains(&shown) {
+        let Some(shown) = values.iter().find(|w| same_value(v, w)) else {
             return Err(err(
                 &field,
                 Some(v),
                 &format!("one of the sweep's values: {}", values.join(", ")),
             ));
-        }
-        out.push((k.clone(), shown));
+        };
+        out.push((k.clone(), shown.clone()));
     }
     Ok(out)
+}
+
+/// Whether `v` (a value of a `[paper]` point) is the sweep value written `written`: equal
+/// strings, or, for other values, equal once `written` is read as TOML (so a table or a
+/// number matches however its source text is spaced).
+fn same_value(v: &Value, written: &str) -> bool {
+    match v {
+        Value::String(s) => s == written,
+        other => match format!("v = {written}").parse::<Table>() {
+            Ok(t) => t
+                .get("v")
+                .is_some_and(|w| w == other || other.to_string() == written),
+            Err(_) => other.to_string() == written,
+        },
+    }
+}
+
+fn trace(v: &Value, path: &str) -> Result<Trace, ConfigError> {
+    let Value::Table(t) = v else {
+        return Err(err(
+            path,
+            Some(v),
+            "a table { source, title, columns = [..], scale, unit, until }",
+        ));
+    };
+    const KEYS: &[&str] = &["source", "title", "columns", "scale", "unit", "until"];
+    for k in t.keys() {
+        if !KEYS.contains(&k.as_str()) {
+            return Err(err(
+                &format!("{path}.{k}"),
+                Some(&Value::String(k.clone())),
+                &format!("a key of a trace: {}", KEYS.join(", ")),
+            ));
+        }
+    }
+    let columns = match t.get("columns") {
+        Some(Value::Array(a)) if !a.is_empty() => a
+            .iter()
+            .enumerate()
+            .map(|(i, c)| match c {
+                Value::String(s) if !s.is_empty() => Ok(s.clone()),
+                c => Err(err(
+                    &format!("{path}.columns[{i}]"),
+                    Some(c),
+                    "a series column name, e.g. \"flow0.ep1.cwnd\"",
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        v => {
+            return Err(err(
+                &format!("{path}.columns"),
+                v,
+                "a non-empty array of series column names",
+            ))
+        }
+    };
+    let positive = |key: &str| -> Result<Option<f64>, ConfigError> {
+        match t.get(key) {
+            None => Ok(None),
+            v => match number(v) {
+                Some(x) if x > 0.0 => Ok(Some(x)),
+                _ => Err(err(&format!("{path}.{key}"), v, "a number > 0")),
+            },
+        }
+    };
+    Ok(Trace {
+        source: string(t, path, "source", true)?,
+        title: string(t, path, "title", true)?,
+        columns,
+        scale: positive("scale")?.unwrap_or(1.0),
+        unit: string(t, path, "unit", false)?,
+        until: positive("until")?,
+    })
 }
 
 /// Parses and checks the `[paper]` table `v` against the scenario's sweep.
@@ -173,6 +271,8 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
         "baseline",
         "plot",
         "reported",
+        "trace",
+        "runs",
         "notes",
     ];
     for k in t.keys() {
@@ -240,22 +340,65 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
                     ));
                 };
                 for k in r.keys() {
-                    if k != "point" && k != "value" {
+                    if k != "point" && k != "value" && k != "change" {
                         return Err(err(
                             &format!("{path}.{k}"),
                             Some(&Value::String(k.clone())),
-                            "point or value",
+                            "point, value or change",
                         ));
                     }
                 }
                 let point = point_map(r.get("point"), &format!("{path}.point"), sweep, false)?;
-                let value = number(r.get("value"))
-                    .ok_or_else(|| err(&format!("{path}.value"), r.get("value"), "a number"))?;
-                reported.push(Reported { point, value });
+                let opt = |key: &str| match r.get(key) {
+                    None => Ok(None),
+                    v => number(v)
+                        .map(Some)
+                        .ok_or_else(|| err(&format!("{path}.{key}"), v, "a number")),
+                };
+                let (value, change) = (opt("value")?, opt("change")?);
+                if value.is_none() && change.is_none() {
+                    return Err(err(
+                        &format!("{path}.value"),
+                        None,
+                        "a number (or `change`, the relative change against the baseline)",
+                    ));
+                }
+                if change.is_some() && baseline.is_empty() {
+                    return Err(err(
+                        &format!("{path}.change"),
+                        r.get("change"),
+                        "a change needs a `baseline` in [paper]",
+                    ));
+                }
+                reported.push(Reported {
+                    point,
+                    value,
+                    change,
+                });
             }
         }
         v => return Err(err("paper.reported", v, "an array of tables")),
     }
+    let trace = match t.get("trace") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, v)| trace(v, &format!("paper.trace[{i}]")))
+            .collect::<Result<_, _>>()?,
+        v => {
+            return Err(err(
+                "paper.trace",
+                v,
+                "an array of tables ([[paper.trace]])",
+            ))
+        }
+    };
+    let runs = match t.get("runs") {
+        None => None,
+        Some(Value::Integer(n)) if (1..=100_000).contains(n) => Some(*n as u32),
+        v => return Err(err("paper.runs", v, "an integer from 1 to 100000")),
+    };
     Ok(Paper {
         id,
         experiment,
@@ -266,6 +409,8 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
         baseline,
         plot,
         reported,
+        trace,
+        runs,
         notes,
     })
 }
@@ -313,11 +458,79 @@ mod tests {
         .unwrap();
         assert_eq!(p.scale, 1000.0);
         assert_eq!(p.baseline, [("topology.link.loss".into(), "0.0".into())]);
-        assert_eq!(p.reported[0].value, 310.0);
+        assert_eq!(p.reported[0].value, Some(310.0));
         assert_eq!(p.reported[0].point[1].1, "0.01");
         assert_eq!(
             p.plot.unwrap().series.as_deref(),
             Some("topology.link.loss")
+        );
+    }
+
+    #[test]
+    fn table_and_number_values_match_the_sweep_value_they_equal() {
+        let sweep: SweepValues = vec![
+            (
+                "flows.0.quic.initial_window".into(),
+                vec![
+                    "{ policy = \"default\" }".into(),
+                    "{ policy = \"history\" }".into(),
+                ],
+            ),
+            (
+                "topology.link.loss".into(),
+                vec!["1e-2".into(), "0.05".into()],
+            ),
+        ];
+        let text = r#"
+            [paper]
+            id = "000"
+            experiment = "x"
+            source = "Table 2"
+            metric = "m"
+            baseline = { "flows.0.quic.initial_window" = {policy="default"} }
+            [[paper.reported]]
+            point = { "flows.0.quic.initial_window" = {policy = "history"}, "topology.link.loss" = 0.01 }
+            change = -0.31
+            [[paper.trace]]
+            source = "Fig. 3"
+            title = "cwnd"
+            columns = ["flow0.ep1.cwnd"]
+            scale = 0.001
+            unit = "KB"
+        "#;
+        let v = Value::Table(text.parse::<Table>().unwrap());
+        let p = parse(&v["paper"], &sweep).unwrap();
+        // Stored as the sweep wrote them, so they compare equal to a point's params.
+        assert_eq!(
+            p.baseline,
+            [(
+                "flows.0.quic.initial_window".into(),
+                "{ policy = \"default\" }".into()
+            )]
+        );
+        assert_eq!(
+            p.reported[0].point,
+            [
+                (
+                    "flows.0.quic.initial_window".into(),
+                    "{ policy = \"history\" }".into()
+                ),
+                ("topology.link.loss".into(), "1e-2".into())
+            ]
+        );
+        assert_eq!(
+            (p.reported[0].value, p.reported[0].change),
+            (None, Some(-0.31))
+        );
+        assert_eq!(p.trace[0].columns, ["flow0.ep1.cwnd"]);
+        assert_eq!((p.trace[0].scale, p.trace[0].until), (0.001, None));
+        // A table that is not a sweep value is refused, naming the field.
+        let bad = text.replace("{policy = \"history\"}", "{policy = \"other\"}");
+        let v = Value::Table(bad.parse::<Table>().unwrap());
+        let e = parse(&v["paper"], &sweep).unwrap_err();
+        assert_eq!(
+            e.field,
+            "paper.reported[0].point.\"flows.0.quic.initial_window\""
         );
     }
 
@@ -327,6 +540,7 @@ mod tests {
         let cases = [
             ("", "paper.id", "[paper]\nexperiment = \"x\"\n"),
             ("scale = 0\n", "paper.scale", ""),
+            ("runs = 0\n", "paper.runs", ""),
             ("colour = 1\n", "paper.colour", ""),
             (
                 "baseline = { \"nope\" = 1 }\n",
@@ -342,6 +556,21 @@ mod tests {
             (
                 "[[paper.reported]]\npoint = {}\n",
                 "paper.reported[0].value",
+                "",
+            ),
+            (
+                "[[paper.reported]]\nchange = 0.1\n",
+                "paper.reported[0].change",
+                "",
+            ),
+            (
+                "[[paper.trace]]\nsource = \"F\"\ntitle = \"t\"\ncolumns = []\n",
+                "paper.trace[0].columns",
+                "",
+            ),
+            (
+                "[[paper.trace]]\nsource = \"F\"\ntitle = \"t\"\ncolumns = [\"c\"]\nuntil = -1\n",
+                "paper.trace[0].until",
                 "",
             ),
         ];
