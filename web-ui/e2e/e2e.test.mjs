@@ -282,6 +282,27 @@ test('the URL reproduces the view; a malformed or outdated link falls back clean
   }
 });
 
+test('repeated runs: completion-time distribution with mean and CI; hover shows values', async () => {
+  await page.click('button[data-scenario=""]');
+  const d0 = await waitDone();
+  await page.fill('#toml', (await page.inputValue('#toml')).replace('seed = 1', 'seed = 1\nruns = 4'));
+  await page.click('#run');
+  await page.waitForFunction((d) => {
+    const s = document.querySelector('#status');
+    return s && s.textContent.startsWith('done') && document.querySelectorAll('#summary .digest').length === 4;
+  }, d0, { timeout: 60000 });
+  await page.waitForSelector('#dist');
+  assert.ok(await inked('#dist') > 500, 'distribution drawn');
+  assert.match(await page.textContent('p.ci'), /mean .* 95 % CI/);
+  // Hover over the middle of the first chart: the time and every line's value, with units.
+  await page.locator('#chart-0').hover({ position: { x: 300, y: 130 } }); // scrolls it into view
+  await page.waitForFunction(() => document.querySelector('#hover-0')?.textContent.startsWith('t = '));
+  const h = await page.textContent('#hover-0');
+  assert.match(h, /^t = [\d.]+ s · .*cwnd: [\d.]+/);
+  assert.match(h, /\(bytes\)$/);
+  await page.screenshot({ path: join(ART, 'runs.png') });
+});
+
 test('cancel stops a long run', async () => {
   await page.click('button[data-scenario=""]');
   await waitDone();

@@ -50,6 +50,8 @@ pub enum Msg {
     Pin,
     /// Forget A.
     Unpin,
+    /// The pointer is over chart `.0` at canvas x `.1` (pixels); `None`: left it.
+    Hover(usize, Option<f64>),
     /// Build the packet timeline of the current scenario.
     TimelineOpen,
     /// Close the timeline.
@@ -100,6 +102,8 @@ pub struct App {
     notice: Option<String>,
     /// The scenario text of the last run started.
     ran_toml: String,
+    /// The chart under the pointer and the series row nearest to it.
+    hover: Option<(usize, usize)>,
 }
 
 /// The pinned configuration (A).
@@ -288,6 +292,7 @@ impl Component for App {
             timeline: None,
             notice,
             ran_toml: String::new(),
+            hover: None,
         };
         app.set_text(ctx, toml, false);
         app.start(ctx);
@@ -447,6 +452,27 @@ impl Component for App {
                 self.pinned = None;
                 self.redraw = true;
             }
+            Msg::Hover(chart, px) => {
+                let RunState::Done(out, _) = &self.state else {
+                    return false;
+                };
+                let Some(series) = out.series.as_ref() else {
+                    return false;
+                };
+                let a_rows = self
+                    .pinned
+                    .as_ref()
+                    .and_then(|p| p.out.series.as_ref())
+                    .map(|s| s.rows.as_slice());
+                let t_max = crate::charts::t_axis(&series.rows, a_rows);
+                let new = px
+                    .and_then(|px| crate::charts::row_at(&series.rows, t_max, px))
+                    .map(|row| (chart, row));
+                if new == self.hover {
+                    return false;
+                }
+                self.hover = new;
+            }
             Msg::TimelineOpen => {
                 if self.error.is_some() {
                     return false;
@@ -507,6 +533,9 @@ impl Component for App {
                 if let Some(series) = out.series.as_ref() {
                     let a = self.pinned.as_ref().and_then(|p| p.out.series.as_ref());
                     crate::plots::draw_all(series, a);
+                }
+                if let Some((values, s)) = distribution(out) {
+                    let _ = crate::plots::draw_distribution("dist", &values, &s);
                 }
             }
         }
@@ -833,12 +862,30 @@ impl App {
                     title="this link reproduces the view">{"share link"}</a>
             </div>
             { self.view_diff(out) }
+            { if distribution(out).is_some() { html! {
+                <canvas id="dist" class="dist" width="560" height="200"
+                    aria-label="completion time of every run, its mean and 95 % CI"></canvas>
+            } } else { html! {} } }
             { for charts.iter().enumerate().map(|(i, c)| {
                 let (na, nb) = crate::charts::line_count(c, columns, a_columns);
+                let onmousemove = ctx.link().callback(move |e: MouseEvent| {
+                    let canvas = e.target_unchecked_into::<web_sys::Element>();
+                    let scale = crate::charts::CANVAS_W / (canvas.client_width().max(1) as f64);
+                    Msg::Hover(i, Some(e.offset_x() as f64 * scale))
+                });
+                let onmouseleave = ctx.link().callback(move |_: MouseEvent| Msg::Hover(i, None));
+                let readout = match (self.hover, out.series.as_ref()) {
+                    (Some((h, row)), Some(s)) if h == i => hover_text(s, c, row),
+                    _ => "hover over the plot for values".to_string(),
+                };
                 html! {
+                    <>
                     <canvas id={format!("chart-{i}")} class="chart" data-title={c.title}
                         data-lines-a={na.to_string()} data-lines-b={nb.to_string()}
-                        width="560" height="260"></canvas>
+                        width={crate::charts::CANVAS_W.to_string()} height={crate::charts::CANVAS_H.to_string()}
+                        {onmousemove} {onmouseleave}></canvas>
+                    <div class="hover" id={format!("hover-{i}")}>{readout}</div>
+                    </>
                 }
             }) }
             </>
@@ -1010,6 +1057,42 @@ impl App {
             </section>
         }
     }
+}
+
+/// Flow 0's (or the first flow's) completion times over the runs and their summary, when
+/// there are at least two.
+fn distribution(out: &RunOutput) -> Option<(Vec<f64>, sim_core::stats::Summary)> {
+    let (flow, s) = summary::completion_summaries(&out.lines)
+        .into_iter()
+        .next()?;
+    if s.n < 2 {
+        return None;
+    }
+    let values = out
+        .lines
+        .iter()
+        .flat_map(|l| l.flows.iter().filter(|f| f.flow == flow))
+        .filter_map(|f| f.completion_s)
+        .collect();
+    Some((values, s))
+}
+
+/// The values of chart `c` at series row `row`, with the time and the axis unit.
+fn hover_text(s: &crate::runner::PlotSeries, c: &crate::charts::Chart, row: usize) -> String {
+    let r = &s.rows[row];
+    let mut parts = vec![format!("t = {:.4} s", r[0].unwrap_or(0.0))];
+    for &col in &c.columns {
+        let v = crate::charts::drawn(r[col], c.scale)
+            .map(|v| {
+                format!("{v:.6}")
+                    .trim_end_matches('0')
+                    .trim_end_matches('.')
+                    .to_string()
+            })
+            .unwrap_or_else(|| "—".into());
+        parts.push(format!("{}: {v}", s.columns[col]));
+    }
+    format!("{} ({})", parts.join(" · "), c.y_label)
 }
 
 fn loss_model_of_is(sec: &Section) -> bool {

@@ -75,6 +75,76 @@ pub fn drawn(v: Option<f64>, scale: f64) -> Option<f64> {
         .map(|v| v * scale)
 }
 
+/// Canvas size and plot-area margins of every chart (pixels): what [`crate::plots`] draws
+/// with and what the hover read-out maps the pointer through.
+pub const CANVAS_W: f64 = 560.0;
+/// Canvas height.
+pub const CANVAS_H: f64 = 260.0;
+/// Left edge of the plot area (margin + y label area).
+pub const PLOT_LEFT: f64 = 6.0 + 64.0;
+/// Right edge of the plot area (canvas width - margin).
+pub const PLOT_RIGHT: f64 = CANVAS_W - 6.0;
+
+/// The time axis' end: the last sample time of the series (and of the pinned one).
+pub fn t_axis(rows: &[Vec<Option<f64>>], a_rows: Option<&[Vec<Option<f64>>]>) -> f64 {
+    let end = |r: &[Vec<Option<f64>>]| r.last().and_then(|r| r[0]).unwrap_or(1.0);
+    a_rows.map(end).unwrap_or(0.0).max(end(rows)).max(1e-9)
+}
+
+/// The row nearest to the pointer at canvas x `px` (`None` outside the plot area).
+pub fn row_at(rows: &[Vec<Option<f64>>], t_max: f64, px: f64) -> Option<usize> {
+    if !(PLOT_LEFT..=PLOT_RIGHT).contains(&px) || rows.is_empty() {
+        return None;
+    }
+    let t = t_max * (px - PLOT_LEFT) / (PLOT_RIGHT - PLOT_LEFT);
+    let i = rows.partition_point(|r| r[0].unwrap_or(0.0) < t);
+    let best = [i.saturating_sub(1), i.min(rows.len() - 1)]
+        .into_iter()
+        .min_by(|&a, &b| {
+            let d = |k: usize| (rows[k][0].unwrap_or(0.0) - t).abs();
+            d(a).total_cmp(&d(b))
+        })?;
+    Some(best)
+}
+
+/// Congestion events of an endpoint read off its series: the samples where its ssthresh
+/// changes to a new finite value, which RFC 9002 §7.3.2 (and RFC 9438 §4.6 for CUBIC)
+/// does exactly once per congestion event (a loss or persistent congestion, not per lost
+/// packet). Returned as (time s, cwnd after) for marking on the cwnd chart.
+pub fn congestion_events(
+    rows: &[Vec<Option<f64>>],
+    cwnd: usize,
+    ssthresh: usize,
+) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut prev: Option<f64> = None;
+    for r in rows {
+        let s = drawn(r[ssthresh], 1.0);
+        if let (Some(now), Some(t)) = (s, r[0]) {
+            if prev != Some(now) {
+                out.push((t, drawn(r[cwnd], 1.0).unwrap_or(now)));
+            }
+        }
+        prev = s.or(prev);
+    }
+    out
+}
+
+/// The (cwnd, ssthresh) column pairs of every endpoint in `columns`.
+pub fn cwnd_pairs(columns: &[String]) -> Vec<(usize, usize)> {
+    columns
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let ep = c.strip_suffix(".cwnd")?;
+            let s = columns
+                .iter()
+                .position(|x| *x == format!("{ep}.ssthresh"))?;
+            Some((i, s))
+        })
+        .collect()
+}
+
 /// The column of a pinned run's series (`a_columns`) drawn over the current run's column
 /// `name`: the one with the same name (same flow, endpoint and measure).
 pub fn overlay_column(a_columns: &[String], name: &str) -> Option<usize> {
@@ -148,5 +218,49 @@ mod tests {
         let delivered = c.iter().find(|x| x.title.starts_with("Delivered")).unwrap();
         assert_eq!(line_count(delivered, &cols, Some(&a_cols)), (1, 2));
         assert_eq!(line_count(delivered, &cols, None), (0, 2));
+    }
+
+    #[test]
+    fn hover_finds_the_nearest_sample() {
+        let rows: Vec<Vec<Option<f64>>> = (0..=10).map(|i| vec![Some(i as f64 * 0.1)]).collect();
+        let t_max = t_axis(&rows, None);
+        assert_eq!(t_max, 1.0);
+        assert_eq!(row_at(&rows, t_max, PLOT_LEFT), Some(0));
+        assert_eq!(row_at(&rows, t_max, PLOT_RIGHT), Some(10));
+        let mid = PLOT_LEFT + 0.52 * (PLOT_RIGHT - PLOT_LEFT);
+        assert_eq!(row_at(&rows, t_max, mid), Some(5));
+        assert_eq!(row_at(&rows, t_max, 2.0), None);
+    }
+
+    #[test]
+    fn congestion_events_of_a_lossy_run_and_none_without_loss() {
+        let series = |text: &str| {
+            let mut r = crate::runner::Runner::new(text).unwrap();
+            while !r.step(100_000).unwrap() {}
+            r.output().series.unwrap()
+        };
+        // A queue that holds the whole transfer: no loss, no congestion event.
+        let clean = crate::gallery::SANDBOX.replace(
+            "delay = \"20ms\" }",
+            "delay = \"20ms\", queue = { packets = 10000 } }",
+        );
+        let s = series(&clean);
+        let pairs = cwnd_pairs(&s.columns);
+        assert_eq!(pairs.len(), 2, "{:?}", s.columns);
+        for &(c, t) in &pairs {
+            assert!(congestion_events(&s.rows, c, t).is_empty());
+        }
+        // 3 % random loss on the data path: the sender has congestion events, fewer than
+        // its lost packets (one reduction per round trip at most, RFC 9002 §7.3.2).
+        let lossy = crate::gallery::SANDBOX.replace(
+            "delay = \"20ms\" }",
+            "delay = \"20ms\", loss = { model = \"bernoulli\", p = 0.03 } }",
+        );
+        let s = series(&lossy);
+        let n: usize = cwnd_pairs(&s.columns)
+            .iter()
+            .map(|&(c, t)| congestion_events(&s.rows, c, t).len())
+            .sum();
+        assert!(n >= 2, "{n}");
     }
 }

@@ -1,7 +1,7 @@
 //! Draws the run's time series on the result view's canvases (plotters on canvas), one
 //! chart per [`crate::charts::Chart`], axes labelled with units.
 
-use crate::charts::{charts, drawn, overlay_column, Chart};
+use crate::charts::{charts, congestion_events, cwnd_pairs, drawn, overlay_column, t_axis, Chart};
 use crate::runner::PlotSeries as Series;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
@@ -14,11 +14,6 @@ pub fn draw_all(series: &Series, a: Option<&Series>) {
         // A drawing error leaves the canvas blank; the page goes on.
         let _ = draw(&format!("chart-{i}"), series, a, c);
     }
-}
-
-/// The last sample time of a series, seconds.
-fn t_end(s: &Series) -> f64 {
-    s.rows.last().and_then(|r| r[0]).unwrap_or(1.0)
 }
 
 fn draw(
@@ -40,7 +35,7 @@ fn draw(
         }
         lines.push((series, c, k, false));
     }
-    let t_max = a.map(t_end).unwrap_or(0.0).max(t_end(series)).max(1e-9);
+    let t_max = t_axis(&series.rows, a.map(|a| a.rows.as_slice()));
     let mut y_max: f64 = 0.0;
     for &(s, c, _, _) in &lines {
         for row in &s.rows {
@@ -79,6 +74,21 @@ fn draw(
                 PathElement::new(vec![(x, y), (x + 14, y)], color.stroke_width(width))
             });
     }
+    // Congestion events of the current run on the cwnd chart (red triangles).
+    let marks: Vec<(f64, f64)> = cwnd_pairs(&series.columns)
+        .into_iter()
+        .filter(|(c, _)| chart.columns.contains(c))
+        .flat_map(|(c, t)| congestion_events(&series.rows, c, t))
+        .collect();
+    if !marks.is_empty() {
+        ctx.draw_series(
+            marks
+                .iter()
+                .map(|&(t, v)| TriangleMarker::new((t, v), 5, RED.filled())),
+        )?
+        .label("congestion event (ssthresh set, RFC 9002 §7.3.2)")
+        .legend(|(x, y)| TriangleMarker::new((x + 7, y), 4, RED.filled()));
+    }
     ctx.configure_series_labels()
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.3))
@@ -103,4 +113,72 @@ fn short(v: f64) -> String {
     } else {
         format!("{v:.2}")
     }
+}
+
+/// The completion-time distribution over repeated runs into canvas `id`: one dot per run
+/// (stacked where they fall in the same bin), the mean as a line and the 95 % CI of the
+/// mean as a band.
+pub fn draw_distribution(
+    id: &str,
+    values: &[f64],
+    s: &sim_core::stats::Summary,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let backend = CanvasBackend::new(id).ok_or("no canvas")?;
+    let root = backend.into_drawing_area();
+    root.fill(&WHITE)?;
+    let (lo, hi) = s.ci95.unwrap_or((s.mean, s.mean));
+    let x0 = s.min.min(lo);
+    let x1 = s.max.max(hi);
+    let pad = ((x1 - x0) * 0.08).max(x1.abs() * 1e-3).max(1e-6);
+    let (x0, x1) = (x0 - pad, x1 + pad);
+    // Bins for stacking dots: 40 across the axis.
+    let bin = |v: f64| (((v - x0) / (x1 - x0)) * 40.0) as i64;
+    let mut counts = std::collections::BTreeMap::new();
+    let dots: Vec<(f64, f64)> = values
+        .iter()
+        .map(|&v| {
+            let c = counts.entry(bin(v)).or_insert(0u32);
+            *c += 1;
+            (v, *c as f64)
+        })
+        .collect();
+    let y_max = dots.iter().map(|d| d.1).fold(1.0, f64::max) + 1.0;
+    let mut ctx = ChartBuilder::on(&root)
+        .caption(
+            format!("Completion time over {} runs (flow 0)", values.len()),
+            ("sans-serif", 15),
+        )
+        .margin(6)
+        .x_label_area_size(32)
+        .y_label_area_size(40)
+        .build_cartesian_2d(x0..x1, 0.0..y_max)?;
+    ctx.configure_mesh()
+        .x_desc("completion time (s)")
+        .y_desc("runs")
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    ctx.draw_series(std::iter::once(Rectangle::new(
+        [(lo, 0.0), (hi, y_max)],
+        BLUE.mix(0.15).filled(),
+    )))?
+    .label(format!("95 % CI of the mean [{lo:.4}, {hi:.4}] s"))
+    .legend(|(x, y)| Rectangle::new([(x, y - 4), (x + 14, y + 4)], BLUE.mix(0.15).filled()));
+    ctx.draw_series(LineSeries::new(
+        vec![(s.mean, 0.0), (s.mean, y_max)],
+        BLUE.stroke_width(2),
+    ))?
+    .label(format!("mean {:.4} s", s.mean))
+    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], BLUE.stroke_width(2)));
+    ctx.draw_series(
+        dots.iter()
+            .map(|&(v, k)| Circle::new((v, k), 4, BLACK.filled())),
+    )?;
+    ctx.configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .label_font(("sans-serif", 11))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    root.present()?;
+    Ok(())
 }
