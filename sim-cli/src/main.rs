@@ -434,8 +434,82 @@ fn run_cmd(
         println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
     } else {
         print_summary(&study, &ok);
+        if let Some(p) = &doc.paired {
+            print!("{}", paired_table(p));
+        }
     }
     Ok(())
+}
+
+/// The paired table of a paired comparison: per grid point and compared metric, each run's
+/// value per variant and its differences to the baseline, then per variant the mean
+/// difference and its Student-t 95 % confidence interval.
+fn paired_table(p: &sim_core::study::paired::Paired) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let others = &p.variants[1..];
+    let _ = writeln!(out,
+        "paired comparison — baseline {}; differences = variant - {} per run (same seed), mean and Student-t 95 % CI over the runs",
+        p.baseline, p.baseline
+    );
+    let cell = |x: Option<f64>| x.map(|x| format!("{x:.6}")).unwrap_or_else(|| "-".into());
+    for pt in &p.points {
+        if !pt.params.is_empty() {
+            let ps: Vec<String> = pt
+                .params
+                .iter()
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect();
+            let _ = writeln!(out, "grid point {}: {}", pt.grid_point, ps.join(", "));
+        }
+        if pt.metrics.is_empty() {
+            let _ = writeln!(
+                out,
+                "  (no compared metric: no foreground flow reported a completion time)"
+            );
+        }
+        for m in &pt.metrics {
+            let _ = writeln!(out, "  {}", m.metric);
+            let mut head = format!("    {:<20}", "seed");
+            for v in &p.variants {
+                head.push_str(&format!(" {v:>14}"));
+            }
+            for v in others {
+                head.push_str(&format!(" {:>14}", format!("{v}-{}", p.baseline)));
+            }
+            let _ = writeln!(out, "{head}");
+            for r in &m.runs {
+                let mut line = format!("    {:<20}", r.seed);
+                for x in r.values.iter().chain(&r.differences) {
+                    line.push_str(&format!(" {:>14}", cell(*x)));
+                }
+                let _ = writeln!(out, "{line}");
+            }
+            for d in &m.differences {
+                match &d.summary {
+                    None => {
+                        let _ = writeln!(
+                            out,
+                            "    {} - {}: no run with both values",
+                            d.variant, p.baseline
+                        );
+                    }
+                    Some(s) => {
+                        let ci = s
+                            .ci95
+                            .map(|(lo, hi)| format!("95 % CI [{lo:.6}, {hi:.6}]"))
+                            .unwrap_or_else(|| "no CI with one run".into());
+                        let _ = writeln!(
+                            out,
+                            "    {} - {}: mean {:.6}, {ci} (n = {})",
+                            d.variant, p.baseline, s.mean, s.n
+                        );
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// One run streaming qlog traces into `dir` (one buffered file per connection and vantage
@@ -710,5 +784,52 @@ fn print_transport(
                 e.client, e.samples, e.average
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sim_core::study::paired::{compare, PairedLayout};
+    use sim_core::study::RunRecord;
+
+    #[test]
+    fn paired_table_lists_runs_differences_and_intervals() {
+        let layout = PairedLayout {
+            variants: vec!["tcp".into(), "quic".into()],
+            flows: vec![0],
+        };
+        let params = vec![
+            vec![("transports".to_string(), "tcp".to_string())],
+            vec![("transports".to_string(), "quic".to_string())],
+        ];
+        let m = "flow0.ep0.completion_secs";
+        let rec = |point: usize, run: u32, x: f64| RunRecord {
+            job: String::new(),
+            point,
+            run,
+            seed: 7 + run as u64,
+            status: sim_core::RunStatus::Completed,
+            digest: String::new(),
+            metrics: vec![(m.to_string(), x)],
+        };
+        let records = [
+            rec(0, 0, 2.0),
+            rec(0, 1, 3.0),
+            rec(1, 0, 1.5),
+            rec(1, 1, 2.0),
+        ];
+        let t = super::paired_table(&compare(&layout, &params, &records, true));
+        assert!(t.contains("baseline tcp"), "{t}");
+        assert!(t.contains(m), "{t}");
+        assert!(t.contains("quic-tcp"), "{t}");
+        // Seed 8: tcp 3, quic 2, difference -1.
+        assert!(
+            t.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
+                == ["8", "3.000000", "2.000000", "-1.000000"]),
+            "{t}"
+        );
+        // Mean of -0.5 and -1 with its interval.
+        assert!(t.contains("quic - tcp: mean -0.750000, 95 % CI ["), "{t}");
+        assert!(t.contains("(n = 2)"), "{t}");
     }
 }

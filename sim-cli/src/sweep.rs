@@ -17,6 +17,7 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use sim_core::study::paired::{self, Paired, PairedLayout};
 use sim_core::study::{self, JobId, PointSummary, RunRecord, Study};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, IsTerminal, Write};
@@ -74,6 +75,9 @@ struct SweepInfo {
     /// Jobs this directory holds when complete.
     shard_jobs: usize,
     complete: bool,
+    /// A paired comparison's variants and compared flows (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    paired: Option<PairedLayout>,
 }
 
 const FORMAT: &str = "quicsim-sweep";
@@ -281,6 +285,7 @@ pub fn sweep(study: Study, args: SweepArgs) -> Result<(), Failure> {
         shard: args.shard,
         shard_jobs: mine.len(),
         complete: false,
+        paired: study.paired_layout(),
     };
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     match read_info(dir)? {
@@ -457,6 +462,9 @@ struct SummaryDoc<'a> {
     fingerprint: &'a str,
     runs_per_point: u32,
     points: &'a [PointSummary],
+    /// A paired comparison's differences per grid point (no per-run values).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paired: Option<&'a Paired>,
 }
 
 fn fmt_f(x: f64) -> String {
@@ -465,6 +473,10 @@ fn fmt_f(x: f64) -> String {
 
 fn write_summaries(dir: &Path, info: &SweepInfo, records: &[RunRecord]) -> Result<(), Failure> {
     let points = study::summarize(&info.points, records);
+    let pair = info
+        .paired
+        .as_ref()
+        .map(|l| paired::compare(l, &info.points, records, false));
     let doc = SummaryDoc {
         format: "quicsim-sweep-summary",
         quicsim_version: &info.quicsim_version,
@@ -472,6 +484,7 @@ fn write_summaries(dir: &Path, info: &SweepInfo, records: &[RunRecord]) -> Resul
         fingerprint: &info.fingerprint,
         runs_per_point: info.runs_per_point,
         points: &points,
+        paired: pair.as_ref(),
     };
     let mut json = serde_json::to_string_pretty(&doc).expect("JSON");
     json.push('\n');
@@ -500,6 +513,35 @@ fn write_summaries(dir: &Path, info: &SweepInfo, records: &[RunRecord]) -> Resul
                 "{}{params},{},{},{},{},{},{},{},{},{},{},{}\n",
                 p.index,
                 csv_cell(m),
+                s.n,
+                fmt_f(s.mean),
+                opt(s.std_dev),
+                opt(s.ci95.map(|c| c.0)),
+                opt(s.ci95.map(|c| c.1)),
+                fmt_f(s.median),
+                fmt_f(s.p10),
+                fmt_f(s.p90),
+                fmt_f(s.min),
+                fmt_f(s.max)
+            ));
+        }
+        // A paired comparison: at each variant's point, its differences to the baseline
+        // (metric `diff_vs_<baseline>.<metric>`, same columns).
+        let Some(pr) = &pair else { continue };
+        let nv = pr.variants.len();
+        let (g, v) = (p.index / nv, p.index % nv);
+        if v == 0 {
+            continue;
+        }
+        for m in &pr.points[g].metrics {
+            let Some(s) = &m.differences[v - 1].summary else {
+                continue;
+            };
+            let opt = |x: Option<f64>| x.map(fmt_f).unwrap_or_default();
+            csv.push_str(&format!(
+                "{}{params},{},{},{},{},{},{},{},{},{},{},{}\n",
+                p.index,
+                csv_cell(&format!("diff_vs_{}.{}", pr.baseline, m.metric)),
                 s.n,
                 fmt_f(s.mean),
                 opt(s.std_dev),

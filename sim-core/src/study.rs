@@ -15,6 +15,9 @@
 //!   configs, as if the scenario had said so.
 //! - **Job ids.** [`job_id`]: FNV-1a 64 ([`crate::hash`]) of the job's resolved point
 //!   config, serialised canonically, and of its seed. See [`JobId`].
+//! - **Paired comparisons.** A scenario with `transports = [...]` has one point per
+//!   variant and grid point ([`Scenario::variants`]); they are ordinary points with the
+//!   same seeds, and [`paired`] computes the per-run differences to the baseline.
 //!
 //! ```
 //! use sim_core::study::{Overrides, Study};
@@ -43,6 +46,8 @@
 //! let json = serde_json::to_string_pretty(&study.results(&results)).unwrap();
 //! assert!(json.starts_with("{\n  \"schema_version\": 1,"));
 //! ```
+
+pub mod paired;
 
 use crate::config::Config;
 use crate::hash::Fnv1a64;
@@ -216,6 +221,45 @@ impl Study {
         &self.scenario.points[job.point].config
     }
 
+    /// The layout of a paired comparison (`transports = [...]`): the variants and the
+    /// foreground flows of the baseline; `None` if the scenario is not paired.
+    pub fn paired_layout(&self) -> Option<paired::PairedLayout> {
+        let s = &self.scenario;
+        s.is_paired().then(|| paired::PairedLayout {
+            variants: s.variants.clone(),
+            flows: s
+                .base
+                .flows
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| !f.background)
+                .map(|(i, _)| i)
+                .collect(),
+        })
+    }
+
+    /// The paired differences of a paired study's `results` (in job order, as
+    /// [`Study::results`]), with the per-run values; `None` if the scenario is not paired.
+    ///
+    /// # Panics
+    /// If `results` does not have one result per job.
+    pub fn paired(&self, results: &[RunResult]) -> Option<paired::Paired> {
+        assert_eq!(results.len(), self.jobs.len(), "one result per job");
+        let layout = self.paired_layout()?;
+        let records: Vec<RunRecord> = self
+            .jobs
+            .iter()
+            .zip(results)
+            .map(|(j, r)| RunRecord::new(j, r))
+            .collect();
+        Some(paired::compare(
+            &layout,
+            &self.point_params(),
+            &records,
+            true,
+        ))
+    }
+
     /// A steppable simulation of `job` ([`Simulation::new`] with its config and seed).
     pub fn simulation(&self, job: &Job) -> Result<Simulation<'static>, ConfigError> {
         Simulation::new(self.config(job), job.seed)
@@ -269,6 +313,7 @@ impl Study {
             resolved_config: &s.base,
             points,
             runs,
+            paired: self.paired(results),
         }
     }
 }
@@ -289,6 +334,9 @@ pub struct StudyResult<'a> {
     pub points: Vec<StudyPoint<'a>>,
     /// One entry per job, in job order.
     pub runs: Vec<StudyRun<'a>>,
+    /// A paired comparison's differences ([`Study::paired`]); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paired: Option<paired::Paired>,
 }
 
 /// One sweep point in a [`StudyResult`].

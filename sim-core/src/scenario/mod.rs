@@ -34,6 +34,7 @@
 
 mod build;
 pub mod docs;
+mod paired;
 pub mod paper;
 mod raw;
 mod sweep;
@@ -52,10 +53,39 @@ pub struct Scenario {
     /// The document without its `[sweep]` table.
     pub base: Config,
     /// The sweep grid in order (first key slowest). Without a sweep, one point equal to
-    /// `base` with no params.
+    /// `base` with no params. A paired comparison has one point per variant of each grid
+    /// point ([`Scenario::variants`]).
     pub points: Vec<SweepPoint>,
     /// The `[paper]` table of a reproduction scenario ([`paper`]): not part of any run.
     pub paper: Option<paper::Paper>,
+    /// A paired comparison (a flow with `transports = [...]`, `docs/paired.md`): the
+    /// variants' names in order, the first the baseline; empty otherwise. Each grid point
+    /// then has one point per variant, the variant fastest: point `g * V + v` is variant
+    /// `v` of grid point `g` (`V` = [`Scenario::variant_count`]), with the sweep's params
+    /// followed by `("transports", name)`. [`Scenario::base`] is the baseline's config.
+    pub variants: Vec<String>,
+}
+
+impl Scenario {
+    /// Whether the scenario is a paired comparison.
+    pub fn is_paired(&self) -> bool {
+        !self.variants.is_empty()
+    }
+
+    /// Variants per grid point: the number of transports compared, 1 if not paired.
+    pub fn variant_count(&self) -> usize {
+        self.variants.len().max(1)
+    }
+
+    /// The variant of `point` (0 = the baseline; always 0 if not paired).
+    pub fn variant_of(&self, point: usize) -> usize {
+        point % self.variant_count()
+    }
+
+    /// The grid point (of the `[sweep]` grid) that `point` belongs to.
+    pub fn grid_point(&self, point: usize) -> usize {
+        point / self.variant_count()
+    }
 }
 
 /// One point of a sweep grid.
@@ -124,23 +154,40 @@ fn syntax_error(text: &str, e: &toml::de::Error) -> ConfigError {
 /// Errors name the full dotted field (`topology.forward.loss.p`, `flows[0].rate`,
 /// `sweep."topology.link.delay"[1] -> topology.forward.queue`), the value and what is
 /// allowed there. The document without `[sweep]` must be valid on its own (it is
-/// [`Scenario::base`]); each sweep point is then validated as a whole.
+/// [`Scenario::base`]); each sweep point is then validated as a whole. A flow with
+/// `transports = [...]` makes the scenario a paired comparison: every grid point is
+/// expanded into one point per transport, each validated on its own
+/// ([`Scenario::variants`], `docs/paired.md`).
 pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
     let mut doc: Table = toml_text.parse().map_err(|e| syntax_error(toml_text, &e))?;
     let sweep = doc.remove("sweep");
     let paper_table = doc.remove("paper");
-    let base = build::build(&doc)?;
+    let (variants, base_configs) = build_variants(&doc)?;
+    let base = base_configs[0].clone();
+    let with_variant = |params: &[(String, String)], v: usize| {
+        let mut params = params.to_vec();
+        if let Some(name) = variants.get(v) {
+            params.push((paired::KEY.to_string(), name.clone()));
+        }
+        params
+    };
     let Some(sweep) = sweep else {
         let paper = paper_table
             .map(|p| paper::parse(&p, &Vec::new()))
             .transpose()?;
+        let points = base_configs
+            .into_iter()
+            .enumerate()
+            .map(|(v, config)| SweepPoint {
+                params: with_variant(&[], v),
+                config,
+            })
+            .collect();
         return Ok(Scenario {
-            points: vec![SweepPoint {
-                params: Vec::new(),
-                config: base.clone(),
-            }],
+            points,
             base,
             paper,
+            variants,
         });
     };
     let keys = sweep::parse_sweep(toml_text, &sweep)?;
@@ -161,8 +208,25 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
             params.push((k.written.clone(), k.shown[i].clone()));
             sweep::substitute(&mut point_doc, k, v)?;
         }
-        let config = build::build(&point_doc).map_err(|e| sweep::attribute(e, &keys, &idx))?;
-        points.push(SweepPoint { params, config });
+        let (names, configs) =
+            build_variants(&point_doc).map_err(|e| sweep::attribute(e, &keys, &idx))?;
+        if names != variants {
+            let e = ConfigError::new(
+                paired::KEY,
+                names.join(", "),
+                format!(
+                    "the scenario's transports ({}): a sweep cannot change which transports are compared",
+                    variants.join(", ")
+                ),
+            );
+            return Err(sweep::attribute(e, &keys, &idx));
+        }
+        for (v, config) in configs.into_iter().enumerate() {
+            points.push(SweepPoint {
+                params: with_variant(&params, v),
+                config,
+            });
+        }
         // Odometer: the last key moves fastest.
         let mut d = keys.len();
         loop {
@@ -171,6 +235,7 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
                     base,
                     points,
                     paper,
+                    variants,
                 });
             }
             d -= 1;
@@ -181,6 +246,20 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
             idx[d] = 0;
         }
     }
+}
+
+/// Builds a document without `[sweep]`: its variants' names (empty unless paired,
+/// [`paired`]) and configs (one if not paired), each variant validated on its own, its
+/// errors naming the variant.
+fn build_variants(doc: &Table) -> Result<(Vec<String>, Vec<Config>), ConfigError> {
+    let Some(exp) = paired::expand(doc, schema::TRANSPORTS)? else {
+        return Ok((Vec::new(), vec![build::build(doc)?]));
+    };
+    let mut configs = Vec::with_capacity(exp.variants.len());
+    for (v, var) in exp.variants.iter().enumerate() {
+        configs.push(build::build(&var.doc).map_err(|e| paired::attribute(e, &exp, v))?);
+    }
+    Ok((exp.variants.into_iter().map(|v| v.name).collect(), configs))
 }
 
 /// Writes `cfg` as a scenario file that [`parse_str`] turns back into an equal `Config`.

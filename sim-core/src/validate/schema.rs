@@ -989,6 +989,20 @@ pub const TRANSPORT_FLOW: Table = Table {
     ],
 };
 
+/// The key of a flow in a paired comparison (`docs/paired.md`): `transports = [...]`
+/// instead of `transport`, each transport's keys in its own table. Expanded into one
+/// scenario per transport before the flow is read (`scenario/paired.rs`).
+pub const PAIRED: Table = Table {
+    id: "flow.transports",
+    path: "[[flows]] with transports = [...]",
+    what: "a paired flow",
+    fields: &[
+        key("transports", K::Enum, Unset(""), "instead of `transport`: run the scenario once per listed transport (first = baseline) under the same seeds and compare them; each transport's keys go in its table (`[flows.tcp]`, `[flows.quic.client]`)")
+            .choices(TRANSPORTS)
+            .allowed("an array of two or more distinct transports, e.g. [\"tcp\", \"quic\"]"),
+    ],
+};
+
 /// Per-side keys of a transport's table (`quic = { ..., client = { ... }, server = { ... } }`):
 /// any key of the transport for one side only ([`crate::config::Sides`]).
 pub const TRANSPORT_SIDES: Table = Table {
@@ -1118,6 +1132,7 @@ pub const TABLES: &[&Table] = &[
     &QUIC_CONNECTIONS,
     &CONNECTION,
     &TRANSPORT_FLOW,
+    &PAIRED,
     &TRANSPORT_SIDES,
     &WORKLOAD_BULK,
     &WORKLOAD_SEQUENCE,
