@@ -168,6 +168,8 @@ pub(crate) struct Sim<'t> {
     digest: Fnv1a64,
     events: u64,
     series: Option<Series>,
+    /// Links with series columns: those at the start plus two per handover.
+    series_links: usize,
     tracer: Box<dyn Tracer + 't>,
     /// `tracer.enabled()`, cached: every trace hook is behind this one branch.
     tracing: bool,
@@ -218,6 +220,7 @@ impl<'t> Sim<'t> {
             digest: Fnv1a64::new(),
             events: 0,
             series: None,
+            series_links: 0,
             tracer,
             tracing,
             status: None,
@@ -249,6 +252,16 @@ impl<'t> Sim<'t> {
                 columns.push(format!("{}.queue_packets", l.name));
                 columns.push(format!("{}.queue_bytes", l.name));
             }
+            // The links each handover adds, named as `Network::handover` names them (k in
+            // firing order: by time, then by index, as the scheduler orders them), so every
+            // row has one value per column from the start (0 before the link exists).
+            for k in 0..handovers.len() {
+                for dir in ["forward", "reverse"] {
+                    columns.push(format!("handover{k}/{dir}.queue_packets"));
+                    columns.push(format!("handover{k}/{dir}.queue_bytes"));
+                }
+            }
+            sim.series_links = sim.net.links.len() + 2 * handovers.len();
             for f in 0..sim.flows.len() {
                 columns.push(format!("flow{f}.delivered_bytes"));
             }
@@ -530,6 +543,11 @@ impl Sim<'_> {
         for l in &self.net.links {
             row.push(l.queue_packets() as f64);
             row.push(l.queue_bytes() as f64);
+        }
+        // Links of handovers still to come: an empty queue.
+        for _ in self.net.links.len()..self.series_links {
+            row.push(0.0);
+            row.push(0.0);
         }
         for f in &self.flows {
             row.push(f.delivered_bytes as f64);
