@@ -290,43 +290,93 @@ fn model(c: &TcpConfig, rate: u64, d: SimDuration, bytes: u64, request: u64) -> 
     }
 }
 
+/// Checks one lossless point (each TLS mode) against [`model`]: NewReno without HyStart
+/// within 1 %, the default CUBIC + HyStart++ within [-1 %, `hystart_hi`); returns the
+/// largest relative deviation of the former.
+fn check_lossless(rate: u64, rtt_ms: u64, bytes: u64, hystart_hi: f64) -> f64 {
+    let mut worst = 0.0f64;
+    for tls in [TlsVersion::None, TlsVersion::Tls12, TlsVersion::Tls13] {
+        // NewReno without HyStart (the model's pure slow start), and the default CUBIC
+        // with HyStart++, whose conservative slow start may begin a little before the
+        // pipe is full (measured: < 0.3 % slower).
+        for c in [
+            cfg(tls),
+            TcpConfig {
+                tls,
+                ..TcpConfig::default()
+            },
+        ] {
+            let d = SimDuration::from_millis(rtt_ms / 2);
+            let mut net = Net::new(c.clone(), c.clone(), 1, bytes, 100, rate, d);
+            assert!(net.run(secs(600)), "finishes");
+            let got = net.ep[0].workload().completed_at();
+            let got = got.expect("client completed").as_nanos() as f64;
+            let want = model(&c, rate, d, bytes, 100).as_nanos() as f64;
+            let rel = got / want - 1.0;
+            // The model is pure slow start: 1 % for NewReno without HyStart. HyStart++
+            // (RFC 9406) can only slow slow start down: its CSS starts when a round's
+            // minimum RTT rises, which ACK-clocked slow start causes once a round's
+            // burst outlasts the idle gap (window above ~BDP/2; `docs/validation.md`
+            // §5.7 measured up to +2.2 % for QUIC): [-1 %, +3 %] for the default on
+            // the full grid; the lean grid keeps 1 %.
+            let hystart = c.cc.hystart;
+            let ok = if hystart && hystart_hi > 0.01 {
+                (-0.01..hystart_hi).contains(&rel)
+            } else {
+                rel.abs() < 0.01
+            };
+            if !hystart {
+                worst = worst.max(rel.abs());
+            }
+            assert!(
+                ok,
+                "{tls:?} hystart {hystart} {rate} b/s {rtt_ms} ms {bytes} B: got {:.6} s, model {:.6} s ({:+.3} %)",
+                got / 1e9,
+                want / 1e9,
+                rel * 100.0
+            );
+            assert_eq!(net.client().stats.app_bytes_read, bytes);
+            assert_eq!(net.server().stats.segments_retransmitted, 0);
+        }
+    }
+    worst
+}
+
 #[test]
 fn lossless_transfer_matches_the_analytic_model() {
-    for tls in [TlsVersion::None, TlsVersion::Tls12, TlsVersion::Tls13] {
-        for rate in [10_000_000u64, 100_000_000] {
-            for rtt_ms in [20u64, 100] {
-                for bytes in [20_000u64, 1_000_000] {
-                    // NewReno without HyStart (the model's pure slow start), and the
-                    // default CUBIC with HyStart++, whose conservative slow start may
-                    // begin a little before the pipe is full (measured: < 0.3 % slower).
-                    for c in [
-                        cfg(tls),
-                        TcpConfig {
-                            tls,
-                            ..TcpConfig::default()
-                        },
-                    ] {
-                        let d = SimDuration::from_millis(rtt_ms / 2);
-                        let mut net = Net::new(c.clone(), c.clone(), 1, bytes, 100, rate, d);
-                        assert!(net.run(secs(60)), "finishes");
-                        let got = net.ep[0].workload().completed_at();
-                        let got = got.expect("client completed").as_nanos() as f64;
-                        let want = model(&c, rate, d, bytes, 100).as_nanos() as f64;
-                        let err = (got - want).abs() / want;
-                        assert!(
-                        err < 0.01,
-                        "{tls:?} {rate} b/s {rtt_ms} ms {bytes} B: got {:.6} s, model {:.6} s ({:.3} %)",
-                        got / 1e9,
-                        want / 1e9,
-                        err * 100.0
-                    );
-                        assert_eq!(net.client().stats.app_bytes_read, bytes);
-                        assert_eq!(net.server().stats.segments_retransmitted, 0);
-                    }
-                }
+    for rate in [10_000_000u64, 100_000_000] {
+        for rtt_ms in [20u64, 100] {
+            for bytes in [20_000u64, 1_000_000] {
+                check_lossless(rate, rtt_ms, bytes, 0.01);
             }
         }
     }
+}
+
+/// The full lossless grid (`docs/validation.md` §6.1): rates 1, 10, 100, 1000 Mbit/s ×
+/// RTT 2, 20, 100, 300 ms × 10 kB - 10 MB (10 MB at 1 Mbit/s omitted), each TLS mode,
+/// NewReno and the default CUBIC + HyStart++, each within 1 %. Heavy: `--ignored`.
+#[test]
+#[ignore = "full grid: run in release"]
+fn lossless_transfer_matches_the_analytic_model_full_grid() {
+    let mut worst = 0.0f64;
+    for rate in [1_000_000u64, 10_000_000, 100_000_000, 1_000_000_000] {
+        for rtt_ms in [2u64, 20, 100, 300] {
+            for bytes in [10_000u64, 100_000, 1_000_000, 10_000_000] {
+                if rate == 1_000_000 && bytes == 10_000_000 {
+                    continue;
+                }
+                let w = check_lossless(rate, rtt_ms, bytes, 0.03);
+                println!(
+                    "| {} | {rtt_ms} | {bytes} | {:.3} % |",
+                    rate / 1_000_000,
+                    w * 100.0
+                );
+                worst = worst.max(w);
+            }
+        }
+    }
+    println!("largest deviation {:.3} %", worst * 100.0);
 }
 
 /// The sends of `dir` with payload, in order: (time, seq, retransmission, dropped).
