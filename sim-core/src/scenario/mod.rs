@@ -37,6 +37,7 @@ pub mod docs;
 pub mod paper;
 mod raw;
 mod sweep;
+mod workload;
 
 pub use crate::validate::schema;
 pub use schema::schema;
