@@ -22,6 +22,7 @@ use crate::trace::Vantage;
 use crate::workloads::bulk::{Bulk, BulkEndpoint};
 use crate::workloads::reader::Reader;
 use crate::workloads::sequence::{SequenceClient, SequenceServer};
+use crate::workloads::{reconnects, video, web_page};
 
 /// One endpoint of a flow, as [`build`] makes it.
 pub struct FlowEndpoint {
@@ -88,12 +89,48 @@ pub fn build(flow: &FlowConfig, id: FlowId, client: Addr, server: Addr) -> Vec<F
                 // Transport QUIC x workload bulk, each side with its own config. The
                 // client's application reads at `read_rate` (chunks of at most one datagram's
                 // payload); the server reads requests at once.
-                let bulk = || Bulk::new(w.streams, w.bytes, w.request_size);
+                let bulk =
+                    || Bulk::new(w.streams, w.bytes, w.request_size).with_duration(w.duration);
                 let reader = Reader::new(w.read_rate, q.client.max_udp_payload);
                 let cc = Connection::new(Role::Client, q.client.clone());
                 let sc = Connection::new(Role::Server, q.server.clone());
                 let c = BulkEndpoint::new(cc, bulk().with_reader(reader), client, server, id);
                 let s = BulkEndpoint::new(sc, bulk(), server, client, id);
+                vec![
+                    at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
+                    at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
+                ]
+            }
+            (TransportConfig::Quic(q), WorkloadConfig::WebPage(w)) => {
+                // Transport QUIC x workload web_page: one HTTP/3 request stream per object.
+                let cc = Connection::new(Role::Client, q.client.clone());
+                let sc = Connection::new(Role::Server, q.server.clone());
+                let (c, s) = web_page::endpoints(cc, sc, w, client, server, id);
+                vec![
+                    at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
+                    at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
+                ]
+            }
+            (TransportConfig::Quic(q), WorkloadConfig::Video(v)) => {
+                // Transport QUIC x workload video: one request stream per segment.
+                let cc = Connection::new(Role::Client, q.client.clone());
+                let sc = Connection::new(Role::Server, q.server.clone());
+                let (c, s) = video::endpoints(cc, sc, v, client, server, id);
+                vec![
+                    at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
+                    at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
+                ]
+            }
+            (TransportConfig::Quic(q), WorkloadConfig::Reconnects(r)) => {
+                // Transport QUIC x workload reconnects: resumption (0-RTT with `zero_rtt`).
+                let (c, s) = reconnects::endpoints::<Connection>(
+                    q.client.clone(),
+                    q.server.clone(),
+                    r,
+                    client,
+                    server,
+                    id,
+                );
                 vec![
                     at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
                     at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),

@@ -596,6 +596,10 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
             }
             match &t.workload {
                 WorkloadConfig::Bulk(b) => b.validate().map_err(err),
+                WorkloadConfig::WebPage(w) => crate::config::workload::validate_page(&w.objects)
+                    .map_err(|(f, v, a)| err((&f, v, a))),
+                WorkloadConfig::Video(v) => v.validate().map_err(err),
+                WorkloadConfig::Reconnects(r) => r.validate().map_err(err),
                 WorkloadConfig::Sequence(s) => {
                     if s.streams == 0 {
                         return Err(err((
@@ -742,8 +746,14 @@ pub(crate) fn check_migration_policies(
 pub(crate) fn check_initial_window_workloads(flows: &[FlowConfig]) -> Result<(), ConfigError> {
     use crate::transport::initial_window::InitialWindowKind;
     for (i, f) in flows.iter().enumerate() {
-        let (Some(sides), Some(_)) = (f.quic(), f.bulk()) else {
+        let Some(sides) = f.quic() else {
             continue;
+        };
+        let what = match f.workload() {
+            Some(WorkloadConfig::Bulk(_)) => "a bulk workload",
+            Some(WorkloadConfig::WebPage(_)) => "a web_page workload",
+            Some(WorkloadConfig::Video(_)) => "a video workload",
+            _ => continue,
         };
         if [&sides.client, &sides.server]
             .iter()
@@ -752,7 +762,7 @@ pub(crate) fn check_initial_window_workloads(flows: &[FlowConfig]) -> Result<(),
             return Err(ConfigError::new(
                 format!("flows[{i}].initial_window.policy"),
                 "\"history\"",
-                "\"default\" for a bulk workload: a history policy learns from the earlier connections of a workload = { kind = \"sequence\" } (paper 000), and a bulk flow has one connection",
+                format!("\"default\" for {what}: a history policy learns from the earlier connections of a workload = {{ kind = \"sequence\" }} (paper 000), and {what} has one connection"),
             ));
         }
     }

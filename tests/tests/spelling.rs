@@ -116,7 +116,7 @@ fn errors_name_the_key_where_it_was_written() {
     assert_eq!(e.field, "flows[0].transport");
     let e = error("[[flows]]\ntransport = \"quic\"\n");
     assert_eq!(e.field, "flows[0].workload");
-    let e = error("[[flows]]\ntransport = \"quic\"\nworkload = { kind = \"video\" }\n");
+    let e = error("[[flows]]\ntransport = \"quic\"\nworkload = { kind = \"podcast\" }\n");
     assert_eq!(e.field, "flows[0].workload.kind");
     let e =
         error("[[flows]]\ntransport = \"quic\"\nworkload = { kind = \"bulk\", cc = \"cubic\" }\n");

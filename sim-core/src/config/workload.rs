@@ -23,6 +23,15 @@ pub enum WorkloadConfig {
     /// ending by an explicit close or the idle timeout ([`SequenceSpec`],
     /// `docs/lifecycle.md`).
     Sequence(SequenceSpec),
+    /// A web page: objects with sizes and dependencies, one request stream per object
+    /// ([`WebPageSpec`], paper 003's page load).
+    WebPage(WebPageSpec),
+    /// Video streaming: segment requests with a playout buffer, quality chosen by the
+    /// measured delay, an optional seek ([`VideoSpec`], paper 003).
+    Video(VideoSpec),
+    /// One transfer cut into parts by reconnections ([`ReconnectsSpec`], paper 003's
+    /// number of reconnections).
+    Reconnects(ReconnectsSpec),
 }
 
 /// The `bulk` workload: once the handshake completes, the client opens `streams`
@@ -45,6 +54,12 @@ pub struct BulkSpec {
     /// and completion) when read. Default unset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_rate: Option<Rate>,
+    /// iperf3-like time limit (`iperf3 -t`): the server answers every request without
+    /// size limit (`bytes` unused) for this long from the first request it read, then
+    /// closes the connection; the client is done when it learns of the close. Unset: the
+    /// server sends `bytes` (today's behaviour). Default unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<SimDuration>,
 }
 
 impl Default for BulkSpec {
@@ -54,6 +69,7 @@ impl Default for BulkSpec {
             streams: 1,
             request_size: 100,
             read_rate: None,
+            duration: None,
         }
     }
 }
@@ -81,6 +97,13 @@ impl BulkSpec {
                     "a rate > 0 (omit it for unlimited)".into(),
                 ));
             }
+        }
+        if self.duration == Some(SimDuration::ZERO) {
+            return Err((
+                "duration",
+                "0s".into(),
+                "a time > 0 (omit it to send `bytes`)".into(),
+            ));
         }
         Ok(())
     }
@@ -178,5 +201,307 @@ impl ConnectionSpec {
             request_size: d.request_size,
             close: CloseMode::Explicit,
         }
+    }
+}
+
+/// One object of a web page (`workload = { kind = "web_page", objects = [...] }`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebObject {
+    /// A name for reports (`"index.html"`).
+    pub name: String,
+    /// Response size in bytes.
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
+    pub size: u64,
+    /// Request size in bytes (resolved: the workload's `request_size` unless the object
+    /// sets its own).
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
+    pub request_size: u64,
+    /// Indices of earlier objects that must be read completely before this one is
+    /// requested (empty: requested at once).
+    #[serde(default)]
+    pub after: Vec<usize>,
+}
+
+/// The `web_page` workload: the objects (resolved from `objects` or the `preset`), each
+/// fetched on its own request stream in list order as its dependencies complete.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebPageSpec {
+    /// The objects, in request order.
+    pub objects: Vec<WebObject>,
+}
+
+/// The presets of `web_page` (`preset = "paper003"`).
+pub const WEB_PAGE_PRESETS: &[&str] = &["paper003"];
+
+/// Paper 003's page (one html, then one css, one js and five images requested in
+/// parallel once the html is read), each object requested with `request_size` bytes. The
+/// paper gives no sizes; these follow the HTTP Archive Web Almanac 2024, Page Weight
+/// chapter (median desktop home page): html 18 KB (median HTML bytes), css 78 KB (the
+/// median CSS bytes of a page, in one style sheet), js 26 KB (median JavaScript bytes
+/// 613 KB over its median 24 requests), images 59 KB each (median image bytes 1054 KB
+/// over 18 requests); 417 KB in all.
+pub fn paper003_page(request_size: u64) -> Vec<WebObject> {
+    let obj = |name: &str, size: u64, after: &[usize]| WebObject {
+        name: name.into(),
+        size,
+        request_size,
+        after: after.to_vec(),
+    };
+    let mut page = vec![
+        obj("index.html", 18_000, &[]),
+        obj("style.css", 78_000, &[0]),
+        obj("app.js", 26_000, &[0]),
+    ];
+    for k in 1..=5 {
+        page.push(obj(&format!("img{k}.jpg"), 59_000, &[0]));
+    }
+    page
+}
+
+/// Checks a page: at least one object, sizes > 0, dependencies on earlier objects only
+/// (a dependency on the object itself or a later one would be a cycle or break the
+/// request order). The error is `(field, value, allowed)` with the field relative to the
+/// workload table (`objects[3].after`).
+pub fn validate_page(objects: &[WebObject]) -> Result<(), (String, String, String)> {
+    if objects.is_empty() {
+        return Err(("objects".into(), "[]".into(), "at least one object".into()));
+    }
+    for (i, o) in objects.iter().enumerate() {
+        if o.size == 0 {
+            return Err((
+                format!("objects[{i}].size"),
+                "0".into(),
+                "a size > 0".into(),
+            ));
+        }
+        if let Some(&d) = o.after.iter().find(|&&d| d >= i) {
+            let why = if d == i {
+                "an object cannot depend on itself"
+            } else if d >= objects.len() {
+                "no such object"
+            } else {
+                "a dependency on a later object would be a cycle or break the list order"
+            };
+            return Err((
+                format!("objects[{i}].after"),
+                d.to_string(),
+                format!("indices (or names) of earlier objects (< {i}): objects are requested in list order; {why}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `video` workload (paper 003's streaming): the client fetches `length` of video in
+/// segments of `segment` on one request stream each, one request at a time, keeping up
+/// to `buffer` of video ahead of playback; playback starts (and resumes after a stall or
+/// a seek) once `startup` is buffered. Each segment's quality is chosen by the measured
+/// delay (smoothed RTT / 2, an estimate of the one-way link delay paper 003 varies):
+/// below `fhd_delay` QHD, up to `hd_delay` FHD, above HD.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VideoSpec {
+    /// Length of the video (a whole number of segments).
+    pub length: SimDuration,
+    /// Segment duration.
+    pub segment: SimDuration,
+    /// Buffer target: no request while this much video is buffered ahead of playback.
+    pub buffer: SimDuration,
+    /// Startup threshold: video buffered ahead before playback starts or resumes.
+    pub startup: SimDuration,
+    /// Request size per segment (the request also names the rendition).
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
+    pub request_size: u64,
+    /// Bitrate of the HD rendition (720p).
+    pub hd_rate: Rate,
+    /// Bitrate of the FHD rendition (1080p).
+    pub fhd_rate: Rate,
+    /// Bitrate of the QHD rendition (1440p).
+    pub qhd_rate: Rate,
+    /// Delay below which QHD is chosen (paper 003: 100 ms).
+    pub fhd_delay: SimDuration,
+    /// Delay above which HD is chosen (paper 003: 200 ms).
+    pub hd_delay: SimDuration,
+    /// A seek: at this time (from the connection start) playback jumps to `seek_to`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_at: Option<SimDuration>,
+    /// Where a seek jumps to (a position in the video).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_to: Option<SimDuration>,
+}
+
+/// The renditions of [`VideoSpec`], lowest first.
+pub const VIDEO_QUALITIES: [&str; 3] = ["hd", "fhd", "qhd"];
+
+impl Default for VideoSpec {
+    /// Defaults, each cited: 4 s segments (DASH-IF IOP v4.3 §3.2.7 example; dash.js and
+    /// Shaka packagers' common choice), buffer target 12 s (dash.js
+    /// `streaming.buffer.stableBufferTime`), startup 2.5 s (ExoPlayer `DefaultLoadControl`
+    /// `DEFAULT_BUFFER_FOR_PLAYBACK_MS`), bitrates 5 / 8 / 16 Mbit/s (YouTube's
+    /// recommended upload bitrates, SDR 24-30 fps: 720p 5, 1080p 8, 1440p 16 Mbps),
+    /// thresholds 100 / 200 ms (paper 003), a 60 s video, 100-byte requests.
+    fn default() -> Self {
+        VideoSpec {
+            length: SimDuration::from_secs(60),
+            segment: SimDuration::from_secs(4),
+            buffer: SimDuration::from_secs(12),
+            startup: SimDuration::from_millis(2500),
+            request_size: 100,
+            hd_rate: Rate(5_000_000),
+            fhd_rate: Rate(8_000_000),
+            qhd_rate: Rate(16_000_000),
+            fhd_delay: SimDuration::from_millis(100),
+            hd_delay: SimDuration::from_millis(200),
+            seek_at: None,
+            seek_to: None,
+        }
+    }
+}
+
+impl VideoSpec {
+    /// The renditions' bitrates, HD first.
+    pub fn bitrates(&self) -> [Rate; 3] {
+        [self.hd_rate, self.fhd_rate, self.qhd_rate]
+    }
+
+    /// Number of segments.
+    pub fn segments(&self) -> u64 {
+        self.length.0 / self.segment.0.max(1)
+    }
+
+    /// Bytes of one segment of rendition `q` (0 HD, 1 FHD, 2 QHD): bitrate x segment
+    /// duration / 8, rounded up.
+    pub fn segment_bytes(&self, q: usize) -> u64 {
+        let bits = self.bitrates()[q].0 as u128 * self.segment.0 as u128;
+        bits.div_ceil(8_000_000_000) as u64
+    }
+
+    /// The rendition for a measured delay (paper 003: < 100 ms QHD, 100-200 ms FHD,
+    /// > 200 ms HD).
+    pub fn quality_for(&self, delay: SimDuration) -> usize {
+        if delay < self.fhd_delay {
+            2
+        } else if delay <= self.hd_delay {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// Checks the values. The error is `(field, value, allowed)`.
+    pub fn validate(&self) -> Result<(), (&'static str, String, String)> {
+        let fmt = crate::units::format_duration;
+        if self.segment == SimDuration::ZERO {
+            return Err(("segment", "0s".into(), "a time > 0".into()));
+        }
+        if self.length == SimDuration::ZERO || !self.length.0.is_multiple_of(self.segment.0) {
+            return Err((
+                "length",
+                fmt(self.length),
+                format!("a whole number (>= 1) of segments of {}", fmt(self.segment)),
+            ));
+        }
+        if self.buffer < self.segment {
+            return Err((
+                "buffer",
+                fmt(self.buffer),
+                format!("at least one segment ({})", fmt(self.segment)),
+            ));
+        }
+        if self.startup == SimDuration::ZERO || self.startup > self.buffer {
+            return Err((
+                "startup",
+                fmt(self.startup),
+                format!("a time > 0 and <= buffer ({})", fmt(self.buffer)),
+            ));
+        }
+        for (name, r) in [
+            ("hd_rate", self.hd_rate),
+            ("fhd_rate", self.fhd_rate),
+            ("qhd_rate", self.qhd_rate),
+        ] {
+            if r.0 == 0 {
+                return Err((name, "0bps".into(), "a rate > 0".into()));
+            }
+        }
+        if self.fhd_delay > self.hd_delay {
+            return Err((
+                "fhd_delay",
+                fmt(self.fhd_delay),
+                format!("a time <= hd_delay ({})", fmt(self.hd_delay)),
+            ));
+        }
+        match (self.seek_at, self.seek_to) {
+            (Some(_), None) => Err((
+                "seek_to",
+                "(missing)".into(),
+                "a position in the video, required with seek_at".into(),
+            )),
+            (None, Some(t)) => Err(("seek_to", fmt(t), "only with seek_at".into())),
+            (Some(_), Some(t)) if t >= self.length => Err((
+                "seek_to",
+                fmt(t),
+                format!(
+                    "a position before the end of the video ({})",
+                    fmt(self.length)
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// How the connection of a `reconnects` part ends before the next one starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ReconnectOn {
+    /// The connection goes idle and both ends close at the idle timeout (RFC 9000
+    /// §10.1; a TCP / SCTP keep-alive timeout). Default.
+    #[default]
+    Idle,
+    /// The client closes the connection as soon as it has read its part.
+    Close,
+}
+
+/// The `reconnects` workload: `bytes` over `reconnections + 1` connections one after
+/// another, each carrying its share (the first `bytes mod parts` one byte more) as a
+/// `bulk` transfer on `streams` streams, resuming the previous session when the
+/// transport can.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconnectsSpec {
+    /// Total response bytes.
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
+    pub bytes: u64,
+    /// Reconnections K (the transfer has K + 1 parts).
+    pub reconnections: u64,
+    /// How each connection ends before the next.
+    pub on: ReconnectOn,
+    /// Request streams per connection.
+    pub streams: u64,
+    /// Request size per stream.
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
+    pub request_size: u64,
+}
+
+/// Most reconnections a transfer may have (each is a connection the run simulates).
+pub const MAX_RECONNECTIONS: u64 = 1000;
+
+impl ReconnectsSpec {
+    /// Checks the values. The error is `(field, value, allowed)`.
+    pub fn validate(&self) -> Result<(), (&'static str, String, String)> {
+        if self.streams == 0 {
+            return Err(("streams", "0".into(), "a number of streams >= 1".into()));
+        }
+        if self.reconnections > MAX_RECONNECTIONS {
+            return Err((
+                "reconnections",
+                self.reconnections.to_string(),
+                format!("an integer in [0, {MAX_RECONNECTIONS}]"),
+            ));
+        }
+        Ok(())
     }
 }

@@ -13,7 +13,8 @@
 
 use crate::metrics::transport::TransportMetrics;
 use crate::metrics::workload::{
-    ConnectionReport, HistorySample, InitialWindowReport, WorkloadMetrics,
+    ConnectionReport, HistorySample, InitialWindowReport, PageReport, ReconnectsReport,
+    VideoReport, WorkloadMetrics,
 };
 use serde::{Deserialize, Serialize};
 
@@ -169,6 +170,12 @@ struct QuicMetricsJson {
     initial_window: Option<InitialWindowReport>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     migrations: Vec<MigrationMetrics>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    page: Option<PageReport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    video: Option<VideoReport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reconnects: Option<ReconnectsReport>,
 }
 
 impl From<QuicMetrics> for QuicMetricsJson {
@@ -222,6 +229,9 @@ impl From<QuicMetrics> for QuicMetricsJson {
             history: w.history,
             initial_window: w.initial_window,
             migrations: q.migrations,
+            page: w.page,
+            video: w.video,
+            reconnects: w.reconnects,
         }
     }
 }
@@ -277,6 +287,9 @@ impl From<QuicMetricsJson> for QuicMetrics {
                 connections: j.connections,
                 history: j.history,
                 initial_window: j.initial_window,
+                page: j.page,
+                video: j.video,
+                reconnects: j.reconnects,
             },
         }
     }

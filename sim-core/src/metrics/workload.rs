@@ -22,6 +22,94 @@ pub struct WorkloadMetrics {
     /// the window each connection got and the policy's store (paper 000). `None`
     /// otherwise (not serialised).
     pub initial_window: Option<InitialWindowReport>,
+    /// `web_page`: the page load and each object (`None` for other workloads; not
+    /// serialised then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<PageReport>,
+    /// `video` client: startup, seek, rebuffering and each segment (`None` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video: Option<VideoReport>,
+    /// `reconnects`: the transfer over its connections (`None` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconnects: Option<ReconnectsReport>,
+}
+
+/// What a `reconnects` endpoint reports (besides the sequence's per-connection reports).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReconnectsReport {
+    /// From the first connection's start to the last one's completion, seconds (`None`:
+    /// the transfer did not complete).
+    pub transfer_secs: Option<f64>,
+    /// Each connection's handshake time (from its start), seconds, in order: the first is
+    /// the initial connection, the others the reconnections.
+    pub handshake_secs: Vec<Option<f64>>,
+    /// Each connection resumed the previous session.
+    pub resumed: Vec<bool>,
+}
+
+/// What a `web_page` endpoint reports. Times are seconds from the connection start.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PageReport {
+    /// Page load time: the client read every object (server: every response
+    /// acknowledged); `None` if the page did not complete.
+    pub page_load_secs: Option<f64>,
+    /// One entry per object, in list order.
+    pub objects: Vec<ObjectReport>,
+}
+
+/// One object of a page. Times are seconds from the connection start.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ObjectReport {
+    /// The object's name.
+    pub name: String,
+    /// Response bytes.
+    pub size: u64,
+    /// Client: the request was written (server: read completely).
+    pub request_secs: Option<f64>,
+    /// Client: the first response byte became readable (server: the response was
+    /// written).
+    pub first_byte_secs: Option<f64>,
+    /// Client: the response was read completely (server: acknowledged).
+    pub complete_secs: Option<f64>,
+}
+
+/// What a `video` client reports. Times are seconds from the connection start; durations
+/// in seconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VideoReport {
+    /// From the start to the beginning of playback (`None`: it never started).
+    pub startup_delay_secs: Option<f64>,
+    /// When the seek happened (`None`: no seek, or the run ended first).
+    pub seek_secs: Option<f64>,
+    /// Loading delay after the seek: from the seek to playback resumed.
+    pub seek_loading_delay_secs: Option<f64>,
+    /// Stalls after playback started, besides the seek's loading.
+    pub rebuffer_count: u64,
+    /// Total time of those stalls (an unfinished one counts up to the end of the run).
+    pub rebuffer_secs: f64,
+    /// Playback reached the end of the video.
+    pub playback_end_secs: Option<f64>,
+    /// Every segment request, in request order.
+    pub segments: Vec<SegmentReport>,
+}
+
+/// One segment request of a video.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SegmentReport {
+    /// Segment number (position in the video / segment duration).
+    pub index: u64,
+    /// `hd`, `fhd` or `qhd`.
+    pub quality: String,
+    /// Response bytes.
+    pub bytes: u64,
+    /// The measured delay the quality was chosen by, seconds.
+    pub delay_secs: f64,
+    /// Request written.
+    pub request_secs: f64,
+    /// Read completely (`None`: not yet, or abandoned by a seek).
+    pub complete_secs: Option<f64>,
+    /// Abandoned by a seek (the response still arrives; it is discarded).
+    pub abandoned: bool,
 }
 
 /// What a server's initial-window policy did (`initial_window`, paper 000).

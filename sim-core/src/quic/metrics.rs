@@ -119,6 +119,9 @@ pub fn connection_metrics(
             connections: Vec::new(),
             history: Vec::new(),
             initial_window: None,
+            page: None,
+            video: None,
+            reconnects: None,
         },
     }
 }

@@ -509,7 +509,11 @@ fn get_pair(v: &Value, path: &str, pairs: usize) -> Result<usize, ConfigError> {
     Ok(get_int(v, path, 0, pairs as i64 - 1, &pair_allowed(pairs))? as usize)
 }
 
-fn array_of_tables<'v>(v: &'v Value, path: &str, what: &str) -> Result<&'v [Value], ConfigError> {
+pub(super) fn array_of_tables<'v>(
+    v: &'v Value,
+    path: &str,
+    what: &str,
+) -> Result<&'v [Value], ConfigError> {
     match v {
         Value::Array(a) => Ok(a),
         _ => Err(ConfigError::new(
@@ -950,8 +954,15 @@ fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigE
         ));
     };
     if let Some((flat, origin, sides)) = flow_spelling(t, path)? {
-        return parse_flow_kind(&Value::Table(flat), path, pairs, &sides)
-            .map_err(|e| at_origin(e, path, &origin));
+        let flat = Value::Table(flat);
+        // Workloads with no flow-kind spelling of their own (internal flat kinds).
+        let parsed = match flat.get("kind").and_then(Value::as_str) {
+            Some("quic_web_page") => parse_quic_web_page(&flat, path, pairs, &sides),
+            Some("quic_video") => parse_quic_video(&flat, path, pairs, &sides),
+            Some("quic_reconnects") => parse_quic_reconnects(&flat, path, pairs, &sides),
+            _ => parse_flow_kind(&flat, path, pairs, &sides),
+        };
+        return parsed.map_err(|e| at_origin(e, path, &origin));
     }
     parse_flow_kind(v, path, pairs, &SideTables::default())
 }
@@ -1004,6 +1015,7 @@ fn parse_quic_bulk(
         streams: r.req("streams")?,
         request_size: r.req::<Bytes>("request_size")?.0,
         read_rate: r.get("read_rate")?,
+        duration: r.get("duration")?,
     };
     Ok(FlowConfig {
         pair,
@@ -1058,6 +1070,72 @@ fn parse_quic_connections(
         pair,
         background,
         ..FlowConfig::transport(TransportConfig::Quic(quic), WorkloadConfig::Sequence(seq))
+    })
+}
+
+/// A flow of transport QUIC and workload `web_page` (spelled `transport = "quic"` +
+/// `workload = { kind = "web_page", ... }`, rewritten flat with the internal kind
+/// `quic_web_page`).
+fn parse_quic_web_page(
+    v: &Value,
+    path: &str,
+    pairs: usize,
+    sides: &SideTables,
+) -> Result<FlowConfig, ConfigError> {
+    let r = Read::open(v, path, &[&FLOW, &QUIC, &schema::FLAT_WEB_PAGE])?;
+    let (pair, background) = flow_placement(&r, pairs)?;
+    let quic = quic_sides(v, path, &schema::FLAT_WEB_PAGE, sides)?;
+    let page = super::workload::parse_web_page(&r)?;
+    Ok(FlowConfig {
+        pair,
+        background,
+        ..FlowConfig::transport(TransportConfig::Quic(quic), WorkloadConfig::WebPage(page))
+    })
+}
+
+/// A flow of transport QUIC and workload `video` (internal flat kind `quic_video`).
+fn parse_quic_video(
+    v: &Value,
+    path: &str,
+    pairs: usize,
+    sides: &SideTables,
+) -> Result<FlowConfig, ConfigError> {
+    let r = Read::open(v, path, &[&FLOW, &QUIC, &schema::FLAT_VIDEO])?;
+    let (pair, background) = flow_placement(&r, pairs)?;
+    let quic = quic_sides(v, path, &schema::FLAT_VIDEO, sides)?;
+    let video = super::workload::parse_video(&r)?;
+    Ok(FlowConfig {
+        pair,
+        background,
+        ..FlowConfig::transport(TransportConfig::Quic(quic), WorkloadConfig::Video(video))
+    })
+}
+
+/// A flow of transport QUIC and workload `reconnects` (internal flat kind
+/// `quic_reconnects`).
+fn parse_quic_reconnects(
+    v: &Value,
+    path: &str,
+    pairs: usize,
+    sides: &SideTables,
+) -> Result<FlowConfig, ConfigError> {
+    let r = Read::open(v, path, &[&FLOW, &QUIC, &schema::FLAT_RECONNECTS])?;
+    let (pair, background) = flow_placement(&r, pairs)?;
+    let quic = quic_sides(v, path, &schema::FLAT_RECONNECTS, sides)?;
+    let spec = crate::config::workload::ReconnectsSpec {
+        bytes: r.req::<Bytes>("bytes")?.0,
+        reconnections: r.req("reconnections")?,
+        on: r.req("on")?,
+        streams: r.req("streams")?,
+        request_size: r.req::<Bytes>("request_size")?.0,
+    };
+    Ok(FlowConfig {
+        pair,
+        background,
+        ..FlowConfig::transport(
+            TransportConfig::Quic(quic),
+            WorkloadConfig::Reconnects(spec),
+        )
     })
 }
 
@@ -1254,6 +1332,9 @@ fn flow_spelling_in(
     let kind = match wkind {
         "bulk" => "quic_bulk",
         "sequence" => "quic_connections",
+        "web_page" => "quic_web_page",
+        "video" => "quic_video",
+        "reconnects" => "quic_reconnects",
         other => {
             return Err(ConfigError::new(
                 join(&wpath, "kind"),
@@ -1387,12 +1468,13 @@ mod spelling_tests {
                     let (flat, origin, _) = r.expect("declared key accepted").unwrap();
                     assert!(flat.contains_key(key), "{kind}.{key}");
                     assert_eq!(origin.get(key), Some(&"workload"));
-                    let want = if kind == "bulk" {
-                        "quic_bulk"
-                    } else {
-                        "quic_connections"
+                    let want = match kind {
+                        "bulk" => "quic_bulk".to_string(),
+                        "sequence" => "quic_connections".to_string(),
+                        // No flow kind of their own: an internal flat kind.
+                        other => format!("quic_{other}"),
                     };
-                    assert_eq!(flat["kind"].as_str(), Some(want));
+                    assert_eq!(flat["kind"].as_str(), Some(want.as_str()));
                 } else {
                     let e = r.expect_err("undeclared key rejected");
                     assert_eq!(e.field, format!("flows[0].workload.{key}"));
@@ -1459,10 +1541,14 @@ mod spelling_tests {
     /// The choices and "expected" texts name what the descriptors allow.
     #[test]
     fn choices_come_from_the_descriptors() {
-        let e = flow_spelling(&flow("{ kind = \"video\" }"), "f").unwrap_err();
+        let e = flow_spelling(&flow("{ kind = \"podcast\" }"), "f").unwrap_err();
         assert_eq!(
             (e.field.as_str(), e.value.as_str(), e.allowed.as_str()),
-            ("f.workload.kind", "video", "one of \"bulk\", \"sequence\"")
+            (
+                "f.workload.kind",
+                "podcast",
+                "one of \"bulk\", \"sequence\", \"web_page\", \"video\", \"reconnects\""
+            )
         );
         let t: Table = "transport = \"tcp\"\nworkload = { kind = \"bulk\" }\n"
             .parse()
@@ -1474,7 +1560,10 @@ mod spelling_tests {
         );
         let t: Table = "transport = \"quic\"\nworkload = 3\n".parse().unwrap();
         let e = flow_spelling(&t, "f").unwrap_err();
-        assert_eq!(e.allowed, "a table { kind = \"bulk\" | \"sequence\", ... }");
+        assert_eq!(
+            e.allowed,
+            "a table { kind = \"bulk\" | \"sequence\" | \"web_page\" | \"video\" | \"reconnects\", ... }"
+        );
         let t: Table = "transport = \"quic\"\nquic = 3\nworkload = { kind = \"bulk\" }\n"
             .parse()
             .unwrap();

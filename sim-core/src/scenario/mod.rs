@@ -38,6 +38,7 @@ mod paired;
 pub mod paper;
 mod raw;
 mod sweep;
+mod workload;
 
 pub use crate::validate::schema;
 pub use schema::schema;

@@ -913,13 +913,16 @@ const ALLOWANCES: &[&str] = &["static", "improved_static", "autotune", "fast_aut
 
 /// The keys of the `bulk` workload: `workload = { kind = "bulk", ... }`, or flat in a
 /// `kind = "quic_bulk"` flow ([`crate::config::workload::BulkSpec`]).
-const BULK_KEYS: [Field; 4] = [
+const BULK_KEYS: [Field; 5] = [
     key("bytes", K::Size, Value("1000000"), "total response bytes N, ≥ 0"),
     key("streams", K::Integer, Value("1"), "integer ≥ 1").min("1", true).allowed("a number of streams >= 1"),
     key("request_size", K::Size, Value("100"), "request bytes per stream"),
     key("read_rate", K::Rate, Unset("unlimited"), "a rate > 0: how fast the client application reads (data is consumed, for flow control and completion, when read)")
         .min("0bps", false)
         .allowed("a rate > 0 (omit it for unlimited)"),
+    key("duration", K::Time, Unset("unset: the server sends `bytes`"), "iperf3-like time limit (`iperf3 -t`): the server answers every request without size limit (`bytes` unused) for this long from the first request it read, then closes the connection; the client is done at the close")
+        .min("0s", false)
+        .allowed("a time > 0 (omit it to send `bytes`)"),
 ];
 
 /// The workload keys of a `kind = "quic_bulk"` flow (the flow-kind spelling of
@@ -1029,7 +1032,7 @@ pub const TRANSPORT_SIDES: Table = Table {
 
 /// The workloads of the transport × workload spelling (`workload.kind`), each with its
 /// table `workload.<kind>` in [`WORKLOADS`].
-pub const WORKLOAD_KINDS: &[&str] = &["bulk", "sequence"];
+pub const WORKLOAD_KINDS: &[&str] = &["bulk", "sequence", "web_page", "video", "reconnects"];
 
 /// The `kind` key every workload table starts with.
 const WORKLOAD_KIND: Field = key("kind", K::Enum, Required, "the workload").choices(WORKLOAD_KINDS);
@@ -1076,6 +1079,7 @@ pub const WORKLOAD_BULK: Table = Table {
         BULK_KEYS[1],
         BULK_KEYS[2],
         BULK_KEYS[3],
+        BULK_KEYS[4],
     ],
 };
 
@@ -1095,8 +1099,157 @@ pub const WORKLOAD_SEQUENCE: Table = Table {
     ],
 };
 
+/// The keys of the `web_page` workload ([`crate::config::workload::WebPageSpec`]).
+const WEB_PAGE_KEYS: [Field; 3] = [
+    key("objects", K::Tables, Unset("the `preset`"), "the page's objects in request order, each `{ name, size, request_size, after }` (below); not with `preset`"),
+    key("preset", K::Enum, Unset("`\"paper003\"` without `objects`"), "a built-in page: `\"paper003\"` = paper 003's index.html (18 KB), then style.css (78 KB), app.js (26 KB) and img1-5.jpg (59 KB each) in parallel (HTTP Archive Web Almanac 2024 medians); not with `objects`")
+        .choices(crate::config::workload::WEB_PAGE_PRESETS),
+    key("request_size", K::Size, Value("100"), "request bytes per object (an object may set its own)"),
+];
+
+/// `workload = { kind = "web_page", ... }`: a page of objects, one request stream each
+/// (paper 003's page load).
+pub const WORKLOAD_WEB_PAGE: Table = Table {
+    id: "workload.web_page",
+    path: "workload = { kind = \"web_page\", ... }",
+    what: "a web_page workload",
+    fields: &[
+        WORKLOAD_KIND,
+        WEB_PAGE_KEYS[0],
+        WEB_PAGE_KEYS[1],
+        WEB_PAGE_KEYS[2],
+    ],
+};
+
+/// The `web_page` keys flat in a flow (the transport × workload spelling rewritten).
+pub const FLAT_WEB_PAGE: Table = Table {
+    id: "flow.web_page",
+    path: "[[flows]] with workload web_page",
+    what: "a web_page workload",
+    fields: &WEB_PAGE_KEYS,
+};
+
+/// One object of `objects = [...]` in a `web_page` workload.
+pub const WEB_OBJECT: Table = Table {
+    id: "workload.web_page.objects",
+    path: "objects = [{ ... }, ...]",
+    what: "a web page object",
+    fields: &[
+        key("name", K::String, Unset("`\"object<i>\"`"), "a name for the reports"),
+        key("size", K::Size, Required, "response bytes, > 0")
+            .min("0B", false)
+            .allowed("a size > 0"),
+        key("request_size", K::Size, Unset("the workload's `request_size`"), "request bytes"),
+        key("after", K::Table, Unset("`[]`: requested at once"), "an array of earlier objects (indices from 0, or names) that must be read completely before this one is requested, e.g. `[0]` or `[\"index.html\"]`"),
+    ],
+};
+
+/// The keys of the `video` workload ([`crate::config::workload::VideoSpec`], defaults
+/// cited there).
+const VIDEO_KEYS: [Field; 11] = [
+    key("length", K::Time, Value("\"60s\""), "length of the video, a whole number of segments").min("0s", false),
+    key("segment", K::Time, Value("\"4s\""), "segment duration (DASH-IF IOP example; common packager choice)").min("0s", false).allowed("a time > 0"),
+    key("buffer", K::Time, Value("\"12s\""), "buffer target: no request while more than `buffer − segment` is buffered ahead (dash.js stableBufferTime)"),
+    key("startup", K::Time, Value("\"2.5s\""), "video buffered ahead before playback starts or resumes after a stall or a seek (ExoPlayer bufferForPlaybackMs); ≤ `buffer`").min("0s", false),
+    key("request_size", K::Size, Value("100"), "request bytes per segment (plus the rendition's index 0-2, which names it)"),
+    key("hd_rate", K::Rate, Value("\"5Mbps\""), "HD (720p) bitrate (YouTube's recommended upload bitrate)").min("0bps", false).allowed("a rate > 0"),
+    key("fhd_rate", K::Rate, Value("\"8Mbps\""), "FHD (1080p) bitrate (YouTube)").min("0bps", false).allowed("a rate > 0"),
+    key("qhd_rate", K::Rate, Value("\"16Mbps\""), "QHD (1440p) bitrate (YouTube)").min("0bps", false).allowed("a rate > 0"),
+    key("fhd_delay", K::Time, Value("\"100ms\""), "measured delay (smoothed RTT / 2) below which QHD is chosen, else FHD up to `hd_delay` (paper 003)"),
+    key("hd_delay", K::Time, Value("\"200ms\""), "measured delay above which HD is chosen (paper 003)"),
+    key("seek_at", K::Time, Unset("no seek"), "a seek at this time from the connection start, to `seek_to`: buffer flushed, requests restart there"),
+];
+
+/// `seek_to`, the twelfth `video` key.
+const VIDEO_SEEK_TO: Field = key("seek_to", K::Time, Unset("required with `seek_at`"), "the position a seek jumps to (the start of the segment holding it), before the end of the video");
+
+/// `workload = { kind = "video", ... }`: paper 003's video streaming with a seek.
+pub const WORKLOAD_VIDEO: Table = Table {
+    id: "workload.video",
+    path: "workload = { kind = \"video\", ... }",
+    what: "a video workload",
+    fields: &[
+        WORKLOAD_KIND,
+        VIDEO_KEYS[0],
+        VIDEO_KEYS[1],
+        VIDEO_KEYS[2],
+        VIDEO_KEYS[3],
+        VIDEO_KEYS[4],
+        VIDEO_KEYS[5],
+        VIDEO_KEYS[6],
+        VIDEO_KEYS[7],
+        VIDEO_KEYS[8],
+        VIDEO_KEYS[9],
+        VIDEO_KEYS[10],
+        VIDEO_SEEK_TO,
+    ],
+};
+
+/// The `video` keys flat in a flow (the transport × workload spelling rewritten).
+pub const FLAT_VIDEO: Table = Table {
+    id: "flow.video",
+    path: "[[flows]] with workload video",
+    what: "a video workload",
+    fields: &[
+        VIDEO_KEYS[0],
+        VIDEO_KEYS[1],
+        VIDEO_KEYS[2],
+        VIDEO_KEYS[3],
+        VIDEO_KEYS[4],
+        VIDEO_KEYS[5],
+        VIDEO_KEYS[6],
+        VIDEO_KEYS[7],
+        VIDEO_KEYS[8],
+        VIDEO_KEYS[9],
+        VIDEO_KEYS[10],
+        VIDEO_SEEK_TO,
+    ],
+};
+
+/// The keys of the `reconnects` workload ([`crate::config::workload::ReconnectsSpec`]).
+const RECONNECTS_KEYS: [Field; 5] = [
+    BULK_KEYS[0].help("total response bytes, cut into `reconnections` + 1 parts"),
+    key("reconnections", K::Integer, Value("1"), "reconnections K: the transfer runs over K + 1 connections one after another")
+        .min("0", true)
+        .max("1000", true)
+        .allowed("an integer in [0, 1000]"),
+    key("on", K::Enum, Value("\"idle\""), "how a connection ends before the next: `\"idle\"` (both ends close at the idle timeout) or `\"close\"` (the client closes once its part is read); the next resumes the session (QUIC 0-RTT with `zero_rtt`)")
+        .choices(&["idle", "close"]),
+    BULK_KEYS[1].help("request streams per connection, ≥ 1"),
+    BULK_KEYS[2].help("request bytes per stream"),
+];
+
+/// `workload = { kind = "reconnects", ... }`: paper 003's reconnections.
+pub const WORKLOAD_RECONNECTS: Table = Table {
+    id: "workload.reconnects",
+    path: "workload = { kind = \"reconnects\", ... }",
+    what: "a reconnects workload",
+    fields: &[
+        WORKLOAD_KIND,
+        RECONNECTS_KEYS[0],
+        RECONNECTS_KEYS[1],
+        RECONNECTS_KEYS[2],
+        RECONNECTS_KEYS[3],
+        RECONNECTS_KEYS[4],
+    ],
+};
+
+/// The `reconnects` keys flat in a flow (the transport × workload spelling rewritten).
+pub const FLAT_RECONNECTS: Table = Table {
+    id: "flow.reconnects",
+    path: "[[flows]] with workload reconnects",
+    what: "a reconnects workload",
+    fields: &RECONNECTS_KEYS,
+};
+
 /// The table of every workload, in the order of [`WORKLOAD_KINDS`] (a test checks it).
-pub const WORKLOADS: &[&Table] = &[&WORKLOAD_BULK, &WORKLOAD_SEQUENCE];
+pub const WORKLOADS: &[&Table] = &[
+    &WORKLOAD_BULK,
+    &WORKLOAD_SEQUENCE,
+    &WORKLOAD_WEB_PAGE,
+    &WORKLOAD_VIDEO,
+    &WORKLOAD_RECONNECTS,
+];
 
 /// The table of the workload `kind` (`"bulk"` -> [`WORKLOAD_BULK`]).
 pub fn workload(kind: &str) -> Option<&'static Table> {
@@ -1136,6 +1289,10 @@ pub const TABLES: &[&Table] = &[
     &TRANSPORT_SIDES,
     &WORKLOAD_BULK,
     &WORKLOAD_SEQUENCE,
+    &WORKLOAD_WEB_PAGE,
+    &WEB_OBJECT,
+    &WORKLOAD_VIDEO,
+    &WORKLOAD_RECONNECTS,
 ];
 
 /// The whole scenario model: every table with its key descriptors, for tools (the
@@ -1285,7 +1442,8 @@ mod tests {
     }
 
     /// Each workload kind has its table, and every workload key is a descriptor declared
-    /// in a flow table (`reuse`d, not re-declared).
+    /// in a flow table (`reuse`d, not re-declared; `web_page`, `video` and `reconnects`
+    /// have no flow kind and declare theirs in their flat tables).
     #[test]
     fn workloads_reuse_flow_descriptors() {
         let ids: Vec<&str> = WORKLOADS.iter().map(|t| t.id).collect();
@@ -1299,9 +1457,16 @@ mod tests {
             assert_eq!(w.fields[0], WORKLOAD_KIND);
             for f in &w.fields[1..] {
                 assert!(
-                    [&QUIC, &QUIC_BULK, &QUIC_CONNECTIONS]
-                        .iter()
-                        .any(|t| t.fields.contains(f)),
+                    [
+                        &QUIC,
+                        &QUIC_BULK,
+                        &QUIC_CONNECTIONS,
+                        &FLAT_WEB_PAGE,
+                        &FLAT_VIDEO,
+                        &FLAT_RECONNECTS,
+                    ]
+                    .iter()
+                    .any(|t| t.fields.contains(f)),
                     "{}.{}",
                     w.id,
                     f.name

@@ -17,7 +17,7 @@ use crate::driver::TransportDriver;
 use crate::endpoint::Endpoint;
 use crate::metrics::EndpointMetrics;
 use crate::packet::{Addr, Datagram, FlowId};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceEvent;
 use crate::transport::stream::{AppReader, Side, StreamEvent, StreamId, StreamTransport};
 use crate::workloads::reader::Reader;
@@ -32,7 +32,15 @@ pub struct Bulk {
     finished_streams: u64,
     completed_at: Option<SimTime>,
     reader: Reader,
+    /// iperf3-like time limit (server): send without limit for this long.
+    duration: Option<SimDuration>,
+    /// Server with a time limit: when it closes (set at the first request).
+    stop_at: Option<SimTime>,
 }
+
+/// What a time-limited server writes per request: more than any run can send (2^50 B,
+/// a petabyte), so the limit is the time, as with `iperf3 -t`.
+pub const UNLIMITED: u64 = 1 << 50;
 
 impl Bulk {
     /// `streams` request streams of `request_size` bytes each, answered with `bytes` in
@@ -46,7 +54,28 @@ impl Bulk {
             finished_streams: 0,
             completed_at: None,
             reader: Reader::immediate(),
+            duration: None,
+            stop_at: None,
         }
+    }
+
+    /// The same workload limited in time (iperf3 `-t`): the server answers every request
+    /// with an unlimited response (`bytes` unused) and closes the connection `duration`
+    /// after it read the first request; the client completes when the connection closes.
+    /// `None`: no limit.
+    pub fn with_duration(mut self, duration: Option<SimDuration>) -> Self {
+        self.duration = duration;
+        self
+    }
+
+    /// Server with a time limit: when it will close (`None`: no limit, or no request yet).
+    pub fn stop_at(&self) -> Option<SimTime> {
+        self.stop_at
+    }
+
+    /// The time limit came: this side is done (the caller closes the connection).
+    pub fn stop(&mut self, now: SimTime) {
+        self.completed_at.get_or_insert(now);
     }
 
     /// The same workload reading with `reader` (e.g. paced at a read rate).
@@ -98,6 +127,21 @@ impl Bulk {
                     };
                     t.write(id, self.request_size, true);
                     self.requests_opened += 1;
+                }
+                false
+            }
+            (Side::Server, StreamEvent::ReadComplete(id))
+                if t.stream_index(id) < self.streams && self.duration.is_some() =>
+            {
+                let d = self.duration.unwrap_or_default();
+                self.stop_at.get_or_insert(now.saturating_add(d));
+                t.write(id, UNLIMITED, false);
+                false
+            }
+            (_, StreamEvent::Closed(_)) if self.duration.is_some() => {
+                if self.completed_at.is_none() {
+                    self.completed_at = Some(now);
+                    return true;
                 }
                 false
             }
@@ -168,6 +212,16 @@ impl<T: TransportDriver> BulkEndpoint<T> {
         &self.app
     }
 
+    /// A time limit not yet acted on, while the connection is open.
+    fn pending_stop(&self) -> Option<SimTime> {
+        let s = self.app.stop_at?;
+        (self.app.completed_at.is_none() && !self.conn.is_closed()).then_some(s)
+    }
+
+    fn stop_due(&self, now: SimTime) -> bool {
+        self.pending_stop().is_some_and(|s| s <= now)
+    }
+
     fn drive(&mut self, now: SimTime) {
         loop {
             let events = self.conn.take_events();
@@ -211,6 +265,15 @@ impl<T: TransportDriver> Endpoint for BulkEndpoint<T> {
     }
 
     fn handle_timeout(&mut self, now: SimTime) {
+        if self.stop_due(now) {
+            // The time limit (iperf3 `-t`): the server closes the connection.
+            self.conn.close(now);
+            self.app.stop(now);
+            self.drive(now);
+            if self.conn.poll_timeout(&self.app).is_none_or(|t| t > now) {
+                return;
+            }
+        }
         self.conn.handle_timeout(now, &mut self.app);
         self.drive(now);
     }
@@ -221,7 +284,11 @@ impl<T: TransportDriver> Endpoint for BulkEndpoint<T> {
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
-        self.conn.poll_timeout(&self.app)
+        let conn = self.conn.poll_timeout(&self.app);
+        match self.pending_stop() {
+            Some(s) => Some(conn.map_or(s, |c| c.min(s))),
+            None => conn,
+        }
     }
 
     /// The connection follows the client to `new` if it migrates; else it keeps the old
@@ -268,7 +335,6 @@ mod tests {
     //! stream-transport interface.
 
     use super::*;
-    use crate::time::SimDuration;
     use crate::workloads::script::script;
 
     #[test]
@@ -302,5 +368,36 @@ mod tests {
             assert!(!app.on_event(t0, &mut t, StreamEvent::SendComplete(id)));
         }
         assert!(app.on_event(t0, &mut t, StreamEvent::SendComplete(4)));
+    }
+
+    #[test]
+    fn a_time_limited_server_sends_without_limit_and_stops_at_the_limit() {
+        let t0 = SimTime::ZERO + SimDuration::from_millis(7);
+        let mut app = Bulk::new(2, 10, 7).with_duration(Some(SimDuration::from_secs(30)));
+        let mut t = script(Side::Server, 0);
+        assert!(!app.on_event(t0, &mut t, StreamEvent::ReadComplete(0)));
+        let t1 = t0 + SimDuration::from_millis(1);
+        app.on_event(t1, &mut t, StreamEvent::ReadComplete(2));
+        assert_eq!(t.writes, vec![(0, UNLIMITED, false), (2, UNLIMITED, false)]);
+        // The clock starts at the first request.
+        assert_eq!(app.stop_at(), Some(t0 + SimDuration::from_secs(30)));
+        assert_eq!(app.completed_at(), None);
+        // The client completes when the connection closes.
+        let mut c = Bulk::new(2, 10, 7).with_duration(Some(SimDuration::from_secs(30)));
+        let mut ct = script(Side::Client, 2);
+        c.on_event(t0, &mut ct, StreamEvent::Connected);
+        assert!(c.on_event(
+            t1,
+            &mut ct,
+            StreamEvent::Closed(crate::transport::stream::CloseKind::PeerClose)
+        ));
+        assert_eq!(c.completed_at(), Some(t1));
+        // Without a limit a close completes nothing.
+        let mut plain = Bulk::new(2, 10, 7);
+        assert!(!plain.on_event(
+            t1,
+            &mut ct,
+            StreamEvent::Closed(crate::transport::stream::CloseKind::PeerClose)
+        ));
     }
 }

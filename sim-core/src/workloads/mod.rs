@@ -13,7 +13,14 @@
 //!   [`sequence::InitialWindowPolicy`] it drives (paper 000; `docs/lifecycle.md`);
 //! - [`web_page`]: a page of objects with dependencies, one request stream per object,
 //!   requested in list order as dependencies complete ([`web_page::WebPage`]; paper 003's
-//!   page load);
+//!   page load), run by [`endpoint::AppEndpoint`] with its per-object times;
+//! - [`video`]: segment requests into a playout buffer, quality by the measured delay, a
+//!   seek ([`video::Video`]; paper 003's streaming);
+//! - [`reconnects`]: one transfer over K + 1 connections (idle close or explicit close
+//!   between parts, resumption), a connection sequence with its own report;
+//! - [`endpoint`]: [`endpoint::Workload`], the interface of a single-connection workload
+//!   with its own timer, and [`endpoint::AppEndpoint`], which runs one over any
+//!   [`crate::driver::TransportDriver`];
 //! - [`reader`]: the application reader ([`reader::Reader`]: at once, or paced at a read
 //!   rate) a workload reads its streams with; the transport calls it synchronously
 //!   ([`crate::transport::stream::AppReader`]).
@@ -23,8 +30,11 @@
 //! than one connection) plus one arm in [`crate::flows`].
 
 pub mod bulk;
+pub mod endpoint;
 pub mod reader;
+pub mod reconnects;
 #[cfg(test)]
 pub(crate) mod script;
 pub mod sequence;
+pub mod video;
 pub mod web_page;

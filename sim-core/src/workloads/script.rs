@@ -16,6 +16,10 @@ pub(crate) struct Script {
     pub opened: u64,
     /// Every write: stream, length, FIN.
     pub writes: Vec<(StreamId, u64, bool)>,
+    /// Bytes read per stream, as `stream_read_state` reports them.
+    pub read: Vec<(StreamId, u64)>,
+    /// The smoothed RTT reported.
+    pub srtt: SimDuration,
 }
 
 impl StreamTransport for Script {
@@ -40,8 +44,12 @@ impl StreamTransport for Script {
     fn stream_id(&self, side: Side, index: u64) -> StreamId {
         2 * index + u64::from(side == Side::Server)
     }
-    fn stream_read_state(&self, _id: StreamId) -> Option<StreamReadState> {
-        None
+    fn stream_read_state(&self, id: StreamId) -> Option<StreamReadState> {
+        let &(_, read) = self.read.iter().find(|r| r.0 == id)?;
+        Some(StreamReadState {
+            read,
+            ..StreamReadState::default()
+        })
     }
     fn read(&mut self, _now: SimTime, _id: StreamId, _max: u64) -> u64 {
         0
@@ -66,7 +74,7 @@ impl StreamTransport for Script {
         0
     }
     fn smoothed_rtt(&self) -> SimDuration {
-        SimDuration::ZERO
+        self.srtt
     }
 }
 
@@ -77,5 +85,7 @@ pub(crate) fn script(side: Side, limit: u64) -> Script {
         limit,
         opened: 0,
         writes: Vec::new(),
+        read: Vec::new(),
+        srtt: SimDuration::ZERO,
     }
 }

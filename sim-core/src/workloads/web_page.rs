@@ -12,79 +12,30 @@
 //! (the page load time is the client's completion); each object's completion time is
 //! reported.
 
+use crate::config::workload::WebPageSpec;
+use crate::driver::TransportDriver;
+use crate::metrics::workload::{ObjectReport, PageReport, WorkloadMetrics};
+use crate::packet::{Addr, FlowId};
 use crate::time::SimTime;
 use crate::transport::stream::{AppReader, Side, StreamEvent, StreamId, StreamTransport};
+use crate::workloads::endpoint::{AppEndpoint, Workload};
 use crate::workloads::reader::Reader;
-use serde::{Deserialize, Serialize};
 
-/// One object of a page.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WebObject {
-    /// A name for reports (`"index.html"`).
-    pub name: String,
-    /// Response size in bytes.
-    #[serde(deserialize_with = "crate::units::serde_size::de")]
-    pub size: u64,
-    /// Indices of earlier objects that must be read completely before this one is
-    /// requested (empty: requested at once).
-    #[serde(default)]
-    pub after: Vec<usize>,
-}
+pub use crate::config::workload::{paper003_page, validate_page, WebObject};
 
-/// Paper 003's page: one html, then one css, one js and five images requested in
-/// parallel once the html is read. The paper gives no object sizes; these are typical
-/// sizes of a small page (HTTP Archive medians are larger; see the scenario that uses it).
-pub fn paper003_page() -> Vec<WebObject> {
-    let obj = |name: &str, size: u64, after: &[usize]| WebObject {
-        name: name.into(),
-        size,
-        after: after.to_vec(),
-    };
-    vec![
-        obj("index.html", 30_000, &[]),
-        obj("style.css", 20_000, &[0]),
-        obj("app.js", 100_000, &[0]),
-        obj("img1.jpg", 100_000, &[0]),
-        obj("img2.jpg", 100_000, &[0]),
-        obj("img3.jpg", 100_000, &[0]),
-        obj("img4.jpg", 100_000, &[0]),
-        obj("img5.jpg", 100_000, &[0]),
-    ]
-}
-
-/// Checks a page: at least one object, sizes > 0, dependencies on earlier objects only.
-/// The error is `(field, value, allowed)` with the field relative to the workload table
-/// (`objects[3].after`).
-pub fn validate_page(objects: &[WebObject]) -> Result<(), (String, String, String)> {
-    if objects.is_empty() {
-        return Err(("objects".into(), "[]".into(), "at least one object".into()));
-    }
-    for (i, o) in objects.iter().enumerate() {
-        if o.size == 0 {
-            return Err((
-                format!("objects[{i}].size"),
-                "0".into(),
-                "a size > 0".into(),
-            ));
-        }
-        if let Some(&d) = o.after.iter().find(|&&d| d >= i) {
-            return Err((
-                format!("objects[{i}].after"),
-                d.to_string(),
-                format!("indices of earlier objects (< {i}): objects are requested in list order"),
-            ));
-        }
-    }
-    Ok(())
+/// What happened to one object, at this side.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ObjectTimes {
+    request: Option<SimTime>,
+    first_byte: Option<SimTime>,
 }
 
 /// The `web_page` workload state of one connection (either side).
 #[derive(Clone, Debug)]
 pub struct WebPage {
     objects: Vec<WebObject>,
-    request_size: u64,
     requested: usize,
+    times: Vec<ObjectTimes>,
     /// Client: when each object was read completely. Server: when each response was
     /// acknowledged.
     done: Vec<Option<SimTime>>,
@@ -94,14 +45,14 @@ pub struct WebPage {
 }
 
 impl WebPage {
-    /// A page of `objects` (checked with [`validate_page`]), each requested with a
-    /// `request_size`-byte request; read at once.
-    pub fn new(objects: Vec<WebObject>, request_size: u64) -> Self {
+    /// A page of `objects` (checked with [`validate_page`]), each requested with its
+    /// `request_size`; read at once.
+    pub fn new(objects: Vec<WebObject>) -> Self {
         let n = objects.len();
         WebPage {
             objects,
-            request_size,
             requested: 0,
+            times: vec![ObjectTimes::default(); n],
             done: vec![None; n],
             finished: 0,
             completed_at: None,
@@ -125,7 +76,7 @@ impl WebPage {
     }
 
     /// Requests every object that may be requested now, in list order.
-    fn request<T: StreamTransport + ?Sized>(&mut self, t: &mut T) {
+    fn request<T: StreamTransport + ?Sized>(&mut self, now: SimTime, t: &mut T) {
         while self.requested < self.objects.len() {
             let o = &self.objects[self.requested];
             if o.after.iter().any(|&d| self.done[d].is_none()) {
@@ -134,7 +85,8 @@ impl WebPage {
             let Some(id) = t.open_stream() else {
                 break;
             };
-            t.write(id, self.request_size, true);
+            t.write(id, o.request_size, true);
+            self.times[self.requested].request = Some(now);
             self.requested += 1;
         }
     }
@@ -166,17 +118,22 @@ impl WebPage {
                 | StreamEvent::StreamsAvailable
                 | StreamEvent::EarlyDataReady,
             ) => {
-                self.request(t);
+                self.request(now, t);
                 false
             }
             (Side::Client, StreamEvent::ReadComplete(id)) => {
                 let done = self.finish_one(now, t.stream_index(id) as usize);
-                self.request(t);
+                self.request(now, t);
                 done
             }
             (Side::Server, StreamEvent::ReadComplete(id)) => {
-                if let Some(o) = self.objects.get(t.stream_index(id) as usize) {
+                let k = t.stream_index(id) as usize;
+                if let Some(o) = self.objects.get(k) {
                     t.write(id, o.size, true);
+                    self.times[k] = ObjectTimes {
+                        request: Some(now),
+                        first_byte: Some(now),
+                    };
                 }
                 false
             }
@@ -191,6 +148,12 @@ impl WebPage {
 /// The workload reads through its [`Reader`].
 impl AppReader for WebPage {
     fn on_readable(&mut self, now: SimTime, t: &mut dyn StreamTransport, id: StreamId) {
+        if t.side() == Side::Client {
+            let k = t.stream_index(id) as usize;
+            if let Some(o) = self.times.get_mut(k) {
+                o.first_byte.get_or_insert(now);
+            }
+        }
         self.reader.on_readable(now, t, id);
     }
 
@@ -200,6 +163,61 @@ impl AppReader for WebPage {
 
     fn on_deadline(&mut self, now: SimTime, t: &mut dyn StreamTransport) {
         self.reader.on_deadline(now, t);
+    }
+}
+
+impl WebPage {
+    /// The page report, times relative to `start`.
+    pub fn page_report(&self, start: SimTime) -> PageReport {
+        let rel = |t: Option<SimTime>| t.map(|t| t.saturating_since(start).as_secs_f64());
+        PageReport {
+            page_load_secs: rel(self.completed_at),
+            objects: self
+                .objects
+                .iter()
+                .zip(&self.times)
+                .zip(&self.done)
+                .map(|((o, t), d)| ObjectReport {
+                    name: o.name.clone(),
+                    size: o.size,
+                    request_secs: rel(t.request),
+                    first_byte_secs: rel(t.first_byte),
+                    complete_secs: rel(*d),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The client and server endpoints of a `web_page` flow over transport `T`: `client` and
+/// `server` are the two connections (not started), `client_addr` / `server_addr` their
+/// addresses, `flow` the flow. Every transport's arm in [`crate::flows`] is this call.
+pub fn endpoints<T: TransportDriver>(
+    client: T,
+    server: T,
+    spec: &WebPageSpec,
+    client_addr: Addr,
+    server_addr: Addr,
+    flow: FlowId,
+) -> (AppEndpoint<T, WebPage>, AppEndpoint<T, WebPage>) {
+    let page = || WebPage::new(spec.objects.clone());
+    (
+        AppEndpoint::new(client, page(), client_addr, server_addr, flow),
+        AppEndpoint::new(server, page(), server_addr, client_addr, flow),
+    )
+}
+
+impl Workload for WebPage {
+    fn on_event<T: StreamTransport + ?Sized>(&mut self, now: SimTime, t: &mut T, ev: StreamEvent) {
+        WebPage::on_event(self, now, t, ev);
+    }
+
+    fn completed_at(&self) -> Option<SimTime> {
+        self.completed_at
+    }
+
+    fn report(&self, start: SimTime, _now: SimTime, m: &mut WorkloadMetrics) {
+        m.page = Some(self.page_report(start));
     }
 }
 
@@ -222,13 +240,14 @@ mod tests {
         WebObject {
             name: String::new(),
             size,
+            request_size: 1,
             after: after.to_vec(),
         }
     }
 
     #[test]
     fn html_first_then_the_rest_in_parallel() {
-        let mut page = WebPage::new(paper003_page(), 200);
+        let mut page = WebPage::new(paper003_page(200));
         let mut f = script(Side::Client, 100);
         page.on_event(t(1), &mut f, StreamEvent::Connected);
         // Only the html: everything else depends on it.
@@ -252,7 +271,7 @@ mod tests {
         // 2 depends on 1; 3 depends on nothing but comes after 2 in the list.
         let page = vec![obj(10, &[]), obj(10, &[]), obj(10, &[1]), obj(10, &[])];
         assert_eq!(validate_page(&page), Ok(()));
-        let mut p = WebPage::new(page, 1);
+        let mut p = WebPage::new(page);
         let mut f = script(Side::Client, 1);
         p.on_event(t(0), &mut f, StreamEvent::Connected);
         assert_eq!(f.opened, 1, "the peer allows one stream");
@@ -268,11 +287,11 @@ mod tests {
 
     #[test]
     fn the_server_answers_each_stream_with_its_object() {
-        let mut s = WebPage::new(paper003_page(), 200);
+        let mut s = WebPage::new(paper003_page(200));
         let mut f = script(Side::Server, 0);
         s.on_event(t(5), &mut f, StreamEvent::ReadComplete(c(2)));
         s.on_event(t(5), &mut f, StreamEvent::ReadComplete(c(0)));
-        assert_eq!(f.writes, [(c(2), 100_000, true), (c(0), 30_000, true)]);
+        assert_eq!(f.writes, [(c(2), 26_000, true), (c(0), 18_000, true)]);
         for k in 0..8 {
             let last = s.on_event(t(10 + k), &mut f, StreamEvent::SendComplete(c(k)));
             assert_eq!(last, k == 7);

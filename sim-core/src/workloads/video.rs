@@ -1,0 +1,553 @@
+//! Workload `video`: paper 003's streaming with a seek. The client fetches the video in
+//! segments, one request stream per segment and one request at a time (as DASH / HLS
+//! players fetch over HTTP), into a playout buffer; the server answers each request with
+//! the segment of the rendition the request names.
+//!
+//! - **Requests**: the next segment is requested when the previous one was read and the
+//!   buffer ahead of playback is at most `buffer − segment` (so it never holds more than
+//!   `buffer`); a player waiting to start or stalled requests at once.
+//! - **Quality** (paper 003): chosen per request by the measured delay, the smoothed RTT
+//!   / 2 (an estimate of the one-way link delay the paper varies): below `fhd_delay`
+//!   (100 ms) QHD, up to `hd_delay` (200 ms) FHD, above HD. The request names the
+//!   rendition: its length is `request_size` + the rendition's index (0 HD, 1 FHD, 2 QHD),
+//!   which is how the server, which sees only byte counts, learns it.
+//! - **Playback** starts once `startup` is buffered ahead (or the rest of the video) and
+//!   advances in real time; when the buffer runs dry it stalls (a rebuffering) and resumes
+//!   once `startup` is buffered again.
+//! - **Seek** at `seek_at` (from the connection start) to `seek_to`: playback jumps to the
+//!   start of the segment holding `seek_to` (players seek to a key frame; segments start
+//!   with one), the buffer is flushed, a request in flight is abandoned (its response still
+//!   arrives and is discarded: the transports have no stream reset) and requests restart
+//!   at the seek position. The loading delay is from the seek to playback resumed.
+//! - The client closes the connection when playback reaches the end (it is then done);
+//!   the server is done when the connection closes.
+
+use crate::config::workload::{VideoSpec, VIDEO_QUALITIES};
+use crate::driver::TransportDriver;
+use crate::metrics::workload::{SegmentReport, VideoReport, WorkloadMetrics};
+use crate::packet::{Addr, FlowId};
+use crate::time::{SimDuration, SimTime};
+use crate::transport::stream::{AppReader, Side, StreamEvent, StreamId, StreamTransport};
+use crate::workloads::endpoint::{AppEndpoint, Workload};
+use crate::workloads::reader::Reader;
+
+/// The player's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for the startup threshold before first playback.
+    Startup,
+    /// Playing.
+    Playing,
+    /// The buffer ran dry at this time (a rebuffering).
+    Stalled(SimTime),
+    /// Loading after a seek.
+    Seeking,
+    /// Playback reached the end.
+    Ended,
+}
+
+/// One segment request (client).
+#[derive(Clone, Debug)]
+struct Segment {
+    index: u64,
+    quality: usize,
+    delay: SimDuration,
+    request: SimTime,
+    complete: Option<SimTime>,
+    abandoned: bool,
+}
+
+/// The `video` workload state of one connection (either side).
+#[derive(Clone, Debug)]
+pub struct Video {
+    spec: VideoSpec,
+    reader: Reader,
+    start: SimTime,
+    connected: bool,
+    phase: Phase,
+    /// Playback position at `at`.
+    pos: SimDuration,
+    at: SimTime,
+    /// End of the contiguous buffered video (from `pos`).
+    buffered: SimDuration,
+    next_segment: u64,
+    /// The request in flight: stream and its entry in `segments`.
+    in_flight: Option<(StreamId, usize)>,
+    /// The peer's stream limit refused the last request (retried at `StreamsAvailable`).
+    stream_blocked: bool,
+    segments: Vec<Segment>,
+    seek_pending: bool,
+    seek_time: Option<SimTime>,
+    seek_loading_from: Option<SimTime>,
+    seek_loading: Option<SimDuration>,
+    startup_delay: Option<SimDuration>,
+    rebuffer_count: u64,
+    rebuffer_time: SimDuration,
+    playback_end: Option<SimTime>,
+    completed_at: Option<SimTime>,
+}
+
+impl Video {
+    /// A player (client) or segment server for `spec` (checked with
+    /// [`VideoSpec::validate`]); reads at once.
+    pub fn new(spec: VideoSpec) -> Self {
+        let seek_pending = spec.seek_at.is_some();
+        Video {
+            spec,
+            reader: Reader::immediate(),
+            start: SimTime::ZERO,
+            connected: false,
+            phase: Phase::Startup,
+            pos: SimDuration::ZERO,
+            at: SimTime::ZERO,
+            buffered: SimDuration::ZERO,
+            next_segment: 0,
+            in_flight: None,
+            stream_blocked: false,
+            segments: Vec::new(),
+            seek_pending,
+            seek_time: None,
+            seek_loading_from: None,
+            seek_loading: None,
+            startup_delay: None,
+            rebuffer_count: 0,
+            rebuffer_time: SimDuration::ZERO,
+            playback_end: None,
+            completed_at: None,
+        }
+    }
+
+    /// Video buffered ahead of the playback position (at the last update).
+    pub fn buffer_level(&self) -> SimDuration {
+        self.buffered.saturating_sub(self.pos)
+    }
+
+    /// Playback position at the last update.
+    pub fn position(&self) -> SimDuration {
+        self.pos
+    }
+
+    /// Advances playback to `now`: a playing player consumes its buffer, stalls when it
+    /// runs dry, ends at the end of the video.
+    fn advance(&mut self, now: SimTime) {
+        if self.phase == Phase::Playing {
+            let elapsed = now.saturating_since(self.at);
+            let level = self.buffer_level();
+            if elapsed >= level {
+                self.pos = self.buffered;
+                let when = self.at + level;
+                if self.pos >= self.spec.length {
+                    self.phase = Phase::Ended;
+                    self.playback_end = Some(when);
+                } else {
+                    self.phase = Phase::Stalled(when);
+                    self.rebuffer_count += 1;
+                }
+            } else {
+                self.pos += elapsed;
+            }
+        }
+        self.at = now;
+    }
+
+    /// Requests the next segment if the buffer has room and nothing is in flight.
+    fn maybe_request<T: StreamTransport + ?Sized>(&mut self, now: SimTime, t: &mut T) {
+        if !self.connected || self.in_flight.is_some() || self.phase == Phase::Ended {
+            return;
+        }
+        if self.next_segment >= self.spec.segments() {
+            return;
+        }
+        if self.buffer_level() + self.spec.segment > self.spec.buffer {
+            return;
+        }
+        let delay = SimDuration(t.smoothed_rtt().0 / 2);
+        let quality = self.spec.quality_for(delay);
+        let Some(id) = t.open_stream() else {
+            self.stream_blocked = true;
+            return;
+        };
+        self.stream_blocked = false;
+        t.write(id, self.spec.request_size + quality as u64, true);
+        self.segments.push(Segment {
+            index: self.next_segment,
+            quality,
+            delay,
+            request: now,
+            complete: None,
+            abandoned: false,
+        });
+        self.in_flight = Some((id, self.segments.len() - 1));
+        self.next_segment += 1;
+    }
+
+    /// Playback starts or resumes if enough is buffered.
+    fn maybe_play(&mut self, now: SimTime) {
+        let waiting = matches!(
+            self.phase,
+            Phase::Startup | Phase::Stalled(_) | Phase::Seeking
+        );
+        if !waiting {
+            return;
+        }
+        let enough = self.buffer_level() >= self.spec.startup || self.buffered >= self.spec.length;
+        if !enough {
+            return;
+        }
+        match self.phase {
+            Phase::Startup => {
+                self.startup_delay = Some(now.saturating_since(self.start));
+            }
+            Phase::Stalled(since) => self.rebuffer_time += now.saturating_since(since),
+            _ => {}
+        }
+        if let Some(from) = self.seek_loading_from.take() {
+            self.seek_loading = Some(now.saturating_since(from));
+        }
+        self.phase = Phase::Playing;
+        self.at = now;
+    }
+
+    fn seek_due(&self) -> Option<SimTime> {
+        if !self.seek_pending {
+            return None;
+        }
+        self.spec.seek_at.map(|d| self.start.saturating_add(d))
+    }
+
+    /// The seek: flush, jump, restart the requests.
+    fn seek<T: StreamTransport + ?Sized>(&mut self, now: SimTime, t: &mut T) {
+        self.seek_pending = false;
+        if self.phase == Phase::Ended {
+            return;
+        }
+        if let Phase::Stalled(since) = self.phase {
+            self.rebuffer_time += now.saturating_since(since);
+        }
+        let to = self.spec.seek_to.unwrap_or_default();
+        let seg = self.spec.segment.0;
+        self.pos = SimDuration(to.0 / seg * seg);
+        self.buffered = self.pos;
+        self.next_segment = to.0 / seg;
+        if let Some((_, k)) = self.in_flight.take() {
+            self.segments[k].abandoned = true;
+        }
+        if self.phase != Phase::Startup {
+            self.phase = Phase::Seeking;
+        }
+        self.seek_time = Some(now);
+        self.seek_loading_from = Some(now);
+        self.at = now;
+        self.maybe_request(now, t);
+    }
+
+    fn end<T: StreamTransport + ?Sized>(&mut self, now: SimTime, t: &mut T) {
+        if self.phase == Phase::Ended && self.completed_at.is_none() {
+            self.completed_at = Some(now);
+            t.close(now);
+        }
+    }
+
+    /// The client's report, times relative to `start`, an unfinished stall counted up to
+    /// `now`.
+    pub fn video_report(&self, start: SimTime, now: SimTime) -> VideoReport {
+        let rel = |t: SimTime| t.saturating_since(start).as_secs_f64();
+        let mut rebuffer = self.rebuffer_time;
+        if let Phase::Stalled(since) = self.phase {
+            rebuffer += now.saturating_since(since);
+        }
+        VideoReport {
+            startup_delay_secs: self.startup_delay.map(|d| d.as_secs_f64()),
+            seek_secs: self.seek_time.map(rel),
+            seek_loading_delay_secs: self.seek_loading.map(|d| d.as_secs_f64()),
+            rebuffer_count: self.rebuffer_count,
+            rebuffer_secs: rebuffer.as_secs_f64(),
+            playback_end_secs: self.playback_end.map(rel),
+            segments: self
+                .segments
+                .iter()
+                .map(|s| SegmentReport {
+                    index: s.index,
+                    quality: VIDEO_QUALITIES[s.quality].to_string(),
+                    bytes: self.spec.segment_bytes(s.quality),
+                    delay_secs: s.delay.as_secs_f64(),
+                    request_secs: rel(s.request),
+                    complete_secs: s.complete.map(rel),
+                    abandoned: s.abandoned,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The client and server endpoints of a `video` flow over transport `T` (connections not
+/// started). Every transport's arm in [`crate::flows`] is this call.
+pub fn endpoints<T: TransportDriver>(
+    client: T,
+    server: T,
+    spec: &VideoSpec,
+    client_addr: Addr,
+    server_addr: Addr,
+    flow: FlowId,
+) -> (AppEndpoint<T, Video>, AppEndpoint<T, Video>) {
+    (
+        AppEndpoint::new(
+            client,
+            Video::new(spec.clone()),
+            client_addr,
+            server_addr,
+            flow,
+        ),
+        AppEndpoint::new(
+            server,
+            Video::new(spec.clone()),
+            server_addr,
+            client_addr,
+            flow,
+        ),
+    )
+}
+
+impl Workload for Video {
+    fn on_start(&mut self, now: SimTime) {
+        self.start = now;
+        self.at = now;
+    }
+
+    fn on_event<T: StreamTransport + ?Sized>(&mut self, now: SimTime, t: &mut T, ev: StreamEvent) {
+        match (t.side(), ev) {
+            (Side::Client, StreamEvent::Connected | StreamEvent::EarlyDataReady) => {
+                self.connected = true;
+                self.advance(now);
+                self.maybe_request(now, t);
+            }
+            (Side::Client, StreamEvent::StreamsAvailable) => {
+                self.stream_blocked = false;
+                self.advance(now);
+                self.maybe_request(now, t);
+            }
+            (Side::Client, StreamEvent::ReadComplete(id)) => {
+                let Some((_, k)) = self.in_flight.filter(|&(s, _)| s == id) else {
+                    return; // an abandoned request's response
+                };
+                self.in_flight = None;
+                self.advance(now);
+                self.segments[k].complete = Some(now);
+                let seg = self.spec.segment;
+                self.buffered = SimDuration((self.segments[k].index + 1) * seg.0);
+                self.maybe_play(now);
+                self.maybe_request(now, t);
+            }
+            (Side::Server, StreamEvent::ReadComplete(id)) => {
+                let read = t.stream_read_state(id).map_or(0, |s| s.read);
+                let q = read.saturating_sub(self.spec.request_size).min(2) as usize;
+                t.write(id, self.spec.segment_bytes(q), true);
+            }
+            (Side::Server, StreamEvent::Closed(_)) => {
+                self.completed_at.get_or_insert(now);
+            }
+            _ => {}
+        }
+    }
+
+    fn wake_at(&self) -> Option<SimTime> {
+        let mut w = self.seek_due();
+        if self.phase == Phase::Playing {
+            let level = self.buffer_level();
+            let times = [
+                // Playback ends (everything buffered) or the next request is due.
+                (self.buffered >= self.spec.length).then(|| self.at + level),
+                (self.connected
+                    && !self.stream_blocked
+                    && self.in_flight.is_none()
+                    && self.next_segment < self.spec.segments())
+                .then(|| {
+                    let room = self.spec.buffer - self.spec.segment;
+                    self.at + level.saturating_sub(room)
+                }),
+            ];
+            for t in times.into_iter().flatten() {
+                w = Some(w.map_or(t, |x| x.min(t)));
+            }
+        }
+        w
+    }
+
+    fn on_wake<T: StreamTransport + ?Sized>(&mut self, now: SimTime, t: &mut T) {
+        if t.side() != Side::Client {
+            // The server neither plays nor seeks.
+            self.seek_pending = false;
+            return;
+        }
+        self.advance(now);
+        if self.seek_due().is_some_and(|s| s <= now) {
+            self.seek(now, t);
+        }
+        self.maybe_request(now, t);
+        self.end(now, t);
+    }
+
+    fn completed_at(&self) -> Option<SimTime> {
+        self.completed_at
+    }
+
+    fn report(&self, start: SimTime, now: SimTime, m: &mut WorkloadMetrics) {
+        if self.spec.segments() > 0 && (self.connected || !self.segments.is_empty()) {
+            m.video = Some(self.video_report(start, now));
+        }
+    }
+}
+
+/// The workload reads through its [`Reader`].
+impl AppReader for Video {
+    fn on_readable(&mut self, now: SimTime, t: &mut dyn StreamTransport, id: StreamId) {
+        self.reader.on_readable(now, t, id);
+    }
+
+    fn deadline(&self) -> Option<SimTime> {
+        self.reader.deadline()
+    }
+
+    fn on_deadline(&mut self, now: SimTime, t: &mut dyn StreamTransport) {
+        self.reader.on_deadline(now, t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! `Video` against the scripted transport: requests, quality, playback, stalls, seek.
+
+    use super::*;
+    use crate::workloads::script::script;
+
+    fn t(ms: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_millis(ms)
+    }
+
+    fn spec() -> VideoSpec {
+        VideoSpec {
+            length: SimDuration::from_secs(20),
+            segment: SimDuration::from_secs(2),
+            buffer: SimDuration::from_secs(6),
+            startup: SimDuration::from_secs(2),
+            ..VideoSpec::default()
+        }
+    }
+
+    #[test]
+    fn quality_thresholds_are_paper_003s() {
+        let s = VideoSpec::default();
+        let q = |ms| VIDEO_QUALITIES[s.quality_for(SimDuration::from_millis(ms))];
+        assert_eq!(
+            [q(0), q(99), q(100), q(200), q(201)],
+            ["qhd", "qhd", "fhd", "fhd", "hd"]
+        );
+        // 8 Mbit/s x 4 s = 4 MB.
+        assert_eq!(s.segment_bytes(1), 4_000_000);
+    }
+
+    #[test]
+    fn playback_starts_stalls_and_resumes_by_the_buffer() {
+        let mut v = Video::new(spec());
+        let mut c = script(Side::Client, 100);
+        c.srtt = SimDuration::from_millis(300); // 150 ms one way: FHD
+        v.on_start(t(0));
+        v.on_event(t(100), &mut c, StreamEvent::Connected);
+        assert_eq!(
+            c.writes,
+            [(0, 101, true)],
+            "one request at a time, naming FHD"
+        );
+        v.on_event(t(1000), &mut c, StreamEvent::ReadComplete(0));
+        assert_eq!(
+            v.startup_delay,
+            Some(SimDuration::from_secs(1)),
+            "2 s buffered = startup"
+        );
+        assert_eq!(c.writes.len(), 2, "room for more: the next request at once");
+        // Segment 1 arrives at 2.5 s: playback (started at 1 s) ran dry at 3 s? No: at
+        // 2.5 s it is at 1.5 s of 2 s buffered, so no stall; buffer 2.5 s.
+        v.on_event(t(2500), &mut c, StreamEvent::ReadComplete(2));
+        assert_eq!(v.rebuffer_count, 0);
+        assert_eq!(v.buffer_level(), SimDuration::from_millis(2500));
+        // Segment 2 arrives late, at 6 s: the buffer ran dry at 5 s.
+        v.on_event(t(6000), &mut c, StreamEvent::ReadComplete(4));
+        assert_eq!(v.rebuffer_count, 1);
+        assert_eq!(
+            v.rebuffer_time,
+            SimDuration::from_secs(1),
+            "stalled 5 s .. 6 s"
+        );
+        assert_eq!(v.phase, Phase::Playing, "2 s buffered again: resumed");
+    }
+
+    #[test]
+    fn requests_wait_for_buffer_room() {
+        let mut v = Video::new(spec());
+        let mut c = script(Side::Client, 100);
+        v.on_start(t(0));
+        v.on_event(t(0), &mut c, StreamEvent::Connected);
+        for k in 0..3 {
+            v.on_event(t(10 * (k + 1)), &mut c, StreamEvent::ReadComplete(2 * k));
+        }
+        // 6 s buffered (the target): no fourth request until 2 s have played.
+        assert_eq!(c.writes.len(), 3);
+        let wake = v.wake_at().expect("the next request's time");
+        assert_eq!(
+            wake,
+            t(30) + SimDuration::from_secs(2) - SimDuration::from_millis(20)
+        );
+        v.on_wake(wake, &mut c);
+        assert_eq!(c.writes.len(), 4);
+    }
+
+    #[test]
+    fn a_seek_flushes_and_restarts_at_the_segment_of_the_position() {
+        let mut s = spec();
+        s.seek_at = Some(SimDuration::from_secs(3));
+        s.seek_to = Some(SimDuration::from_secs(13));
+        let mut v = Video::new(s);
+        let mut c = script(Side::Client, 100);
+        v.on_start(t(0));
+        v.on_event(t(0), &mut c, StreamEvent::Connected);
+        v.on_event(t(500), &mut c, StreamEvent::ReadComplete(0));
+        assert_eq!(v.wake_at(), Some(t(3000)), "the seek");
+        v.on_wake(t(3000), &mut c);
+        assert_eq!(v.position(), SimDuration::from_secs(12));
+        assert_eq!(v.buffer_level(), SimDuration::ZERO);
+        // Segment 1's request (stream 2) was abandoned; segment 6 requested on stream 4.
+        assert_eq!(c.writes.last(), Some(&(4, 102, true)));
+        v.on_event(t(3100), &mut c, StreamEvent::ReadComplete(2));
+        assert_eq!(
+            v.phase,
+            Phase::Seeking,
+            "an abandoned response is discarded"
+        );
+        v.on_event(t(3400), &mut c, StreamEvent::ReadComplete(4));
+        assert_eq!(v.seek_loading, Some(SimDuration::from_millis(400)));
+        let r = v.video_report(t(0), t(3400));
+        assert!(r.segments[1].abandoned && !r.segments[2].abandoned);
+        assert_eq!(r.segments[2].index, 6);
+    }
+
+    #[test]
+    fn the_server_answers_the_rendition_the_request_names() {
+        let mut v = Video::new(spec());
+        let mut srv = script(Side::Server, 0);
+        srv.read = vec![(0, 100), (2, 102)];
+        v.on_event(t(0), &mut srv, StreamEvent::ReadComplete(0));
+        v.on_event(t(0), &mut srv, StreamEvent::ReadComplete(2));
+        let s = spec();
+        assert_eq!(
+            srv.writes,
+            [(0, s.segment_bytes(0), true), (2, s.segment_bytes(2), true)]
+        );
+        assert_eq!(v.wake_at(), None);
+        v.on_event(
+            t(9),
+            &mut srv,
+            StreamEvent::Closed(crate::transport::stream::CloseKind::PeerClose),
+        );
+        assert_eq!(Workload::completed_at(&v), Some(t(9)));
+    }
+}
