@@ -14,7 +14,10 @@ use crate::config::{
     AppConfig, Config, FlowConfig, Handover, LinkChange, LinkConfig, LossModel, QueueLimit,
     Topology, TransportConfig, WorkloadConfig,
 };
-use crate::units::{format_duration, parse_bytes, parse_duration, parse_rate};
+use crate::config::{OutputConfig, SimLimits};
+use crate::time::SimDuration;
+use crate::units::{format_duration, format_rate, parse_bytes, parse_duration, parse_rate};
+use crate::units::{Bytes, Rate};
 use schema::{Field, Kind, Num, Table as Schema};
 use serde::Serialize;
 use std::fmt;
@@ -574,8 +577,11 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
         ));
     }
     match &flow.app {
-        AppConfig::Cbr { count, .. } => {
+        AppConfig::Cbr {
+            count, rate, size, ..
+        } => {
             check_scalars(&schema::CBR, &flow.app, path)?;
+            check_cbr_rate(*rate, *size, &path("rate"))?;
             check_toml_int(*count, &path("count"), "a number of datagrams")
         }
         AppConfig::Transport(t) => {
@@ -809,6 +815,7 @@ impl Config {
                 )?;
                 for (i, p) in pairs.iter().enumerate() {
                     for (name, l) in [
+        check_series(&self.output, &self.sim)?;
                         ("client_up", &p.client_up),
                         ("client_down", &p.client_down),
                         ("server_up", &p.server_up),
@@ -868,6 +875,50 @@ mod tests {
             link(),
             link(),
             vec![FlowConfig::cbr_up(Rate(1_000_000), Bytes(1200), 10)],
+/// The most time-series samples a run may take (`output.series`): one row of every column
+/// per sample is kept in memory, so this bounds a run's series to some 10^8 values.
+pub const MAX_SERIES_SAMPLES: u64 = 1_000_000;
+
+/// With series on, `output.sample_interval` must leave at most [`MAX_SERIES_SAMPLES`]
+/// samples in `sim.time_limit` (a `"1ns"` interval would fill memory without bound).
+pub(crate) fn check_series(output: &OutputConfig, sim: &SimLimits) -> Result<(), ConfigError> {
+    let dt = output.sample_interval.0.max(1);
+    if !output.series || sim.time_limit.0 / dt <= MAX_SERIES_SAMPLES {
+        return Ok(());
+    }
+    let min = SimDuration(sim.time_limit.0.div_ceil(MAX_SERIES_SAMPLES));
+    Err(ConfigError::new(
+        "output.sample_interval",
+        format_duration(output.sample_interval),
+        format!(
+            "with series on, a sample interval of at least {} (at most {MAX_SERIES_SAMPLES} samples in sim.time_limit = {})",
+            format_duration(min),
+            format_duration(sim.time_limit)
+        ),
+    ))
+}
+
+/// A CBR source sends at most one datagram per nanosecond, the clock's resolution: a
+/// faster `rate` would send several datagrams at one instant, work that no event bounds.
+/// So `rate <= (size + 28 B) × 8 bit × 10^9 /s`.
+pub(crate) fn check_cbr_rate(rate: Rate, size: Bytes, path: &str) -> Result<(), ConfigError> {
+    // IPv4 (20 B) + UDP (8 B) headers count in a CBR rate (`apps::cbr::IP_UDP_HEADER`).
+    let bits = (size.0 as u128 + 28) * 8;
+    let max = bits * 1_000_000_000;
+    if rate.0 as u128 <= max {
+        return Ok(());
+    }
+    Err(ConfigError::new(
+        path,
+        format_rate(rate),
+        format!(
+            "a rate of at most {} for {}-byte datagrams (one datagram per nanosecond, the clock's resolution)",
+            format_rate(Rate(max.min(u64::MAX as u128) as u64)),
+            size.0
+        ),
+    ))
+}
+
         );
         c.name = "t".into();
         c

@@ -20,17 +20,15 @@ fn run_max_datagram(cfg: &Config) -> (RunResult, u64) {
         if let (
             TraceSource::Endpoint(id),
             TraceEvent::PacketSent {
-                packet,
+                packet: ProtocolPacket::Quic(p),
                 datagram_id,
                 ..
             },
         ) = (&r.source, &r.event)
         {
-            if let ProtocolPacket::Quic(p) = packet {
-                *per_datagram
-                    .entry((format!("{id:?}"), *datagram_id))
-                    .or_default() += p.size;
-            }
+            *per_datagram
+                .entry((format!("{id:?}"), *datagram_id))
+                .or_default() += p.size;
         }
     };
     let res = sim_core::runner::run_traced(cfg, 1, &mut tracer).expect("runs");
@@ -66,4 +64,75 @@ max_udp_payload = {max}
         assert!(largest <= max, "{keys}: a datagram of {largest} > {max}");
         assert!(largest > 16383, "{keys}: the case is exercised ({largest})");
     }
+}
+
+fn parse_error(text: &str) -> sim_core::validate::ConfigError {
+    match sim_core::scenario::parse_str(text) {
+        Ok(_) => panic!("must be rejected:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+/// Item 1: a CBR source faster than one datagram per nanosecond (the clock's resolution)
+/// sent every due datagram in one event, unbounded by `max_events`; it is rejected, naming
+/// the field and the limit, both from a scenario and from a `Config` built in code.
+#[test]
+fn cbr_rate_above_one_datagram_per_nanosecond_is_rejected() {
+    for rate in ["1000000Gbps", "999999999999Mbps"] {
+        let text = format!(
+            "[topology]\nkind = \"two_hosts\"\n[sim]\nmax_events = 1000\n\
+             [[flows]]\nkind = \"cbr\"\nrate = \"{rate}\"\nsize = 1000\n"
+        );
+        let e = parse_error(&text);
+        assert_eq!(e.field, "flows[0].rate", "{e}");
+        assert!(e.allowed.contains("at most 8224Gbps"), "{e}");
+    }
+    // The largest allowed rate parses and runs within its budget.
+    let mut cfg = config(
+        "[topology]\nkind = \"two_hosts\"\n[sim]\nmax_events = 1000\n\
+         [[flows]]\nkind = \"cbr\"\nrate = \"8224Gbps\"\nsize = 1000\ncount = 100000\n",
+    );
+    let r = sim_core::run(&cfg, 1).unwrap();
+    assert_eq!(r.status, RunStatus::EventBudget);
+    let sent: u64 = r.flows.iter().map(|f| f.packets_sent).sum();
+    assert!(
+        sent <= 2000,
+        "{sent} datagrams sent within a budget of 1000"
+    );
+    if let sim_core::config::AppConfig::Cbr { rate, .. } = &mut cfg.flows[0].app {
+        rate.0 += 1;
+    }
+    assert_eq!(sim_core::run(&cfg, 1).unwrap_err().field, "flows[0].rate");
+}
+
+/// Item 1: series samples count against `max_events` (a `"1ns"` interval used to grow
+/// memory without bound), and an interval leaving more than a million samples in the time
+/// limit is rejected, naming the field and the limit.
+#[test]
+fn series_samples_count_against_the_budget_and_are_bounded() {
+    let e = parse_error(
+        "[topology]\nkind = \"two_hosts\"\n[output]\nseries = true\nsample_interval = \"1ns\"\n\
+         [[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 10\n",
+    );
+    assert_eq!(e.field, "output.sample_interval", "{e}");
+    assert!(e.allowed.contains("at least 600us"), "{e}");
+    // Series off: the interval is not used and not limited.
+    config(
+        "[topology]\nkind = \"two_hosts\"\n[output]\nsample_interval = \"1ns\"\n\
+         [[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 10\n",
+    );
+    // A source that starts late: 5000 samples before its first datagram.
+    let cfg = config(
+        "[topology]\nkind = \"two_hosts\"\n[sim]\nmax_events = 100\n\
+         [output]\nseries = true\nsample_interval = \"1ms\"\n\
+         [[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 2\nstart = \"5s\"\n",
+    );
+    let r = sim_core::run(&cfg, 1).unwrap();
+    assert_eq!(r.status, RunStatus::EventBudget);
+    let rows = r.series.as_ref().unwrap().rows.len() as u64;
+    assert!(
+        r.events + rows <= 100,
+        "{} events + {rows} samples",
+        r.events
+    );
 }
