@@ -136,3 +136,69 @@ fn series_samples_count_against_the_budget_and_are_bounded() {
         r.events
     );
 }
+
+fn transport_closed(r: &RunResult) -> Vec<bool> {
+    r.flows
+        .iter()
+        .flat_map(|f| &f.endpoints)
+        .filter_map(|e| e.transport().map(|t| t.closed))
+        .collect()
+}
+
+/// Item 5: a QUIC transfer across a handover that changes the client's address (no
+/// migration) ends by the idle timeouts, `stalled`, soon after the handover; it used to back
+/// off for ever (the idle timeout's 3-PTO floor grew with the backoff) and end far later,
+/// or `time_limit` at 600 s.
+#[test]
+fn quic_across_an_address_change_without_migration_ends_by_idle_timeout() {
+    let cfg = config(
+        r#"
+[topology]
+kind = "two_hosts"
+link = { rate = "50Mbps", delay = "10ms" }
+[[topology.handovers]]
+at = "2s"
+address = "ip"
+link = { rate = "10Mbps", delay = "40ms" }
+[[flows]]
+kind = "quic_bulk"
+bytes = "20MB"
+"#,
+    );
+    let r = sim_core::run(&cfg, 1).unwrap();
+    assert_eq!(r.status, RunStatus::Stalled);
+    // The client hears nothing after ~2 s (the server answers its old address) and idles
+    // out 30 s later (3 PTO are ~0.1 s); the server hears the client until then and idles
+    // out 30 s after that. Before the fix this run ended at 241.9 s.
+    assert!(
+        r.end_time_secs > 60.0 && r.end_time_secs < 66.0,
+        "{}",
+        r.end_time_secs
+    );
+    assert_eq!(transport_closed(&r), [true, true], "{:?}", r.flows);
+}
+
+/// Item 5: QUIC with 100 % loss both ways ends by the client's idle timeout during the
+/// handshake (`stalled`, the connection closed), not at the time limit.
+#[test]
+fn quic_under_total_loss_ends_by_idle_timeout() {
+    let cfg = config(
+        r#"
+[topology]
+kind = "two_hosts"
+link = { rate = "10Mbps", delay = "10ms", loss = 1.0 }
+[[flows]]
+kind = "quic_bulk"
+bytes = "1MB"
+idle_timeout = "10s"
+"#,
+    );
+    let r = sim_core::run(&cfg, 1).unwrap();
+    assert_eq!(r.status, RunStatus::Stalled);
+    assert!(
+        r.end_time_secs >= 10.0 && r.end_time_secs < 11.0,
+        "{}",
+        r.end_time_secs
+    );
+    assert!(transport_closed(&r).contains(&true), "{:?}", r.flows);
+}
