@@ -745,12 +745,45 @@ pub(crate) fn check_migration_policies(
 /// Paper 000's history-based initial window learns from the earlier connections of a
 /// sequence; a bulk flow has a single connection, so a `history` policy there could never
 /// change anything: it is an error naming the key (a parameter the engine would ignore).
+/// What a sequence-only QUIC key (resumption and 0-RTT, which act only across the
+/// connections of a sequence) away from its default on a bulk flow is told.
+const SEQUENCE_ONLY_ALLOWED: &str = "its default on a bulk workload: resumption and 0-RTT act on the later connections of a workload = { kind = \"sequence\" } (kind = \"quic_connections\"), and a bulk flow has one connection";
+
 pub(crate) fn check_initial_window_workloads(flows: &[FlowConfig]) -> Result<(), ConfigError> {
     use crate::transport::initial_window::InitialWindowKind;
     for (i, f) in flows.iter().enumerate() {
         let (Some(sides), Some(_)) = (f.quic(), f.bulk()) else {
             continue;
         };
+        // A `Config` built in code: a sequence-only key away from its default.
+        let d = crate::config::quic::QuicConfig::default();
+        for q in [&sides.client, &sides.server] {
+            let differs = [
+                ("zero_rtt", q.zero_rtt != d.zero_rtt, q.zero_rtt.to_string()),
+                (
+                    "reject_zero_rtt",
+                    q.reject_zero_rtt != d.reject_zero_rtt,
+                    q.reject_zero_rtt.to_string(),
+                ),
+                (
+                    "resumption_client_hello_size",
+                    q.resumption_client_hello_size != d.resumption_client_hello_size,
+                    q.resumption_client_hello_size.to_string(),
+                ),
+                (
+                    "resumption_server_handshake_size",
+                    q.resumption_server_handshake_size != d.resumption_server_handshake_size,
+                    q.resumption_server_handshake_size.to_string(),
+                ),
+            ];
+            if let Some((key, _, value)) = differs.into_iter().find(|x| x.1) {
+                return Err(ConfigError::new(
+                    format!("flows[{i}].{key}"),
+                    value,
+                    SEQUENCE_ONLY_ALLOWED,
+                ));
+            }
+        }
         if [&sides.client, &sides.server]
             .iter()
             .any(|q| q.initial_window.policy == InitialWindowKind::History)
@@ -782,6 +815,7 @@ impl Config {
         check_scalars(&schema::SIM, &self.sim, &|k| join("sim", k))?;
         check_toml_int(self.sim.max_events, "sim.max_events", "an integer")?;
         check_scalars(&schema::OUTPUT, &self.output, &|k| join("output", k))?;
+        check_series(&self.output, &self.sim)?;
         let link_path = |base: String| move |k: &str| join(&base, k);
         let pairs = match &self.topology {
             Topology::TwoHosts {
@@ -815,7 +849,6 @@ impl Config {
                 )?;
                 for (i, p) in pairs.iter().enumerate() {
                     for (name, l) in [
-        check_series(&self.output, &self.sim)?;
                         ("client_up", &p.client_up),
                         ("client_down", &p.client_down),
                         ("server_up", &p.server_up),
@@ -842,39 +875,6 @@ impl Config {
     }
 }
 
-fn check_handovers(handovers: &[Handover], pairs: usize) -> Result<(), ConfigError> {
-    check_handover_order(handovers, pairs, "topology.handovers")?;
-    for (i, h) in handovers.iter().enumerate() {
-        let fwd = format!("topology.handovers[{i}].forward");
-        let rev = format!("topology.handovers[{i}].reverse");
-        check_link(&h.forward, &|k| join(&fwd, k))?;
-        check_link(&h.reverse, &|k| join(&rev, k))?;
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::*;
-    use crate::time::{SimDuration, SimTime};
-    use crate::units::{Bytes, Rate};
-
-    fn link() -> LinkConfig {
-        LinkConfig {
-            queue: QueueLimit {
-                bytes: Some(25_000),
-                packets: None,
-            },
-            ..LinkConfig::new(Rate(10_000_000), SimDuration::from_millis(10))
-        }
-    }
-
-    fn config() -> Config {
-        let mut c = Config::two_hosts(
-            link(),
-            link(),
-            vec![FlowConfig::cbr_up(Rate(1_000_000), Bytes(1200), 10)],
 /// The most time-series samples a run may take (`output.series`): one row of every column
 /// per sample is kept in memory, so this bounds a run's series to some 10^8 values.
 pub const MAX_SERIES_SAMPLES: u64 = 1_000_000;
@@ -919,6 +919,39 @@ pub(crate) fn check_cbr_rate(rate: Rate, size: Bytes, path: &str) -> Result<(), 
     ))
 }
 
+fn check_handovers(handovers: &[Handover], pairs: usize) -> Result<(), ConfigError> {
+    check_handover_order(handovers, pairs, "topology.handovers")?;
+    for (i, h) in handovers.iter().enumerate() {
+        let fwd = format!("topology.handovers[{i}].forward");
+        let rev = format!("topology.handovers[{i}].reverse");
+        check_link(&h.forward, &|k| join(&fwd, k))?;
+        check_link(&h.reverse, &|k| join(&rev, k))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::*;
+    use crate::time::{SimDuration, SimTime};
+    use crate::units::{Bytes, Rate};
+
+    fn link() -> LinkConfig {
+        LinkConfig {
+            queue: QueueLimit {
+                bytes: Some(25_000),
+                packets: None,
+            },
+            ..LinkConfig::new(Rate(10_000_000), SimDuration::from_millis(10))
+        }
+    }
+
+    fn config() -> Config {
+        let mut c = Config::two_hosts(
+            link(),
+            link(),
+            vec![FlowConfig::cbr_up(Rate(1_000_000), Bytes(1200), 10)],
         );
         c.name = "t".into();
         c
