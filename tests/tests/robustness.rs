@@ -256,3 +256,34 @@ fn sequence_only_quic_keys_on_a_bulk_flow_are_rejected() {
     cfg.flows[0].quic_mut().unwrap().client.zero_rtt = false;
     assert_eq!(cfg.validate().unwrap_err().field, "flows[0].zero_rtt");
 }
+
+/// Item 8: negative and overflowing quantities say so (they used to say only "expected a
+/// time such as ...").
+#[test]
+fn negative_and_overflowing_quantities_say_why() {
+    for (key, value, why) in [
+        ("delay", "\"-5ms\"", "negative"),
+        ("delay", "-5", "negative"),
+        ("rate", "\"-5Mbps\"", "negative"),
+        ("delay", "\"99999999999999s\"", "at most"),
+        ("rate", "\"99999999999999999999Gbps\"", "at most"),
+    ] {
+        let e = parse_error(&format!(
+            "{TWO_HOSTS}link = {{ {key} = {value} }}\n[[flows]]\nkind = \"cbr\"\n\
+             rate = \"1Mbps\"\ncount = 5\n"
+        ));
+        assert_eq!(e.field, format!("topology.link.{key}"), "{e}");
+        assert!(e.allowed.contains(why), "{value}: {e}");
+    }
+    for value in ["\"1TB\"", "-5", "\"-5KB\""] {
+        let e = parse_error(&format!(
+            "{TWO_HOSTS}[[flows]]\nkind = \"quic_bulk\"\nbytes = {value}\n"
+        ));
+        assert_eq!(e.field, "flows[0].bytes", "{e}");
+        assert!(!e.to_string().contains("untagged"), "{e}");
+    }
+    let e = parse_error(&format!(
+        "{TWO_HOSTS}[[flows]]\nkind = \"quic_bulk\"\nbytes = -5\n"
+    ));
+    assert!(e.allowed.contains("negative"), "{e}");
+}
