@@ -36,10 +36,10 @@ enum Command {
         /// Scenario file (TOML).
         file: PathBuf,
         /// Base seed (overrides the scenario's `seed`).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         seed: Option<u64>,
         /// Runs per sweep point (overrides the scenario's `runs`).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         runs: Option<u32>,
         /// Print the results as JSON instead of a human summary.
         #[arg(long)]
@@ -113,10 +113,10 @@ enum Command {
         #[arg(long, value_name = "K/N")]
         shard: Option<String>,
         /// Base seed (overrides the scenario's `seed`).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         seed: Option<u64>,
         /// Runs per sweep point (overrides the scenario's `runs`).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         runs: Option<u32>,
     },
     /// Combine the directories of all shards of one sweep into the directory an unsharded
@@ -192,14 +192,29 @@ enum Command {
 
 /// Exit code for bad input (scenario or arguments).
 const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code for an I/O failure (a file that cannot be read or written).
+const EXIT_IO: u8 = 1;
+
+/// The I/O a plot needs, checked before drawing so that a failure exits 1 (I/O) and not 2
+/// (bad input): every input file readable, the output file writable.
+fn io_check(inputs: &[&Path], out: &Path) -> Result<(), (u8, String)> {
+    for f in inputs {
+        std::fs::File::open(f)
+            .map_err(|e| (EXIT_IO, format!("{}: cannot read: {e}", f.display())))?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(out)
+        .map(drop)
+        .map_err(|e| (EXIT_IO, format!("{}: cannot write: {e}", out.display())))
+}
 
 fn load(file: &Path) -> Result<Scenario, (u8, String)> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
-        (
-            EXIT_BAD_INPUT,
-            format!("{}: cannot read: {e}", file.display()),
-        )
-    })?;
+    // An unreadable file is an I/O failure (exit 1, README "Exit codes").
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| (EXIT_IO, format!("{}: cannot read: {e}", file.display())))?;
     parse_str(&text).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", file.display())))
 }
 
@@ -227,6 +242,7 @@ fn main() -> ExitCode {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| (EXIT_BAD_INPUT, e))
             .and_then(|curves| {
+                io_check(&[&csv], &out)?;
                 plot::plot(&csv, &x, &curves, &title, &ylabel, &out)
                     .map_err(|e| (EXIT_BAD_INPUT, e))
             }),
@@ -263,17 +279,19 @@ fn main() -> ExitCode {
             xlabel,
             ylabel,
             out,
-        } => plot_sweep_cmd(
-            &dir,
-            &x,
-            &y,
-            series.as_deref(),
-            &filters,
-            &title,
-            &xlabel,
-            &ylabel,
-            &out,
-        ),
+        } => io_check(&[&dir.join("summary.json")], &out).and_then(|()| {
+            plot_sweep_cmd(
+                &dir,
+                &x,
+                &y,
+                series.as_deref(),
+                &filters,
+                &title,
+                &xlabel,
+                &ylabel,
+                &out,
+            )
+        }),
         Command::Validate { file } => load(&file).map(|s| {
             println!(
                 "{}: ok — {} sweep point(s) x {} run(s)",
@@ -558,7 +576,7 @@ fn print_summary(study: &Study, results: &[RunResult]) {
         println!(
             "  seed {:<20} {:<12} end {:>10.6} s  events {:>10}  digest {}",
             r.seed,
-            format!("{:?}", r.status).to_lowercase(),
+            r.status.as_str(),
             r.end_time_secs,
             r.events,
             r.digest
@@ -648,10 +666,10 @@ fn write_out(
     for (j, r) in study.jobs().iter().zip(results) {
         for f in &r.flows {
             csv.push_str(&format!(
-                "{},{},{:?},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{}\n",
                 j.point,
                 r.seed,
-                r.status,
+                r.status.as_str(),
                 r.end_time_secs,
                 r.events,
                 r.digest,
@@ -670,7 +688,8 @@ fn write_out(
                 t.push_str(&cells.join(","));
                 t.push('\n');
             }
-            let name = format!("series-{}-p{}-seed{}.csv", s.base.name, j.point, r.seed);
+            let stem = sim_core::qlog::safe_file_stem(&s.base.name);
+            let name = format!("series-{stem}-p{}-seed{}.csv", j.point, r.seed);
             std::fs::write(dir.join(name), t).map_err(io)?;
         }
     }

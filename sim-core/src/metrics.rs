@@ -38,6 +38,26 @@ pub enum RunStatus {
     Stopped,
 }
 
+impl RunStatus {
+    /// The status as every output spells it (the JSON form): `completed`, `time_limit`,
+    /// `event_budget`, `stalled`, `stopped`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::TimeLimit => "time_limit",
+            RunStatus::EventBudget => "event_budget",
+            RunStatus::Stalled => "stalled",
+            RunStatus::Stopped => "stopped",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Why a packet left the network without being delivered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -85,20 +85,28 @@ pub struct TraceKey {
     pub vantage: Vantage,
 }
 
-/// The file name the CLI uses for a trace:
-/// `<scenario>-s<seed>-p<point>-f<flow>-c<conn>-<client|server>.sqlog`. Characters of the
-/// scenario name other than ASCII letters, digits, `-`, `_` and `.` become `_`.
-pub fn file_name(scenario: &str, seed: u64, point: usize, key: &TraceKey) -> String {
-    let name: String = scenario
+/// A scenario name as the start of a file name, never a path: characters other than ASCII
+/// letters, digits, `-`, `_` and `.` become `_` (so no `/` or `\\`), and a leading `.` too
+/// (so no `..`, no hidden file).
+pub fn safe_file_stem(scenario: &str) -> String {
+    scenario
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+        .enumerate()
+        .map(|(i, c)| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || (c == '.' && i > 0) {
                 c
             } else {
                 '_'
             }
         })
-        .collect();
+        .collect()
+}
+
+/// The file name the CLI uses for a trace:
+/// `<scenario>-s<seed>-p<point>-f<flow>-c<conn>-<client|server>.sqlog`, the scenario name
+/// through [`safe_file_stem`].
+pub fn file_name(scenario: &str, seed: u64, point: usize, key: &TraceKey) -> String {
+    let name = safe_file_stem(scenario);
     format!(
         "{name}-s{seed}-p{point}-f{}-c{}-{}.sqlog",
         key.flow,

@@ -6,7 +6,9 @@
 //! - `completed`: every foreground flow is finished — all its endpoints report done and the
 //!   network holds none of its packets;
 //! - `time_limit`: the next event lies beyond `sim.time_limit` (the run stops at the limit);
-//! - `event_budget`: `sim.max_events` events were processed;
+//! - `event_budget`: `sim.max_events` units of work were done: live events, series samples
+//!   and the datagrams an endpoint sends beyond the first in one call (a burst) all count,
+//!   so no input does unbounded work or keeps unbounded memory within the budget;
 //! - `stalled`: nothing is left to happen but work is unfinished (e.g. a link went down for
 //!   good with packets queued, or a protocol gave up);
 //! - `stopped`: only from [`crate::sim::Simulation::finish`] called before any of the above
@@ -167,6 +169,9 @@ pub(crate) struct Sim<'t> {
     drops: DropCounts,
     digest: Fnv1a64,
     events: u64,
+    /// Work besides live events counted against `sim.max_events`: series samples and the
+    /// datagrams an endpoint sends beyond the first in one call.
+    work: u64,
     series: Option<Series>,
     /// Links with series columns: those at the start plus two per handover.
     series_links: usize,
@@ -219,6 +224,7 @@ impl<'t> Sim<'t> {
             drops: DropCounts::default(),
             digest: Fnv1a64::new(),
             events: 0,
+            work: 0,
             series: None,
             series_links: 0,
             tracer,
@@ -471,11 +477,22 @@ impl Sim<'_> {
     /// After input to endpoint `e`: send what it has, re-arm its timer.
     fn service(&mut self, now: SimTime, e: usize) {
         self.drain_trace(e);
+        let mut burst = 0u64;
         loop {
+            // Each datagram after the first of this call is a unit of work; once the
+            // budget is spent the endpoint keeps the rest (the run then ends
+            // `event_budget`).
+            if burst > 0 && self.budget_spent() {
+                break;
+            }
             let next = self.eps[e].ep.poll_transmit(now);
             // Events of this call (also of the last, empty one) before anything it causes.
             self.drain_trace(e);
             let Some(mut d) = next else { break };
+            if burst > 0 {
+                self.work += 1;
+            }
+            burst += 1;
             d.sent_at = now;
             d.corrupted = false;
             let f = &mut self.flows[d.flow as usize];
@@ -535,10 +552,16 @@ impl Sim<'_> {
         })
     }
 
+    /// Whether `sim.max_events` units of work (live events and `work`) were done.
+    fn budget_spent(&self) -> bool {
+        self.events.saturating_add(self.work) >= self.cfg.sim.max_events
+    }
+
     fn sample(&mut self, now: SimTime) {
         let Some(series) = self.series.as_mut() else {
             return;
         };
+        self.work += 1;
         let mut row = vec![now.as_secs_f64()];
         for l in &self.net.links {
             row.push(l.queue_packets() as f64);
@@ -578,7 +601,7 @@ impl Sim<'_> {
                 self.status = Some(RunStatus::TimeLimit);
                 break;
             }
-            if self.events >= self.cfg.sim.max_events {
+            if self.budget_spent() {
                 self.status = Some(RunStatus::EventBudget);
                 break;
             }

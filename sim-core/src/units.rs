@@ -100,11 +100,41 @@ const TIME_EXPECTED: &str =
 const SIZE_EXPECTED: &str =
     "a size such as \"1MB\" (units B, KB, MB, GB = powers of 1000, KiB, MiB, GiB = powers of 1024; an integer number of bytes)";
 
+/// The error for `s`, which did not parse as a quantity described by `expected`: says
+/// when the value is negative, or when it is a number with a known unit but above the
+/// largest value (`max`, 2^64 - 1 of the base unit).
+fn unit_error(s: &str, expected: &str, scale: Option<u128>, max: &str) -> UnitError {
+    let t = s.trim();
+    let expected = if t.starts_with('-') {
+        format!("{expected}, not negative")
+    } else if let (Some(scale), Some((num, _))) = (scale, split_number(t)) {
+        // Digits with a known unit that did not scale to a u64: too large, unless the
+        // value is below the maximum and only not a whole number of the base unit.
+        let int = num.split('.').next().unwrap_or("");
+        let big = int.len() > 20
+            || int
+                .parse::<u128>()
+                .is_ok_and(|n| n.saturating_mul(scale) > u64::MAX as u128);
+        if big {
+            format!("{expected}, at most {max}")
+        } else {
+            expected.to_string()
+        }
+    } else {
+        expected.to_string()
+    };
+    UnitError { expected }
+}
+
+/// A negative integer where a quantity is expected: the text of the error.
+pub fn negative_error(expected: &str) -> String {
+    format!("{expected}, not negative")
+}
+
 /// Parses a rate such as `"100Mbps"`, `"1.5 Gbps"`, `"64kbit/s"`.
 pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
-    let err = || UnitError {
-        expected: RATE_EXPECTED.into(),
-    };
+    let max = "18446744073709551615bps";
+    let err = || unit_error(s, RATE_EXPECTED, None, max);
     let (num, unit) = split_number(s).ok_or_else(err)?;
     let scale: u128 = match unit {
         "bps" | "bit/s" | "b/s" => 1,
@@ -113,15 +143,15 @@ pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
         "Gbps" | "gbps" | "Gbit/s" => 1_000_000_000,
         _ => return Err(err()),
     };
+    let err = || unit_error(s, RATE_EXPECTED, Some(scale), max);
     let v = scale_decimal(num, scale).ok_or_else(err)?;
     u64::try_from(v).map(Rate).map_err(|_| err())
 }
 
 /// Parses a time such as `"38ms"`, `"1.5s"`, `"250us"`.
 pub fn parse_duration(s: &str) -> Result<SimDuration, UnitError> {
-    let err = || UnitError {
-        expected: TIME_EXPECTED.into(),
-    };
+    let max = "18446744073709551615ns (about 584 years)";
+    let err = || unit_error(s, TIME_EXPECTED, None, max);
     let (num, unit) = split_number(s).ok_or_else(err)?;
     let scale: u128 = match unit {
         "ns" => 1,
@@ -131,15 +161,15 @@ pub fn parse_duration(s: &str) -> Result<SimDuration, UnitError> {
         "min" => 60_000_000_000,
         _ => return Err(err()),
     };
+    let err = || unit_error(s, TIME_EXPECTED, Some(scale), max);
     let v = scale_decimal(num, scale).ok_or_else(err)?;
     u64::try_from(v).map(SimDuration).map_err(|_| err())
 }
 
 /// Parses a size such as `"1MB"`, `"1250B"`, `"64KiB"`.
 pub fn parse_bytes(s: &str) -> Result<Bytes, UnitError> {
-    let err = || UnitError {
-        expected: SIZE_EXPECTED.into(),
-    };
+    let max = "18446744073709551615B";
+    let err = || unit_error(s, SIZE_EXPECTED, None, max);
     let (num, unit) = split_number(s).ok_or_else(err)?;
     let scale: u128 = match unit {
         "B" => 1,
@@ -151,6 +181,7 @@ pub fn parse_bytes(s: &str) -> Result<Bytes, UnitError> {
         "GiB" => 1 << 30,
         _ => return Err(err()),
     };
+    let err = || unit_error(s, SIZE_EXPECTED, Some(scale), max);
     let v = scale_decimal(num, scale).ok_or_else(err)?;
     u64::try_from(v).map(Bytes).map_err(|_| err())
 }

@@ -14,7 +14,10 @@ use crate::config::{
     AppConfig, Config, FlowConfig, Handover, LinkChange, LinkConfig, LossModel, QueueLimit,
     Topology, TransportConfig, WorkloadConfig,
 };
-use crate::units::{format_duration, parse_bytes, parse_duration, parse_rate};
+use crate::config::{OutputConfig, SimLimits};
+use crate::time::SimDuration;
+use crate::units::{format_duration, format_rate, parse_bytes, parse_duration, parse_rate};
+use crate::units::{Bytes, Rate};
 use schema::{Field, Kind, Num, Table as Schema};
 use serde::Serialize;
 use std::fmt;
@@ -574,8 +577,11 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
         ));
     }
     match &flow.app {
-        AppConfig::Cbr { count, .. } => {
+        AppConfig::Cbr {
+            count, rate, size, ..
+        } => {
             check_scalars(&schema::CBR, &flow.app, path)?;
+            check_cbr_rate(*rate, *size, &path("rate"))?;
             check_toml_int(*count, &path("count"), "a number of datagrams")
         }
         AppConfig::Transport(t) => {
@@ -743,6 +749,11 @@ pub(crate) fn check_migration_policies(
 /// Paper 000's history-based initial window learns from the earlier connections of a
 /// sequence; a bulk flow has a single connection, so a `history` policy there could never
 /// change anything: it is an error naming the key (a parameter the engine would ignore).
+/// What a sequence-only QUIC key (resumption and 0-RTT, which act only across the
+/// connections of a sequence or of reconnects) away from its default on a one-connection
+/// workload (bulk, web_page, video) is told.
+const SEQUENCE_ONLY_ALLOWED: &str = "resumption and 0-RTT act on the later connections of a workload = { kind = \"sequence\" } (kind = \"quic_connections\") or { kind = \"reconnects\" }, and this workload has one connection";
+
 pub(crate) fn check_initial_window_workloads(flows: &[FlowConfig]) -> Result<(), ConfigError> {
     use crate::transport::initial_window::InitialWindowKind;
     for (i, f) in flows.iter().enumerate() {
@@ -755,6 +766,35 @@ pub(crate) fn check_initial_window_workloads(flows: &[FlowConfig]) -> Result<(),
             Some(WorkloadConfig::Video(_)) => "a video workload",
             _ => continue,
         };
+        // A `Config` built in code: a sequence-only key away from its default.
+        let d = crate::config::quic::QuicConfig::default();
+        for q in [&sides.client, &sides.server] {
+            let differs = [
+                ("zero_rtt", q.zero_rtt != d.zero_rtt, q.zero_rtt.to_string()),
+                (
+                    "reject_zero_rtt",
+                    q.reject_zero_rtt != d.reject_zero_rtt,
+                    q.reject_zero_rtt.to_string(),
+                ),
+                (
+                    "resumption_client_hello_size",
+                    q.resumption_client_hello_size != d.resumption_client_hello_size,
+                    q.resumption_client_hello_size.to_string(),
+                ),
+                (
+                    "resumption_server_handshake_size",
+                    q.resumption_server_handshake_size != d.resumption_server_handshake_size,
+                    q.resumption_server_handshake_size.to_string(),
+                ),
+            ];
+            if let Some((key, _, value)) = differs.into_iter().find(|x| x.1) {
+                return Err(ConfigError::new(
+                    format!("flows[{i}].{key}"),
+                    value,
+                    format!("its default on {what}: {SEQUENCE_ONLY_ALLOWED}"),
+                ));
+            }
+        }
         if [&sides.client, &sides.server]
             .iter()
             .any(|q| q.initial_window.policy == InitialWindowKind::History)
@@ -786,6 +826,7 @@ impl Config {
         check_scalars(&schema::SIM, &self.sim, &|k| join("sim", k))?;
         check_toml_int(self.sim.max_events, "sim.max_events", "an integer")?;
         check_scalars(&schema::OUTPUT, &self.output, &|k| join("output", k))?;
+        check_series(&self.output, &self.sim)?;
         let link_path = |base: String| move |k: &str| join(&base, k);
         let pairs = match &self.topology {
             Topology::TwoHosts {
@@ -843,6 +884,50 @@ impl Config {
         check_initial_window_workloads(&self.flows)?;
         Ok(())
     }
+}
+
+/// The most time-series samples a run may take (`output.series`): one row of every column
+/// per sample is kept in memory, so this bounds a run's series to some 10^8 values.
+pub const MAX_SERIES_SAMPLES: u64 = 1_000_000;
+
+/// With series on, `output.sample_interval` must leave at most [`MAX_SERIES_SAMPLES`]
+/// samples in `sim.time_limit` (a `"1ns"` interval would fill memory without bound).
+pub(crate) fn check_series(output: &OutputConfig, sim: &SimLimits) -> Result<(), ConfigError> {
+    let dt = output.sample_interval.0.max(1);
+    if !output.series || sim.time_limit.0 / dt <= MAX_SERIES_SAMPLES {
+        return Ok(());
+    }
+    let min = SimDuration(sim.time_limit.0.div_ceil(MAX_SERIES_SAMPLES));
+    Err(ConfigError::new(
+        "output.sample_interval",
+        format_duration(output.sample_interval),
+        format!(
+            "with series on, a sample interval of at least {} (at most {MAX_SERIES_SAMPLES} samples in sim.time_limit = {})",
+            format_duration(min),
+            format_duration(sim.time_limit)
+        ),
+    ))
+}
+
+/// A CBR source sends at most one datagram per nanosecond, the clock's resolution: a
+/// faster `rate` would send several datagrams at one instant, work that no event bounds.
+/// So `rate <= (size + 28 B) × 8 bit × 10^9 /s`.
+pub(crate) fn check_cbr_rate(rate: Rate, size: Bytes, path: &str) -> Result<(), ConfigError> {
+    // IPv4 (20 B) + UDP (8 B) headers count in a CBR rate (`apps::cbr::IP_UDP_HEADER`).
+    let bits = (size.0 as u128 + 28) * 8;
+    let max = bits * 1_000_000_000;
+    if rate.0 as u128 <= max {
+        return Ok(());
+    }
+    Err(ConfigError::new(
+        path,
+        format_rate(rate),
+        format!(
+            "a rate of at most {} for {}-byte datagrams (one datagram per nanosecond, the clock's resolution)",
+            format_rate(Rate(max.min(u64::MAX as u128) as u64)),
+            size.0
+        ),
+    ))
 }
 
 fn check_handovers(handovers: &[Handover], pairs: usize) -> Result<(), ConfigError> {

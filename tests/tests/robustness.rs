@@ -20,17 +20,15 @@ fn run_max_datagram(cfg: &Config) -> (RunResult, u64) {
         if let (
             TraceSource::Endpoint(id),
             TraceEvent::PacketSent {
-                packet,
+                packet: ProtocolPacket::Quic(p),
                 datagram_id,
                 ..
             },
         ) = (&r.source, &r.event)
         {
-            if let ProtocolPacket::Quic(p) = packet {
-                *per_datagram
-                    .entry((format!("{id:?}"), *datagram_id))
-                    .or_default() += p.size;
-            }
+            *per_datagram
+                .entry((format!("{id:?}"), *datagram_id))
+                .or_default() += p.size;
         }
     };
     let res = sim_core::runner::run_traced(cfg, 1, &mut tracer).expect("runs");
@@ -66,4 +64,226 @@ max_udp_payload = {max}
         assert!(largest <= max, "{keys}: a datagram of {largest} > {max}");
         assert!(largest > 16383, "{keys}: the case is exercised ({largest})");
     }
+}
+
+fn parse_error(text: &str) -> sim_core::validate::ConfigError {
+    match sim_core::scenario::parse_str(text) {
+        Ok(_) => panic!("must be rejected:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+/// Item 1: a CBR source faster than one datagram per nanosecond (the clock's resolution)
+/// sent every due datagram in one event, unbounded by `max_events`; it is rejected, naming
+/// the field and the limit, both from a scenario and from a `Config` built in code.
+#[test]
+fn cbr_rate_above_one_datagram_per_nanosecond_is_rejected() {
+    for rate in ["1000000Gbps", "999999999999Mbps"] {
+        let text = format!(
+            "[topology]\nkind = \"two_hosts\"\n[sim]\nmax_events = 1000\n\
+             [[flows]]\nkind = \"cbr\"\nrate = \"{rate}\"\nsize = 1000\n"
+        );
+        let e = parse_error(&text);
+        assert_eq!(e.field, "flows[0].rate", "{e}");
+        assert!(e.allowed.contains("at most 8224Gbps"), "{e}");
+    }
+    // The largest allowed rate parses and runs within its budget.
+    let mut cfg = config(
+        "[topology]\nkind = \"two_hosts\"\n[sim]\nmax_events = 1000\n\
+         [[flows]]\nkind = \"cbr\"\nrate = \"8224Gbps\"\nsize = 1000\ncount = 100000\n",
+    );
+    let r = sim_core::run(&cfg, 1).unwrap();
+    assert_eq!(r.status, RunStatus::EventBudget);
+    let sent: u64 = r.flows.iter().map(|f| f.packets_sent).sum();
+    assert!(
+        sent <= 2000,
+        "{sent} datagrams sent within a budget of 1000"
+    );
+    if let sim_core::config::AppConfig::Cbr { rate, .. } = &mut cfg.flows[0].app {
+        rate.0 += 1;
+    }
+    assert_eq!(sim_core::run(&cfg, 1).unwrap_err().field, "flows[0].rate");
+}
+
+/// Item 1: series samples count against `max_events` (a `"1ns"` interval used to grow
+/// memory without bound), and an interval leaving more than a million samples in the time
+/// limit is rejected, naming the field and the limit.
+#[test]
+fn series_samples_count_against_the_budget_and_are_bounded() {
+    let e = parse_error(
+        "[topology]\nkind = \"two_hosts\"\n[output]\nseries = true\nsample_interval = \"1ns\"\n\
+         [[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 10\n",
+    );
+    assert_eq!(e.field, "output.sample_interval", "{e}");
+    assert!(e.allowed.contains("at least 600us"), "{e}");
+    // Series off: the interval is not used and not limited.
+    config(
+        "[topology]\nkind = \"two_hosts\"\n[output]\nsample_interval = \"1ns\"\n\
+         [[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 10\n",
+    );
+    // A source that starts late: 5000 samples before its first datagram.
+    let cfg = config(
+        "[topology]\nkind = \"two_hosts\"\n[sim]\nmax_events = 100\n\
+         [output]\nseries = true\nsample_interval = \"1ms\"\n\
+         [[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 2\nstart = \"5s\"\n",
+    );
+    let r = sim_core::run(&cfg, 1).unwrap();
+    assert_eq!(r.status, RunStatus::EventBudget);
+    let rows = r.series.as_ref().unwrap().rows.len() as u64;
+    assert!(
+        r.events + rows <= 100,
+        "{} events + {rows} samples",
+        r.events
+    );
+}
+
+fn transport_closed(r: &RunResult) -> Vec<bool> {
+    r.flows
+        .iter()
+        .flat_map(|f| &f.endpoints)
+        .filter_map(|e| e.transport().map(|t| t.closed))
+        .collect()
+}
+
+/// Item 5: a QUIC transfer across a handover that changes the client's address (no
+/// migration) ends by the idle timeouts, `stalled`, soon after the handover; it used to back
+/// off for ever (the idle timeout's 3-PTO floor grew with the backoff) and end far later,
+/// or `time_limit` at 600 s.
+#[test]
+fn quic_across_an_address_change_without_migration_ends_by_idle_timeout() {
+    let cfg = config(
+        r#"
+[topology]
+kind = "two_hosts"
+link = { rate = "50Mbps", delay = "10ms" }
+[[topology.handovers]]
+at = "2s"
+address = "ip"
+link = { rate = "10Mbps", delay = "40ms" }
+[[flows]]
+kind = "quic_bulk"
+bytes = "20MB"
+"#,
+    );
+    let r = sim_core::run(&cfg, 1).unwrap();
+    assert_eq!(r.status, RunStatus::Stalled);
+    // The client hears nothing after ~2 s (the server answers its old address) and idles
+    // out 30 s later (3 PTO are ~0.1 s); the server hears the client until then and idles
+    // out 30 s after that. Before the fix this run ended at 241.9 s.
+    assert!(
+        r.end_time_secs > 60.0 && r.end_time_secs < 66.0,
+        "{}",
+        r.end_time_secs
+    );
+    assert_eq!(transport_closed(&r), [true, true], "{:?}", r.flows);
+}
+
+/// Item 5: QUIC with 100 % loss both ways ends by the client's idle timeout during the
+/// handshake (`stalled`, the connection closed), not at the time limit.
+#[test]
+fn quic_under_total_loss_ends_by_idle_timeout() {
+    let cfg = config(
+        r#"
+[topology]
+kind = "two_hosts"
+link = { rate = "10Mbps", delay = "10ms", loss = 1.0 }
+[[flows]]
+kind = "quic_bulk"
+bytes = "1MB"
+idle_timeout = "10s"
+"#,
+    );
+    let r = sim_core::run(&cfg, 1).unwrap();
+    assert_eq!(r.status, RunStatus::Stalled);
+    assert!(
+        r.end_time_secs >= 10.0 && r.end_time_secs < 11.0,
+        "{}",
+        r.end_time_secs
+    );
+    assert!(transport_closed(&r).contains(&true), "{:?}", r.flows);
+}
+
+const TWO_HOSTS: &str = "[topology]\nkind = \"two_hosts\"\n";
+
+/// Item 6: `seed` and `runs` are not sweep parameters (points were labelled `seed = 5`
+/// but every point ran seed 1): sweeping them is an error naming the sweep key.
+#[test]
+fn sweeping_seed_or_runs_is_rejected() {
+    for key in ["seed", "runs"] {
+        let e = parse_error(&format!(
+            "{TWO_HOSTS}[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 5\n\
+             [sweep]\n{key} = [1, 5]\n"
+        ));
+        assert_eq!(e.field, format!("sweep.\"{key}\""), "{e}");
+        assert!(e.allowed.contains("--runs"), "{e}");
+    }
+}
+
+/// Item 6: the resumption and 0-RTT keys act on the later connections of a sequence; on a
+/// bulk flow (one connection) they were accepted and ignored. A value other than the
+/// default (which changes nothing, and which the resolved form writes) is now an error
+/// naming the key, in either spelling and from a `Config` built in code.
+#[test]
+fn sequence_only_quic_keys_on_a_bulk_flow_are_rejected() {
+    for (key, value) in [
+        ("zero_rtt", "false"),
+        ("reject_zero_rtt", "true"),
+        ("resumption_client_hello_size", "600"),
+        ("resumption_server_handshake_size", "600"),
+    ] {
+        let e = parse_error(&format!(
+            "{TWO_HOSTS}[[flows]]\nkind = \"quic_bulk\"\n{key} = {value}\n"
+        ));
+        assert_eq!(e.field, format!("flows[0].{key}"), "{e}");
+        assert!(e.allowed.contains("sequence"), "{e}");
+        let e = parse_error(&format!(
+            "{TWO_HOSTS}[[flows]]\ntransport = \"quic\"\nquic = {{ {key} = {value} }}\n\
+             workload = {{ kind = \"bulk\" }}\n"
+        ));
+        assert!(e.field.ends_with(key), "{e}");
+        let e = parse_error(&format!(
+            "{TWO_HOSTS}[[flows]]\ntransport = \"quic\"\n[flows.quic.server]\n{key} = {value}\n\
+             [flows.workload]\nkind = \"bulk\"\n"
+        ));
+        assert!(e.field.ends_with(key), "{e}");
+    }
+    // The same keys on a sequence are fine.
+    config(&format!(
+        "{TWO_HOSTS}[[flows]]\nkind = \"quic_connections\"\nzero_rtt = false\n\
+         [[flows.connections]]\nbytes = \"10KB\"\n"
+    ));
+    let mut cfg = config(&format!("{TWO_HOSTS}[[flows]]\nkind = \"quic_bulk\"\n"));
+    cfg.flows[0].quic_mut().unwrap().client.zero_rtt = false;
+    assert_eq!(cfg.validate().unwrap_err().field, "flows[0].zero_rtt");
+}
+
+/// Item 8: negative and overflowing quantities say so (they used to say only "expected a
+/// time such as ...").
+#[test]
+fn negative_and_overflowing_quantities_say_why() {
+    for (key, value, why) in [
+        ("delay", "\"-5ms\"", "negative"),
+        ("delay", "-5", "negative"),
+        ("rate", "\"-5Mbps\"", "negative"),
+        ("delay", "\"99999999999999s\"", "at most"),
+        ("rate", "\"99999999999999999999Gbps\"", "at most"),
+    ] {
+        let e = parse_error(&format!(
+            "{TWO_HOSTS}link = {{ {key} = {value} }}\n[[flows]]\nkind = \"cbr\"\n\
+             rate = \"1Mbps\"\ncount = 5\n"
+        ));
+        assert_eq!(e.field, format!("topology.link.{key}"), "{e}");
+        assert!(e.allowed.contains(why), "{value}: {e}");
+    }
+    for value in ["\"1TB\"", "-5", "\"-5KB\""] {
+        let e = parse_error(&format!(
+            "{TWO_HOSTS}[[flows]]\nkind = \"quic_bulk\"\nbytes = {value}\n"
+        ));
+        assert_eq!(e.field, "flows[0].bytes", "{e}");
+        assert!(!e.to_string().contains("untagged"), "{e}");
+    }
+    let e = parse_error(&format!(
+        "{TWO_HOSTS}[[flows]]\nkind = \"quic_bulk\"\nbytes = -5\n"
+    ));
+    assert!(e.allowed.contains("negative"), "{e}");
 }

@@ -481,7 +481,7 @@ impl Connection {
     }
     /// The effective idle timeout: `max(idle_timeout, 3 PTO)` (RFC 9000 §10.1).
     pub fn idle_timeout(&self) -> SimDuration {
-        let pto = self.path.recovery.pto_duration(Space::Initial);
+        let pto = self.path.recovery.pto_period(Space::Initial);
         self.negotiated_idle_timeout().max(pto.saturating_mul(3))
     }
     /// RFC 9000 §10.1: the minimum of both advertised max_idle_timeout values (or the sole

@@ -442,6 +442,19 @@ impl<F> Recovery<F> {
         self.timer
     }
 
+    /// The PTO period for `space` from the current RTT estimate, without backoff:
+    /// `srtt + max(4·rttvar, kGranularity)`, plus `max_ack_delay` for ApplicationData. The
+    /// idle timeout's floor of three PTOs (RFC 9000 §10.1) uses it: with the backoff, an
+    /// endpoint whose peer is gone backs off and pushes its idle timeout out for ever.
+    pub fn pto_period(&self, space: Space) -> SimDuration {
+        let d = self.rtt.pto_base(self.config.granularity);
+        if space == Space::ApplicationData {
+            d.saturating_add(self.config.max_ack_delay)
+        } else {
+            d
+        }
+    }
+
     /// The current PTO period for `space` with backoff (A.8):
     /// `(srtt + max(4·rttvar, kGranularity))·2^pto_count`, plus `max_ack_delay·2^pto_count`
     /// for ApplicationData.

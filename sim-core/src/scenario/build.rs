@@ -823,6 +823,7 @@ fn parse_cbr(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigEr
     let direction = r.req("direction")?;
     let rate: Rate = r.req("rate")?;
     let size: Bytes = r.req("size")?;
+    crate::validate::check_cbr_rate(rate, size, &r.at("rate"))?;
     let start = r.req("start")?;
     let count = match (r.raw("duration"), r.raw("count")) {
         (Some(_), Some(c)) => {
@@ -1427,6 +1428,7 @@ pub(super) fn build(doc: &Table) -> Result<Config, ConfigError> {
         flows,
         output,
     };
+    crate::validate::check_series(&cfg.output, &cfg.sim)?;
     // The rules were applied above; `Config::validate` must agree.
     debug_assert_eq!(cfg.validate(), Ok(()), "build and validate disagree");
     Ok(cfg)

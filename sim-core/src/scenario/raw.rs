@@ -290,6 +290,11 @@ pub(super) fn get_rate(v: &Value, path: &str) -> Result<Rate, ConfigError> {
     match v {
         Value::String(s) => parse_rate(s).map_err(|e| ConfigError::new(path, s, e.expected)),
         Value::Integer(n) if *n >= 0 => Ok(Rate(*n as u64)),
+        Value::Integer(_) => Err(ConfigError::new(
+            path,
+            render(v),
+            crate::units::negative_error(&rate_expected()),
+        )),
         _ => Err(ConfigError::new(path, render(v), rate_expected())),
     }
 }
@@ -299,6 +304,11 @@ pub(super) fn get_duration(v: &Value, path: &str) -> Result<SimDuration, ConfigE
     match v {
         Value::String(s) => parse_duration(s).map_err(|e| ConfigError::new(path, s, e.expected)),
         Value::Integer(n) if *n >= 0 => Ok(SimDuration(*n as u64)),
+        Value::Integer(_) => Err(ConfigError::new(
+            path,
+            render(v),
+            crate::units::negative_error(&time_expected()),
+        )),
         _ => Err(ConfigError::new(path, render(v), time_expected())),
     }
 }
@@ -308,6 +318,11 @@ pub(super) fn get_bytes(v: &Value, path: &str) -> Result<Bytes, ConfigError> {
     match v {
         Value::String(s) => parse_bytes(s).map_err(|e| ConfigError::new(path, s, e.expected)),
         Value::Integer(n) if *n >= 0 => Ok(Bytes(*n as u64)),
+        Value::Integer(_) => Err(ConfigError::new(
+            path,
+            render(v),
+            crate::units::negative_error(&size_expected()),
+        )),
         _ => Err(ConfigError::new(path, render(v), size_expected())),
     }
 }

@@ -145,6 +145,16 @@ pub(super) fn parse_sweep(text: &str, sweep: &Value) -> Result<Vec<SweepKey>, Co
     let mut keys = Vec::with_capacity(table.len());
     for key in names {
         let segs = parse_key(key)?;
+        if matches!(canonical(&segs).as_str(), "seed" | "runs") {
+            // The seeds of a point's runs come from the top-level `seed` and `runs` (or
+            // `--seed` / `--runs`): a point never had its own, so a swept value was a
+            // label on runs of the base seed.
+            return Err(ConfigError::new(
+                format!("sweep.\"{key}\""),
+                render(table.get(key).expect("listed key")),
+                "a key of the scenario other than `seed` and `runs`: every point runs `runs` seeds from `seed` (set them at the top level or with --seed / --runs)",
+            ));
+        }
         let values = match table.get(key) {
             Some(Value::Array(a)) if !a.is_empty() => a.clone(),
             other => {

@@ -796,7 +796,7 @@ pub const QUIC: Table = Table {
         key("packet_threshold", K::Integer, Value("3"), "reordering threshold, ≥ 3")
             .min("3", true)
             .allowed("a threshold >= 3 (RFC 9002 §6.1.1: SHOULD NOT be below 3)"),
-        key("idle_timeout", K::Time, Value("\"30s\""), "the connection is abandoned after max(this, 3 PTO) without receiving anything"),
+        key("idle_timeout", K::Time, Value("\"30s\""), "the connection is abandoned after max(this, 3 PTO) without receiving anything (the smaller of both sides' values when both are > 0, RFC 9000 §10.1; `\"0s\"`: none of this side's, the peer's applies, and with both `\"0s\"` the 3-PTO floor alone, so a silent connection always ends)"),
         key("profile", K::Enum, Value("\"rfc\""), "`\"rfc\"` or `\"chromium\"`: a set of defaults, see [Profiles](#profiles)")
             .choices(&["rfc", "chromium"]),
         key("cc", K::Enum, Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; the default of quinn, s2n-quic, quiche, msquic and Linux) or `\"new_reno\"` (RFC 9002 App. B)")

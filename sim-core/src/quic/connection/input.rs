@@ -653,7 +653,7 @@ impl Connection {
 
     pub(super) fn idle_deadline(&self) -> SimTime {
         // RFC 9000 §10.1: at least three times the current PTO.
-        let pto = self.path.recovery.pto_duration(Space::Initial);
+        let pto = self.path.recovery.pto_period(Space::Initial);
         let d = self.negotiated_idle_timeout().max(pto.saturating_mul(3));
         self.last_activity.saturating_add(d)
     }

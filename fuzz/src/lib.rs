@@ -1,0 +1,534 @@
+//! The scenario fuzz target of issue 15 and its input generator.
+//!
+//! [`check`] is the target: it parses and validates a scenario text, and for an accepted
+//! one runs its first and last sweep points with a small budget, checking on the way that
+//! - an error names a field;
+//! - `to_toml` of each point's `Config` parses back to an equal `Config`;
+//! - time never goes backwards (trace records arrive in time order);
+//! - no QUIC datagram is larger than its sender's `max_udp_payload`;
+//! - every run ends with a status (never `stopped`) within its event budget: live events
+//!   plus series samples at most `sim.max_events`, the end time at most `sim.time_limit`;
+//! - packets are conserved per flow: sent = delivered + dropped (by reason) + in network;
+//! - a second run of the same point gives the same result, byte for byte.
+//!
+//! [`generate`] writes structure-aware inputs: a scenario of the project (`scenarios/`)
+//! parsed into TOML, then mutated through the scenario schema ([`sim_core::scenario::schema`]):
+//! keys of every table set to values of their kind (edge cases included: zero, one,
+//! negative, overflowing, unknown units, wrong types), keys removed, keys of other
+//! tables added, sweeps added; sometimes a line of the text is cut or doubled.
+//!
+//! Two drivers use them: `src/bin/fuzz-driver.rs` (stable toolchain: N inputs from a seed;
+//! `scripts/test` runs it) and the cargo-fuzz targets in `fuzz/libfuzzer/` (nightly,
+//! coverage-guided). `docs/fuzzing.md` says how to run both longer.
+
+use sim_core::config::Config;
+use sim_core::metrics::{RunResult, RunStatus};
+use sim_core::scenario::schema::{self, Kind};
+use sim_core::time::SimDuration;
+use sim_core::trace::{ProtocolPacket, TraceEvent, TraceRecord, TraceSource, Vantage};
+use std::collections::BTreeMap;
+use toml::{Table, Value};
+
+/// The scenarios the generator starts from.
+pub const SEEDS: &[&str] = &[
+    include_str!("../../scenarios/examples/quic-bulk.toml"),
+    include_str!("../../scenarios/examples/quic-bulk-ge.toml"),
+    include_str!("../../scenarios/examples/connection-lifecycle.toml"),
+    include_str!("../../scenarios/examples/handover.toml"),
+    include_str!("../../scenarios/examples/dumbbell-cbr.toml"),
+    include_str!("../../scenarios/examples/link-down.toml"),
+    include_str!("../../scenarios/examples/ge-netem.toml"),
+    include_str!("../../scenarios/examples/sweep-loss-delay.toml"),
+    include_str!("../../scenarios/examples/cbr-clean.toml"),
+    include_str!("../../scenarios/paper004/handover-5g-campus.toml"),
+];
+
+/// The bounds a fuzzed run gets (a scenario's own are kept when smaller).
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// At most this many units of work (`sim.max_events`).
+    pub max_events: u64,
+    /// At most this much simulated time (`sim.time_limit`).
+    pub time_limit: SimDuration,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            max_events: 20_000,
+            time_limit: SimDuration::from_secs(120),
+        }
+    }
+}
+
+/// What [`check`] did with an input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Not valid TOML or not a valid scenario: the error's field.
+    Rejected(String),
+    /// Accepted; the statuses of the runs (first and last sweep point).
+    Ran(Vec<RunStatus>),
+}
+
+/// The fuzz target: `Err` describes a violated invariant.
+pub fn check(text: &str, budget: Budget) -> Result<Outcome, String> {
+    let scenario = match sim_core::scenario::parse_str(text) {
+        Ok(s) => s,
+        Err(e) if e.field.is_empty() || e.allowed.is_empty() => {
+            return Err(format!(
+                "an error without a field or an allowed range: {e:?}"
+            ))
+        }
+        Err(e) => return Ok(Outcome::Rejected(e.field)),
+    };
+    let mut points = vec![&scenario.points[0]];
+    if scenario.points.len() > 1 {
+        points.push(scenario.points.last().expect("non-empty"));
+    }
+    let mut statuses = Vec::new();
+    for p in points {
+        let mut cfg = p.config.clone();
+        cfg.sim.max_events = cfg.sim.max_events.min(budget.max_events);
+        cfg.sim.time_limit = cfg.sim.time_limit.min(budget.time_limit);
+        if cfg.validate().is_err() {
+            // Only a smaller budget than the scenario's: skip what it makes invalid.
+            continue;
+        }
+        round_trip(&cfg)?;
+        statuses.push(run_checked(&cfg)?);
+    }
+    Ok(Outcome::Ran(statuses))
+}
+
+fn round_trip(cfg: &Config) -> Result<(), String> {
+    let text = sim_core::scenario::to_toml(cfg).map_err(|e| format!("to_toml failed: {e}"))?;
+    let back = sim_core::scenario::parse_str(&text)
+        .map_err(|e| format!("to_toml output does not parse back: {e}\n{text}"))?;
+    if &back.base != cfg {
+        return Err(format!("to_toml round trip changed the config:\n{text}"));
+    }
+    Ok(())
+}
+
+/// Watches a run: time order and the size of every QUIC datagram.
+struct Watch<'c> {
+    cfg: &'c Config,
+    last: sim_core::time::SimTime,
+    /// (endpoint, connection, datagram) -> bytes of its packets so far.
+    datagrams: BTreeMap<(u32, u32, u64), u64>,
+    violation: Option<String>,
+}
+
+impl Watch<'_> {
+    fn record(&mut self, r: &TraceRecord) {
+        if self.violation.is_some() {
+            return;
+        }
+        if r.time < self.last {
+            self.violation = Some(format!(
+                "time went back from {:?} to {:?}",
+                self.last, r.time
+            ));
+            return;
+        }
+        self.last = r.time;
+        let (
+            TraceSource::Endpoint(id),
+            TraceEvent::PacketSent {
+                packet: ProtocolPacket::Quic(p),
+                datagram_id,
+                ..
+            },
+        ) = (&r.source, &r.event)
+        else {
+            return;
+        };
+        let Some(sides) = self.cfg.flows.get(id.flow as usize).and_then(|f| f.quic()) else {
+            return;
+        };
+        let max = match id.vantage {
+            Vantage::Client => sides.client.max_udp_payload,
+            Vantage::Server => sides.server.max_udp_payload,
+        };
+        let size = self
+            .datagrams
+            .entry((id.endpoint, id.connection, *datagram_id))
+            .or_default();
+        *size += p.size;
+        if *size > max {
+            self.violation = Some(format!(
+                "flow {} {:?} sent a datagram of {size} B > max_udp_payload {max}",
+                id.flow, id.vantage
+            ));
+        }
+    }
+}
+
+fn run_checked(cfg: &Config) -> Result<RunStatus, String> {
+    let mut watch = Watch {
+        cfg,
+        last: sim_core::time::SimTime::ZERO,
+        datagrams: BTreeMap::new(),
+        violation: None,
+    };
+    let mut tracer = |r: &TraceRecord| watch.record(r);
+    let r = sim_core::runner::run_traced(cfg, cfg.seed, &mut tracer)
+        .map_err(|e| format!("a validated config failed to run: {e}"))?;
+    if let Some(v) = watch.violation {
+        return Err(v);
+    }
+    check_result(cfg, &r)?;
+    let again = sim_core::run(cfg, cfg.seed).map_err(|e| format!("second run failed: {e}"))?;
+    let (a, b) = (json(&r)?, json(&again)?);
+    if a != b {
+        return Err("a second run of the same config and seed differs".into());
+    }
+    Ok(r.status)
+}
+
+fn json(r: &RunResult) -> Result<String, String> {
+    serde_json::to_string(r).map_err(|e| format!("result does not serialise: {e}"))
+}
+
+fn check_result(cfg: &Config, r: &RunResult) -> Result<(), String> {
+    if r.status == RunStatus::Stopped {
+        return Err("a run ended `stopped`".into());
+    }
+    let samples = r.series.as_ref().map_or(0, |s| s.rows.len() as u64);
+    if r.events.saturating_add(samples) > cfg.sim.max_events {
+        return Err(format!(
+            "{} events + {samples} samples > max_events {}",
+            r.events, cfg.sim.max_events
+        ));
+    }
+    if r.end_time.0 > cfg.sim.time_limit.0 {
+        return Err(format!("ended at {:?} after the time limit", r.end_time));
+    }
+    for f in &r.flows {
+        let out = f.packets_delivered + f.drops.total() + f.in_network;
+        if f.packets_sent != out {
+            return Err(format!(
+                "flow {}: sent {} != delivered {} + dropped {} + in network {}",
+                f.flow,
+                f.packets_sent,
+                f.packets_delivered,
+                f.drops.total(),
+                f.in_network
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A small deterministic generator (SplitMix64), so that a seed names an input.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// The generator for `seed`.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    /// A generator seeded by bytes (the libFuzzer input of the structure-aware target).
+    pub fn from_bytes(data: &[u8]) -> Self {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in data {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        Rng(h)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
+fn s(x: &str) -> Value {
+    Value::String(x.into())
+}
+
+/// One of `xs`, as a string value.
+fn ps(rng: &mut Rng, xs: &[&str]) -> Value {
+    s(xs[rng.below(xs.len())])
+}
+
+/// A value for a key of `kind` (with `choices` for an enum): mostly plausible, often an
+/// edge case, sometimes of the wrong type.
+pub fn value(rng: &mut Rng, kind: Kind, choices: &[&str]) -> Value {
+    if rng.below(12) == 0 {
+        return match rng.below(4) {
+            0 => Value::Boolean(true),
+            1 => s("bogus"),
+            2 => Value::Integer(-1),
+            _ => Value::Table(Table::new()),
+        };
+    }
+    match kind {
+        Kind::Time => match rng.below(3) {
+            0 => Value::Integer(*rng.pick(&[0, 1, 1_000_000, -5, i64::MAX])),
+            _ => ps(
+                rng,
+                &[
+                    "0s",
+                    "1ns",
+                    "1us",
+                    "100us",
+                    "1ms",
+                    "5ms",
+                    "38ms",
+                    "100ms",
+                    "1s",
+                    "2s",
+                    "30s",
+                    "600s",
+                    "-5ms",
+                    "1.5ns",
+                    "99999999999999s",
+                    "1min",
+                    "1.5s",
+                    "10 ms",
+                ],
+            ),
+        },
+        Kind::Rate => match rng.below(4) {
+            0 => Value::Integer(*rng.pick(&[0, 1, 1_000_000, -5])),
+            _ => ps(
+                rng,
+                &[
+                    "0bps",
+                    "1bps",
+                    "1kbps",
+                    "64kbps",
+                    "1Mbps",
+                    "10Mbps",
+                    "100Mbps",
+                    "1Gbps",
+                    "10Gbps",
+                    "1000000Gbps",
+                    "999999999999Mbps",
+                    "-5Mbps",
+                    "1.5bps",
+                ],
+            ),
+        },
+        Kind::Size => match rng.below(3) {
+            0 => Value::Integer(*rng.pick(&[0, 1, 1200, 1252, 16383, 20000, 65527, 100_000, -5])),
+            _ => ps(
+                rng,
+                &[
+                    "0B", "1B", "100B", "1200B", "1KB", "64KB", "1MB", "10MB", "1GB", "1TB",
+                    "-5KB", "1.5B", "15MiB", "1BDP", "0.5BDP", "1000GB",
+                ],
+            ),
+        },
+        Kind::Probability => match rng.below(3) {
+            0 => ps(rng, &["1%", "50%", "100%", "-1%", "x%"]),
+            _ => Value::Float(*rng.pick(&[0.0, 0.001, 0.01, 0.1, 0.5, 1.0, 1.5, -0.1])),
+        },
+        Kind::Integer => Value::Integer(*rng.pick(&[
+            0,
+            1,
+            2,
+            3,
+            4,
+            10,
+            100,
+            1000,
+            10_000,
+            1_000_000,
+            4_294_967_295,
+            -1,
+            i64::MAX,
+        ])),
+        Kind::Number => Value::Float(*rng.pick(&[0.0, 0.1, 0.5, 0.7, 1.0, 2.0, -1.0, 1e300])),
+        Kind::Bool => Value::Boolean(rng.below(2) == 0),
+        Kind::Enum => {
+            if choices.is_empty() || rng.below(6) == 0 {
+                s("bogus")
+            } else {
+                ps(rng, choices)
+            }
+        }
+        Kind::String => ps(rng, &["x", "", "../a/b", "a/b", "..", "name with spaces"]),
+        Kind::Table => Value::Table(Table::new()),
+        Kind::Tables => Value::Array(Vec::new()),
+    }
+}
+
+/// Number of tables in `t` (itself included), in the order [`with_table`] visits them.
+fn count_tables(t: &Table) -> usize {
+    1 + t.values().map(count_in_value).sum::<usize>()
+}
+
+fn count_in_value(v: &Value) -> usize {
+    match v {
+        Value::Table(t) => count_tables(t),
+        Value::Array(a) => a.iter().map(count_in_value).sum(),
+        _ => 0,
+    }
+}
+
+/// Applies `f` to the `k`-th table of `t` (depth first); `true` once applied.
+fn with_table(t: &mut Table, k: &mut usize, f: &mut dyn FnMut(&mut Table)) -> bool {
+    if *k == 0 {
+        f(t);
+        return true;
+    }
+    *k -= 1;
+    for (_, v) in t.iter_mut() {
+        if with_value(v, k, f) {
+            return true;
+        }
+    }
+    false
+}
+
+fn with_value(v: &mut Value, k: &mut usize, f: &mut dyn FnMut(&mut Table)) -> bool {
+    match v {
+        Value::Table(t) => with_table(t, k, f),
+        Value::Array(a) => a.iter_mut().any(|x| with_value(x, k, f)),
+        _ => false,
+    }
+}
+
+/// Every key of the scenario format, with its kind and choices.
+fn all_fields() -> Vec<schema::Field> {
+    let mut v: Vec<schema::Field> = sim_core::scenario::schema()
+        .iter()
+        .flat_map(|t| t.fields.iter().copied())
+        .collect();
+    v.sort_by_key(|f| f.name);
+    v
+}
+
+/// Sweep keys the generator tries.
+const SWEEP_KEYS: &[(&str, Kind)] = &[
+    ("topology.link.delay", Kind::Time),
+    ("topology.link.rate", Kind::Rate),
+    ("topology.link.loss", Kind::Probability),
+    ("flows[0].bytes", Kind::Size),
+    ("flows[0].rate", Kind::Rate),
+    ("seed", Kind::Integer),
+    ("flows[0].streams", Kind::Integer),
+    ("output.sample_interval", Kind::Time),
+];
+
+/// One mutation of `doc`.
+fn mutate(doc: &mut Table, rng: &mut Rng, fields: &[schema::Field]) {
+    match rng.below(10) {
+        // A [sweep] over a key with a few values.
+        0 => {
+            let (key, kind) = *rng.pick(SWEEP_KEYS);
+            let n = 1 + rng.below(3);
+            let vals: Vec<Value> = (0..n).map(|_| value(rng, kind, &[])).collect();
+            let sweep = doc
+                .entry("sweep")
+                .or_insert_with(|| Value::Table(Table::new()));
+            if let Value::Table(t) = sweep {
+                t.insert(key.into(), Value::Array(vals));
+            }
+        }
+        // Bounds and series.
+        1 => {
+            let sim = doc
+                .entry("sim")
+                .or_insert_with(|| Value::Table(Table::new()));
+            if let Value::Table(t) = sim {
+                let f = fields.iter().find(|f| f.name == "max_events").expect("key");
+                t.insert("max_events".into(), value(rng, f.kind, f.choices));
+            }
+            let out = doc
+                .entry("output")
+                .or_insert_with(|| Value::Table(Table::new()));
+            if let Value::Table(t) = out {
+                t.insert("series".into(), Value::Boolean(rng.below(2) == 0));
+                t.insert("sample_interval".into(), value(rng, Kind::Time, &[]));
+            }
+        }
+        // A key of one table set, removed or replaced, anywhere in the document.
+        _ => {
+            let mut k = rng.below(count_tables(doc));
+            let op = rng.below(10);
+            let field = *rng.pick(fields);
+            let pick_key = rng.next_u64();
+            let v = value(rng, field.kind, field.choices);
+            let mut f = |t: &mut Table| match op {
+                0 | 1 if !t.is_empty() => {
+                    let key = t.keys().nth(pick_key as usize % t.len()).cloned();
+                    if let Some(key) = key {
+                        t.remove(&key);
+                    }
+                }
+                2..=7 if !t.is_empty() => {
+                    // A value of the key's own kind, where the schema knows the key.
+                    let key = t.keys().nth(pick_key as usize % t.len()).cloned();
+                    if let Some(key) = key {
+                        let known = sim_core::scenario::schema()
+                            .iter()
+                            .flat_map(|t| t.fields.iter())
+                            .find(|f| f.name == key)
+                            .map(|f| (f.kind, f.choices));
+                        let mut r2 = Rng::new(pick_key);
+                        let nv = match known {
+                            Some((kind, choices)) => value(&mut r2, kind, choices),
+                            None => v.clone(),
+                        };
+                        t.insert(key, nv);
+                    }
+                }
+                _ => {
+                    t.insert(field.name.into(), v.clone());
+                }
+            };
+            with_table(doc, &mut k, &mut f);
+        }
+    }
+}
+
+/// One structure-aware input.
+pub fn generate(rng: &mut Rng) -> String {
+    let fields = all_fields();
+    let base = *rng.pick(SEEDS);
+    let mut doc: Table = base
+        .parse()
+        .expect("the project's scenarios are valid TOML");
+    // Keep the seeds' own sweeps small: most inputs should run.
+    if rng.below(2) == 0 {
+        doc.remove("sweep");
+    }
+    doc.remove("paper");
+    let n = 1 + rng.below(3);
+    for _ in 0..n {
+        mutate(&mut doc, rng, &fields);
+    }
+    let mut text = doc.to_string();
+    if rng.below(10) == 0 {
+        // A text-level cut: a line dropped or doubled.
+        let mut lines: Vec<&str> = text.lines().collect();
+        if !lines.is_empty() {
+            let i = rng.below(lines.len());
+            if rng.below(2) == 0 {
+                lines.remove(i);
+            } else {
+                lines.insert(i, lines[i]);
+            }
+        }
+        text = lines.join("\n");
+    }
+    text
+}
