@@ -604,6 +604,7 @@ fn print_summary(study: &Study, results: &[RunResult]) {
                 if let (Some(t), Some(w)) = (e.transport(), e.workload()) {
                     print_transport(e.kind(), t, w);
                 }
+                print_protocol_extras(e);
                 if let EndpointMetrics::CbrSink {
                     goodput_bps: Some(g),
                     delay_mean_secs: Some(d),
@@ -714,6 +715,43 @@ fn drop_list(d: &sim_core::metrics::DropCounts) -> Vec<(&'static str, u64)> {
     .collect()
 }
 
+/// One line of TCP- or SCTP-only metrics (nothing for the other endpoints).
+fn print_protocol_extras(e: &EndpointMetrics) {
+    match e {
+        EndpointMetrics::Tcp(m) => {
+            let x = &m.tcp;
+            print!(
+                "\n        tcp: tls {} established {} fast recoveries {} max RTO backoff {} SYN retransmissions {}; sent header bytes {} pure ACKs {} (delayed-ACK timeouts {}) SACK blocks {}",
+                x.tls,
+                x.tcp_established_secs
+                    .map_or("-".to_string(), |v| format!("{v:.6} s")),
+                x.fast_recoveries,
+                x.max_rto_backoff,
+                x.syn_retransmissions,
+                x.header_bytes_sent,
+                x.pure_acks_sent,
+                x.delayed_ack_timeouts,
+                x.sack_blocks_sent
+            );
+        }
+        EndpointMetrics::Sctp(m) => {
+            let x = &m.sctp;
+            print!(
+                "\n        sctp: DATA chunks sent {} retransmitted {} fast retransmits {} SACKs sent {} (gap blocks {}) duplicate TSNs {} handshake retransmissions {} RTO at end {:.3} s",
+                x.data_chunks_sent,
+                x.chunks_retransmitted,
+                x.fast_retransmits,
+                x.sacks_sent,
+                x.gap_blocks_sent,
+                x.duplicate_tsns,
+                x.handshake_retransmits,
+                x.rto_end_secs
+            );
+        }
+        _ => {}
+    }
+}
+
 /// The shared transport metrics of one endpoint (`kind`: its protocol) and its workload's
 /// connection reports and history samples.
 fn print_transport(
@@ -748,7 +786,7 @@ fn print_transport(
     );
     // quic_connections: one line per connection (times relative to its start).
     for c in &w.connections {
-        let m = &c.metrics;
+        let m = c.metrics.transport();
         let zero_rtt = match c.zero_rtt_accepted {
             Some(true) => "0-RTT accepted",
             Some(false) => "0-RTT rejected",
@@ -765,12 +803,12 @@ fn print_transport(
             if c.resumed { "resumed" } else { "full handshake" },
             if c.token { ", token" } else { "" },
             zero_rtt,
-            secs(m.transport.handshake_secs),
-            secs(m.transport.time_to_first_byte_secs),
-            secs(m.transport.completion_secs),
-            m.transport.packets_sent,
-            m.transport.packets_lost,
-            m.transport.cwnd_end
+            secs(m.handshake_secs),
+            secs(m.time_to_first_byte_secs),
+            secs(m.completion_secs),
+            m.packets_sent,
+            m.packets_lost,
+            m.cwnd_end
         );
     }
     for h in &w.history {

@@ -297,6 +297,9 @@ pub struct TransportFlow {
     pub transport: TransportConfig,
     /// The workload ([`WorkloadConfig`]).
     pub workload: WorkloadConfig,
+    /// When both endpoints start (scenario key `start`; default 0, as before the key
+    /// existed). `bulk` only: a `sequence` times its connections itself.
+    pub start: SimTime,
 }
 
 /// Direction of a one-way flow.
@@ -396,6 +399,7 @@ impl FlowConfig {
         FlowConfig::new(AppConfig::Transport(TransportFlow {
             transport,
             workload,
+            start: SimTime::ZERO,
         }))
     }
 
@@ -443,6 +447,23 @@ impl FlowConfig {
     pub fn quic(&self) -> Option<&Sides<quic::QuicConfig>> {
         match &self.transport_flow()?.transport {
             TransportConfig::Quic(q) => Some(q),
+            _ => None,
+        }
+    }
+
+    /// Each side's TCP config, if this is a TCP flow.
+    pub fn tcp(&self) -> Option<&Sides<tcp::TcpConfig>> {
+        match &self.transport_flow()?.transport {
+            TransportConfig::Tcp(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Each side's SCTP config, if this is an SCTP flow.
+    pub fn sctp(&self) -> Option<&Sides<sctp::SctpConfig>> {
+        match &self.transport_flow()?.transport {
+            TransportConfig::Sctp(t) => Some(t),
+            _ => None,
         }
     }
 
@@ -450,6 +471,7 @@ impl FlowConfig {
     pub fn quic_mut(&mut self) -> Option<&mut Sides<quic::QuicConfig>> {
         match &mut self.transport_flow_mut()?.transport {
             TransportConfig::Quic(q) => Some(q),
+            _ => None,
         }
     }
 

@@ -4,7 +4,10 @@
 //! [`build`] is the one place that maps a flow ([`AppConfig`]: CBR, or a transport ×
 //! workload pair) to the endpoint types that run it: a new transport or workload adds its
 //! arm here (one per pair it runs, and its endpoints' trace kind), and nothing in
-//! [`crate::runner`] changes. Each side's transport connection is built from that side's
+//! [`crate::runner`] changes. Each workload's two endpoints are made by one function
+//! generic over the transport's connection type ([`TransportDriver`]: `bulk_endpoints`,
+//! `sequence_endpoints`), so a new workload adds one generic builder and a one-line arm
+//! per transport. Each side's transport connection is built from that side's
 //! config ([`crate::config::Sides`]). The runner places
 //! each [`FlowEndpoint`] on the host of the pair side it names, starts it at its start
 //! time and keeps the endpoints in the order returned (the order is part of the digest and
@@ -12,13 +15,18 @@
 
 use crate::apps::cbr::{CbrSink, CbrSource};
 use crate::config::{
-    AppConfig, Direction, FlowConfig, TransportConfig, TransportFlow, WorkloadConfig,
+    AppConfig, BulkSpec, Direction, FlowConfig, SequenceSpec, TransportConfig, TransportFlow,
+    WorkloadConfig,
 };
+use crate::driver::TransportDriver;
 use crate::endpoint::Endpoint;
 use crate::packet::{Addr, FlowId};
 use crate::quic::{Connection, Role};
+use crate::sctp::SctpAssociation;
+use crate::tcp::TcpConnection;
 use crate::time::SimTime;
 use crate::trace::Vantage;
+use crate::transport::stream::Side;
 use crate::workloads::bulk::{Bulk, BulkEndpoint};
 use crate::workloads::reader::Reader;
 use crate::workloads::sequence::{SequenceClient, SequenceServer};
@@ -31,7 +39,8 @@ pub struct FlowEndpoint {
     /// When the runner starts it ([`Endpoint::start`]).
     pub start: SimTime,
     /// The application / protocol name in trace metadata
-    /// ([`crate::trace::EndpointInfo::kind`]): `"quic"`, `"cbr_source"`, `"cbr_sink"`.
+    /// ([`crate::trace::EndpointInfo::kind`]): `"quic"`, `"tcp"`, `"sctp"`, `"cbr_source"`,
+    /// `"cbr_sink"`.
     pub kind: &'static str,
     /// The endpoint itself.
     pub endpoint: Box<dyn Endpoint>,
@@ -84,78 +93,177 @@ pub fn build(flow: &FlowConfig, id: FlowId, client: Addr, server: Addr) -> Vec<F
         AppConfig::Transport(TransportFlow {
             transport,
             workload,
-        }) => match (transport, workload) {
-            (TransportConfig::Quic(q), WorkloadConfig::Bulk(w)) => {
-                // Transport QUIC x workload bulk, each side with its own config. The
-                // client's application reads at `read_rate` (chunks of at most one datagram's
-                // payload); the server reads requests at once.
-                let bulk =
-                    || Bulk::new(w.streams, w.bytes, w.request_size).with_duration(w.duration);
-                let reader = Reader::new(w.read_rate, q.client.max_udp_payload);
-                let cc = Connection::new(Role::Client, q.client.clone());
-                let sc = Connection::new(Role::Server, q.server.clone());
-                let c = BulkEndpoint::new(cc, bulk().with_reader(reader), client, server, id);
-                let s = BulkEndpoint::new(sc, bulk(), server, client, id);
-                vec![
-                    at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
-                    at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
-                ]
+            start,
+        }) => {
+            let ends = Ends {
+                client,
+                server,
+                id,
+                start: *start,
+            };
+            // One arm per transport: each side's connection is built from its own config;
+            // `workload_endpoints` maps the workload to its generic builder.
+            match transport {
+                TransportConfig::Quic(q) => {
+                    let conns = || {
+                        (
+                            Connection::new(Role::Client, q.client.clone()),
+                            Connection::new(Role::Server, q.server.clone()),
+                        )
+                    };
+                    let chunk = q.client.max_udp_payload;
+                    workload_endpoints(conns, &q.client, &q.server, workload, chunk, "quic", ends)
+                }
+                TransportConfig::Tcp(t) => {
+                    let conns = || {
+                        (
+                            TcpConnection::new(Side::Client, t.client.clone()),
+                            TcpConnection::new(Side::Server, t.server.clone()),
+                        )
+                    };
+                    let chunk = t.client.effective_mss();
+                    workload_endpoints(conns, &t.client, &t.server, workload, chunk, "tcp", ends)
+                }
+                TransportConfig::Sctp(t) => {
+                    let conns = || {
+                        (
+                            SctpAssociation::new(Side::Client, t.client.clone()),
+                            SctpAssociation::new(Side::Server, t.server.clone()),
+                        )
+                    };
+                    let chunk = t.client.pmdcs();
+                    workload_endpoints(conns, &t.client, &t.server, workload, chunk, "sctp", ends)
+                }
             }
-            (TransportConfig::Quic(q), WorkloadConfig::WebPage(w)) => {
-                // Transport QUIC x workload web_page: one HTTP/3 request stream per object.
-                let cc = Connection::new(Role::Client, q.client.clone());
-                let sc = Connection::new(Role::Server, q.server.clone());
-                let (c, s) = web_page::endpoints(cc, sc, w, client, server, id);
-                vec![
-                    at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
-                    at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
-                ]
-            }
-            (TransportConfig::Quic(q), WorkloadConfig::Video(v)) => {
-                // Transport QUIC x workload video: one request stream per segment.
-                let cc = Connection::new(Role::Client, q.client.clone());
-                let sc = Connection::new(Role::Server, q.server.clone());
-                let (c, s) = video::endpoints(cc, sc, v, client, server, id);
-                vec![
-                    at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
-                    at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
-                ]
-            }
-            (TransportConfig::Quic(q), WorkloadConfig::Reconnects(r)) => {
-                // Transport QUIC x workload reconnects: resumption (0-RTT with `zero_rtt`).
-                let (c, s) = reconnects::endpoints::<Connection>(
-                    q.client.clone(),
-                    q.server.clone(),
-                    r,
-                    client,
-                    server,
-                    id,
-                );
-                vec![
-                    at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
-                    at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
-                ]
-            }
-            (TransportConfig::Quic(q), WorkloadConfig::Sequence(seq)) => {
-                // Transport QUIC x workload sequence, each side with its own config.
-                let c = SequenceClient::<Connection>::new(
-                    q.client.clone(),
-                    seq.connections.clone(),
-                    client,
-                    server,
-                    id,
-                );
-                let s = SequenceServer::<Connection>::new(
-                    q.server.clone(),
-                    seq.connections.clone(),
-                    server,
-                    id,
-                );
-                vec![
-                    at(Vantage::Client, SimTime::ZERO, "quic", Box::new(c)),
-                    at(Vantage::Server, SimTime::ZERO, "quic", Box::new(s)),
-                ]
-            }
-        },
+        }
     }
+}
+
+/// The endpoints of `workload` over the transport whose fresh client and server
+/// connections `conns` makes (the per-connection workloads `sequence` and `reconnects`
+/// build theirs from the sides' base configs instead). `read_chunk`: the most the bulk
+/// client reads at once (one datagram's payload).
+fn workload_endpoints<T: TransportDriver + 'static>(
+    conns: impl FnOnce() -> (T, T),
+    client_cfg: &T::Config,
+    server_cfg: &T::Config,
+    workload: &WorkloadConfig,
+    read_chunk: u64,
+    kind: &'static str,
+    ends: Ends,
+) -> Vec<FlowEndpoint> {
+    match workload {
+        WorkloadConfig::Bulk(w) => {
+            let (c, s) = conns();
+            bulk_endpoints(c, s, w, read_chunk, kind, ends)
+        }
+        WorkloadConfig::Sequence(seq) => {
+            sequence_endpoints::<T>(client_cfg, server_cfg, seq, kind, ends)
+        }
+        WorkloadConfig::WebPage(w) => {
+            // One request stream per object (HTTP/3 on QUIC, HTTP/2 streams on TCP, one
+            // SCTP stream each).
+            let (c, s) = conns();
+            let (c, s) = web_page::endpoints(c, s, w, ends.client, ends.server, ends.id);
+            ends.pair(kind, Box::new(c), Box::new(s))
+        }
+        WorkloadConfig::Video(v) => {
+            // One request stream per segment.
+            let (c, s) = conns();
+            let (c, s) = video::endpoints(c, s, v, ends.client, ends.server, ends.id);
+            ends.pair(kind, Box::new(c), Box::new(s))
+        }
+        WorkloadConfig::Reconnects(r) => {
+            // A connection per part: QUIC resumes (0-RTT with `zero_rtt`), TCP and SCTP
+            // handshake again.
+            let (c, s) = reconnects::endpoints::<T>(
+                client_cfg.clone(),
+                server_cfg.clone(),
+                r,
+                ends.client,
+                ends.server,
+                ends.id,
+            );
+            ends.pair(kind, Box::new(c), Box::new(s))
+        }
+    }
+}
+
+/// Where and when a transport flow's two endpoints run: the client and server host
+/// addresses, the flow and its start time.
+#[derive(Clone, Copy, Debug)]
+struct Ends {
+    client: Addr,
+    server: Addr,
+    id: FlowId,
+    start: SimTime,
+}
+
+impl Ends {
+    /// The client's and the server's endpoint, both started at the flow's start, with
+    /// trace kind `kind`.
+    fn pair(
+        self,
+        kind: &'static str,
+        c: Box<dyn Endpoint>,
+        s: Box<dyn Endpoint>,
+    ) -> Vec<FlowEndpoint> {
+        let at = |side, endpoint| FlowEndpoint {
+            side,
+            start: self.start,
+            kind,
+            endpoint,
+        };
+        vec![at(Vantage::Client, c), at(Vantage::Server, s)]
+    }
+}
+
+/// The `bulk` workload over any stream transport: connection `client` and `server` (not
+/// started), each running [`Bulk`]. The client's application reads at `read_rate` in
+/// chunks of at most `read_chunk` bytes (one datagram's payload); the server reads the
+/// requests at once.
+fn bulk_endpoints<T: TransportDriver + 'static>(
+    client: T,
+    server: T,
+    w: &BulkSpec,
+    read_chunk: u64,
+    kind: &'static str,
+    ends: Ends,
+) -> Vec<FlowEndpoint> {
+    let bulk = || Bulk::new(w.streams, w.bytes, w.request_size).with_duration(w.duration);
+    let reader = Reader::new(w.read_rate, read_chunk);
+    let c = BulkEndpoint::new(
+        client,
+        bulk().with_reader(reader),
+        ends.client,
+        ends.server,
+        ends.id,
+    );
+    let s = BulkEndpoint::new(server, bulk(), ends.server, ends.client, ends.id);
+    ends.pair(kind, Box::new(c), Box::new(s))
+}
+
+/// The connection `sequence` workload over any stream transport, each side on its base
+/// config.
+fn sequence_endpoints<T: TransportDriver + 'static>(
+    client: &T::Config,
+    server: &T::Config,
+    seq: &SequenceSpec,
+    kind: &'static str,
+    ends: Ends,
+) -> Vec<FlowEndpoint> {
+    let c = SequenceClient::<T>::new(
+        client.clone(),
+        seq.connections.clone(),
+        ends.client,
+        ends.server,
+        ends.id,
+    );
+    let s = SequenceServer::<T>::new(
+        server.clone(),
+        seq.connections.clone(),
+        ends.server,
+        ends.id,
+    );
+    ends.pair(kind, Box::new(c), Box::new(s))
 }

@@ -591,15 +591,12 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
             // Each side's config; when they differ, named by side as the resolved form
             // writes them (`flows[0].quic.server.stream_window`).
             match &t.transport {
-                TransportConfig::Quic(q) if q.same() => q.client.validate().map_err(err)?,
-                TransportConfig::Quic(q) => {
-                    for (side, c) in [("client", &q.client), ("server", &q.server)] {
-                        c.validate().map_err(|(field, value, allowed)| {
-                            ConfigError::new(path(&format!("quic.{side}.{field}")), value, allowed)
-                        })?;
-                    }
-                }
+                TransportConfig::Quic(q) => check_sides(q, "quic", path, |c| c.validate())?,
+                TransportConfig::Tcp(q) => check_sides(q, "tcp", path, |c| c.validate())?,
+                TransportConfig::Sctp(q) => check_sides(q, "sctp", path, |c| c.validate())?,
             }
+            check_transport_workload(t, path)?;
+            check_transport_start(t, path)?;
             match &t.workload {
                 WorkloadConfig::Bulk(b) => b.validate().map_err(err),
                 WorkloadConfig::WebPage(w) => crate::config::workload::validate_page(&w.objects)
@@ -622,6 +619,71 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
                 }
             }
         }
+    }
+}
+
+/// Each side's config of a transport named `name`, checked by `validate`; when the sides
+/// differ, an error is named by side as the resolved form writes them
+/// (`flows[0].quic.server.stream_window`).
+fn check_sides<T: PartialEq>(
+    sides: &crate::config::Sides<T>,
+    name: &str,
+    path: PathFn,
+    validate: impl Fn(&T) -> Result<(), (&'static str, String, String)>,
+) -> Result<(), ConfigError> {
+    if sides.same() {
+        return validate(&sides.client)
+            .map_err(|(field, value, allowed)| ConfigError::new(path(field), value, allowed));
+    }
+    for (side, c) in [("client", &sides.client), ("server", &sides.server)] {
+        validate(c).map_err(|(field, value, allowed)| {
+            ConfigError::new(path(&format!("{name}.{side}.{field}")), value, allowed)
+        })?;
+    }
+    Ok(())
+}
+
+/// The workloads a transport runs, and the workload keys it does not support yet: TCP
+/// and SCTP run `bulk` (without `read_rate`), `web_page`, `video` and `reconnects` (their application consumes data at once,
+/// `docs/tcp.md`, `docs/sctp.md`).
+pub(crate) fn check_transport_workload(
+    t: &crate::config::TransportFlow,
+    path: PathFn,
+) -> Result<(), ConfigError> {
+    let name = t.transport.name();
+    match (&t.transport, &t.workload) {
+        (TransportConfig::Quic(_), _) => Ok(()),
+        (_, WorkloadConfig::Bulk(b)) => match b.read_rate {
+            Some(r) => Err(ConfigError::new(
+                path("read_rate"),
+                crate::units::format_rate(r),
+                format!("no `read_rate` on a {name} flow (its application reads at once; docs/{name}.md)"),
+            )),
+            None => Ok(()),
+        },
+        (_, WorkloadConfig::Sequence(_)) => Err(ConfigError::new(
+            path("kind"),
+            "sequence",
+            format!("a workload the \"{name}\" transport runs: \"bulk\", \"web_page\", \"video\" or \"reconnects\""),
+        )),
+        (_, WorkloadConfig::WebPage(_) | WorkloadConfig::Video(_) | WorkloadConfig::Reconnects(_)) => Ok(()),
+    }
+}
+
+/// A transport flow's `start`: `bulk` only (a sequence times its connections itself).
+pub(crate) fn check_transport_start(
+    t: &crate::config::TransportFlow,
+    path: PathFn,
+) -> Result<(), ConfigError> {
+    match &t.workload {
+        WorkloadConfig::Sequence(_) if t.start != crate::time::SimTime::ZERO => {
+            Err(ConfigError::new(
+                path("start"),
+                format_duration(t.start.saturating_since(crate::time::SimTime::ZERO)),
+                "no `start` with a `sequence` workload (its connections' `start` / `gap` time it)",
+            ))
+        }
+        _ => Ok(()),
     }
 }
 

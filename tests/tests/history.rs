@@ -116,7 +116,7 @@ fn good_path_the_measured_connection_starts_above_the_default() {
         let t = |m: &QuicMetrics| {
             m.workload.connections[3]
                 .metrics
-                .transport
+                .transport()
                 .completion_secs
                 .unwrap()
         };

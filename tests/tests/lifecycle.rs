@@ -102,8 +102,8 @@ fn resumed_completion_matches_the_resumption_model() {
             let c = resumed_transfer(&q, &p);
             assert_eq!(c.zero_rtt_accepted, Some(true));
             assert_eq!(c.token, token);
-            let sim = ns(c.metrics.transport.completion_secs);
-            let fb = ns(c.metrics.transport.time_to_first_byte_secs);
+            let sim = ns(c.metrics.transport().completion_secs);
+            let fb = ns(c.metrics.transport().time_to_first_byte_secs);
             let tol = tolerance(&p, m.completion);
             eprintln!(
                 "token {token:5} {:>5} Mbit/s {:>4} ms {:>8} B: model {:>10.6} s sim {:>10.6} s diff {:>+8.3} ms (tol {:.3} ms); first byte model {:.6} sim {:.6}",
@@ -143,7 +143,7 @@ fn resumption_saves_one_round_trip_over_the_one_rtt_model() {
         let t1 = model::tx(p.up_rate, p.overhead, 1200) + p.up_delay;
         let predicted = one.completion - (one.data_start - t1);
         let c = resumed_transfer(&model_quic(true), &p);
-        let sim = ns(c.metrics.transport.completion_secs);
+        let sim = ns(c.metrics.transport().completion_secs);
         let tol = tolerance(&p, predicted);
         eprintln!(
             "{:>5} Mbit/s {:>4} ms {:>8} B: 1-RTT model {:.6} s, minus one round trip {:.6} s, resumed sim {:.6} s, diff {:+.3} ms (tol {:.3} ms)",
@@ -204,9 +204,9 @@ fn lost_zero_rtt_data_is_delivered_exactly_once() {
             "offset {offset}: 0-RTT packets {} ({} stream bytes), retransmitted stream bytes {}, completion {:?}, server duplicate bytes {}",
             c.zero_rtt_packets,
             c.zero_rtt_stream_bytes,
-            c.metrics.transport.stream_bytes_retransmitted,
-            c.metrics.transport.completion_secs,
-            s.metrics.transport.duplicate_stream_bytes
+            c.metrics.transport().stream_bytes_retransmitted,
+            c.metrics.transport().completion_secs,
+            s.metrics.transport().duplicate_stream_bytes
         );
         assert_eq!(c.status, ConnectionStatus::Completed);
         assert_eq!(c.zero_rtt_accepted, Some(true));
@@ -216,14 +216,14 @@ fn lost_zero_rtt_data_is_delivered_exactly_once() {
         );
         // Exactly once: the server read each request byte once, the client each
         // response byte once.
-        assert_eq!(s.metrics.transport.stream_bytes_read, 3 * 1_500);
-        assert_eq!(c.metrics.transport.stream_bytes_read, 300_000);
+        assert_eq!(s.metrics.transport().stream_bytes_read, 3 * 1_500);
+        assert_eq!(c.metrics.transport().stream_bytes_read, 300_000);
         assert_eq!(
-            s.metrics.workload.stream_completion_secs.len(),
+            s.metrics.workload().stream_completion_secs.len(),
             3,
             "three request streams"
         );
-        assert!(c.metrics.transport.stream_bytes_retransmitted > 0);
+        assert!(c.metrics.transport().stream_bytes_retransmitted > 0);
         if offset > 0 {
             // The Initial got through: the lost 0-RTT data is sent again in 1-RTT
             // packets (no 0-RTT packet carries it a second time).
@@ -240,13 +240,17 @@ fn rejected_zero_rtt_is_resent_in_one_rtt() {
     assert_eq!(c.zero_rtt_accepted, Some(false));
     assert_eq!(s.zero_rtt_accepted, Some(false));
     assert!(s.zero_rtt_packets_rejected >= 2);
-    assert!(c.metrics.transport.stream_bytes_retransmitted >= 3 * 1_500);
-    assert_eq!(s.metrics.transport.stream_bytes_read, 3 * 1_500);
-    assert_eq!(c.metrics.transport.stream_bytes_read, 300_000);
+    assert!(c.metrics.transport().stream_bytes_retransmitted >= 3 * 1_500);
+    assert_eq!(s.metrics.transport().stream_bytes_read, 3 * 1_500);
+    assert_eq!(c.metrics.transport().stream_bytes_read, 300_000);
     // No 0-RTT gain: the first byte comes after the handshake round trip.
     let accepted = lost_zero_rtt_run(1_000_000 - 1, false).1;
-    let fb = c.metrics.transport.time_to_first_byte_secs.unwrap();
-    let fb0 = accepted.metrics.transport.time_to_first_byte_secs.unwrap();
+    let fb = c.metrics.transport().time_to_first_byte_secs.unwrap();
+    let fb0 = accepted
+        .metrics
+        .transport()
+        .time_to_first_byte_secs
+        .unwrap();
     eprintln!("first byte: 0-RTT rejected {fb:.6} s, accepted {fb0:.6} s");
     assert!(fb > fb0 + 0.039, "{fb} vs {fb0}");
 }
@@ -328,7 +332,7 @@ fn a_connection_with_traffic_never_times_out() {
         for c in &m.workload.connections {
             assert_eq!(c.status, ConnectionStatus::Completed);
             assert_eq!(c.close_reason.as_deref(), Some("local_close"));
-            assert!(c.metrics.transport.completion_secs.unwrap() > 2.0 * c.idle_timeout_secs);
+            assert!(c.metrics.transport().completion_secs.unwrap() > 2.0 * c.idle_timeout_secs);
         }
         let s = quic_metrics(&r, 0, "server");
         assert!(s
@@ -463,8 +467,8 @@ proptest! {
                 matches!(s.status, ConnectionStatus::Completed | ConnectionStatus::Failed),
                 "server {} {:?}", k, s.status
             );
-            prop_assert_eq!(c.metrics.transport.stream_bytes_read, sp.bytes, "client {}", k);
-            prop_assert_eq!(s.metrics.transport.stream_bytes_read, sp.streams * sp.request_size, "server {}", k);
+            prop_assert_eq!(c.metrics.transport().stream_bytes_read, sp.bytes, "client {}", k);
+            prop_assert_eq!(s.metrics.transport().stream_bytes_read, sp.streams * sp.request_size, "server {}", k);
             // Resumed exactly when asked and a ticket was available.
             prop_assert_eq!(c.ticket, sp.resume && had_ticket, "ticket {}", k);
             prop_assert_eq!(c.resumed, c.ticket, "resumed {}", k);
@@ -472,7 +476,7 @@ proptest! {
                 prop_assert_eq!(c.zero_rtt_accepted, Some(!reject));
                 prop_assert_eq!(c.token, token);
             }
-            had_ticket |= c.metrics.quic.handshake_confirmed_secs.is_some();
+            had_ticket |= c.metrics.quic().unwrap().quic.handshake_confirmed_secs.is_some();
         }
         // Packet conservation for the flow.
         let f = &r.flows[0];
@@ -674,7 +678,7 @@ bytes = "100KB"
     // The new path's RTT (60 ms + serialization) shows in the first byte.
     let fb = c.workload.connections[1]
         .metrics
-        .transport
+        .transport()
         .time_to_first_byte_secs
         .unwrap();
     assert!(fb > 0.060 && fb < 0.070, "{fb}");
@@ -765,8 +769,8 @@ fn resumption_without_zero_rtt_saves_only_the_certificate() {
     };
     let (no0, with0) = (run(false), run(true));
     assert!(no0.resumed && no0.zero_rtt_accepted.is_none() && no0.zero_rtt_packets == 0);
-    let fb = no0.metrics.transport.time_to_first_byte_secs.unwrap();
-    let fb0 = with0.metrics.transport.time_to_first_byte_secs.unwrap();
+    let fb = no0.metrics.transport().time_to_first_byte_secs.unwrap();
+    let fb0 = with0.metrics.transport().time_to_first_byte_secs.unwrap();
     eprintln!("first byte: resumed without 0-RTT {fb:.6} s, with 0-RTT {fb0:.6} s");
     assert!(fb > 0.080 && fb < 0.085, "{fb}");
     assert!(fb0 > 0.040 && fb0 < 0.043, "{fb0}");

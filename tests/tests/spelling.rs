@@ -112,7 +112,7 @@ fn errors_name_the_key_where_it_was_written() {
         "[[flows]]\nkind = \"quic_bulk\"\ntransport = \"quic\"\nworkload = { kind = \"bulk\" }\n",
     );
     assert_eq!(e.field, "flows[0].kind");
-    let e = error("[[flows]]\ntransport = \"tcp\"\nworkload = { kind = \"bulk\" }\n");
+    let e = error("[[flows]]\ntransport = \"udp\"\nworkload = { kind = \"bulk\" }\n");
     assert_eq!(e.field, "flows[0].transport");
     let e = error("[[flows]]\ntransport = \"quic\"\n");
     assert_eq!(e.field, "flows[0].workload");

@@ -346,7 +346,7 @@ fn reconnections_split_the_transfer_and_resume() {
     let w = r.flows[0].endpoints[0].workload().unwrap();
     assert_eq!(w.connections.len(), 3);
     for c in &w.connections {
-        assert_eq!(c.metrics.transport.stream_bytes_read, 100_000);
+        assert_eq!(c.metrics.transport().stream_bytes_read, 100_000);
     }
     let rep = reconnects_report(&r);
     assert_eq!(rep.resumed, [false, true, true]);
@@ -357,7 +357,11 @@ fn reconnections_split_the_transfer_and_resume() {
         assert!(h.unwrap() >= 0.04 - 1e-9, "{h:?}");
     }
     let t = rep.transfer_secs.unwrap();
-    let one = w.connections[0].metrics.transport.completion_secs.unwrap();
+    let one = w.connections[0]
+        .metrics
+        .transport()
+        .completion_secs
+        .unwrap();
     assert!(
         t > 2.0 * one && t < 3.0 * one + 0.5,
         "three parts: {t} vs one part {one}"

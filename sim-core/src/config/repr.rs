@@ -1,10 +1,12 @@
 //! The serde form of [`AppConfig`] (what `resolved_config` shows and `to_toml` writes): the
 //! scenario spelling of a flow. CBR: `kind = "cbr"` and its keys. A transport flow:
-//! `transport = "quic"`, the transport's table `quic = { ... }` (both sides' keys when
+//! `transport = "quic"` (`"tcp"`, `"sctp"`), the transport's table `quic = { ... }` (`tcp`, `sctp`) (both sides' keys when
 //! the sides agree, else `quic = { client = { ... }, server = { ... } }`, each side in
 //! full) and `workload = { kind = ..., ... }`.
 
 use super::quic::QuicConfig;
+use super::sctp::SctpConfig;
+use super::tcp::TcpConfig;
 use super::transport::{Sides, TransportConfig};
 use super::workload::WorkloadConfig;
 use super::{AppConfig, Direction, TransportFlow};
@@ -19,6 +21,12 @@ use serde::{Deserialize, Serialize};
 pub(super) enum AppRepr {
     Kind(KindRepr),
     Transport(TransportRepr),
+}
+
+/// Whether a flow's start is time 0 (not written: the output of scenarios without
+/// `start` is what it was before the key existed).
+fn is_zero(t: &SimTime) -> bool {
+    *t == SimTime::ZERO
 }
 
 /// The flow kinds without a transport, tagged by `kind`.
@@ -38,20 +46,37 @@ pub(super) enum KindRepr {
 /// workload.
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "transport", rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)] // a transient value of (de)serialisation
 pub(super) enum TransportRepr {
     Quic {
         quic: SidesRepr<QuicConfig>,
         workload: WorkloadConfig,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        start: SimTime,
+    },
+    Tcp {
+        tcp: SidesRepr<TcpConfig>,
+        workload: WorkloadConfig,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        start: SimTime,
+    },
+    Sctp {
+        sctp: SidesRepr<SctpConfig>,
+        workload: WorkloadConfig,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        start: SimTime,
     },
 }
 
 /// A transport's per-side configs: one table when both sides agree, else
-/// `{ client = { ... }, server = { ... } }`.
+/// `{ client = { ... }, server = { ... } }`. `Differ` is tried first when reading: a
+/// config with `#[serde(default)]` and no `deny_unknown_fields` (TCP, SCTP) would read
+/// a `{ client, server }` table as `Same` with every default.
 #[derive(Serialize, Deserialize)]
 #[serde(untagged)]
 pub(super) enum SidesRepr<T> {
-    Same(T),
     Differ { client: T, server: T },
+    Same(T),
 }
 
 impl<T: Clone + PartialEq> From<Sides<T>> for SidesRepr<T> {
@@ -95,10 +120,22 @@ impl From<AppConfig> for AppRepr {
             AppConfig::Transport(TransportFlow {
                 transport,
                 workload,
+                start,
             }) => AppRepr::Transport(match transport {
                 TransportConfig::Quic(q) => TransportRepr::Quic {
                     quic: q.into(),
                     workload,
+                    start,
+                },
+                TransportConfig::Tcp(t) => TransportRepr::Tcp {
+                    tcp: t.into(),
+                    workload,
+                    start,
+                },
+                TransportConfig::Sctp(t) => TransportRepr::Sctp {
+                    sctp: t.into(),
+                    workload,
+                    start,
                 },
             }),
         }
@@ -121,12 +158,33 @@ impl From<AppRepr> for AppConfig {
                 start,
                 count,
             },
-            AppRepr::Transport(TransportRepr::Quic { quic, workload }) => {
-                AppConfig::Transport(TransportFlow {
-                    transport: TransportConfig::Quic(quic.into()),
-                    workload,
-                })
-            }
+            AppRepr::Transport(TransportRepr::Quic {
+                quic,
+                workload,
+                start,
+            }) => AppConfig::Transport(TransportFlow {
+                transport: TransportConfig::Quic(quic.into()),
+                workload,
+                start,
+            }),
+            AppRepr::Transport(TransportRepr::Tcp {
+                tcp,
+                workload,
+                start,
+            }) => AppConfig::Transport(TransportFlow {
+                transport: TransportConfig::Tcp(tcp.into()),
+                workload,
+                start,
+            }),
+            AppRepr::Transport(TransportRepr::Sctp {
+                sctp,
+                workload,
+                start,
+            }) => AppConfig::Transport(TransportFlow {
+                transport: TransportConfig::Sctp(sctp.into()),
+                workload,
+                start,
+            }),
         }
     }
 }

@@ -16,9 +16,10 @@ use crate::time::SimDuration;
 use crate::wire::sctp::{COMMON_HEADER, DATA_HEADER, IPV4_HEADER};
 use serde::{Deserialize, Serialize};
 
-/// Which congestion controller an SCTP association runs.
+/// Which congestion controller an SCTP association runs. Scenarios write it as one
+/// string: `"rfc9260"`, `"new_reno"` or `"cubic"` (the shared controllers).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(into = "String", try_from = "String")]
 pub enum SctpCc {
     /// RFC 9260 §7.2 (slow start capped at one PMDCS per SACK, congestion avoidance by
     /// partial_bytes_acked, ssthresh floor 4 MTU, 1 MTU after a T3-rtx timeout):
@@ -30,6 +31,37 @@ pub enum SctpCc {
     Shared(CcAlgorithm),
 }
 
+impl SctpCc {
+    /// The scenario spelling: `"rfc9260"`, `"new_reno"`, `"cubic"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SctpCc::Rfc9260 => "rfc9260",
+            SctpCc::Shared(CcAlgorithm::Cubic) => "cubic",
+            SctpCc::Shared(_) => "new_reno",
+        }
+    }
+}
+
+impl From<SctpCc> for String {
+    fn from(c: SctpCc) -> String {
+        c.name().to_string()
+    }
+}
+
+impl TryFrom<String> for SctpCc {
+    type Error = String;
+    fn try_from(s: String) -> Result<SctpCc, String> {
+        match s.as_str() {
+            "rfc9260" => Ok(SctpCc::Rfc9260),
+            "new_reno" | "newreno" => Ok(SctpCc::Shared(CcAlgorithm::NewReno)),
+            "cubic" => Ok(SctpCc::Shared(CcAlgorithm::Cubic)),
+            _ => Err(format!(
+                "unknown controller {s:?}, expected \"rfc9260\", \"new_reno\" or \"cubic\""
+            )),
+        }
+    }
+}
+
 /// The SCTP parameters of one endpoint. Sizes in bytes, times as [`SimDuration`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -37,6 +69,7 @@ pub struct SctpConfig {
     /// Path MTU: the largest IP packet (IPv4 header included). Default 1500 (Ethernet).
     /// The largest SCTP packet is `mtu - 20`; the largest DATA payload (PMDCS) is
     /// `mtu - 20 - 12 - 16` = 1452.
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub mtu: u64,
     /// RTO.Initial (RFC 9260 §16). Default 1 s.
     pub rto_initial: SimDuration,
@@ -62,6 +95,7 @@ pub struct SctpConfig {
     /// Advertised receiver window credit, a_rwnd (RFC 9260 §6.2): the receive buffer.
     /// Default 1,250,000 B, the simulator's QUIC stream window (quinn's), so a paired
     /// comparison is not a comparison of buffer sizes.
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub a_rwnd: u64,
     /// Number of outbound streams requested in INIT / INIT-ACK. Default 10 (Linux
     /// `sctp_initmsg.sinit_num_ostreams`).
@@ -70,16 +104,23 @@ pub struct SctpConfig {
     pub inbound_streams: u64,
     /// State Cookie length in INIT-ACK and COOKIE-ECHO (RFC 9260 §5.1.3: implementation
     /// defined: the TCB state the server needs plus a MAC). Default 200 bytes.
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub cookie_size: u64,
     /// Optional INIT / INIT-ACK parameters other than the cookie, bytes (padded TLVs).
     /// Default 8: Supported Address Types with IPv4 (§3.3.2.1, 4 + 2 padded).
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub init_params_size: u64,
     /// The constant of the initial window `min(4 MTU, max(2 MTU, c))` (RFC 9260 §7.2.1:
     /// 4404 for an IPv4 peer, three full DATA chunks of 1468 B at a 1500-byte MTU; RFC 4960
     /// §7.2.1 and Linux: 4380). Default 4404.
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub initial_cwnd_constant: u64,
     /// Initial congestion window override, bytes. Default unset (the formula above).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::units::serde_size::de_opt",
+        default
+    )]
     pub initial_cwnd_bytes: Option<u64>,
     /// Congestion controller ([`SctpCc`]). Default `rfc9260`.
     pub cc: SctpCc,
@@ -215,12 +256,13 @@ impl SctpConfig {
                 "an initial window of at least one MTU",
             );
         }
-        if self.max_init_retransmits == 0 || self.association_max_retrans == 0 {
-            return bad(
-                "association_max_retrans",
-                self.association_max_retrans.min(self.max_init_retransmits),
-                "a retransmission count >= 1",
-            );
+        for (k, v) in [
+            ("max_init_retransmits", self.max_init_retransmits),
+            ("association_max_retrans", self.association_max_retrans),
+        ] {
+            if v == 0 {
+                return bad(k, v, "a retransmission count >= 1");
+            }
         }
         Ok(())
     }

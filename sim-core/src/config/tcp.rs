@@ -7,10 +7,12 @@
 //! RFC 6298 §2.4; `delayed_ack = 200 ms`, RFC 1122 §4.2.3.2 "SHOULD be less than
 //! 0.5 seconds", the traditional BSD 200 ms).
 //!
-//! Not yet a scenario table: the flows do not build TCP endpoints yet (the transport ×
-//! workload config is being reshaped); deserialising fills the congestion-control keys
-//! from [`CcParams::default`], not from [`TcpConfig::default`]'s TCP preset, until the
-//! scenario arm seeds them.
+//! Scenarios write these keys with `transport = "tcp"` (flat, in `tcp = { ... }`, or per
+//! side); their descriptors are `validate::schema::TCP`. Deserialising alone fills the
+//! congestion-control keys from [`CcParams::default`] (the `#[serde(flatten)]`ed struct
+//! has its own defaults), not from [`TcpConfig::default`]'s TCP preset: the scenario
+//! builder starts from the serialised [`TcpConfig::default`] and overlays the written
+//! keys, so a scenario gets the TCP preset.
 
 use crate::cc::{CcAlgorithm, CcParams};
 use crate::time::SimDuration;
@@ -51,6 +53,7 @@ pub struct TcpConfig {
     /// Maximum segment size announced in the SYN (RFC 9293 §3.7.1), excluding the IP and
     /// TCP headers and options. Default 1460 (a 1500-byte Ethernet MTU minus 40). With
     /// timestamps a full segment carries `mss - 12` bytes (RFC 6691 §2).
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub mss: u64,
     /// Timestamps option on every segment (RFC 7323 §3; Linux default on). Default true.
     pub timestamps: bool,
@@ -62,6 +65,7 @@ pub struct TcpConfig {
     pub window_scale: bool,
     /// Receive window the receiver advertises beyond its next expected byte (fixed: the
     /// application reads at once). Default 6 MiB (Linux `tcp_rmem[2]` = 6291456).
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub recv_window: u64,
 
     // ---- TLS ----------------------------------------------------------------------------
@@ -70,25 +74,33 @@ pub struct TcpConfig {
     /// ClientHello bytes on the stream. Default 300, QUIC's default ClientHello size
     /// (`QuicConfig::client_hello_size`, an estimate for one X25519 key share, SNI and
     /// ALPN) so that paired runs compare equal handshakes.
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub client_hello_size: u64,
     /// The server's first flight on the stream. Default 3090: QUIC's ServerHello (90) +
     /// EncryptedExtensions, Certificate, CertificateVerify and Finished (3000), the same
     /// estimate; TLS 1.2 (ServerHello, Certificate, ServerKeyExchange, ServerHelloDone)
     /// is close to it.
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub server_flight_size: u64,
     /// The client's second flight. Default 36 (TLS 1.3 Finished: 4-byte header and a
     /// 32-byte HMAC-SHA256, RFC 8446 §4.4.4); TLS 1.2 sends ClientKeyExchange (37 B with
     /// X25519), ChangeCipherSpec and Finished, about 100 B: set it when comparing.
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub client_finished_size: u64,
     /// TLS 1.2 only: the server's ChangeCipherSpec and Finished. Default 51 (a 6-byte
     /// ChangeCipherSpec record and a 45-byte encrypted Finished record with AES-GCM:
     /// 5 + 8 + 16 + 16; estimate).
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub server_finished_size: u64,
     /// Bytes each TLS record of application data adds (the model puts one HTTP/2-style
     /// frame in one record). Default unset = 22 for TLS 1.3 (5-byte header, 1-byte inner
     /// content type, 16-byte AEAD tag; RFC 8446 §5.2), 29 for TLS 1.2 with AES-GCM
     /// (5-byte header, 8-byte explicit nonce, 16-byte tag; RFC 5288 §3), 0 without TLS.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::units::serde_size::de_opt",
+        default
+    )]
     pub tls_record_overhead: Option<u64>,
 
     // ---- timers and ACKs ------------------------------------------------------------------
@@ -116,6 +128,7 @@ pub struct TcpConfig {
     pub max_concurrent_streams: u64,
     /// Largest DATA frame payload (RFC 9113 §6.5.2 SETTINGS_MAX_FRAME_SIZE initial value
     /// 2^14). Default 16384.
+    #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub frame_size: u64,
 
     // ---- congestion control ---------------------------------------------------------------
@@ -158,6 +171,10 @@ impl Default for TcpConfig {
         }
     }
 }
+
+/// What `recv_window` allows (the error's "expected" text).
+pub const RECV_WINDOW_ALLOWED: &str =
+    "a window of at least one mss and at most 2^30 bytes (RFC 7323 §2.3), 65535 without window_scale (RFC 9293 §3.1)";
 
 impl TcpConfig {
     /// Payload bytes of a full segment: the MSS minus the per-segment options (12 with
@@ -213,27 +230,11 @@ impl TcpConfig {
                 "a size in [536, 65495] bytes (RFC 9293 §3.7.1)",
             );
         }
-        if self.recv_window < self.mss {
-            return bad(
-                "recv_window",
-                self.recv_window,
-                "a window of at least one mss",
-            );
-        }
-        if self.recv_window > (1 << 30) {
-            // RFC 7323 §2.3: shift at most 14, a window below 2^30.
-            return bad(
-                "recv_window",
-                self.recv_window,
-                "a window of at most 2^30 bytes (RFC 7323 §2.3)",
-            );
-        }
-        if !self.window_scale && self.recv_window > 65_535 {
-            return bad(
-                "recv_window",
-                self.recv_window,
-                "at most 65535 bytes without window_scale (RFC 9293 §3.1)",
-            );
+        // RFC 7323 §2.3: a shift of at most 14, a window below 2^30; without the option
+        // the 16-bit field (RFC 9293 §3.1); at least one segment.
+        let max_window = if self.window_scale { 1 << 30 } else { 65_535 };
+        if self.recv_window < self.mss || self.recv_window > max_window {
+            return bad("recv_window", self.recv_window, RECV_WINDOW_ALLOWED);
         }
         for (k, v) in [
             ("client_hello_size", self.client_hello_size),
@@ -250,15 +251,18 @@ impl TcpConfig {
                 return bad("tls_record_overhead", o, "at most 256 bytes per record");
             }
         }
-        if self.initial_rto == SimDuration::ZERO
-            || self.rto_min == SimDuration::ZERO
-            || self.rto_max < self.rto_min
-        {
+        if self.initial_rto == SimDuration::ZERO {
             return bad(
-                "rto_min",
-                self.rto_min,
-                "0 < rto_min <= rto_max and initial_rto > 0 (RFC 6298 §2)",
+                "initial_rto",
+                self.initial_rto,
+                "a time > 0 (RFC 6298 §2.1)",
             );
+        }
+        if self.rto_min == SimDuration::ZERO {
+            return bad("rto_min", self.rto_min, "a time > 0 (RFC 6298 §2.4)");
+        }
+        if self.rto_max < self.rto_min {
+            return bad("rto_max", self.rto_max, "a time >= rto_min (RFC 6298 §2.5)");
         }
         if self.delayed_ack > SimDuration::from_millis(500) {
             return bad(

@@ -6,17 +6,23 @@
 //! descriptors in `validate/schema.rs`, and its arms in `flows::build`.
 
 use crate::config::quic::QuicConfig;
+use crate::config::sctp::SctpConfig;
+use crate::config::tcp::TcpConfig;
 use serde::{Deserialize, Serialize};
 
 /// The transport of a flow, one variant per transport protocol.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[allow(clippy::large_enum_variant)] // one per flow, built once: not worth a box per access
 pub enum TransportConfig {
     /// QUIC (RFC 9000/9002): each side's [`QuicConfig`]. The transport parameters a side
     /// advertises come from its own config; the peer's are read from its handshake.
     Quic(Sides<QuicConfig>),
-    // Tcp(Sides<TcpConfig>) and Sctp(Sides<SctpConfig>) go here (issue 11), each with
-    // its config in `config/tcp.rs` / `config/sctp.rs`.
+    /// TCP (RFC 9293) with TLS and an HTTP/2-style multiplexer on top: each side's
+    /// [`TcpConfig`] (`docs/tcp.md`).
+    Tcp(Sides<TcpConfig>),
+    /// SCTP (RFC 9260): each side's [`SctpConfig`] (`docs/sctp.md`).
+    Sctp(Sides<SctpConfig>),
 }
 
 impl TransportConfig {
@@ -25,11 +31,23 @@ impl TransportConfig {
         TransportConfig::Quic(Sides::both(cfg))
     }
 
+    /// TCP with the same `cfg` on both sides.
+    pub fn tcp(cfg: TcpConfig) -> Self {
+        TransportConfig::Tcp(Sides::both(cfg))
+    }
+
+    /// SCTP with the same `cfg` on both sides.
+    pub fn sctp(cfg: SctpConfig) -> Self {
+        TransportConfig::Sctp(Sides::both(cfg))
+    }
+
     /// The transport's name in scenarios (`transport = "quic"`), which is also the name
     /// of the table its keys may be written in.
     pub fn name(&self) -> &'static str {
         match self {
             TransportConfig::Quic(_) => "quic",
+            TransportConfig::Tcp(_) => "tcp",
+            TransportConfig::Sctp(_) => "sctp",
         }
     }
 }

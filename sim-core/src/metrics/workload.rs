@@ -3,6 +3,9 @@
 //! sequence (`quic_connections`, `docs/lifecycle.md`).
 
 use crate::metrics::quic::QuicMetrics;
+use crate::metrics::sctp::SctpMetrics;
+use crate::metrics::tcp::TcpMetrics;
+use crate::metrics::transport::TransportMetrics;
 use serde::{Deserialize, Serialize};
 
 /// What the workload of an endpoint reports.
@@ -206,14 +209,74 @@ pub struct ConnectionReport {
     pub zero_rtt_stream_bytes: u64,
     /// 0-RTT packets dropped because 0-RTT was rejected (server).
     pub zero_rtt_packets_rejected: u64,
-    /// The connection's own metrics; times relative to its start.
-    pub metrics: QuicMetrics,
+    /// The connection's own metrics, in its protocol's shape; times relative to its
+    /// start.
+    pub metrics: ReportMetrics,
+}
+
+/// A connection report's own metrics: one variant per protocol, serialised as that
+/// protocol's flat object (untagged: a QUIC report's JSON is [`QuicMetrics`]' exactly).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ReportMetrics {
+    /// A QUIC connection's.
+    Quic(Box<QuicMetrics>),
+    /// A TCP connection's.
+    Tcp(Box<TcpMetrics>),
+    /// An SCTP association's.
+    Sctp(Box<SctpMetrics>),
+}
+
+impl ReportMetrics {
+    /// The metrics every transport reports.
+    pub fn transport(&self) -> &TransportMetrics {
+        match self {
+            ReportMetrics::Quic(m) => &m.transport,
+            ReportMetrics::Tcp(m) => &m.transport,
+            ReportMetrics::Sctp(m) => &m.transport,
+        }
+    }
+
+    /// The workload's metrics.
+    pub fn workload(&self) -> &WorkloadMetrics {
+        match self {
+            ReportMetrics::Quic(m) => &m.workload,
+            ReportMetrics::Tcp(m) => &m.workload,
+            ReportMetrics::Sctp(m) => &m.workload,
+        }
+    }
+
+    /// The QUIC metrics, if this is a QUIC connection's report.
+    pub fn quic(&self) -> Option<&QuicMetrics> {
+        match self {
+            ReportMetrics::Quic(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+impl From<QuicMetrics> for ReportMetrics {
+    fn from(m: QuicMetrics) -> Self {
+        ReportMetrics::Quic(Box::new(m))
+    }
+}
+
+impl From<TcpMetrics> for ReportMetrics {
+    fn from(m: TcpMetrics) -> Self {
+        ReportMetrics::Tcp(Box::new(m))
+    }
+}
+
+impl From<SctpMetrics> for ReportMetrics {
+    fn from(m: SctpMetrics) -> Self {
+        ReportMetrics::Sctp(Box::new(m))
+    }
 }
 
 impl ConnectionReport {
     /// The report of connection `index` of a sequence that never started (the run ended
     /// first), at `local`, with `metrics` of an unused connection.
-    pub fn not_started(index: u64, local: String, metrics: QuicMetrics) -> Self {
+    pub fn not_started(index: u64, local: String, metrics: ReportMetrics) -> Self {
         ConnectionReport {
             index,
             local,

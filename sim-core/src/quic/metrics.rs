@@ -181,20 +181,25 @@ pub(crate) fn totals(
     reports: Vec<ConnectionReport>,
     all_completed: bool,
 ) -> QuicMetrics {
-    let mut m = match reports.last() {
-        Some(r) => r.metrics.clone(),
+    // A QUIC sequence's reports are QUIC connections' (`quic/stream_transport.rs`).
+    let quics: Vec<&QuicMetrics> = reports
+        .iter()
+        .map(|r| r.metrics.quic().expect("a QUIC connection's report"))
+        .collect();
+    let mut m = match quics.last() {
+        Some(r) => (*r).clone(),
         None => {
             let c = Connection::new(role, QuicConfig::default());
             connection_metrics(&c, None, SimTime::ZERO)
         }
     };
-    if let Some(first) = reports.first() {
-        m.transport.handshake_secs = first.metrics.transport.handshake_secs;
-        m.quic.handshake_confirmed_secs = first.metrics.quic.handshake_confirmed_secs;
-        m.transport.time_to_first_byte_secs = first.metrics.transport.time_to_first_byte_secs;
+    if let Some(first) = quics.first() {
+        m.transport.handshake_secs = first.transport.handshake_secs;
+        m.quic.handshake_confirmed_secs = first.quic.handshake_confirmed_secs;
+        m.transport.time_to_first_byte_secs = first.transport.time_to_first_byte_secs;
     }
-    let sum = |f: fn(&QuicMetrics) -> u64| reports.iter().map(|r| f(&r.metrics)).sum::<u64>();
-    let sumf = |f: fn(&QuicMetrics) -> f64| reports.iter().map(|r| f(&r.metrics)).sum::<f64>();
+    let sum = |f: fn(&QuicMetrics) -> u64| quics.iter().map(|r| f(r)).sum::<u64>();
+    let sumf = |f: fn(&QuicMetrics) -> f64| quics.iter().map(|r| f(r)).sum::<f64>();
     let t = &mut m.transport;
     t.stream_bytes_read = sum(|m| m.transport.stream_bytes_read);
     t.bytes_sent = sum(|m| m.transport.bytes_sent);
@@ -219,7 +224,7 @@ pub(crate) fn totals(
         let start = reports[0].start_secs.unwrap_or(0.0);
         let end = reports
             .iter()
-            .filter_map(|r| Some(r.start_secs? + r.metrics.transport.completion_secs?))
+            .filter_map(|r| Some(r.start_secs? + r.metrics.transport().completion_secs?))
             .fold(start, f64::max);
         let total = end - start;
         t.completion_secs = Some(total);
@@ -236,9 +241,9 @@ pub(crate) fn totals(
     q.max_data_sent = sum(|m| m.quic.max_data_sent);
     q.max_stream_data_sent = sum(|m| m.quic.max_stream_data_sent);
     q.amplification_blocked_secs = sumf(|m| m.quic.amplification_blocked_secs);
-    q.migrations = reports
+    q.migrations = quics
         .iter()
-        .flat_map(|r| r.metrics.quic.migrations.iter().cloned())
+        .flat_map(|r| r.quic.migrations.iter().cloned())
         .collect();
     q.stream_window_updates = sum(|m| m.quic.stream_window_updates);
     q.connection_window_updates = sum(|m| m.quic.connection_window_updates);

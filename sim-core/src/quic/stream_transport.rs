@@ -346,7 +346,7 @@ impl TransportDriver for Connection {
             zero_rtt_packets: self.stats.zero_rtt_packets_sent,
             zero_rtt_stream_bytes: self.stats.zero_rtt_stream_bytes,
             zero_rtt_packets_rejected: self.stats.zero_rtt_packets_rejected,
-            metrics: connection_metrics(self, completed_at, now),
+            metrics: connection_metrics(self, completed_at, now).into(),
         }
     }
 
@@ -360,7 +360,7 @@ impl TransportDriver for Connection {
         ConnectionReport::not_started(
             index,
             local.to_string(),
-            connection_metrics(&c, None, SimTime::ZERO),
+            connection_metrics(&c, None, SimTime::ZERO).into(),
         )
     }
 

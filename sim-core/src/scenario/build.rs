@@ -12,10 +12,12 @@ use super::raw::*;
 use super::schema::{
     self, DefaultValue, CBR, CHANGE, CONNECTION, DUMBBELL, FLOW, FLOW_KINDS, HANDOVER, JITTER,
     LINK, LOSS_BERNOULLI, LOSS_FOUR_STATE, LOSS_GILBERT_ELLIOTT, LOSS_MODELS, LOSS_NONE,
-    LOSS_PERIODIC, OUTPUT, PAIR, QUEUE, QUIC, QUIC_BULK, QUIC_CONNECTIONS, SIM, TOP,
-    TRANSPORT_FLOW, TRANSPORT_SIDES, TWO_HOSTS,
+    LOSS_PERIODIC, OUTPUT, PAIR, QUEUE, QUIC, QUIC_BULK, QUIC_CONNECTIONS, SCTP, SIM, TCP, TOP,
+    TRANSPORT_FLOW, TRANSPORT_SIDES, TRANSPORT_START, TWO_HOSTS,
 };
 use crate::config::quic::QuicConfig;
+use crate::config::sctp::SctpConfig;
+use crate::config::tcp::TcpConfig;
 use crate::config::{
     AppConfig, BulkSpec, Config, FlowConfig, Handover, Jitter, JitterDistribution, LinkChange,
     LinkConfig, LossModel, OutputConfig, PairLinks, QueueLimit, SequenceSpec, Sides, SimLimits,
@@ -890,7 +892,7 @@ fn quic_sides(
         Value::Table(t) => t.clone(),
         _ => Table::new(),
     };
-    shared.retain(|k, _| !FLOW.has(k) && !workload.has(k));
+    shared.retain(|k, _| !FLOW.has(k) && !TRANSPORT_START.has(k) && !workload.has(k));
     let build = |own: Option<&Table>, side: &str| -> Result<QuicConfig, ConfigError> {
         let side_path = join(&join(path, "quic"), side);
         let mut table = shared.clone();
@@ -955,15 +957,42 @@ fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigE
         ));
     };
     if let Some((flat, origin, sides)) = flow_spelling(t, path)? {
+        let kind = flat
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         let flat = Value::Table(flat);
-        // Workloads with no flow-kind spelling of their own (internal flat kinds).
-        let parsed = match flat.get("kind").and_then(Value::as_str) {
-            Some("quic_web_page") => parse_quic_web_page(&flat, path, pairs, &sides),
-            Some("quic_video") => parse_quic_video(&flat, path, pairs, &sides),
-            Some("quic_reconnects") => parse_quic_reconnects(&flat, path, pairs, &sides),
+        let flow = match kind.as_str() {
+            STREAM_BULK_TCP => parse_stream_bulk(
+                &flat,
+                path,
+                pairs,
+                &sides,
+                &TCP,
+                &TcpConfig::default(),
+                TcpConfig::validate,
+                TransportConfig::Tcp,
+            ),
+            STREAM_BULK_SCTP => parse_stream_bulk(
+                &flat,
+                path,
+                pairs,
+                &sides,
+                &SCTP,
+                &SctpConfig::default(),
+                SctpConfig::validate,
+                TransportConfig::Sctp,
+            ),
+            k if k.starts_with("tcp ") || k.starts_with("sctp ") => {
+                parse_stream_workload(&flat, path, pairs, &sides, k)
+            }
+            "quic_web_page" => parse_quic_web_page(&flat, path, pairs, &sides),
+            "quic_video" => parse_quic_video(&flat, path, pairs, &sides),
+            "quic_reconnects" => parse_quic_reconnects(&flat, path, pairs, &sides),
             _ => parse_flow_kind(&flat, path, pairs, &sides),
         };
-        return parsed.map_err(|e| at_origin(e, path, &origin));
+        return flow.map_err(|e| at_origin(e, path, &origin));
     }
     parse_flow_kind(v, path, pairs, &SideTables::default())
 }
@@ -1008,7 +1037,7 @@ fn parse_quic_bulk(
     pairs: usize,
     sides: &SideTables,
 ) -> Result<FlowConfig, ConfigError> {
-    let r = Read::open(v, path, &[&FLOW, &QUIC, &QUIC_BULK])?;
+    let r = Read::open(v, path, &[&FLOW, &TRANSPORT_START, &QUIC, &QUIC_BULK])?;
     let (pair, background) = flow_placement(&r, pairs)?;
     let quic = quic_sides(v, path, &QUIC_BULK, sides)?;
     let bulk = BulkSpec {
@@ -1018,11 +1047,123 @@ fn parse_quic_bulk(
         read_rate: r.get("read_rate")?,
         duration: r.get("duration")?,
     };
-    Ok(FlowConfig {
+    let mut flow = FlowConfig {
         pair,
         background,
         ..FlowConfig::transport(TransportConfig::Quic(quic), WorkloadConfig::Bulk(bulk))
+    };
+    set_start(&mut flow, &r)?;
+    Ok(flow)
+}
+
+/// The flow's `start` (a transport flow's key), checked against its workload.
+fn set_start(flow: &mut FlowConfig, r: &Read) -> Result<(), ConfigError> {
+    let start: SimTime = r.req("start")?;
+    if let Some(t) = flow.transport_flow_mut() {
+        t.start = start;
+    }
+    if let Some(t) = flow.transport_flow() {
+        crate::validate::check_transport_start(t, &|k| r.at(k))?;
+    }
+    Ok(())
+}
+
+/// The internal flow kinds of TCP and SCTP flows (written only as `transport = "tcp"` /
+/// `"sctp"` + `workload = { kind = "bulk" }`; not in [`FLOW_KINDS`], so a scenario cannot
+/// name them).
+const STREAM_BULK_TCP: &str = "tcp bulk";
+const STREAM_BULK_SCTP: &str = "sctp bulk";
+
+/// Each side's config of a transport whose keys are `keys` (TCP, SCTP): the serialised
+/// `base` (the transport's defaults), then the transport keys written in the flow (`r`),
+/// then the side's own keys from `sides` (`path.<transport>.client.<key>`); each value
+/// parsed and range-checked by its descriptor where it was written, the whole checked by
+/// `validate`, whose error names the key where its value was written.
+fn transport_sides<T: serde::Serialize + serde::de::DeserializeOwned>(
+    r: &Read,
+    path: &str,
+    keys: &'static schema::Table,
+    base: &T,
+    sides: &SideTables,
+    validate: impl Fn(&T) -> Result<(), (&'static str, String, String)>,
+) -> Result<Sides<T>, ConfigError> {
+    let name = keys.id.strip_prefix("flow.").unwrap_or(keys.id);
+    let Ok(Value::Table(mut shared)) = Value::try_from(base) else {
+        panic!("a transport config serialises as a table");
+    };
+    for f in keys.fields {
+        if r.raw(f.name).is_some() {
+            if let Some(v) = r.canonical(f.name)? {
+                shared.insert(f.name.to_string(), v);
+            }
+        }
+    }
+    let build = |own: Option<&Table>, side: &str| -> Result<T, ConfigError> {
+        let side_path = join(&join(path, name), side);
+        let mut table = shared.clone();
+        if let Some(own) = own {
+            let own_value = Value::Table(own.clone());
+            let schemas = [keys];
+            let r = Read::open(&own_value, &side_path, &schemas)?;
+            for k in own.keys() {
+                if let Some(v) = r.canonical(k)? {
+                    table.insert(k.clone(), v);
+                }
+            }
+        }
+        let cfg: T = typed(Value::Table(table), path)?;
+        validate(&cfg).map_err(|(field, value, allowed)| {
+            let at = if own.is_some_and(|t| t.contains_key(field)) {
+                join(&side_path, field)
+            } else {
+                join(path, field)
+            };
+            ConfigError::new(at, value, allowed)
+        })?;
+        Ok(cfg)
+    };
+    Ok(Sides {
+        client: build(sides.client.as_ref(), "client")?,
+        server: build(sides.server.as_ref(), "server")?,
     })
+}
+
+/// A flow of a stream transport whose keys are `keys` (TCP, SCTP) with the `bulk` workload:
+/// each side's config from `base` (the transport's defaults), checked by `validate`, made
+/// the flow's transport by `wrap`.
+#[allow(clippy::too_many_arguments)] // the transport's four pieces, passed by its arm
+fn parse_stream_bulk<T: serde::Serialize + serde::de::DeserializeOwned>(
+    v: &Value,
+    path: &str,
+    pairs: usize,
+    sides: &SideTables,
+    keys: &'static schema::Table,
+    base: &T,
+    validate: impl Fn(&T) -> Result<(), (&'static str, String, String)>,
+    wrap: fn(Sides<T>) -> TransportConfig,
+) -> Result<FlowConfig, ConfigError> {
+    let schemas = [&FLOW, &TRANSPORT_START, &QUIC_BULK, keys];
+    let r = Read::open(v, path, &schemas)?;
+    let (pair, background) = flow_placement(&r, pairs)?;
+    let transport = wrap(transport_sides(&r, path, keys, base, sides, validate)?);
+    let bulk = BulkSpec {
+        bytes: r.req::<Bytes>("bytes")?.0,
+        streams: r.req("streams")?,
+        request_size: r.req::<Bytes>("request_size")?.0,
+        read_rate: r.get("read_rate")?,
+        duration: r.get("duration")?,
+    };
+    let mut flow = FlowConfig {
+        pair,
+        background,
+        ..FlowConfig::transport(transport, WorkloadConfig::Bulk(bulk))
+    };
+    set_start(&mut flow, &r)?;
+    if let Some(t) = flow.transport_flow() {
+        // The workload keys the transport does not support yet (`read_rate`).
+        crate::validate::check_transport_workload(t, &|k| join(path, k))?;
+    }
+    Ok(flow)
 }
 
 /// A flow of transport QUIC and workload `sequence` (`kind = "quic_connections"`,
@@ -1034,7 +1175,11 @@ fn parse_quic_connections(
     pairs: usize,
     sides: &SideTables,
 ) -> Result<FlowConfig, ConfigError> {
-    let r = Read::open(v, path, &[&FLOW, &QUIC, &QUIC_CONNECTIONS])?;
+    let r = Read::open(
+        v,
+        path,
+        &[&FLOW, &TRANSPORT_START, &QUIC, &QUIC_CONNECTIONS],
+    )?;
     let (pair, background) = flow_placement(&r, pairs)?;
     let quic = quic_sides(v, path, &QUIC_CONNECTIONS, sides)?;
     let mut seq = SequenceSpec {
@@ -1067,11 +1212,80 @@ fn parse_quic_connections(
         seq.connections.push(spec);
     }
     check_connections(&seq.connections, &|k| join(path, k))?;
-    Ok(FlowConfig {
+    let mut flow = FlowConfig {
         pair,
         background,
         ..FlowConfig::transport(TransportConfig::Quic(quic), WorkloadConfig::Sequence(seq))
+    };
+    set_start(&mut flow, &r)?;
+    Ok(flow)
+}
+
+/// The `reconnects` workload's keys.
+fn parse_reconnects_spec(r: &Read) -> Result<crate::config::workload::ReconnectsSpec, ConfigError> {
+    Ok(crate::config::workload::ReconnectsSpec {
+        bytes: r.req::<Bytes>("bytes")?.0,
+        reconnections: r.req("reconnections")?,
+        on: r.req("on")?,
+        streams: r.req("streams")?,
+        request_size: r.req::<Bytes>("request_size")?.0,
     })
+}
+
+/// A flow of transport TCP or SCTP and workload `web_page`, `video` or `reconnects`
+/// (internal flat kind `"<transport> <workload>"`): the transport's keys as for bulk
+/// ([`parse_stream_bulk`]), the workload's as for QUIC.
+fn parse_stream_workload(
+    v: &Value,
+    path: &str,
+    pairs: usize,
+    sides: &SideTables,
+    kind: &str,
+) -> Result<FlowConfig, ConfigError> {
+    let (transport, workload) = kind.split_once(' ').unwrap_or((kind, ""));
+    let wkeys: &'static schema::Table = match workload {
+        "web_page" => &schema::FLAT_WEB_PAGE,
+        "video" => &schema::FLAT_VIDEO,
+        _ => &schema::FLAT_RECONNECTS,
+    };
+    let keys: &'static schema::Table = if transport == "tcp" { &TCP } else { &SCTP };
+    let schemas = [&FLOW, &TRANSPORT_START, wkeys, keys];
+    let r = Read::open(v, path, &schemas)?;
+    let (pair, background) = flow_placement(&r, pairs)?;
+    let t = if transport == "tcp" {
+        TransportConfig::Tcp(transport_sides(
+            &r,
+            path,
+            keys,
+            &TcpConfig::default(),
+            sides,
+            TcpConfig::validate,
+        )?)
+    } else {
+        TransportConfig::Sctp(transport_sides(
+            &r,
+            path,
+            keys,
+            &SctpConfig::default(),
+            sides,
+            SctpConfig::validate,
+        )?)
+    };
+    let w = match workload {
+        "web_page" => WorkloadConfig::WebPage(super::workload::parse_web_page(&r)?),
+        "video" => WorkloadConfig::Video(super::workload::parse_video(&r)?),
+        _ => WorkloadConfig::Reconnects(parse_reconnects_spec(&r)?),
+    };
+    let mut flow = FlowConfig {
+        pair,
+        background,
+        ..FlowConfig::transport(t, w)
+    };
+    set_start(&mut flow, &r)?;
+    if let Some(t) = flow.transport_flow() {
+        crate::validate::check_transport_workload(t, &|k| join(path, k))?;
+    }
+    Ok(flow)
 }
 
 /// A flow of transport QUIC and workload `web_page` (spelled `transport = "quic"` +
@@ -1123,13 +1337,7 @@ fn parse_quic_reconnects(
     let r = Read::open(v, path, &[&FLOW, &QUIC, &schema::FLAT_RECONNECTS])?;
     let (pair, background) = flow_placement(&r, pairs)?;
     let quic = quic_sides(v, path, &schema::FLAT_RECONNECTS, sides)?;
-    let spec = crate::config::workload::ReconnectsSpec {
-        bytes: r.req::<Bytes>("bytes")?.0,
-        reconnections: r.req("reconnections")?,
-        on: r.req("on")?,
-        streams: r.req("streams")?,
-        request_size: r.req::<Bytes>("request_size")?.0,
-    };
+    let spec = parse_reconnects_spec(&r)?;
     Ok(FlowConfig {
         pair,
         background,
@@ -1166,7 +1374,12 @@ fn flow_spelling_in(
     path: &str,
     workloads: &[&'static schema::Table],
 ) -> Result<Option<Spelled>, ConfigError> {
-    if !TRANSPORT_FLOW.fields.iter().any(|f| t.contains_key(f.name)) {
+    // `start` is also a CBR key: it alone does not make a transport flow.
+    if !TRANSPORT_FLOW
+        .fields
+        .iter()
+        .any(|f| f.name != "start" && t.contains_key(f.name))
+    {
         return Ok(None);
     }
     if let Some(k) = t.get("kind") {
@@ -1189,9 +1402,24 @@ fn flow_spelling_in(
         }
     };
     // The transport's key table; its keys may also be written in a table named after it.
-    // `TRANSPORTS` has one entry so far; a new transport picks its table here.
-    debug_assert_eq!(transport, "quic");
-    let (transport_keys, sub): (&schema::Table, &'static str) = (&QUIC, transport);
+    let Some(transport_keys) = schema::transport_keys(transport) else {
+        unreachable!("every entry of TRANSPORTS has its key table");
+    };
+    let sub: &'static str = transport;
+    // Another transport's table is an error, never ignored.
+    for other in schema::TRANSPORTS {
+        if *other != sub {
+            if let Some(v) = t.get(*other) {
+                return Err(ConfigError::new(
+                    join(path, other),
+                    render(v),
+                    format!(
+                        "no `{other}` table on a \"{sub}\" flow (its keys go flat or in `{sub}`)"
+                    ),
+                ));
+            }
+        }
+    }
     let wfield = TRANSPORT_FLOW.field("workload");
     let wpath = join(path, wfield.name);
     let named: Vec<(&str, &schema::Table)> = workloads
@@ -1230,7 +1458,8 @@ fn flow_spelling_in(
     };
     let mut out = t.clone();
     for f in TRANSPORT_FLOW.fields {
-        if f.name != sub {
+        // `start` stays a key of the flow, read with the transport's keys.
+        if f.name != sub && f.name != "start" {
             out.remove(f.name);
         }
     }
@@ -1330,17 +1559,32 @@ fn flow_spelling_in(
     }
     // The flow kind each (transport, workload) pair means; a workload declared in the
     // schema without its flow kind here is an error, never a silent default.
-    let kind = match wkind {
-        "bulk" => "quic_bulk",
-        "sequence" => "quic_connections",
-        "web_page" => "quic_web_page",
-        "video" => "quic_video",
-        "reconnects" => "quic_reconnects",
-        other => {
+    let kind = match (sub, wkind) {
+        ("quic", "bulk") => "quic_bulk",
+        ("quic", "sequence") => "quic_connections",
+        ("quic", "web_page") => "quic_web_page",
+        ("quic", "video") => "quic_video",
+        ("quic", "reconnects") => "quic_reconnects",
+        ("tcp", "bulk") => STREAM_BULK_TCP,
+        ("sctp", "bulk") => STREAM_BULK_SCTP,
+        ("tcp", "web_page") => "tcp web_page",
+        ("tcp", "video") => "tcp video",
+        ("tcp", "reconnects") => "tcp reconnects",
+        ("sctp", "web_page") => "sctp web_page",
+        ("sctp", "video") => "sctp video",
+        ("sctp", "reconnects") => "sctp reconnects",
+        ("quic", other) => {
             return Err(ConfigError::new(
                 join(&wpath, "kind"),
                 other,
-                "a workload the \"quic\" transport runs: \"bulk\" or \"sequence\"",
+                "a workload the \"quic\" transport runs: \"bulk\", \"sequence\", \"web_page\", \"video\" or \"reconnects\"",
+            ))
+        }
+        (_, other) => {
+            return Err(ConfigError::new(
+                join(&wpath, "kind"),
+                other,
+                format!("a workload the \"{sub}\" transport runs: \"bulk\", \"web_page\", \"video\" or \"reconnects\""),
             ))
         }
     };
@@ -1552,13 +1796,13 @@ mod spelling_tests {
                 "one of \"bulk\", \"sequence\", \"web_page\", \"video\", \"reconnects\""
             )
         );
-        let t: Table = "transport = \"tcp\"\nworkload = { kind = \"bulk\" }\n"
+        let t: Table = "transport = \"udp\"\nworkload = { kind = \"bulk\" }\n"
             .parse()
             .unwrap();
         let e = flow_spelling(&t, "f").unwrap_err();
         assert_eq!(
             (e.field.as_str(), e.value.as_str(), e.allowed.as_str()),
-            ("f.transport", "tcp", "one of \"quic\"")
+            ("f.transport", "udp", "one of \"quic\", \"tcp\", \"sctp\"")
         );
         let t: Table = "transport = \"quic\"\nworkload = 3\n".parse().unwrap();
         let e = flow_spelling(&t, "f").unwrap_err();

@@ -335,3 +335,5 @@ pub fn to_toml(cfg: &Config) -> Result<String, ConfigError> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transport_tests;

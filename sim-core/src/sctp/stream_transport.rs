@@ -13,7 +13,6 @@ use super::association::SctpAssociation;
 use crate::config::sctp::SctpConfig;
 use crate::config::workload::ConnectionSpec;
 use crate::driver::{Hello, TransportDriver};
-use crate::metrics::quic::{QuicExtras, QuicMetrics};
 use crate::metrics::sctp::{SctpExtras, SctpMetrics};
 use crate::metrics::transport::TransportMetrics;
 use crate::metrics::workload::{
@@ -333,8 +332,6 @@ impl TransportDriver for SctpAssociation {
         false
     }
 
-    /// [`ConnectionReport::metrics`] is QUIC-typed today: the shared part is SCTP's,
-    /// the QUIC extras are zero.
     fn report(
         &self,
         index: u64,
@@ -367,11 +364,7 @@ impl TransportDriver for SctpAssociation {
             zero_rtt_packets: 0,
             zero_rtt_stream_bytes: 0,
             zero_rtt_packets_rejected: 0,
-            metrics: QuicMetrics {
-                transport: m.transport,
-                quic: QuicExtras::default(),
-                workload: m.workload,
-            },
+            metrics: m.into(),
         }
     }
 
@@ -397,7 +390,7 @@ impl TransportDriver for SctpAssociation {
     ) -> EndpointMetrics {
         let mut m = match reports.last() {
             Some(r) => SctpMetrics {
-                transport: r.metrics.transport.clone(),
+                transport: r.metrics.transport().clone(),
                 sctp: SctpExtras::default(),
                 workload: WorkloadMetrics::default(),
             },
@@ -408,7 +401,10 @@ impl TransportDriver for SctpAssociation {
             ),
         };
         let sum = |f: fn(&TransportMetrics) -> u64| {
-            reports.iter().map(|r| f(&r.metrics.transport)).sum::<u64>()
+            reports
+                .iter()
+                .map(|r| f(r.metrics.transport()))
+                .sum::<u64>()
         };
         m.transport.stream_bytes_read = sum(|t| t.stream_bytes_read);
         m.transport.bytes_sent = sum(|t| t.bytes_sent);

@@ -11,7 +11,6 @@ use super::metrics::connection_metrics;
 use crate::config::tcp::TcpConfig;
 use crate::config::workload::ConnectionSpec;
 use crate::driver::{Hello, TransportDriver};
-use crate::metrics::quic::{QuicExtras, QuicMetrics};
 use crate::metrics::tcp::TcpMetrics;
 use crate::metrics::transport::TransportMetrics;
 use crate::metrics::workload::{ConnectionReport, ConnectionStatus, HistorySample};
@@ -92,16 +91,6 @@ impl StreamTransport for TcpConnection {
 
     fn smoothed_rtt(&self) -> SimDuration {
         self.rtt().smoothed_rtt()
-    }
-}
-
-/// A connection report's metrics are QUIC-shaped today ([`ConnectionReport::metrics`]);
-/// TCP fills the shared and workload parts and leaves the QUIC extras empty.
-fn as_report_metrics(m: TcpMetrics) -> QuicMetrics {
-    QuicMetrics {
-        transport: m.transport,
-        quic: QuicExtras::default(),
-        workload: m.workload,
     }
 }
 
@@ -269,7 +258,7 @@ impl TransportDriver for TcpConnection {
             zero_rtt_packets: 0,
             zero_rtt_stream_bytes: 0,
             zero_rtt_packets_rejected: 0,
-            metrics: as_report_metrics(connection_metrics(self, completed_at, now)),
+            metrics: connection_metrics(self, completed_at, now).into(),
         }
     }
 
@@ -283,7 +272,7 @@ impl TransportDriver for TcpConnection {
         ConnectionReport::not_started(
             index,
             local.to_string(),
-            as_report_metrics(connection_metrics(&c, None, SimTime::ZERO)),
+            connection_metrics(&c, None, SimTime::ZERO).into(),
         )
     }
 
@@ -324,7 +313,7 @@ impl TransportDriver for TcpConnection {
             closed: false,
         };
         for r in &reports {
-            let m = &r.metrics.transport;
+            let m = r.metrics.transport();
             t.stream_bytes_read += m.stream_bytes_read;
             t.bytes_sent += m.bytes_sent;
             t.packets_sent += m.packets_sent;
@@ -349,7 +338,7 @@ impl TransportDriver for TcpConnection {
         if all_completed {
             t.completion_secs = reports
                 .last()
-                .and_then(|r| r.metrics.transport.completion_secs);
+                .and_then(|r| r.metrics.transport().completion_secs);
         }
         let workload = crate::metrics::workload::WorkloadMetrics {
             stream_completion_secs: Vec::new(),

@@ -677,7 +677,7 @@ pub const FLOW: Table = Table {
     path: "[[flows]]",
     what: "a flow",
     fields: &[
-        key("kind", K::Enum, Required, "the flow kind, below; a QUIC flow may instead be written with `transport` and `workload` (no `kind`), see [Transport × workload](#transport--workload)").choices(FLOW_KINDS),
+        key("kind", K::Enum, Required, "the flow kind, below; a QUIC flow may instead be written with `transport` and `workload` (no `kind`), see [Transport × workload](#transport--workload); TCP and SCTP flows are written that way only").choices(FLOW_KINDS),
         key(
             "pair",
             K::Integer,
@@ -973,22 +973,193 @@ pub const CONNECTION: Table = Table {
     ],
 };
 
+/// A descriptor of [`QUIC`] with another default and help (the shared
+/// congestion-control keys of TCP).
+const fn tcp_cc(name: &str, default: DefaultValue, help: &'static str) -> Field {
+    Field {
+        default,
+        help,
+        ..reuse(&QUIC, name)
+    }
+}
+
+/// The TCP transport keys (`transport = "tcp"`, flat in the flow, in `tcp = { ... }` or per
+/// side): the fields of [`crate::config::tcp::TcpConfig`] (defaults and rules in
+/// `config/tcp.rs`, the Linux-like preset; a test checks that these descriptors agree
+/// with them). The congestion-control keys are QUIC's, counted in segments of the
+/// effective MSS.
+pub const TCP: Table = Table {
+    id: "flow.tcp",
+    path: "[[flows]] with transport = \"tcp\"",
+    what: "a TCP transport table",
+    fields: &[
+        key("mss", K::Size, Value("1460"), "maximum segment size announced in the SYN, excluding IP and TCP headers and options (RFC 9293 §3.7.1); with timestamps a full segment carries `mss − 12` bytes (RFC 6691 §2)")
+            .min("536B", true)
+            .max("65495B", true)
+            .allowed("a size in [536, 65495] bytes (RFC 9293 §3.7.1)"),
+        key("timestamps", K::Bool, Value("true"), "timestamps option on every segment (RFC 7323 §3; Linux default)"),
+        key("sack", K::Bool, Value("true"), "SACK (RFC 2018) with RFC 6675 loss recovery; `false`: NewReno (RFC 6582) on duplicate ACKs"),
+        key("window_scale", K::Bool, Value("true"), "window scale option (RFC 7323 §2), needed above 64 KiB"),
+        key("recv_window", K::Size, Value("6291456"), "receive window advertised beyond the next expected byte, fixed (Linux `tcp_rmem[2]`); ≥ `mss`, ≤ 2^30 (65535 without `window_scale`)")
+            .max("1073741824B", true)
+            .allowed(crate::config::tcp::RECV_WINDOW_ALLOWED),
+        key("tls", K::Enum, Value("\"1.3\""), "the handshake after the three-way handshake: `\"1.3\"` (1 RTT, RFC 8446 §2), `\"1.2\"` (2 RTT, RFC 5246 §7.3) or `\"none\"`")
+            .choices(&["1.3", "1.2", "none"]),
+        key("client_hello_size", K::Size, Value("300"), "ClientHello bytes on the stream (QUIC's default, so that paired runs compare equal handshakes)")
+            .min("1B", true)
+            .max("1048576B", true)
+            .allowed("a message size in [1, 1048576] bytes"),
+        key("server_flight_size", K::Size, Value("3090"), "the server's first TLS flight (ServerHello … Finished; QUIC's 90 + 3000)")
+            .min("1B", true)
+            .max("1048576B", true)
+            .allowed("a message size in [1, 1048576] bytes"),
+        key("client_finished_size", K::Size, Value("36"), "the client's second flight (TLS 1.3 Finished, RFC 8446 §4.4.4; about 100 B for TLS 1.2)")
+            .min("1B", true)
+            .max("1048576B", true)
+            .allowed("a message size in [1, 1048576] bytes"),
+        key("server_finished_size", K::Size, Value("51"), "TLS 1.2 only: the server's ChangeCipherSpec and Finished")
+            .min("1B", true)
+            .max("1048576B", true)
+            .allowed("a message size in [1, 1048576] bytes"),
+        key("tls_record_overhead", K::Size, Unset("22 (TLS 1.3, RFC 8446 §5.2), 29 (TLS 1.2 AES-GCM, RFC 5288 §3), 0 without TLS"), "bytes each TLS record of application data adds (one HTTP/2-style frame per record)")
+            .max("256B", true)
+            .allowed("at most 256 bytes per record"),
+        key("initial_rto", K::Time, Value("\"1s\""), "RTO before the first RTT sample (RFC 6298 §2.1)")
+            .min("0s", false)
+            .allowed("a time > 0 (RFC 6298 §2.1)"),
+        key("rto_min", K::Time, Value("\"200ms\""), "lower bound of the RTO (Linux TCP_RTO_MIN; RFC 6298 §2.4 says 1 s)")
+            .min("0s", false)
+            .allowed("a time > 0 (RFC 6298 §2.4)"),
+        key("rto_max", K::Time, Value("\"120s\""), "upper bound of the backed-off RTO (Linux TCP_RTO_MAX; RFC 6298 §2.5: at least 60 s), ≥ `rto_min`")
+            .allowed("a time >= rto_min (RFC 6298 §2.5)"),
+        key("delayed_ack", K::Time, Value("\"40ms\""), "delayed-ACK timer (Linux TCP_DELACK_MIN; RFC 1122 §4.2.3.2: below 500 ms, traditionally 200 ms)")
+            .max("500ms", true)
+            .allowed("a delay of at most 500ms (RFC 1122 §4.2.3.2, RFC 5681 §4.2)"),
+        key("ack_every", K::Integer, Value("2"), "acknowledge at least every N full-sized segments (RFC 5681 §4.2; 1: every segment)")
+            .min("1", true)
+            .max("64", true)
+            .allowed("a number of segments in [1, 64]"),
+        key("dup_thresh", K::Integer, Value("3"), "DupThresh (RFC 6675 §2, RFC 5681 §3.2)")
+            .min("1", true)
+            .max("1000", true)
+            .allowed("a number of segments in [1, 1000]"),
+        key("max_concurrent_streams", K::Integer, Value("100"), "HTTP/2-style streams one side may have open (RFC 9113 §6.5.2 SETTINGS_MAX_CONCURRENT_STREAMS)")
+            .min("1", true)
+            .allowed("at least 1 stream"),
+        key("frame_size", K::Size, Value("16384"), "largest DATA frame payload (RFC 9113 §6.5.2 SETTINGS_MAX_FRAME_SIZE)")
+            .min("16384B", true)
+            .max("16777215B", true)
+            .allowed("a size in [16384, 16777215] bytes (RFC 9113 §6.5.2)"),
+        tcp_cc("cc", Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; Linux default) or `\"new_reno\"` (RFC 5681 / RFC 9002 App. B, byte-counted)"),
+        tcp_cc("pacing", Value("false"), "pace segments at `gain × cwnd / srtt` (Linux paces only under the fq qdisc)"),
+        tcp_cc("pacing_gain", Value("1.25"), "pacing gain outside slow start, in [1, 100]"),
+        tcp_cc("initial_cwnd_packets", Unset("RFC 6928: `min(10·SMSS, max(2·SMSS, 14600))`"), "initial window in segments of the effective MSS"),
+        tcp_cc("initial_cwnd_bytes", Unset("RFC 6928"), "initial window in bytes (wins over `initial_cwnd_packets`)"),
+        tcp_cc("cc_segment_size", Unset("the effective MSS"), "the unit (bytes) the controller counts its window in, 536-65527"),
+        tcp_cc("pacing_gain_slow_start", Value("1.25"), "pacing gain in slow start, in [1, 100]"),
+        tcp_cc("pacing_burst_packets", Unset("the initial window"), "depth of the pacer's bucket in segments, ≥ 1"),
+        tcp_cc("cubic_beta", Value("0.7"), "CUBIC β (RFC 9438 §4.6), in (0, 1)"),
+        tcp_cc("cubic_c", Value("0.4"), "CUBIC C in segments/s³ (RFC 9438 §4.2), in (0, 100]"),
+        tcp_cc("fast_convergence", Value("true"), "CUBIC fast convergence (RFC 9438 §4.7)"),
+        tcp_cc("emulated_connections", Value("1"), "CUBIC emulating N connections, 1-100"),
+        tcp_cc("hystart", Value("true"), "HyStart++ (RFC 9406) in slow start (Linux runs HyStart with CUBIC)"),
+    ],
+};
+
+/// The SCTP transport keys (`transport = "sctp"`, flat in the flow, in `sctp = { ... }` or
+/// per side): the fields of [`crate::config::sctp::SctpConfig`] (RFC 9260 defaults and
+/// rules in `config/sctp.rs`; a test checks that these descriptors agree with them).
+pub const SCTP: Table = Table {
+    id: "flow.sctp",
+    path: "[[flows]] with transport = \"sctp\"",
+    what: "an SCTP transport table",
+    fields: &[
+        key("mtu", K::Size, Value("1500"), "path MTU, the largest IP packet; a DATA chunk carries at most `mtu − 48` bytes (IPv4, common and DATA headers)")
+            .min("576B", true)
+            .max("65535B", true)
+            .allowed("an IP MTU in [576, 65535] bytes"),
+        key("rto_initial", K::Time, Value("\"1s\""), "RTO.Initial (RFC 9260 §16), in [`rto_min`, `rto_max`]")
+            .allowed("a duration in [rto_min, rto_max]"),
+        key("rto_min", K::Time, Value("\"1s\""), "RTO.Min (RFC 9260 §16)")
+            .min("0s", false)
+            .allowed("a duration > 0"),
+        key("rto_max", K::Time, Value("\"60s\""), "RTO.Max (RFC 9260 §16), ≥ `rto_min`")
+            .allowed("a duration >= rto_min"),
+        key("max_burst", K::Integer, Value("4"), "Max.Burst (RFC 9260 §16, §6.1 D): new-DATA packets per transmission opportunity")
+            .min("1", true)
+            .allowed("a number of packets >= 1"),
+        key("max_init_retransmits", K::Integer, Value("8"), "Max.Init.Retransmits (RFC 9260 §16)")
+            .min("1", true)
+            .allowed("a retransmission count >= 1"),
+        key("association_max_retrans", K::Integer, Value("10"), "Association.Max.Retrans (RFC 9260 §16): consecutive T3-rtx expirations before the association closes")
+            .min("1", true)
+            .allowed("a retransmission count >= 1"),
+        key("sack_freq", K::Integer, Value("2"), "a SACK for every N packets carrying DATA (RFC 9260 §6.2)")
+            .min("1", true)
+            .max("64", true)
+            .allowed("a number of packets in [1, 64]"),
+        key("sack_delay", K::Time, Value("\"200ms\""), "delayed SACK timer (RFC 9260 §6.2: at most 500 ms)")
+            .max("500ms", true)
+            .allowed("a delay of at most 500ms (RFC 9260 §6.2)"),
+        key("a_rwnd", K::Size, Value("1250000"), "advertised receiver window credit, the receive buffer (RFC 9260 §6.2; QUIC's stream window, so that a paired run does not compare buffer sizes)")
+            .min("1500B", true)
+            .max("4294967295B", true)
+            .allowed("a window in [1500, 4294967295] bytes (RFC 9260 §6.2: at least 1500)"),
+        key("outbound_streams", K::Integer, Value("10"), "outbound streams requested in INIT / INIT-ACK (Linux `sinit_num_ostreams`)")
+            .min("1", true)
+            .max("65535", true)
+            .allowed("a stream count in [1, 65535]"),
+        key("inbound_streams", K::Integer, Value("65535"), "maximum inbound streams accepted (Linux)")
+            .min("1", true)
+            .max("65535", true)
+            .allowed("a stream count in [1, 65535]"),
+        key("cookie_size", K::Size, Value("200"), "State Cookie length in INIT-ACK and COOKIE-ECHO (RFC 9260 §5.1.3)")
+            .min("1B", true)
+            .max("4096B", true)
+            .allowed("a size in [1, 4096] bytes"),
+        key("init_params_size", K::Size, Value("8"), "optional INIT / INIT-ACK parameters besides the cookie, a multiple of 4 (Supported Address Types, §3.3.2.1)")
+            .max("1024B", true)
+            .allowed("a multiple of 4 bytes up to 1024"),
+        key("initial_cwnd_constant", K::Size, Value("4404"), "the constant c of the initial window `min(4 MTU, max(2 MTU, c))` (RFC 9260 §7.2.1: 4404 for IPv4; RFC 4960 and Linux: 4380)"),
+        key("initial_cwnd_bytes", K::Size, Unset("RFC 9260 §7.2.1"), "initial congestion window in bytes, ≥ `mtu`")
+            .allowed("an initial window of at least one MTU"),
+        key("cc", K::Enum, Value("\"rfc9260\""), "congestion control: `\"rfc9260\"` (RFC 9260 §7.2), or a shared controller fed per acknowledged DATA chunk: `\"new_reno\"`, `\"cubic\"`")
+            .choices(&["rfc9260", "new_reno", "cubic"]),
+    ],
+};
+
 /// The transports of the transport × workload spelling (`transport = "quic"`). A new
 /// transport = an entry here, its key table, and an arm in the builder's spelling pre-pass.
-pub const TRANSPORTS: &[&str] = &["quic"];
+pub const TRANSPORTS: &[&str] = &["quic", "tcp", "sctp"];
+
+/// The key table of the transport `name` (`"quic"` -> [`QUIC`]), in the order of
+/// [`TRANSPORTS`].
+pub fn transport_keys(name: &str) -> Option<&'static Table> {
+    match name {
+        "quic" => Some(&QUIC),
+        "tcp" => Some(&TCP),
+        "sctp" => Some(&SCTP),
+        _ => None,
+    }
+}
 
 /// The keys of a flow written as a transport and a workload (`docs/scenario-format.md`,
 /// "Transport × workload"), besides `pair`, `background` and the transport's own keys.
 pub const TRANSPORT_FLOW: Table = Table {
     id: "flow.transport",
-    path: "[[flows]] with transport = \"quic\"",
+    path: "[[flows]] with transport = \"quic\" | \"tcp\" | \"sctp\"",
     what: "a transport × workload flow",
     fields: &[
         key("transport", K::Enum, Required, "the transport (instead of `kind`); its keys go flat in the flow or in a table named after it")
             .choices(TRANSPORTS),
         key("quic", K::Table, Unset(""), "the QUIC keys (below), instead of writing them flat in the flow; with `client = { ... }` / `server = { ... }` for one side's own values")
             .allowed("a table of the QUIC keys, e.g. { cc = \"cubic\", zero_rtt = true }"),
+        key("tcp", K::Table, Unset(""), "the TCP keys (below) of a `transport = \"tcp\"` flow, instead of writing them flat; with `client = { ... }` / `server = { ... }`")
+            .allowed("a table of the TCP keys, e.g. { tls = \"1.2\", sack = false }"),
+        key("sctp", K::Table, Unset(""), "the SCTP keys (below) of a `transport = \"sctp\"` flow, instead of writing them flat; with `client = { ... }` / `server = { ... }`")
+            .allowed("a table of the SCTP keys, e.g. { rto_min = \"200ms\", a_rwnd = \"64KB\" }"),
         key("workload", K::Table, Required, "`{ kind = ..., ... }`: what the application does over the transport, below"),
+        TRANSPORT_START_KEY,
     ],
 };
 
@@ -1006,11 +1177,23 @@ pub const PAIRED: Table = Table {
     ],
 };
 
+/// `start` of a transport flow: when both endpoints start.
+const TRANSPORT_START_KEY: Field = key("start", K::Time, Value("\"0s\""), "when both endpoints start (the client's first flight, the server's listening), for staggered flows; `bulk` only (a `sequence` times its connections with their `start` / `gap`)");
+
+/// The `start` key alone, read with a transport flow's other keys (not a table of the
+/// docs: its key is [`TRANSPORT_FLOW`]'s).
+pub const TRANSPORT_START: Table = Table {
+    id: "flow.transport.start",
+    path: "[[flows]] with transport = ...",
+    what: "a transport flow",
+    fields: &[TRANSPORT_START_KEY],
+};
+
 /// Per-side keys of a transport's table (`quic = { ..., client = { ... }, server = { ... } }`):
 /// any key of the transport for one side only ([`crate::config::Sides`]).
 pub const TRANSPORT_SIDES: Table = Table {
     id: "flow.transport.sides",
-    path: "quic = { client = { ... }, server = { ... } }",
+    path: "quic | tcp | sctp = { client = { ... }, server = { ... } }",
     what: "a transport table's per-side keys",
     fields: &[
         key(
@@ -1284,6 +1467,8 @@ pub const TABLES: &[&Table] = &[
     &MIGRATION,
     &QUIC_CONNECTIONS,
     &CONNECTION,
+    &TCP,
+    &SCTP,
     &TRANSPORT_FLOW,
     &PAIRED,
     &TRANSPORT_SIDES,

@@ -103,12 +103,13 @@ impl<E: Endpoint> Endpoint for Reconnecting<E> {
             let c = &w.connections;
             let first = c.first().and_then(|r| r.start_secs);
             let last = c.last().filter(|r| r.status == ConnectionStatus::Completed);
-            let end = last.and_then(|r| Some(r.start_secs? + r.metrics.transport.completion_secs?));
+            let end =
+                last.and_then(|r| Some(r.start_secs? + r.metrics.transport().completion_secs?));
             w.reconnects = Some(ReconnectsReport {
                 transfer_secs: first.zip(end).map(|(a, b)| b - a),
                 handshake_secs: c
                     .iter()
-                    .map(|r| r.metrics.transport.handshake_secs)
+                    .map(|r| r.metrics.transport().handshake_secs)
                     .collect(),
                 resumed: c.iter().map(|r| r.resumed).collect(),
             });
