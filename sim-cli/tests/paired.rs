@@ -39,7 +39,6 @@ fn ok(o: Output) -> String {
 }
 
 #[test]
-#[ignore = "needs transport = tcp from the wire branch"]
 fn run_prints_the_paired_table_and_json_carries_it() {
     let f = file("run", SCENARIO);
     let text = ok(Command::new(BIN).arg("run").arg(&f).output().unwrap());
@@ -61,7 +60,6 @@ fn run_prints_the_paired_table_and_json_carries_it() {
 }
 
 #[test]
-#[ignore = "needs transport = tcp from the wire branch"]
 fn sweep_summaries_gain_paired_differences() {
     let text = format!("{SCENARIO}[sweep]\n\"topology.link.delay\" = [\"10ms\", \"30ms\"]\n");
     let f = file("sweep", &text);

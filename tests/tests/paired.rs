@@ -212,7 +212,6 @@ cc = "new_reno"
 "#;
 
 #[test]
-#[ignore = "needs transport = tcp from the wire branch"]
 fn tcp_sctp_quic_expand_into_variants_of_every_grid_point() {
     let s = parse_str(THREE).unwrap();
     assert_eq!(s.variants, ["tcp", "sctp", "quic"]);
@@ -225,9 +224,10 @@ fn tcp_sctp_quic_expand_into_variants_of_every_grid_point() {
         );
         assert_eq!(pt.params.len(), 2);
         let t = serde_json::to_value(&pt.config.flows[0]).unwrap();
-        assert_eq!(t["transport"], want, "{t}");
+        assert_eq!(t["app"]["transport"], want, "{t}");
     }
-    assert_eq!(s.base, s.points[0].config);
+    // The base is the first variant (before the sweep's values).
+    assert_eq!(s.base.flows, s.points[0].config.flows);
     let study = Study::new(s, &Overrides::default()).unwrap();
     let results: Vec<RunResult> = study
         .jobs()
@@ -248,10 +248,12 @@ fn tcp_sctp_quic_expand_into_variants_of_every_grid_point() {
 }
 
 #[test]
-#[ignore = "needs transport = tcp from the wire branch"]
 fn a_variant_error_names_the_variant() {
     // A key of the QUIC table in the TCP table is an error of the TCP variant's table.
-    let bad = THREE.replace("[flows.quic]", "[flows.tcp]");
+    let bad = THREE.replace(
+        "[flows.quic]\ncc = \"new_reno\"",
+        "[flows.tcp]\nmax_udp_payload = 1200",
+    );
     let e = parse_str(&bad).unwrap_err();
     assert!(e.field.starts_with("flows[0].tcp"), "{e}");
 }
