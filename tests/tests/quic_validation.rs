@@ -406,6 +406,8 @@ fn reno_point(
     let run = |bytes: u64| {
         let p = params(rate, rtt_ms / 2, bytes);
         let mut q = quic_config(&p);
+        // The NewReno tables: pinned since the default became CUBIC.
+        q.cc.algorithm = sim_core::cc::CcAlgorithm::NewReno;
         if let Some(k) = ack_every {
             q.ack_eliciting_threshold = k;
         }
