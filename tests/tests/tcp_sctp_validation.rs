@@ -18,7 +18,7 @@ use quicsim_tests::pair::{carries_stream, ser, Pair, DOWN, OVERHEAD};
 use sim_core::cc::CcAlgorithm;
 use sim_core::config::quic::QuicConfig;
 use sim_core::config::sctp::SctpConfig;
-use sim_core::config::tcp::{TcpConfig, TlsVersion};
+use sim_core::config::tcp::{RtoFormula, TcpConfig, TlsVersion};
 use sim_core::driver::TransportDriver;
 use sim_core::packet::Payload;
 use sim_core::quic::{Connection, Role};
@@ -265,6 +265,8 @@ fn tcp_cfg(cc: CcAlgorithm, ack_every: u64) -> TcpConfig {
     c.ack_every = ack_every;
     c.recv_window = 1 << 30;
     c.rto_min = SimDuration::from_secs(1);
+    // Pure RFC 6298 (formula and minimum), as the tables were measured.
+    c.rto_formula = RtoFormula::Rfc6298;
     c
 }
 
@@ -945,4 +947,32 @@ fn tcp_high_loss_against_padhye() {
 #[ignore = "heavy: run in release"]
 fn tcp_high_loss_against_padhye_table() {
     padhye_rows(&[0.05, 0.1, 0.15, 0.2], 20, 500_000);
+}
+
+/// The Linux preset's RTO (`rto_formula = "linux"`, the default: `SRTT + max(4·RTTVAR,
+/// rto_min)`) keeps `rto_min` of slack above a long, jitter-free RTT, so periodic single
+/// losses on a 200 ms path are all repaired by fast retransmission with no timeout; RFC
+/// 6298's `max(rto_min, SRTT + 4·RTTVAR)` with the same 200 ms minimum times out
+/// spuriously in most loss cycles (`tcp_linux_rto_minimum_on_long_paths_report`).
+#[test]
+fn linux_rto_formula_has_no_spurious_timeouts_on_a_long_jitter_free_path() {
+    let n = 500;
+    let mut rtos = Vec::new();
+    for formula in [RtoFormula::Linux, RtoFormula::Rfc6298] {
+        let mut c = tcp_cfg(CcAlgorithm::NewReno, 1);
+        c.rto_min = SimDuration::from_millis(200);
+        c.rto_formula = formula;
+        let mut pair = tcp_pair(&c, 200);
+        pair.drop = Box::new(move |dir, idx, _, _| dir == DOWN && idx % n == n - 1);
+        run_to_drops(&mut pair, 21);
+        let s = &pair.server().stats;
+        rtos.push((s.rto_count, s.fast_recoveries));
+    }
+    assert_eq!(rtos[0].0, 0, "linux: {:?}", rtos[0]);
+    assert!(rtos[0].1 >= 19, "linux: {:?}", rtos[0]);
+    assert!(
+        rtos[1].0 >= 10,
+        "rfc6298 with a 200 ms minimum: {:?}",
+        rtos[1]
+    );
 }

@@ -45,6 +45,19 @@ impl TlsVersion {
     }
 }
 
+/// How the retransmission timeout is computed from the RTT estimate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoFormula {
+    /// Linux (`tcp_set_rto`, `tcp_rtt_estimator`): the minimum floors the variance term,
+    /// `RTO = SRTT + max(4·RTTVAR, rto_min)`, so the timer keeps `rto_min` of slack above
+    /// the RTT on long, jitter-free paths. Default (the Linux preset).
+    #[default]
+    Linux,
+    /// RFC 6298 §2.3-2.4: `RTO = max(rto_min, SRTT + max(G, 4·RTTVAR))`.
+    Rfc6298,
+}
+
 /// Parameters of one TCP endpoint, each with its documented default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -113,6 +126,9 @@ pub struct TcpConfig {
     /// Upper bound of the backed-off RTO. Default 120 s (Linux TCP_RTO_MAX); RFC 6298
     /// §2.5 allows a maximum of at least 60 s.
     pub rto_max: SimDuration,
+    /// How `rto_min` combines with the RTT estimate ([`RtoFormula`]). Default `linux`
+    /// (`SRTT + max(4·RTTVAR, rto_min)`); `rfc6298` = `max(rto_min, SRTT + 4·RTTVAR)`.
+    pub rto_formula: RtoFormula,
     /// Delayed-ACK timer. Default 40 ms (Linux TCP_DELACK_MIN); RFC 1122 §4.2.3.2:
     /// less than 500 ms, traditionally 200 ms.
     pub delayed_ack: SimDuration,
@@ -157,6 +173,7 @@ impl Default for TcpConfig {
             initial_rto: SimDuration::from_secs(1), // RFC 6298 §2.1
             rto_min: SimDuration::from_millis(200), // Linux TCP_RTO_MIN
             rto_max: SimDuration::from_secs(120),   // Linux TCP_RTO_MAX
+            rto_formula: RtoFormula::Linux,         // Linux tcp_set_rto
             delayed_ack: SimDuration::from_millis(40), // Linux TCP_DELACK_MIN
             ack_every: 2,                           // RFC 5681 §4.2
             dup_thresh: 3,                          // RFC 6675 §2

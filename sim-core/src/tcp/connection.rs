@@ -28,7 +28,7 @@
 
 use super::mux::{MuxRecv, MuxSend};
 use crate::cc::{self, CongestionController, RttSnapshot};
-use crate::config::tcp::{TcpConfig, TlsVersion};
+use crate::config::tcp::{RtoFormula, TcpConfig, TlsVersion};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceBuffer;
 use crate::transport::pacer::Pacer;
@@ -361,12 +361,19 @@ impl TcpConnection {
     /// The current RTO (RFC 6298 §2, §5.5): `max(rto_min, SRTT + max(G, 4 RTTVAR))`
     /// (`initial_rto` before the first sample), doubled per backoff, at most `rto_max`.
     pub fn rto(&self) -> SimDuration {
-        let base = if self.rtt.has_sample() {
-            self.rtt.pto_base(CLOCK_GRANULARITY)
+        let base = if !self.rtt.has_sample() {
+            self.cfg.initial_rto.max(self.cfg.rto_min)
         } else {
-            self.cfg.initial_rto
+            match self.cfg.rto_formula {
+                // RFC 6298 §2.3-2.4.
+                RtoFormula::Rfc6298 => self.rtt.pto_base(CLOCK_GRANULARITY).max(self.cfg.rto_min),
+                // Linux tcp_set_rto: srtt + rttvar, rttvar floored at tcp_rto_min.
+                RtoFormula::Linux => self
+                    .rtt
+                    .smoothed_rtt()
+                    .saturating_add(self.rtt.rttvar().saturating_mul(4).max(self.cfg.rto_min)),
+            }
         };
-        let base = base.max(self.cfg.rto_min);
         let factor = 1u64 << self.backoff.min(32);
         base.saturating_mul(factor).min(self.cfg.rto_max)
     }

@@ -467,6 +467,8 @@ fn data_rto_doubles_and_respects_the_minimum() {
     for (rto_min_ms, first_ms) in [(1000u64, Some(1000u64)), (200, None)] {
         let mut c = cfg(TlsVersion::None);
         c.rto_min = SimDuration::from_millis(rto_min_ms);
+        // RFC 6298 §2.4's rule (the minimum bounds the whole RTO).
+        c.rto_formula = crate::config::tcp::RtoFormula::Rfc6298;
         let mut n = net(c, 1, 500, 10_000_000, 100);
         // The one response segment is lost three times.
         let mut k = 0;

@@ -1032,6 +1032,8 @@ pub const TCP: Table = Table {
             .allowed("a time > 0 (RFC 6298 §2.4)"),
         key("rto_max", K::Time, Value("\"120s\""), "upper bound of the backed-off RTO (Linux TCP_RTO_MAX; RFC 6298 §2.5: at least 60 s), ≥ `rto_min`")
             .allowed("a time >= rto_min (RFC 6298 §2.5)"),
+        key("rto_formula", K::Enum, Value("\"linux\""), "how `rto_min` meets the RTT estimate: `\"linux\"` (tcp_set_rto: SRTT + max(4·RTTVAR, rto_min)) or `\"rfc6298\"` (RFC 6298 §2: max(rto_min, SRTT + 4·RTTVAR))")
+            .choices(&["linux", "rfc6298"]),
         key("delayed_ack", K::Time, Value("\"40ms\""), "delayed-ACK timer (Linux TCP_DELACK_MIN; RFC 1122 §4.2.3.2: below 500 ms, traditionally 200 ms)")
             .max("500ms", true)
             .allowed("a delay of at most 500ms (RFC 1122 §4.2.3.2, RFC 5681 §4.2)"),
