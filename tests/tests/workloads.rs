@@ -411,3 +411,29 @@ fn a_history_policy_on_a_single_connection_workload_is_an_error() {
     let e = parse(&two_hosts(r#"{ rate = "10Mbps", delay = "10ms" }"#, flows)).unwrap_err();
     assert_eq!(e.field, "flows[0].initial_window.policy", "{e}");
 }
+
+/// `start` applies to every workload but `sequence`, on every transport: a page load
+/// started 1 s later ends exactly 1 s later on a lossless path (one parser for web_page,
+/// video and reconnects flows, whatever the transport).
+#[test]
+fn start_delays_web_page_flows_on_every_transport() {
+    for transport in ["quic", "tcp", "sctp"] {
+        let end = |start: &str| {
+            let text = format!(
+                "[topology]\nkind = \"two_hosts\"\nlink = {{ rate = \"10Mbps\", delay = \"20ms\" }}\n\
+                 [[flows]]\ntransport = \"{transport}\"\nstart = \"{start}\"\n\
+                 workload = {{ kind = \"web_page\" }}\n"
+            );
+            let cfg = sim_core::scenario::parse_str(&text)
+                .unwrap_or_else(|e| panic!("{transport}: {e}"))
+                .base;
+            sim_core::run(&cfg, 1).unwrap().end_time
+        };
+        let (a, b) = (end("0s"), end("1s"));
+        assert_eq!(
+            b.saturating_since(a).as_nanos(),
+            1_000_000_000,
+            "{transport}"
+        );
+    }
+}

@@ -984,12 +984,12 @@ fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigE
                 SctpConfig::validate,
                 TransportConfig::Sctp,
             ),
-            k if k.starts_with("tcp ") || k.starts_with("sctp ") => {
+            k if k.ends_with(" web_page")
+                || k.ends_with(" video")
+                || k.ends_with(" reconnects") =>
+            {
                 parse_stream_workload(&flat, path, pairs, &sides, k)
             }
-            "quic_web_page" => parse_quic_web_page(&flat, path, pairs, &sides),
-            "quic_video" => parse_quic_video(&flat, path, pairs, &sides),
-            "quic_reconnects" => parse_quic_reconnects(&flat, path, pairs, &sides),
             _ => parse_flow_kind(&flat, path, pairs, &sides),
         };
         return flow.map_err(|e| at_origin(e, path, &origin));
@@ -1232,9 +1232,9 @@ fn parse_reconnects_spec(r: &Read) -> Result<crate::config::workload::Reconnects
     })
 }
 
-/// A flow of transport TCP or SCTP and workload `web_page`, `video` or `reconnects`
-/// (internal flat kind `"<transport> <workload>"`): the transport's keys as for bulk
-/// ([`parse_stream_bulk`]), the workload's as for QUIC.
+/// A flow of workload `web_page`, `video` or `reconnects` over any transport (internal
+/// flat kind `"<transport> <workload>"`, e.g. `"quic web_page"`): the transport's keys
+/// (per side as for bulk), the workload's keys, and the flow's `start`.
 fn parse_stream_workload(
     v: &Value,
     path: &str,
@@ -1248,28 +1248,32 @@ fn parse_stream_workload(
         "video" => &schema::FLAT_VIDEO,
         _ => &schema::FLAT_RECONNECTS,
     };
-    let keys: &'static schema::Table = if transport == "tcp" { &TCP } else { &SCTP };
+    let keys: &'static schema::Table = match transport {
+        "quic" => &QUIC,
+        "tcp" => &TCP,
+        _ => &SCTP,
+    };
     let schemas = [&FLOW, &TRANSPORT_START, wkeys, keys];
     let r = Read::open(v, path, &schemas)?;
     let (pair, background) = flow_placement(&r, pairs)?;
-    let t = if transport == "tcp" {
-        TransportConfig::Tcp(transport_sides(
+    let t = match transport {
+        "quic" => TransportConfig::Quic(quic_sides(v, path, wkeys, sides)?),
+        "tcp" => TransportConfig::Tcp(transport_sides(
             &r,
             path,
             keys,
             &TcpConfig::default(),
             sides,
             TcpConfig::validate,
-        )?)
-    } else {
-        TransportConfig::Sctp(transport_sides(
+        )?),
+        _ => TransportConfig::Sctp(transport_sides(
             &r,
             path,
             keys,
             &SctpConfig::default(),
             sides,
             SctpConfig::validate,
-        )?)
+        )?),
     };
     let w = match workload {
         "web_page" => WorkloadConfig::WebPage(super::workload::parse_web_page(&r)?),
@@ -1286,66 +1290,6 @@ fn parse_stream_workload(
         crate::validate::check_transport_workload(t, &|k| join(path, k))?;
     }
     Ok(flow)
-}
-
-/// A flow of transport QUIC and workload `web_page` (spelled `transport = "quic"` +
-/// `workload = { kind = "web_page", ... }`, rewritten flat with the internal kind
-/// `quic_web_page`).
-fn parse_quic_web_page(
-    v: &Value,
-    path: &str,
-    pairs: usize,
-    sides: &SideTables,
-) -> Result<FlowConfig, ConfigError> {
-    let r = Read::open(v, path, &[&FLOW, &QUIC, &schema::FLAT_WEB_PAGE])?;
-    let (pair, background) = flow_placement(&r, pairs)?;
-    let quic = quic_sides(v, path, &schema::FLAT_WEB_PAGE, sides)?;
-    let page = super::workload::parse_web_page(&r)?;
-    Ok(FlowConfig {
-        pair,
-        background,
-        ..FlowConfig::transport(TransportConfig::Quic(quic), WorkloadConfig::WebPage(page))
-    })
-}
-
-/// A flow of transport QUIC and workload `video` (internal flat kind `quic_video`).
-fn parse_quic_video(
-    v: &Value,
-    path: &str,
-    pairs: usize,
-    sides: &SideTables,
-) -> Result<FlowConfig, ConfigError> {
-    let r = Read::open(v, path, &[&FLOW, &QUIC, &schema::FLAT_VIDEO])?;
-    let (pair, background) = flow_placement(&r, pairs)?;
-    let quic = quic_sides(v, path, &schema::FLAT_VIDEO, sides)?;
-    let video = super::workload::parse_video(&r)?;
-    Ok(FlowConfig {
-        pair,
-        background,
-        ..FlowConfig::transport(TransportConfig::Quic(quic), WorkloadConfig::Video(video))
-    })
-}
-
-/// A flow of transport QUIC and workload `reconnects` (internal flat kind
-/// `quic_reconnects`).
-fn parse_quic_reconnects(
-    v: &Value,
-    path: &str,
-    pairs: usize,
-    sides: &SideTables,
-) -> Result<FlowConfig, ConfigError> {
-    let r = Read::open(v, path, &[&FLOW, &QUIC, &schema::FLAT_RECONNECTS])?;
-    let (pair, background) = flow_placement(&r, pairs)?;
-    let quic = quic_sides(v, path, &schema::FLAT_RECONNECTS, sides)?;
-    let spec = parse_reconnects_spec(&r)?;
-    Ok(FlowConfig {
-        pair,
-        background,
-        ..FlowConfig::transport(
-            TransportConfig::Quic(quic),
-            WorkloadConfig::Reconnects(spec),
-        )
-    })
 }
 
 /// A flow in the transport × workload spelling rewritten as the flow-kind spelling: the
@@ -1560,19 +1504,12 @@ fn flow_spelling_in(
     // The flow kind each (transport, workload) pair means; a workload declared in the
     // schema without its flow kind here is an error, never a silent default.
     let kind = match (sub, wkind) {
-        ("quic", "bulk") => "quic_bulk",
-        ("quic", "sequence") => "quic_connections",
-        ("quic", "web_page") => "quic_web_page",
-        ("quic", "video") => "quic_video",
-        ("quic", "reconnects") => "quic_reconnects",
-        ("tcp", "bulk") => STREAM_BULK_TCP,
-        ("sctp", "bulk") => STREAM_BULK_SCTP,
-        ("tcp", "web_page") => "tcp web_page",
-        ("tcp", "video") => "tcp video",
-        ("tcp", "reconnects") => "tcp reconnects",
-        ("sctp", "web_page") => "sctp web_page",
-        ("sctp", "video") => "sctp video",
-        ("sctp", "reconnects") => "sctp reconnects",
+        ("quic", "bulk") => "quic_bulk".to_string(),
+        ("quic", "sequence") => "quic_connections".to_string(),
+        ("tcp", "bulk") => STREAM_BULK_TCP.to_string(),
+        ("sctp", "bulk") => STREAM_BULK_SCTP.to_string(),
+        // Every transport runs these, through one parser (`parse_stream_workload`).
+        (_, "web_page" | "video" | "reconnects") => format!("{sub} {wkind}"),
         ("quic", other) => {
             return Err(ConfigError::new(
                 join(&wpath, "kind"),
@@ -1588,7 +1525,7 @@ fn flow_spelling_in(
             ))
         }
     };
-    out.insert("kind".to_string(), Value::String(kind.to_string()));
+    out.insert("kind".to_string(), Value::String(kind));
     Ok(Some((out, origin, sides)))
 }
 
@@ -1717,8 +1654,9 @@ mod spelling_tests {
                     let want = match kind {
                         "bulk" => "quic_bulk".to_string(),
                         "sequence" => "quic_connections".to_string(),
-                        // No flow kind of their own: an internal flat kind.
-                        other => format!("quic_{other}"),
+                        // No flow kind of their own: an internal flat kind,
+                        // "<transport> <workload>" (`parse_stream_workload`).
+                        other => format!("quic {other}"),
                     };
                     assert_eq!(flat["kind"].as_str(), Some(want.as_str()));
                 } else {

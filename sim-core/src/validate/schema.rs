@@ -1180,7 +1180,7 @@ pub const PAIRED: Table = Table {
 };
 
 /// `start` of a transport flow: when both endpoints start.
-const TRANSPORT_START_KEY: Field = key("start", K::Time, Value("\"0s\""), "when both endpoints start (the client's first flight, the server's listening), for staggered flows; `bulk` only (a `sequence` times its connections with their `start` / `gap`)");
+const TRANSPORT_START_KEY: Field = key("start", K::Time, Value("\"0s\""), "when both endpoints start (the client's first flight, the server's listening), for staggered flows; every workload but `sequence` (which times its connections with their `start` / `gap`)");
 
 /// The `start` key alone, read with a transport flow's other keys (not a table of the
 /// docs: its key is [`TRANSPORT_FLOW`]'s).
