@@ -22,6 +22,12 @@
 //!   otherwise;
 //! - the paper reports no effect (|relative change| < 2 %): **reproduced** when ours is
 //!   below 5 % in size, else **not reproduced**.
+//! - a `[[paper.ranking]]` (a claim without numbers, "QUIC < SCTP < TCP"): at every
+//!   combination of the other sweep keys the ranking **holds** when our means over the
+//!   ranked key's values rise strictly in the claimed order ([`ranking_holds`]); a gap
+//!   claimed to widen along a key **grows** when the gap between the last and the first of
+//!   the order is larger at the key's last value than at its first and no step shrinks it
+//!   by more than half of that growth ([`gap_widens`]).
 
 use crate::sweep::{self, Failure, SweepArgs};
 use sim_core::scenario::paper::Paper;
@@ -467,6 +473,7 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path, runs: u32) -> Result<Se
             );
         }
     }
+    let ranking_summary = ranking_section(p, &ours, &mut md);
     // The figure.
     if let Some(plot) = &p.plot {
         let figs = out.join("figures");
@@ -535,13 +542,14 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path, runs: u32) -> Result<Se
         .filter(|v| v.starts_with("reproduced"))
         .count();
     let direction = verdicts.iter().filter(|v| **v == "direction only").count();
-    let summary = if verdicts.is_empty() {
-        "no effect to judge (absolute numbers only)".to_string()
-    } else {
-        format!(
-            "{reproduced} of {} effects reproduced, {direction} in direction only",
-            verdicts.len()
-        )
+    let summary = match (verdicts.is_empty(), ranking_summary) {
+        (true, Some(r)) => r,
+        (true, None) => "no effect to judge (absolute numbers only)".to_string(),
+        (false, r) => format!(
+            "{reproduced} of {} effects reproduced, {direction} in direction only{}",
+            verdicts.len(),
+            r.map(|r| format!("; {r}")).unwrap_or_default()
+        ),
     };
     let index_row = format!(
         "| {} | [{}](paper{}.md) | {} | {summary} |",
@@ -551,6 +559,173 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path, runs: u32) -> Result<Se
         markdown: md,
         index_row,
     })
+}
+
+/// Whether means listed in a claimed order (smallest first) rise strictly: the ranking
+/// holds.
+pub fn ranking_holds(means: &[f64]) -> bool {
+    means.len() >= 2 && means.windows(2).all(|w| w[0] < w[1])
+}
+
+/// Whether gaps listed along a sweep key (in sweep order) grow: the gap at its last value
+/// exceeds the gap at its first, and no step shrinks it by more than half the overall
+/// growth (noise between neighbouring points is tolerated, a reversal is not).
+pub fn gap_widens(gaps: &[f64]) -> bool {
+    let (Some(first), Some(last)) = (gaps.first(), gaps.last()) else {
+        return false;
+    };
+    let growth = last - first;
+    gaps.len() >= 2 && growth > 0.0 && gaps.windows(2).all(|w| w[1] - w[0] >= -0.5 * growth)
+}
+
+/// Sweep parameters, as (key, value) pairs.
+type Params = Vec<(String, String)>;
+
+/// The points of `ours` grouped by their parameters other than `without`, groups in the
+/// order of their first point; each group's points by their `without` value.
+fn groups<'a>(ours: &'a [Option<Ours>], without: &[&str]) -> Vec<(Params, Vec<&'a Ours>)> {
+    let mut out: Vec<(Params, Vec<&Ours>)> = Vec::new();
+    for o in ours.iter().flatten() {
+        let key: Vec<(String, String)> = o
+            .params
+            .iter()
+            .filter(|(k, _)| !without.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        match out.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(o),
+            None => out.push((key, vec![o])),
+        }
+    }
+    out
+}
+
+fn param<'a>(o: &'a Ours, key: &str) -> Option<&'a str> {
+    o.params
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The `[[paper.ranking]]` claims of `p` judged on `ours`, appended to `md`; returns the
+/// index summary ("ranking holds at k of n points", and whether the gap widens).
+fn ranking_section(p: &Paper, ours: &[Option<Ours>], md: &mut String) -> Option<String> {
+    let mut summaries = Vec::new();
+    for r in &p.ranking {
+        let order = r
+            .order
+            .iter()
+            .map(|v| crate::plot::short_label(v))
+            .collect::<Vec<_>>();
+        let _ = writeln!(
+            md,
+            "\nClaim: \"{}\" — means of `{}` ordered {} (smallest first) at every point:\n",
+            r.claim,
+            r.by,
+            order.join(" < ")
+        );
+        let _ = writeln!(md, "| point | ours | ranking |");
+        let _ = writeln!(md, "|---|---|---|");
+        let mut held = 0;
+        let mut judged = 0;
+        // (point without `by`, gap last - first of the order), for the widening claim.
+        let mut gaps: Vec<(Vec<(String, String)>, f64)> = Vec::new();
+        for (point, members) in groups(ours, &[r.by.as_str()]) {
+            let means: Option<Vec<f64>> = r
+                .order
+                .iter()
+                .map(|v| {
+                    members
+                        .iter()
+                        .find(|o| param(o, &r.by) == Some(v.as_str()))
+                        .map(|o| o.mean)
+                })
+                .collect();
+            let Some(means) = means else {
+                let _ = writeln!(
+                    md,
+                    "| {} | – | a value of the order has no result |",
+                    fmt_point(&short_params(&point))
+                );
+                continue;
+            };
+            judged += 1;
+            let holds = ranking_holds(&means);
+            held += usize::from(holds);
+            let shown: Vec<String> = order
+                .iter()
+                .zip(&means)
+                .map(|(v, m)| format!("{v} {}", fmt_num(*m)))
+                .collect();
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} |",
+                fmt_point(&short_params(&point)),
+                shown.join(", "),
+                if holds { "holds" } else { "does not hold" }
+            );
+            gaps.push((point, means[means.len() - 1] - means[0]));
+        }
+        let mut summary = format!(
+            "ranking {} holds at {held} of {judged} points",
+            order.join(" < ")
+        );
+        if let Some(along) = &r.widens_along {
+            let _ = writeln!(
+                md,
+                "\nGap {} − {} along `{along}` (claimed to grow):\n",
+                order[order.len() - 1],
+                order[0]
+            );
+            let mut all = true;
+            let mut any = false;
+            let as_ours: Vec<Option<Ours>> = gaps
+                .iter()
+                .map(|(point, gap)| {
+                    Some(Ours {
+                        params: point.clone(),
+                        mean: *gap,
+                        ci: None,
+                        n: 0,
+                    })
+                })
+                .collect();
+            for (rest, line) in groups(&as_ours, &[along.as_str()]) {
+                let values: Vec<f64> = line.iter().map(|o| o.mean).collect();
+                let widens = gap_widens(&values);
+                all &= widens;
+                any = true;
+                let shown: Vec<String> = line
+                    .iter()
+                    .map(|o| {
+                        format!(
+                            "{} {}",
+                            crate::plot::short_label(param(o, along).unwrap_or("?")),
+                            fmt_num(o.mean)
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(
+                    md,
+                    "- {}{}: {}",
+                    if rest.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{}: ", fmt_point(&short_params(&rest)))
+                    },
+                    shown.join(", "),
+                    if widens { "grows" } else { "does not grow" }
+                );
+            }
+            summary.push_str(if any && all {
+                ", gap grows"
+            } else {
+                ", gap does not grow"
+            });
+        }
+        summaries.push(summary);
+    }
+    (!summaries.is_empty()).then(|| summaries.join("; "))
 }
 
 fn capitalise(s: &str) -> String {
@@ -630,7 +805,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
         });
     }
     let mut index = String::from(
-        "# Reproductions\n\nGenerated by `quicsim reproduce all`: every scenario with a `[paper]` table, run as a sweep; per experiment our numbers beside the paper's. Verdicts: an effect (a reported point against its baseline) is *reproduced* when ours has the same direction and a relative size within ±50 % of the paper's, *direction only* when only the direction agrees; a reported non-effect (under 2 %) is reproduced when ours is under 5 %. Absolute numbers come from testbeds whose details are partly unknown: the notes of each experiment say where and why ours differ.\n\n| paper | experiment | source | verdict |\n|---|---|---|---|\n",
+        "# Reproductions\n\nGenerated by `quicsim reproduce all`: every scenario with a `[paper]` table, run as a sweep; per experiment our numbers beside the paper's. Verdicts: an effect (a reported point against its baseline) is *reproduced* when ours has the same direction and a relative size within ±50 % of the paper's, *direction only* when only the direction agrees; a reported non-effect (under 2 %) is reproduced when ours is under 5 %; a ranking the paper claims without numbers (\"QUIC < SCTP < TCP\") holds at a point when our means are in that order, and a gap claimed to grow with a parameter grows when it is larger at the parameter's last value than at its first with no step back of more than half that growth. Absolute numbers come from testbeds whose details are partly unknown: the notes of each experiment say where and why ours differ.\n\n| paper | experiment | source | verdict |\n|---|---|---|---|\n",
     );
     for (id, sections) in &by_paper {
         let mut md = format!("# Paper {id}\n\n");
@@ -650,7 +825,29 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
 
 #[cfg(test)]
 mod tests {
-    use super::verdict;
+    use super::{gap_widens, ranking_holds, verdict};
+
+    #[test]
+    fn rankings_on_hand_made_numbers() {
+        // QUIC < SCTP < TCP: the means in the claimed order must rise strictly.
+        assert!(ranking_holds(&[10.0, 11.0, 14.0]));
+        assert!(!ranking_holds(&[10.0, 12.0, 11.0]));
+        assert!(!ranking_holds(&[10.0, 10.0, 11.0]), "a tie is not an order");
+        assert!(!ranking_holds(&[10.0]), "one value ranks nothing");
+        // Gaps along the link delay.
+        assert!(gap_widens(&[1.0, 2.0, 4.0]));
+        assert!(
+            gap_widens(&[1.0, 2.2, 2.0, 4.0]),
+            "a dip under half the growth is noise"
+        );
+        assert!(
+            !gap_widens(&[1.0, 4.0, 1.5, 3.0]),
+            "a large reversal is not growth"
+        );
+        assert!(!gap_widens(&[3.0, 2.0, 1.0]));
+        assert!(!gap_widens(&[2.0, 2.0]));
+        assert!(!gap_widens(&[2.0]));
+    }
 
     #[test]
     fn verdicts() {

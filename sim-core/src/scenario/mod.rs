@@ -172,9 +172,17 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
         }
         params
     };
+    // A paired comparison's `transports` is a sweep key to the `[paper]` table (its points
+    // carry it as a parameter), so a paper's points, plots and rankings can name it.
+    let paired_values = |mut values: paper::SweepValues| {
+        if !variants.is_empty() {
+            values.push((paired::KEY.to_string(), variants.clone()));
+        }
+        values
+    };
     let Some(sweep) = sweep else {
         let paper = paper_table
-            .map(|p| paper::parse(&p, &Vec::new()))
+            .map(|p| paper::parse(&p, &paired_values(Vec::new())))
             .transpose()?;
         let points = base_configs
             .into_iter()
@@ -192,10 +200,11 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
         });
     };
     let keys = sweep::parse_sweep(toml_text, &sweep)?;
-    let sweep_values: paper::SweepValues = keys
-        .iter()
-        .map(|k| (k.written.clone(), k.shown.clone()))
-        .collect();
+    let sweep_values: paper::SweepValues = paired_values(
+        keys.iter()
+            .map(|k| (k.written.clone(), k.shown.clone()))
+            .collect(),
+    );
     let paper = paper_table
         .map(|p| paper::parse(&p, &sweep_values))
         .transpose()?;

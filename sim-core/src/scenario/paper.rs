@@ -51,6 +51,8 @@ pub struct Paper {
     pub reported: Vec<Reported>,
     /// Time-series figures.
     pub trace: Vec<Trace>,
+    /// Rankings the paper claims without numbers (`[[paper.ranking]]`).
+    pub ranking: Vec<Ranking>,
     /// Runs per sweep point that `quicsim reproduce` uses (the paper's count), instead of
     /// the scenario's `runs` (which `quicsim run` and the golden check use).
     pub runs: Option<u32>,
@@ -100,6 +102,24 @@ pub struct Trace {
     pub unit: String,
     /// Last time drawn, seconds (`None`: the whole run).
     pub until: Option<f64>,
+}
+
+/// A ranking the paper claims without numbers (`[[paper.ranking]]`), e.g. "QUIC < SCTP <
+/// TCP at every link delay": at every combination of the other sweep keys, the means of the
+/// metric over the values of `by` are in the order `order` (smallest first). Optionally the
+/// claim that the gap between the last and the first of `order` grows along a sweep key
+/// ("the gaps grow with the link delay").
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Ranking {
+    /// The claim in the paper's words, one line.
+    pub claim: String,
+    /// The sweep key whose values are ranked (e.g. `transports`).
+    pub by: String,
+    /// Values of `by` (as written in the sweep), smallest metric first.
+    pub order: Vec<String>,
+    /// A sweep key along whose values (in sweep order) the gap `mean(last of order) -
+    /// mean(first of order)` is claimed to grow.
+    pub widens_along: Option<String>,
 }
 
 fn err(field: &str, v: Option<&Value>, allowed: &str) -> ConfigError {
@@ -256,6 +276,88 @@ fn trace(v: &Value, path: &str) -> Result<Trace, ConfigError> {
     })
 }
 
+fn ranking(v: &Value, path: &str, sweep: &SweepValues) -> Result<Ranking, ConfigError> {
+    let Value::Table(t) = v else {
+        return Err(err(
+            path,
+            Some(v),
+            "a table { claim, by = SWEEP KEY, order = [values, smallest first], widens_along }",
+        ));
+    };
+    const KEYS: &[&str] = &["claim", "by", "order", "widens_along"];
+    for k in t.keys() {
+        if !KEYS.contains(&k.as_str()) {
+            return Err(err(
+                &format!("{path}.{k}"),
+                Some(&Value::String(k.clone())),
+                &format!("a key of a ranking: {}", KEYS.join(", ")),
+            ));
+        }
+    }
+    let sweep_key = |key: &str, required: bool| -> Result<Option<String>, ConfigError> {
+        match t.get(key) {
+            None if !required => Ok(None),
+            Some(Value::String(s)) if sweep.iter().any(|(k, _)| k == s) => Ok(Some(s.clone())),
+            v => {
+                let keys: Vec<&str> = sweep.iter().map(|(k, _)| k.as_str()).collect();
+                Err(err(
+                    &format!("{path}.{key}"),
+                    v,
+                    &format!("a key of [sweep] ({})", keys.join(", ")),
+                ))
+            }
+        }
+    };
+    let by = sweep_key("by", true)?.unwrap_or_default();
+    let widens_along = sweep_key("widens_along", false)?;
+    if widens_along.as_deref() == Some(by.as_str()) {
+        return Err(err(
+            &format!("{path}.widens_along"),
+            t.get("widens_along"),
+            "a sweep key other than `by`",
+        ));
+    }
+    let values = &sweep
+        .iter()
+        .find(|(k, _)| *k == by)
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default();
+    let order = match t.get("order") {
+        Some(Value::Array(a)) if a.len() >= 2 => a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| match values.iter().find(|w| same_value(x, w)) {
+                Some(w) => Ok(w.clone()),
+                None => Err(err(
+                    &format!("{path}.order[{i}]"),
+                    Some(x),
+                    &format!("one of the values of {by:?}: {}", values.join(", ")),
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        v => {
+            return Err(err(
+                &format!("{path}.order"),
+                v,
+                "an array of at least two values of `by`, smallest metric first",
+            ))
+        }
+    };
+    if let Some(i) = (1..order.len()).find(|&i| order[..i].contains(&order[i])) {
+        return Err(err(
+            &format!("{path}.order[{i}]"),
+            Some(&Value::String(order[i].clone())),
+            "a value not listed before",
+        ));
+    }
+    Ok(Ranking {
+        claim: string(t, path, "claim", true)?,
+        by,
+        order,
+        widens_along,
+    })
+}
+
 /// Parses and checks the `[paper]` table `v` against the scenario's sweep.
 pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError> {
     let Value::Table(t) = v else {
@@ -272,6 +374,7 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
         "plot",
         "reported",
         "trace",
+        "ranking",
         "runs",
         "notes",
     ];
@@ -394,6 +497,21 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
             ))
         }
     };
+    let ranking = match t.get("ranking") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, v)| ranking(v, &format!("paper.ranking[{i}]"), sweep))
+            .collect::<Result<_, _>>()?,
+        v => {
+            return Err(err(
+                "paper.ranking",
+                v,
+                "an array of tables ([[paper.ranking]])",
+            ))
+        }
+    };
     let runs = match t.get("runs") {
         None => None,
         Some(Value::Integer(n)) if (1..=100_000).contains(n) => Some(*n as u32),
@@ -410,6 +528,7 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
         plot,
         reported,
         trace,
+        ranking,
         runs,
         notes,
     })
@@ -532,6 +651,64 @@ mod tests {
             e.field,
             "paper.reported[0].point.\"flows.0.quic.initial_window\""
         );
+    }
+
+    #[test]
+    fn rankings_parse_and_their_errors_name_the_field() {
+        let mut sweep = sweep();
+        sweep.push((
+            "transports".into(),
+            vec!["tcp".into(), "sctp".into(), "quic".into()],
+        ));
+        let base = "[paper]\nid = \"003\"\nexperiment = \"x\"\nsource = \"Fig. 8\"\nmetric = \"m\"\n[[paper.ranking]]\nclaim = \"QUIC < SCTP < TCP\"\n";
+        let parse_with = |extra: &str| {
+            let text = format!("{base}{extra}");
+            let v = Value::Table(text.parse::<Table>().unwrap());
+            parse(&v["paper"], &sweep)
+        };
+        let p = parse_with(
+            "by = \"transports\"\norder = [\"quic\", \"sctp\", \"tcp\"]\nwidens_along = \"topology.link.delay\"\n",
+        )
+        .unwrap();
+        assert_eq!(p.ranking[0].order, ["quic", "sctp", "tcp"]);
+        assert_eq!(
+            p.ranking[0].widens_along.as_deref(),
+            Some("topology.link.delay")
+        );
+        // Values are matched as sweep values (a number matches the value it equals).
+        let p = parse_with("by = \"topology.link.loss\"\norder = [0.01, 0.0]\n").unwrap();
+        assert_eq!(p.ranking[0].order, ["0.01", "0.0"]);
+        let cases = [
+            ("order = [\"quic\", \"tcp\"]\n", "paper.ranking[0].by"),
+            (
+                "by = \"nope\"\norder = [\"quic\", \"tcp\"]\n",
+                "paper.ranking[0].by",
+            ),
+            (
+                "by = \"transports\"\norder = [\"quic\"]\n",
+                "paper.ranking[0].order",
+            ),
+            (
+                "by = \"transports\"\norder = [\"quic\", \"udp\"]\n",
+                "paper.ranking[0].order[1]",
+            ),
+            (
+                "by = \"transports\"\norder = [\"quic\", \"quic\"]\n",
+                "paper.ranking[0].order[1]",
+            ),
+            (
+                "by = \"transports\"\norder = [\"quic\", \"tcp\"]\nwidens_along = \"transports\"\n",
+                "paper.ranking[0].widens_along",
+            ),
+            (
+                "by = \"transports\"\norder = [\"quic\", \"tcp\"]\ncolour = 1\n",
+                "paper.ranking[0].colour",
+            ),
+        ];
+        for (extra, field) in cases {
+            let e = parse_with(extra).unwrap_err();
+            assert_eq!(e.field, field, "{extra}: {e}");
+        }
     }
 
     #[test]

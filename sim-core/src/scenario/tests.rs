@@ -1607,3 +1607,52 @@ fn quic_default_controller_is_cubic_and_new_reno_stays_selectable() {
     let quic = &c.flows[0].quic().expect("a QUIC flow");
     assert_eq!(quic.server.cc.algorithm, crate::cc::CcAlgorithm::NewReno);
 }
+
+/// A paired comparison's `transports` is a sweep key to its `[paper]` table: a reported
+/// point, the plot's series and a ranking may name it (with or without a `[sweep]`); a
+/// transport that is not compared is refused, naming the field.
+#[test]
+fn a_paired_scenarios_paper_table_may_name_its_transports() {
+    let flows = |transport: &str| {
+        format!("name = \"p\"\n[topology]\nkind = \"two_hosts\"\n[[flows]]\n{transport}\nworkload = {{ kind = \"bulk\", bytes = 1000 }}\n")
+    };
+    let paired = flows("transports = [\"tcp\", \"quic\"]");
+    let paper = |plot: &str, order: &str, widens: &str| {
+        format!("[paper]\nid = \"003\"\nexperiment = \"x\"\nsource = \"Fig. 5\"\nmetric = \"flow0.ep0.completion_secs\"\n{plot}baseline = {{ \"transports\" = \"tcp\" }}\n[[paper.reported]]\npoint = {{ \"transports\" = \"quic\" }}\nchange = -0.5\n[[paper.ranking]]\nclaim = \"QUIC < TCP\"\nby = \"transports\"\norder = {order}\n{widens}")
+    };
+    let order = "[\"quic\", \"tcp\"]";
+    let s = parse_str(&format!("{paired}{}", paper("", order, ""))).unwrap();
+    let p = s.paper.expect("a [paper] table");
+    assert_eq!(p.baseline, [("transports".to_string(), "tcp".to_string())]);
+    assert_eq!(p.ranking[0].order, ["quic", "tcp"]);
+    let sweep = "[sweep]\n\"topology.link.delay\" = [\"10ms\", \"20ms\"]\n";
+    let s = parse_str(&format!(
+        "{paired}{sweep}{}",
+        paper(
+            "plot = { x = \"topology.link.delay\", series = \"transports\" }\n",
+            order,
+            "widens_along = \"topology.link.delay\"\n"
+        )
+    ))
+    .unwrap();
+    let p = s.paper.expect("a [paper] table");
+    assert_eq!(p.plot.unwrap().series.as_deref(), Some("transports"));
+    assert_eq!(
+        p.ranking[0].widens_along.as_deref(),
+        Some("topology.link.delay")
+    );
+    let e = parse_str(&format!(
+        "{paired}{}",
+        paper("", "[\"quic\", \"sctp\"]", "")
+    ))
+    .unwrap_err();
+    assert_eq!(e.field, "paper.ranking[0].order[1]");
+    // A scenario that compares nothing has no such key.
+    let e = parse_str(&format!(
+        "{}{}",
+        flows("transport = \"quic\""),
+        paper("", order, "")
+    ))
+    .unwrap_err();
+    assert_eq!(e.field, "paper.baseline.\"transports\"");
+}
