@@ -45,7 +45,7 @@ fn bulk_group(c: &mut Criterion, group: &str, cc: CcAlgorithm) {
     let mut g = c.benchmark_group(group);
     g.sample_size(10);
     for (name, loss) in [("clean", 0.0), ("loss_1pct", 0.01)] {
-        let cfg = bulk_config_cc(loss, cc);
+        let cfg = bulk_config_cc(loss, cc.clone());
         let r = sim_core::run(&cfg, 1).unwrap();
         assert_eq!(r.status, sim_core::RunStatus::Completed, "{name}");
         let packets: u64 = r.flows.iter().map(|f| f.packets_sent).sum();

@@ -36,6 +36,11 @@
 //! [`workloads`] (bulk, connection sequences: written once against the stream-transport
 //! interface), [`flows`] (flow config → endpoints: transport × workload), [`runner`] (the event loop), [`scenario`] (the
 //! TOML format), [`sim`] and [`study`]. No layer below the transports names a protocol module.
+//!
+//! Users' own congestion controllers plug in through a [`Registry`] ([`cc::registry`],
+//! [`scenario::parse_str_with`]); the feature `testing` adds `sim_core::testing`, the
+//! property-testing kit (strategies, invariants, oracles, replay;
+//! `docs/property-testing.md`).
 #![warn(missing_docs)]
 
 pub mod apps;
@@ -60,6 +65,8 @@ pub mod sim;
 pub mod stats;
 pub mod study;
 pub mod tcp;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod time;
 pub mod trace;
 pub mod transport;
@@ -68,6 +75,7 @@ pub mod validate;
 pub mod wire;
 pub mod workloads;
 
+pub use cc::Registry;
 pub use config::Config;
 pub use metrics::{RunResult, RunStatus};
 pub use runner::run;

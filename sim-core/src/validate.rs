@@ -595,6 +595,7 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
                 TransportConfig::Tcp(q) => check_sides(q, "tcp", path, |c| c.validate())?,
                 TransportConfig::Sctp(q) => check_sides(q, "sctp", path, |c| c.validate())?,
             }
+            check_controllers(t, path)?;
             check_transport_workload(t, path)?;
             check_transport_start(t, path)?;
             match &t.workload {
@@ -619,6 +620,93 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
                 }
             }
         }
+    }
+}
+
+/// A custom `cc` name must have been resolved by a [`crate::cc::Registry`]
+/// ([`Config::resolve_controllers`], [`crate::scenario::parse_str_with`]); SCTP takes the
+/// built-in controllers only (its RFC 9260 congestion control is the association's).
+fn check_controllers(t: &crate::config::TransportFlow, path: PathFn) -> Result<(), ConfigError> {
+    fn resolved(a: &crate::cc::CcAlgorithm) -> Result<(), (&'static str, String, String)> {
+        if a.is_unresolved() {
+            return Err((
+                "cc",
+                a.scenario_name().to_string(),
+                format!(
+                    "{} (or a name registered in the Registry the config is resolved with: sim_core::scenario::parse_str_with, Config::resolve_controllers)",
+                    crate::cc::Registry::builtin().allowed()
+                ),
+            ));
+        }
+        Ok(())
+    }
+    match &t.transport {
+        TransportConfig::Quic(q) => check_sides(q, "quic", path, |c| resolved(&c.cc.algorithm)),
+        TransportConfig::Tcp(q) => check_sides(q, "tcp", path, |c| resolved(&c.cc.algorithm)),
+        TransportConfig::Sctp(q) => check_sides(q, "sctp", path, |c| {
+            match &c.cc {
+            crate::config::sctp::SctpCc::Shared(a @ crate::cc::CcAlgorithm::Custom(_)) => Err((
+                "cc",
+                a.scenario_name().to_string(),
+                "one of \"rfc9260\", \"new_reno\", \"cubic\" (a registered user controller runs over QUIC and TCP; SCTP's congestion control is the association's, docs/sctp.md)".to_string(),
+            )),
+            _ => Ok(()),
+        }
+        }),
+    }
+}
+
+impl Config {
+    /// Resolves every `cc` name of the config's QUIC and TCP flows against `registry`:
+    /// a registered user controller gets its factory ([`crate::cc::registry`]). Built-in
+    /// names are left as they are. An unknown name is an error naming the field, with the
+    /// registry's names as what is allowed. [`crate::scenario::parse_str_with`] calls this
+    /// for every sweep point; a config built in code calls it before
+    /// [`crate::run`].
+    pub fn resolve_controllers(
+        &mut self,
+        registry: &crate::cc::Registry,
+    ) -> Result<(), ConfigError> {
+        for (i, flow) in self.flows.iter_mut().enumerate() {
+            let AppConfig::Transport(t) = &mut flow.app else {
+                continue;
+            };
+            let (name, sides) = match &mut t.transport {
+                TransportConfig::Quic(q) => {
+                    let same = q.same();
+                    (
+                        "quic",
+                        [
+                            (same, "client", &mut q.client.cc.algorithm),
+                            (same, "server", &mut q.server.cc.algorithm),
+                        ],
+                    )
+                }
+                TransportConfig::Tcp(q) => {
+                    let same = q.same();
+                    (
+                        "tcp",
+                        [
+                            (same, "client", &mut q.client.cc.algorithm),
+                            (same, "server", &mut q.server.cc.algorithm),
+                        ],
+                    )
+                }
+                TransportConfig::Sctp(_) => continue,
+            };
+            for (same, side, algorithm) in sides {
+                let written = algorithm.scenario_name().to_string();
+                registry.resolve(algorithm).map_err(|allowed| {
+                    let field = if same {
+                        format!("flows[{i}].cc")
+                    } else {
+                        format!("flows[{i}].{name}.{side}.cc")
+                    };
+                    ConfigError::new(field, written, allowed)
+                })?;
+            }
+        }
+        Ok(())
     }
 }
 

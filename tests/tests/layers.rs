@@ -56,6 +56,8 @@ const LAYERS: &[&[&str]] = &[
     &["scenario"],
     // 12 a scenario as jobs (sweep point x run), seeds, ids, result order.
     &["study"],
+    // 12b the property-testing kit (feature `testing`): strategies, invariants, replay.
+    &["testing"],
     // 13 the crate root re-exports.
     &["lib"],
 ];

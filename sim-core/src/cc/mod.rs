@@ -1,4 +1,5 @@
-//! Congestion controllers, shared by QUIC (and later TCP and SCTP).
+//! Congestion controllers, shared by QUIC and TCP (and SCTP's optional shared controllers);
+//! users' own controllers plug in through [`registry`].
 //!
 //! The interface is byte-based and knows nothing of QUIC: a transport's loss-recovery
 //! module owns `bytes_in_flight`, decides which packets are acknowledged or lost, and
@@ -17,6 +18,7 @@ pub mod cubic;
 pub mod hystart;
 pub mod newreno;
 pub mod params;
+pub mod registry;
 pub mod sctp;
 
 #[cfg(test)]
@@ -26,6 +28,7 @@ pub use cubic::{Cubic, CubicParams};
 pub use hystart::HyStart;
 pub use newreno::NewReno;
 pub use params::CcParams;
+pub use registry::{CcContext, ControllerFactory, CustomCc, Registry};
 
 /// A snapshot of the path's RTT estimate, passed to controllers that need it (CUBIC,
 /// HyStart++, BBR). NewReno ignores it.
@@ -44,8 +47,19 @@ pub struct RttSnapshot {
 /// A byte-based congestion controller.
 ///
 /// Every method takes the current simulated time so that time-based controllers (CUBIC)
-/// fit the same interface. Implementations must be deterministic: integer arithmetic, or
-/// `libm` for transcendental functions.
+/// fit the same interface. Implementations must be deterministic — the rules for a
+/// user's controller ([`registry`]):
+/// - time is the `now` handed in (integer nanoseconds); never read a clock;
+/// - integer arithmetic, or `libm` for transcendental functions (`libm::cbrt`);
+/// - no threads, no `HashMap` / `HashSet` iteration;
+/// - randomness only from a [`crate::rng::RngStream`] derived from a seed the
+///   [`ControllerFactory`] holds.
+///
+/// The transport owns bytes in flight and reports every send, acknowledgement, loss and
+/// persistent congestion; the window returned by [`CongestionController::window`] is
+/// what it may have in flight. `quicsim`'s invariant checkers (`sim_core::testing`,
+/// feature `testing`) check, among others, that the window never drops below
+/// [`CongestionController::minimum_window`].
 pub trait CongestionController: std::fmt::Debug {
     /// A packet counted in bytes in flight was sent. `bytes_in_flight_after` includes it.
     fn on_packet_sent(&mut self, now: SimTime, bytes: u64, bytes_in_flight_after: u64);
@@ -134,38 +148,76 @@ pub const STATE_CONGESTION_AVOIDANCE: &str = "congestion_avoidance";
 /// congestion event until a packet sent after its start is acknowledged.
 pub const STATE_RECOVERY: &str = "recovery";
 
-/// Which congestion controller to use. Serialised in snake_case (`"new_reno"`).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-#[serde(rename_all = "snake_case")]
+/// Which congestion controller to use. Serialised as its scenario name (`"new_reno"`,
+/// `"cubic"`, or a registered user controller's name, [`registry`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum CcAlgorithm {
     /// RFC 9002 Appendix B NewReno (`"new_reno"`, alias `"newreno"`).
     #[default]
-    #[serde(alias = "newreno")]
     NewReno,
     /// RFC 9438 CUBIC ([`cubic::Cubic`]) with [`CubicParams`] (`"cubic"`).
     Cubic,
+    /// A user's controller registered in a [`Registry`] ([`registry`]). Deserialising an
+    /// unknown name gives an unresolved one, which validation rejects until a registry
+    /// resolves it.
+    Custom(CustomCc),
 }
 
 impl CcAlgorithm {
-    /// The controller's stable name, as returned by [`CongestionController::name`].
-    pub fn name(self) -> &'static str {
+    /// The controller's stable name, as returned by [`CongestionController::name`]
+    /// (`"newreno"`, `"cubic"`; a custom controller's registered name).
+    pub fn name(&self) -> &str {
         match self {
             CcAlgorithm::NewReno => newreno::NAME,
             CcAlgorithm::Cubic => cubic::NAME,
+            CcAlgorithm::Custom(c) => c.name(),
         }
+    }
+
+    /// The scenario spelling (`"new_reno"`, `"cubic"`, a registered name).
+    pub fn scenario_name(&self) -> &str {
+        match self {
+            CcAlgorithm::NewReno => newreno::SCENARIO_NAME,
+            other => other.name(),
+        }
+    }
+
+    /// Whether this is a custom name no registry has resolved yet.
+    pub fn is_unresolved(&self) -> bool {
+        matches!(self, CcAlgorithm::Custom(c) if c.factory().is_none())
+    }
+}
+
+impl Serialize for CcAlgorithm {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.scenario_name())
+    }
+}
+
+impl<'de> Deserialize<'de> for CcAlgorithm {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(match s.as_str() {
+            newreno::SCENARIO_NAME | newreno::NAME => CcAlgorithm::NewReno,
+            cubic::NAME => CcAlgorithm::Cubic,
+            _ => CcAlgorithm::Custom(CustomCc::unresolved(s)),
+        })
     }
 }
 
 /// Builds the controller `params` describe, for datagrams of `max_datagram_size` bytes
 /// (the unit of the initial window in packets and the default segment size). The one
-/// controller factory: a new controller is one match arm here.
+/// controller factory: a new built-in controller is one match arm here; a user's
+/// controller is built by its registered [`ControllerFactory`].
+///
+/// # Panics
+/// On an unresolved custom name ([`CcAlgorithm::is_unresolved`]), which
+/// [`crate::Config::validate`] rejects before a run.
 pub fn build(params: &CcParams, max_datagram_size: u64) -> Box<dyn CongestionController> {
     let segment = params.segment_size(max_datagram_size);
     let initial_window = params.initial_window(max_datagram_size);
-    match params.algorithm {
+    match &params.algorithm {
         CcAlgorithm::NewReno => {
             let mut cc = NewReno::new(segment, initial_window);
             if params.hystart {
@@ -179,6 +231,21 @@ pub fn build(params: &CcParams, max_datagram_size: u64) -> Box<dyn CongestionCon
             params.cubic(),
             params.pacing,
         )),
+        CcAlgorithm::Custom(c) => {
+            let factory = c.factory().unwrap_or_else(|| {
+                panic!(
+                    "controller {:?} was not resolved by a Registry (validation rejects it)",
+                    c.name()
+                )
+            });
+            factory.build(&CcContext {
+                params,
+                max_datagram_size,
+                segment_size: segment,
+                initial_window,
+                minimum_window: minimum_window(segment),
+            })
+        }
     }
 }
 

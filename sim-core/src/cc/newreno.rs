@@ -23,6 +23,8 @@ use crate::time::SimTime;
 
 /// The name [`NewReno`] reports.
 pub const NAME: &str = "newreno";
+/// The scenario spelling of NewReno (`cc = "new_reno"`; `"newreno"` is an alias).
+pub const SCENARIO_NAME: &str = "new_reno";
 
 /// RFC 9002 §7.3.2 / Appendix B.2 kLossReductionFactor.
 pub const LOSS_REDUCTION_FACTOR: f64 = 0.5;

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 /// Which congestion controller an SCTP association runs. Scenarios write it as one
 /// string: `"rfc9260"`, `"new_reno"` or `"cubic"` (the shared controllers).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum SctpCc {
     /// RFC 9260 §7.2 (slow start capped at one PMDCS per SACK, congestion avoidance by
@@ -27,17 +27,18 @@ pub enum SctpCc {
     #[default]
     Rfc9260,
     /// A shared byte-based controller of [`crate::cc`] (`new_reno`, `cubic`), fed per
-    /// acknowledged DATA chunk; segments of PMDCS bytes, no pacing.
+    /// acknowledged DATA chunk; segments of PMDCS bytes, no pacing. Built-in controllers
+    /// only: a registered user controller ([`crate::cc::registry`]) is for QUIC and TCP,
+    /// and validation rejects it here.
     Shared(CcAlgorithm),
 }
 
 impl SctpCc {
     /// The scenario spelling: `"rfc9260"`, `"new_reno"`, `"cubic"`.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             SctpCc::Rfc9260 => "rfc9260",
-            SctpCc::Shared(CcAlgorithm::Cubic) => "cubic",
-            SctpCc::Shared(_) => "new_reno",
+            SctpCc::Shared(c) => c.scenario_name(),
         }
     }
 }

@@ -1576,7 +1576,7 @@ fn parse_seed(v: &Value) -> Result<u64, ConfigError> {
 /// Builds and validates the `Config` of a document whose `[sweep]` has been removed. Every
 /// rule of [`Config::validate`] is applied on the way, once, at the key where the value
 /// was written.
-pub(super) fn build(doc: &Table) -> Result<Config, ConfigError> {
+pub(super) fn build(doc: &Table, registry: &crate::cc::Registry) -> Result<Config, ConfigError> {
     let doc = Value::Table(doc.clone());
     let r = Read::open(&doc, "", &[&TOP])?;
     let empty = Value::Table(Table::new());
@@ -1610,6 +1610,9 @@ pub(super) fn build(doc: &Table) -> Result<Config, ConfigError> {
         output,
     };
     crate::validate::check_series(&cfg.output, &cfg.sim)?;
+    // Controller names: the registry's (the schema let any valid name through).
+    let mut cfg = cfg;
+    cfg.resolve_controllers(registry)?;
     // The rules were applied above; `Config::validate` must agree.
     debug_assert_eq!(cfg.validate(), Ok(()), "build and validate disagree");
     Ok(cfg)

@@ -43,6 +43,7 @@ mod workload;
 pub use crate::validate::schema;
 pub use schema::schema;
 
+use crate::cc::Registry;
 use crate::config::Config;
 pub use crate::validate::ConfigError;
 use crate::validate::MAX_TOML_INT;
@@ -159,11 +160,22 @@ fn syntax_error(text: &str, e: &toml::de::Error) -> ConfigError {
 /// `transports = [...]` makes the scenario a paired comparison: every grid point is
 /// expanded into one point per transport, each validated on its own
 /// ([`Scenario::variants`], `docs/paired.md`).
+///
+/// Controller names (`cc`) are those of [`Registry::builtin`]; [`parse_str_with`] takes
+/// users' controllers too.
 pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
+    parse_str_with(toml_text, &Registry::builtin())
+}
+
+/// [`parse_str`] with the controller names of `registry` ([`crate::cc::registry`]): a
+/// `cc` key may name a registered user controller, which every config of the scenario then
+/// carries (resolved, [`Config::resolve_controllers`]); an unknown name is an error
+/// listing the registry's names.
+pub fn parse_str_with(toml_text: &str, registry: &Registry) -> Result<Scenario, ConfigError> {
     let mut doc: Table = toml_text.parse().map_err(|e| syntax_error(toml_text, &e))?;
     let sweep = doc.remove("sweep");
     let paper_table = doc.remove("paper");
-    let (variants, base_configs) = build_variants(&doc)?;
+    let (variants, base_configs) = build_variants(&doc, registry)?;
     let base = base_configs[0].clone();
     let with_variant = |params: &[(String, String)], v: usize| {
         let mut params = params.to_vec();
@@ -219,7 +231,7 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
             sweep::substitute(&mut point_doc, k, v)?;
         }
         let (names, configs) =
-            build_variants(&point_doc).map_err(|e| sweep::attribute(e, &keys, &idx))?;
+            build_variants(&point_doc, registry).map_err(|e| sweep::attribute(e, &keys, &idx))?;
         if names != variants {
             let e = ConfigError::new(
                 paired::KEY,
@@ -261,13 +273,16 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
 /// Builds a document without `[sweep]`: its variants' names (empty unless paired,
 /// [`paired`]) and configs (one if not paired), each variant validated on its own, its
 /// errors naming the variant.
-fn build_variants(doc: &Table) -> Result<(Vec<String>, Vec<Config>), ConfigError> {
+fn build_variants(
+    doc: &Table,
+    registry: &Registry,
+) -> Result<(Vec<String>, Vec<Config>), ConfigError> {
     let Some(exp) = paired::expand(doc, schema::TRANSPORTS)? else {
-        return Ok((Vec::new(), vec![build::build(doc)?]));
+        return Ok((Vec::new(), vec![build::build(doc, registry)?]));
     };
     let mut configs = Vec::with_capacity(exp.variants.len());
     for (v, var) in exp.variants.iter().enumerate() {
-        configs.push(build::build(&var.doc).map_err(|e| paired::attribute(e, &exp, v))?);
+        configs.push(build::build(&var.doc, registry).map_err(|e| paired::attribute(e, &exp, v))?);
     }
     Ok((exp.variants.into_iter().map(|v| v.name).collect(), configs))
 }
@@ -342,6 +357,8 @@ pub fn to_toml(cfg: &Config) -> Result<String, ConfigError> {
     })
 }
 
+#[cfg(test)]
+mod registry_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -215,6 +215,11 @@ pub(super) fn read(f: &Field, v: &Value, path: &str) -> Result<Value, ConfigErro
         }
         Kind::Bool => get_bool(v, path).map(Value::Boolean),
         Kind::String => get_string(v, path).map(Value::String),
+        // A registry may add names to an open enum (`cc`): any valid name passes here and
+        // is resolved against the registry once the config is built.
+        Kind::Enum if f.open && v.as_str().is_some_and(crate::cc::registry::valid_name) => {
+            Ok(v.clone())
+        }
         Kind::Enum => get_choice(v, path, f.choices).map(|c| Value::String(c.to_string())),
         Kind::Table | Kind::Tables => Ok(v.clone()),
     }

@@ -285,7 +285,7 @@ pub struct SctpAssociation {
 impl SctpAssociation {
     /// A new association end (not started) with `cfg`.
     pub fn new(side: Side, cfg: SctpConfig) -> Self {
-        let cc = match cfg.cc {
+        let cc = match &cfg.cc {
             SctpCc::Rfc9260 => Controller::Rfc(SctpReno::new(
                 cfg.mtu,
                 cfg.pmdcs(),
@@ -296,7 +296,7 @@ impl SctpAssociation {
             )),
             SctpCc::Shared(algorithm) => {
                 let params = CcParams {
-                    algorithm,
+                    algorithm: algorithm.clone(),
                     pacing: false,
                     initial_cwnd_bytes: Some(cfg.initial_cwnd()),
                     cc_segment_size: Some(cfg.pmdcs()),

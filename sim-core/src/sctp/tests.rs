@@ -705,7 +705,7 @@ fn shared_controllers_drive_sctp() {
     use crate::config::sctp::SctpCc;
     for alg in [CcAlgorithm::NewReno, CcAlgorithm::Cubic] {
         let cfg = SctpConfig {
-            cc: SctpCc::Shared(alg),
+            cc: SctpCc::Shared(alg.clone()),
             ..SctpConfig::default()
         };
         let mut p = Pair::new(cfg, 20_000_000, 10 * MS, 3, 300_000, 50);

@@ -104,6 +104,10 @@ pub struct Field {
     pub kind: Kind,
     /// For [`Kind::Enum`]: the allowed strings, the default first when there is one.
     pub choices: &'static [&'static str],
+    /// For [`Kind::Enum`]: the choices are the built-in ones and a
+    /// [`crate::cc::Registry`] may add names (`cc`); the scenario parser accepts any
+    /// controller name here and resolves it against the registry afterwards.
+    pub open: bool,
     /// Its default.
     pub default: DefaultValue,
     /// Smallest allowed value, if the kind alone does not bound it.
@@ -171,6 +175,7 @@ const fn key(name: &'static str, kind: Kind, default: DefaultValue, help: &'stat
         name,
         kind,
         choices: &[],
+        open: false,
         default,
         min: None,
         max: None,
@@ -199,6 +204,11 @@ const fn kind_allowed(kind: Kind) -> &'static str {
 impl Field {
     const fn choices(mut self, choices: &'static [&'static str]) -> Field {
         self.choices = choices;
+        self
+    }
+    /// Choices a [`crate::cc::Registry`] extends ([`Field::open`]).
+    const fn open(mut self) -> Field {
+        self.open = true;
         self
     }
     const fn min(mut self, value: &'static str, inclusive: bool) -> Field {
@@ -799,8 +809,9 @@ pub const QUIC: Table = Table {
         key("idle_timeout", K::Time, Value("\"30s\""), "the connection is abandoned after max(this, 3 PTO) without receiving anything (the smaller of both sides' values when both are > 0, RFC 9000 §10.1; `\"0s\"`: none of this side's, the peer's applies, and with both `\"0s\"` the 3-PTO floor alone, so a silent connection always ends)"),
         key("profile", K::Enum, Value("\"rfc\""), "`\"rfc\"` or `\"chromium\"`: a set of defaults, see [Profiles](#profiles)")
             .choices(&["rfc", "chromium"]),
-        key("cc", K::Enum, Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; the default of quinn, s2n-quic, quiche, msquic and Linux) or `\"new_reno\"` (RFC 9002 App. B)")
-            .choices(&["new_reno", "cubic"]),
+        key("cc", K::Enum, Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; the default of quinn, s2n-quic, quiche, msquic and Linux) or `\"new_reno\"` (RFC 9002 App. B), or a user's controller registered in a `Registry` (`docs/property-testing.md`)")
+            .choices(&["new_reno", "cubic"])
+            .open(),
         key("cubic_beta", K::Number, Value("0.7"), "CUBIC β (RFC 9438 §4.6), in (0, 1)")
             .min("0", false)
             .max("1", false)
@@ -1052,7 +1063,7 @@ pub const TCP: Table = Table {
             .min("16384B", true)
             .max("16777215B", true)
             .allowed("a size in [16384, 16777215] bytes (RFC 9113 §6.5.2)"),
-        tcp_cc("cc", Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; Linux default) or `\"new_reno\"` (RFC 5681 / RFC 9002 App. B, byte-counted)"),
+        tcp_cc("cc", Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; Linux default) or `\"new_reno\"` (RFC 5681 / RFC 9002 App. B, byte-counted), or a user's controller registered in a `Registry` (`docs/property-testing.md`)"),
         tcp_cc("pacing", Value("false"), "pace segments at `gain × cwnd / srtt` (Linux paces only under the fq qdisc)"),
         tcp_cc("pacing_gain", Value("1.25"), "pacing gain outside slow start, in [1, 100]"),
         tcp_cc("initial_cwnd_packets", Unset("RFC 6928: `min(10·SMSS, max(2·SMSS, 14600))`"), "initial window in segments of the effective MSS"),
