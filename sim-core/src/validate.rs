@@ -605,13 +605,7 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
                 WorkloadConfig::Video(v) => v.validate().map_err(err),
                 WorkloadConfig::Reconnects(r) => r.validate().map_err(err),
                 WorkloadConfig::Sequence(s) => {
-                    if s.streams == 0 {
-                        return Err(err((
-                            "streams",
-                            "0".into(),
-                            "a number of streams >= 1".into(),
-                        )));
-                    }
+                    crate::config::workload::check_streams(s.streams).map_err(err)?;
                     for (j, c) in s.connections.iter().enumerate() {
                         let item = path(&format!("connections[{j}]"));
                         check_scalars(&schema::CONNECTION, c, &|k| join(&item, k))?;

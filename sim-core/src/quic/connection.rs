@@ -31,7 +31,7 @@ use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
 use super::spaces::PnSpace;
 pub use super::state::{CloseInfo, CloseReason};
 use super::state::{ConnState, Handshake};
-use super::streams::{SendBuf, Stream};
+use super::streams::{SendBuf, Stream, StreamTable};
 use super::timers::{Timer, TimerTable};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
@@ -216,7 +216,11 @@ pub struct Connection {
     handshake_done_pending: bool,
     undecryptable: Vec<QuicPacket>,
     // streams
-    streams: BTreeMap<u64, Stream>,
+    streams: StreamTable,
+    /// Scratch list of stream IDs for the control-frame pass (kept for its allocation).
+    ctrl_scratch: Vec<u64>,
+    /// Remote-initiated streams opened so far (they open in order: RFC 9000 §3.2).
+    remote_opened: u64,
     local_opened: u64,
     peer_max_streams: u64,
     local_max_streams: u64,
@@ -316,7 +320,9 @@ impl Connection {
             state: ConnState::default(),
             handshake_done_pending: false,
             undecryptable: Vec::new(),
-            streams: BTreeMap::new(),
+            streams: StreamTable::default(),
+            ctrl_scratch: Vec::new(),
+            remote_opened: 0,
             local_opened: 0,
             peer_max_streams: 0,
             local_max_streams,
@@ -375,9 +381,17 @@ impl Connection {
     pub fn path(&self) -> &Path {
         &self.path
     }
+    /// Streams looked at by the per-packet scans so far (scheduler, retransmissions,
+    /// blocked and window-update frames, readable streams): a work counter for tests and
+    /// benchmarks, not part of any output. It grows with the streams that have work, never
+    /// with finished or idle ones (issue 15 item 3).
+    pub fn stream_visits(&self) -> u64 {
+        self.streams.visits()
+    }
+
     /// The streams, by ID.
     pub fn streams(&self) -> &BTreeMap<u64, Stream> {
-        &self.streams
+        self.streams.map()
     }
     /// The handshake completed.
     pub fn is_handshake_complete(&self) -> bool {
@@ -536,13 +550,13 @@ impl Connection {
         self.local_opened += 1;
         let fc = RecvFlow::with_params(self.cfg.stream_allowance());
         self.streams
-            .insert(id, Stream::new(id, self.peer_window_local_streams, fc));
+            .insert(Stream::new(id, self.peer_window_local_streams, fc));
         Some(id)
     }
 
     /// Writes `len` bytes (and the FIN if `fin`) on stream `id`.
     pub fn write(&mut self, id: u64, len: u64, fin: bool) {
-        if let Some(s) = self.streams.get_mut(&id) {
+        if let Some(mut s) = self.streams.get_mut(&id) {
             s.send.write(len, fin);
         }
     }

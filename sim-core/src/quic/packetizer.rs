@@ -9,10 +9,9 @@ use super::config::SchedulerKind;
 use super::connection::SentInfo;
 use super::flow_control::SendFlow;
 use super::spaces::PnSpace;
-use super::streams::{max_data_len, Chunk, SendBuf, Stream};
+use super::streams::{max_data_len, Chunk, SendBuf, Stream, StreamTable};
 use crate::time::{SimDuration, SimTime};
 use crate::wire::quic::{ack_frame_size, varint_len, Frame};
-use std::collections::BTreeMap;
 
 /// Appends `f` if it fits in `room` (and takes its bytes from `room`).
 pub(crate) fn push_frame(f: Frame, frames: &mut Vec<Frame>, room: &mut u64) -> bool {
@@ -132,7 +131,7 @@ pub(crate) fn write_crypto_frames(
 /// scheduler and its round-robin cursor.
 pub(crate) struct StreamSource<'a> {
     /// The streams, by ID.
-    pub streams: &'a mut BTreeMap<u64, Stream>,
+    pub streams: &'a mut StreamTable,
     /// Connection-level send flow control.
     pub send_fc: &'a mut SendFlow,
     /// Which stream goes next.
@@ -159,8 +158,9 @@ pub(crate) fn write_stream_frames(
         bytes_retransmitted,
     } = src;
     let mut wrote = false;
-    // Retransmissions.
-    while let Some((&id, s)) = streams.iter_mut().find(|(_, s)| s.send.has_retx()) {
+    // Retransmissions (the index holds exactly the streams with something to resend).
+    while let Some(id) = streams.first_retx() {
+        let mut s = streams.get_mut(&id).expect("indexed");
         let offset = s.send.retx.first().map_or(s.send.written, |r| r.0);
         let fixed = 1 + varint_len(id) + if offset > 0 { varint_len(offset) } else { 0 };
         let Some(max_len) = max_data_len(fixed, *room) else {
@@ -172,6 +172,7 @@ pub(crate) fn write_stream_frames(
         let Some(c) = s.send.next_retx(max_len) else {
             break;
         };
+        drop(s);
         let f = Frame::Stream {
             id,
             offset: c.offset,
@@ -191,20 +192,16 @@ pub(crate) fn write_stream_frames(
             s.send.has_new() && (s.send.unsent() == 0 || (s.send_credit() > 0 && conn_credit > 0))
         };
         let pick = match scheduler {
-            SchedulerKind::Sequential => {
-                streams.iter().find(|(_, s)| eligible(s)).map(|(&id, _)| id)
-            }
+            SchedulerKind::Sequential => streams.find_new(None, eligible),
             SchedulerKind::RoundRobin => {
                 let after = *rr_cursor;
                 streams
-                    .iter()
-                    .find(|(&id, s)| after.is_none_or(|c| id > c) && eligible(s))
-                    .or_else(|| streams.iter().find(|(_, s)| eligible(s)))
-                    .map(|(&id, _)| id)
+                    .find_new(after, eligible)
+                    .or_else(|| streams.find_new(None, eligible))
             }
         };
         let Some(id) = pick else { break };
-        let s = streams.get_mut(&id).expect("picked");
+        let mut s = streams.get_mut(&id).expect("picked");
         let offset = s.send.sent;
         let fixed = 1 + varint_len(id) + if offset > 0 { varint_len(offset) } else { 0 };
         let Some(max_len) = max_data_len(fixed, *room) else {
@@ -218,6 +215,7 @@ pub(crate) fn write_stream_frames(
             break;
         };
         s.send_fc.on_sent(c.len);
+        drop(s);
         send_fc.on_sent(c.len);
         let f = Frame::Stream {
             id,

@@ -6,6 +6,8 @@
 
 use super::flow_control::{RecvFlow, SendFlow};
 use crate::transport::ranges::RangeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::{Bound, Deref, DerefMut};
 
 use crate::time::SimTime;
 
@@ -256,6 +258,232 @@ impl Stream {
     /// Flow-control credit for new bytes on this stream.
     pub fn send_credit(&self) -> u64 {
         self.send_fc.limit().saturating_sub(self.send.sent)
+    }
+}
+
+/// The streams of a connection, by ID, with indexes of the streams that have work so that
+/// per-packet work never walks finished or idle streams (issue 15 item 3).
+///
+/// Every mutable access goes through [`StreamTable::get_mut`], whose guard re-files the
+/// stream in the indexes when it is dropped, so each index holds exactly the streams whose
+/// predicate is true:
+/// - `retx`: something to retransmit ([`SendBuf::has_retx`]);
+/// - `new_data`: new data or a first FIN waits ([`SendBuf::has_new`]);
+/// - `ctrl`: a STREAM_DATA_BLOCKED or MAX_STREAM_DATA frame may be owed (the blocked
+///   frame is pending or the receive window's update is);
+/// - `readable`: bytes delivered and not yet read.
+///
+/// `unchecked` holds the streams changed since the last look for newly blocked streams
+/// ([`StreamTable::check_blocked`]): a stream's blocked state can only change when the
+/// stream changes. Iterating an index in ascending ID order visits the same streams, in
+/// the same order, as walking the whole map and filtering by the predicate did, so the
+/// output is unchanged.
+#[derive(Debug, Default)]
+pub struct StreamTable {
+    map: BTreeMap<u64, Stream>,
+    idx: StreamIndex,
+}
+
+/// The indexes of a [`StreamTable`].
+#[derive(Debug, Default)]
+struct StreamIndex {
+    retx: BTreeSet<u64>,
+    new_data: BTreeSet<u64>,
+    ctrl: BTreeSet<u64>,
+    readable: BTreeSet<u64>,
+    unchecked: BTreeSet<u64>,
+    /// Streams looked at by the per-packet scans (a work counter for tests and benches).
+    visits: std::cell::Cell<u64>,
+}
+
+fn file(set: &mut BTreeSet<u64>, id: u64, member: bool) {
+    if member {
+        set.insert(id);
+    } else {
+        set.remove(&id);
+    }
+}
+
+impl StreamIndex {
+    fn visit(&self, n: u64) {
+        self.visits.set(self.visits.get() + n);
+    }
+
+    /// Re-files stream `s` in every index.
+    fn refile(&mut self, s: &Stream) {
+        let id = s.id;
+        file(&mut self.retx, id, s.send.has_retx());
+        file(&mut self.new_data, id, s.send.has_new());
+        file(
+            &mut self.ctrl,
+            id,
+            s.send_fc.blocked_pending() || s.recv_fc.update_pending,
+        );
+        file(&mut self.readable, id, s.recv.readable() > 0);
+        self.unchecked.insert(id);
+    }
+}
+
+/// Mutable access to one stream of a [`StreamTable`]; re-files it in the indexes when
+/// dropped.
+#[derive(Debug)]
+pub struct StreamMut<'a> {
+    s: &'a mut Stream,
+    idx: &'a mut StreamIndex,
+}
+
+impl Deref for StreamMut<'_> {
+    type Target = Stream;
+    fn deref(&self) -> &Stream {
+        self.s
+    }
+}
+
+impl DerefMut for StreamMut<'_> {
+    fn deref_mut(&mut self) -> &mut Stream {
+        self.s
+    }
+}
+
+impl Drop for StreamMut<'_> {
+    fn drop(&mut self) {
+        self.idx.refile(self.s);
+    }
+}
+
+impl StreamTable {
+    /// All streams, by ID (read-only).
+    pub fn map(&self) -> &BTreeMap<u64, Stream> {
+        &self.map
+    }
+
+    /// Stream `id`.
+    pub fn get(&self, id: &u64) -> Option<&Stream> {
+        self.map.get(id)
+    }
+
+    /// Stream `id` exists.
+    pub fn contains_key(&self, id: &u64) -> bool {
+        self.map.contains_key(id)
+    }
+
+    /// Every stream, in ID order (read-only).
+    pub fn values(&self) -> impl Iterator<Item = &Stream> {
+        self.map.values()
+    }
+
+    /// Adds stream `s` (under `s.id`).
+    pub fn insert(&mut self, s: Stream) {
+        let id = s.id;
+        self.idx.refile(&s);
+        self.map.insert(id, s);
+    }
+
+    /// Mutable access to stream `id`; the stream is re-filed in the indexes afterwards.
+    pub fn get_mut(&mut self, id: &u64) -> Option<StreamMut<'_>> {
+        let s = self.map.get_mut(id)?;
+        Some(StreamMut {
+            s,
+            idx: &mut self.idx,
+        })
+    }
+
+    /// Streams looked at by the per-packet scans so far (a work counter).
+    pub fn visits(&self) -> u64 {
+        self.idx.visits.get()
+    }
+
+    /// The first stream, in ID order, with something to retransmit.
+    pub fn first_retx(&self) -> Option<u64> {
+        self.idx.retx.first().copied()
+    }
+
+    /// Some stream has something to retransmit.
+    pub fn any_retx(&self) -> bool {
+        !self.idx.retx.is_empty()
+    }
+
+    /// Some stream has new data or a first FIN waiting.
+    pub fn any_new(&self) -> bool {
+        !self.idx.new_data.is_empty()
+    }
+
+    /// The first stream with ID above `after` (any when `None`; ascending) with new data or a FIN waiting
+    /// for which `pred` holds.
+    pub fn find_new(
+        &self,
+        after: Option<u64>,
+        mut pred: impl FnMut(&Stream) -> bool,
+    ) -> Option<u64> {
+        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+        for &id in self.idx.new_data.range((from, Bound::Unbounded)) {
+            self.idx.visit(1);
+            if pred(&self.map[&id]) {
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    /// Some stream with new data or a FIN waiting satisfies `pred`.
+    pub fn any_new_where(&self, pred: impl FnMut(&Stream) -> bool) -> bool {
+        self.find_new(None, pred).is_some()
+    }
+
+    /// The streams that may owe a STREAM_DATA_BLOCKED or MAX_STREAM_DATA frame, in ID
+    /// order, into `out` (cleared first).
+    pub fn ctrl_ids(&mut self, out: &mut Vec<u64>) {
+        out.clear();
+        out.extend(self.idx.ctrl.iter().copied());
+        self.idx.visit(out.len() as u64);
+    }
+
+    /// Some stream satisfying `pred` may owe a control frame.
+    pub fn any_ctrl_where(&self, mut pred: impl FnMut(&Stream) -> bool) -> bool {
+        self.idx.ctrl.iter().any(|id| {
+            self.idx.visit(1);
+            pred(&self.map[id])
+        })
+    }
+
+    /// Calls `on_blocked` for every stream changed since the last call with unsent data
+    /// and no stream credit (RFC 9000 §4.1; at most once per limit, so a stream that did
+    /// not change since needs no second look).
+    pub fn check_blocked(&mut self) {
+        let StreamTable { map, idx } = self;
+        let unchecked = std::mem::take(&mut idx.unchecked);
+        for id in unchecked {
+            idx.visit(1);
+            if let Some(s) = map.get_mut(&id) {
+                if s.send.unsent() > 0 && s.send_credit() == 0 {
+                    s.send_fc.on_blocked();
+                    file(
+                        &mut idx.ctrl,
+                        id,
+                        s.send_fc.blocked_pending() || s.recv_fc.update_pending,
+                    );
+                }
+            }
+        }
+    }
+
+    /// The lowest-numbered stream above `after` (any when `None`) with readable bytes,
+    /// and how many.
+    pub fn next_readable(&self, after: Option<u64>) -> Option<(u64, u64)> {
+        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+        self.idx
+            .readable
+            .range((from, Bound::Unbounded))
+            .inspect(|_| self.idx.visit(1))
+            .map(|id| (*id, self.map[id].recv.readable()))
+            .find(|&(_, n)| n > 0)
+    }
+}
+
+impl std::ops::Index<&u64> for StreamTable {
+    type Output = Stream;
+    fn index(&self, id: &u64) -> &Stream {
+        &self.map[id]
     }
 }
 

@@ -1656,3 +1656,28 @@ fn a_paired_scenarios_paper_table_may_name_its_transports() {
     .unwrap_err();
     assert_eq!(e.field, "paper.baseline.\"transports\"");
 }
+
+/// Issue 15 item 3: the maximum of `streams` is one a run finishes (every stream's state
+/// is kept for the metrics): above 100 000 is an error at the field, in every spelling.
+#[test]
+fn streams_above_the_maximum_are_rejected() {
+    let bulk = |n: u64| {
+        doc(&format!(
+            "[[flows]]\ntransport = \"quic\"\nworkload = {{ kind = \"bulk\", bytes = 1000, streams = {n} }}\n"
+        ))
+    };
+    assert_eq!(ok(&bulk(100_000)).flows.len(), 1);
+    for n in [100_001, 1_000_000, 4_294_967_295] {
+        assert_err(&bulk(n), "flows[0].workload.streams", "[1, 100000]");
+    }
+    assert_err(
+        &doc("[[flows]]\nkind = \"quic_bulk\"\nstreams = 1000000\n"),
+        "flows[0].streams",
+        "[1, 100000]",
+    );
+    assert_err(
+        &doc("[[flows]]\nkind = \"quic_connections\"\nstreams = 100001\n[[flows.connections]]\n"),
+        "flows[0].streams",
+        "[1, 100000]",
+    );
+}

@@ -926,7 +926,7 @@ const ALLOWANCES: &[&str] = &["static", "improved_static", "autotune", "fast_aut
 /// `kind = "quic_bulk"` flow ([`crate::config::workload::BulkSpec`]).
 const BULK_KEYS: [Field; 5] = [
     key("bytes", K::Size, Value("1000000"), "total response bytes N, ≥ 0"),
-    key("streams", K::Integer, Value("1"), "integer ≥ 1").min("1", true).allowed("a number of streams >= 1"),
+    key("streams", K::Integer, Value("1"), "integer in [1, 100000]: a run keeps every stream's state and completion time (issue 15)").min("1", true).max("100000", true).allowed("a number of streams in [1, 100000]"),
     key("request_size", K::Size, Value("100"), "request bytes per stream"),
     key("read_rate", K::Rate, Unset("unlimited"), "a rate > 0: how fast the client application reads (data is consumed, for flow control and completion, when read)")
         .min("0bps", false)
@@ -975,9 +975,10 @@ pub const CONNECTION: Table = Table {
         key("gap", K::Time, Unset("`\"0s\"`"), "the connection starts this long after the previous one ended at the client (CONNECTION_CLOSE sent or received, or idle timeout; the first: after time 0). Not with `start`."),
         key("resume", K::Bool, Value("true"), "present the newest session ticket the client holds, if any (0-RTT when `zero_rtt`)"),
         key("bytes", K::Size, Unset("the flow's `bytes`"), "response bytes"),
-        key("streams", K::Integer, Unset("the flow's `streams`"), "integer ≥ 1")
+        key("streams", K::Integer, Unset("the flow's `streams`"), "integer in [1, 100000]")
             .min("1", true)
-            .allowed("a number of streams >= 1"),
+            .max("100000", true)
+            .allowed("a number of streams in [1, 100000]"),
         key("request_size", K::Size, Unset("the flow's `request_size`"), "request bytes per stream"),
         key("close", K::Enum, Value("\"explicit\""), "`\"explicit\"`: CONNECTION_CLOSE once every response was read; `\"idle\"`: both ends close at the idle timeout")
             .choices(&["explicit", "idle"]),

@@ -187,7 +187,7 @@ impl Connection {
                 self.send_fc.raise(v);
             }
             Frame::MaxStreamData { id, max } => {
-                if let Some(s) = self.streams.get_mut(&id) {
+                if let Some(mut s) = self.streams.get_mut(&id) {
                     s.send_fc.raise(max);
                 }
             }
@@ -411,13 +411,17 @@ impl Connection {
                     len,
                     fin,
                 } => {
-                    if let Some(s) = self.streams.get_mut(&id) {
+                    let completed = self.streams.get_mut(&id).is_some_and(|mut s| {
                         s.send.on_ack(offset, len, fin);
-                        if s.send_complete_at.is_none() && s.send.is_complete() {
+                        let done = s.send_complete_at.is_none() && s.send.is_complete();
+                        if done {
                             s.send_complete_at = Some(now);
-                            self.events.push(ConnEvent::StreamSendComplete(id));
-                            self.maybe_close_stream(id);
                         }
+                        done
+                    });
+                    if completed {
+                        self.events.push(ConnEvent::StreamSendComplete(id));
+                        self.maybe_close_stream(id);
                     }
                 }
                 Frame::Crypto { offset, len } => {
@@ -476,7 +480,7 @@ impl Connection {
                     len,
                     fin,
                 } => {
-                    if let Some(s) = self.streams.get_mut(&id) {
+                    if let Some(mut s) = self.streams.get_mut(&id) {
                         s.send.on_lost(offset, len, fin);
                     }
                 }
@@ -487,7 +491,7 @@ impl Connection {
                     self.recv_fc.update_pending = true;
                 }
                 Frame::MaxStreamData { id, max } => {
-                    if let Some(s) = self.streams.get_mut(&id) {
+                    if let Some(mut s) = self.streams.get_mut(&id) {
                         if max == s.recv_fc.limit && !s.recv.is_fully_received() {
                             s.recv_fc.update_pending = true;
                         }
@@ -498,7 +502,7 @@ impl Connection {
                 }
                 Frame::DataBlocked(v) => self.send_fc.on_blocked_lost(v, true),
                 Frame::StreamDataBlocked { id, limit } => {
-                    if let Some(s) = self.streams.get_mut(&id) {
+                    if let Some(mut s) = self.streams.get_mut(&id) {
                         let waiting = s.send.unsent() > 0;
                         s.send_fc.on_blocked_lost(limit, waiting);
                     }
@@ -536,18 +540,19 @@ impl Connection {
                 self.stats.stream_limit_violations += 1; // STREAM_LIMIT_ERROR
                 return;
             }
-            // RFC 9000 §3.2: opening a stream opens all lower-numbered ones of its type.
-            for k in 0..=index {
+            // RFC 9000 §3.2: opening a stream opens all lower-numbered ones of its type
+            // (those not open yet: remote streams open in order, only here).
+            for k in self.remote_opened..=index {
                 let sid = k * 4 + remote_bit;
-                if !self.streams.contains_key(&sid) {
-                    let fc = RecvFlow::with_params(self.cfg.stream_allowance());
-                    self.streams
-                        .insert(sid, Stream::new(sid, self.peer_window_remote_streams, fc));
-                    self.events.push(ConnEvent::StreamOpened(sid));
-                }
+                debug_assert!(!self.streams.contains_key(&sid));
+                let fc = RecvFlow::with_params(self.cfg.stream_allowance());
+                self.streams
+                    .insert(Stream::new(sid, self.peer_window_remote_streams, fc));
+                self.events.push(ConnEvent::StreamOpened(sid));
             }
+            self.remote_opened = self.remote_opened.max(index + 1);
         }
-        let s = self.streams.get_mut(&id).expect("stream exists");
+        let mut s = self.streams.get_mut(&id).expect("stream exists");
         if offset + len > s.recv_fc.limit {
             self.stats.flow_control_violations += 1; // FLOW_CONTROL_ERROR
         }
@@ -559,6 +564,7 @@ impl Connection {
         if delivered > 0 && s.first_byte_at.is_none() {
             s.first_byte_at = Some(now);
         }
+        drop(s);
         self.recv_fc.received += grew;
         if self.recv_fc.received > self.recv_fc.limit {
             self.stats.flow_control_violations += 1;
@@ -591,19 +597,12 @@ impl Connection {
     /// The lowest-numbered stream above `after` (any when `None`) with readable bytes,
     /// and how many.
     pub fn next_readable(&self, after: Option<u64>) -> Option<(u64, u64)> {
-        let from = match after {
-            Some(a) => std::ops::Bound::Excluded(a),
-            None => std::ops::Bound::Unbounded,
-        };
-        self.streams
-            .range((from, std::ops::Bound::Unbounded))
-            .map(|(&id, s)| (id, s.recv.readable()))
-            .find(|&(_, n)| n > 0)
+        self.streams.next_readable(after)
     }
 
     pub(super) fn consume(&mut self, now: SimTime, id: u64, n: u64) {
         let srtt = self.path.recovery.rtt().smoothed_rtt();
-        let Some(s) = self.streams.get_mut(&id) else {
+        let Some(mut s) = self.streams.get_mut(&id) else {
             return;
         };
         s.recv.consumed += n;
@@ -612,6 +611,7 @@ impl Connection {
             s.recv_fc.maybe_update(now, srtt);
         }
         let stream_window = s.recv_fc.allowance.window();
+        drop(s);
         self.recv_fc.allowance.on_stream_window(stream_window);
         self.recv_fc.consumed += n;
         self.recv_fc.maybe_update(now, srtt);
@@ -620,12 +620,13 @@ impl Connection {
     }
 
     pub(super) fn check_read_complete(&mut self, now: SimTime, id: u64) {
-        let Some(s) = self.streams.get_mut(&id) else {
+        let Some(mut s) = self.streams.get_mut(&id) else {
             return;
         };
         if s.recv_complete_at.is_none() && s.recv.is_fully_read() {
             s.recv_complete_at = Some(now);
             s.recv_fc.update_pending = false;
+            drop(s);
             self.events.push(ConnEvent::StreamReadComplete(id));
             self.maybe_close_stream(id);
         }
@@ -829,7 +830,7 @@ impl Connection {
                 .migration
                 .as_ref()
                 .is_some_and(|m| m.new_cid_pending || m.ping_pending)
-            || self.streams.values().any(|s| {
+            || self.streams.any_ctrl_where(|s| {
                 s.send_fc.blocked_pending()
                     || (s.recv_fc.update_pending && !s.recv.is_fully_received())
             })
@@ -838,16 +839,13 @@ impl Connection {
     /// Stream data that flow control lets us send now (retransmissions always can).
     pub(super) fn has_sendable_stream_data(&self) -> bool {
         let conn_credit = self.send_fc.credit();
-        self.streams.values().any(|s| {
-            s.send.has_retx()
-                || (s.send.has_new()
-                    && (s.send.unsent() == 0 || (s.send_credit() > 0 && conn_credit > 0)))
-        })
+        self.streams.any_retx()
+            || self
+                .streams
+                .any_new_where(|s| s.send.unsent() == 0 || (s.send_credit() > 0 && conn_credit > 0))
     }
 
     pub(super) fn has_unsent_stream_data(&self) -> bool {
-        self.streams
-            .values()
-            .any(|s| s.send.has_retx() || s.send.has_new())
+        self.streams.any_retx() || self.streams.any_new()
     }
 }

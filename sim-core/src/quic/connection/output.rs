@@ -494,17 +494,14 @@ impl Connection {
             self.max_streams_pending = false;
             wrote = true;
         }
-        // Blocked signals (RFC 9000 §4.1): once per limit.
+        // Blocked signals (RFC 9000 §4.1): once per limit. Only streams changed since the
+        // last look can have become blocked (`StreamTable::check_blocked`).
+        self.streams.check_blocked();
         let conn_credit = self.send_fc.credit();
-        let mut conn_blocked = false;
-        for s in self.streams.values_mut() {
-            if s.send.unsent() > 0 && s.send_credit() == 0 {
-                s.send_fc.on_blocked();
-            }
-            if s.send.unsent() > 0 && s.send_credit() > 0 && conn_credit == 0 {
-                conn_blocked = true;
-            }
-        }
+        let conn_blocked = conn_credit == 0
+            && self
+                .streams
+                .any_new_where(|s| s.send.unsent() > 0 && s.send_credit() > 0);
         if conn_blocked {
             self.send_fc.on_blocked();
         }
@@ -517,7 +514,10 @@ impl Connection {
         }
         let mut n_msd = 0;
         let mut n_sdb = 0;
-        for s in self.streams.values_mut() {
+        let mut ids = std::mem::take(&mut self.ctrl_scratch);
+        self.streams.ctrl_ids(&mut ids);
+        for &id in &ids {
+            let mut s = self.streams.get_mut(&id).expect("indexed");
             if s.recv_fc.update_pending && !s.recv.is_fully_received() {
                 let f = Frame::MaxStreamData {
                     id: s.id,
@@ -543,6 +543,7 @@ impl Connection {
                 }
             }
         }
+        self.ctrl_scratch = ids;
         self.stats.max_stream_data_sent += n_msd;
         self.stats.stream_data_blocked_sent += n_sdb;
         wrote

@@ -114,11 +114,10 @@ impl Connection {
                 if self.send_fc.credit() == 0 {
                     Some((None, BlockedReason::ConnectionFlowControl))
                 } else {
+                    // Streams with unsent data are among those with new data.
                     let id = self
                         .streams
-                        .values()
-                        .find(|s| s.send.unsent() > 0 && s.send_credit() == 0)
-                        .map(|s| s.id);
+                        .find_new(None, |s| s.send.unsent() > 0 && s.send_credit() == 0);
                     Some((id, BlockedReason::StreamFlowControl))
                 }
             }
