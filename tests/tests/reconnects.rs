@@ -233,3 +233,27 @@ fn address_change_without_a_handover_of_the_pair_is_an_error() {
     let e = sim_core::scenario::parse_str(&text).unwrap_err();
     assert_eq!(e.field, "flows[0].workload.on", "{e}");
 }
+
+/// A reconnecting transfer completed only when every part did: with `on = "close"`, a
+/// first connection whose address changes during its transfer fails (QUIC must not
+/// migrate before its handshake is confirmed, RFC 9000 §9; here it fails at its idle
+/// timeout) and the second part alone does not make `transfer_secs` (it did before: only
+/// the last connection was looked at; found by tests/tests/delivery.rs).
+#[test]
+fn a_failed_part_means_the_transfer_did_not_complete() {
+    let text = scenario(
+        "quic",
+        r#"quic = { migration = { policy = "reset" } }"#,
+        "20KB",
+        "",
+    )
+    .replace("on = \"address_change\"", "on = \"close\"")
+    .replace("at = \"1s\"", "at = \"100ms\"")
+    .replace("100Mbps", "20Mbps");
+    let r = run(&text);
+    let w = client(&r);
+    assert_eq!(w.connections.len(), 2);
+    assert_eq!(w.connections[0].status, ConnectionStatus::Failed);
+    assert_eq!(w.connections[1].status, ConnectionStatus::Completed);
+    assert_eq!(w.reconnects.unwrap().transfer_secs, None);
+}

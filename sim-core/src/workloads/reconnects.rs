@@ -20,7 +20,7 @@ use crate::metrics::EndpointMetrics;
 use crate::packet::{Addr, Datagram, FlowId};
 use crate::time::SimTime;
 use crate::trace::TraceEvent;
-use crate::workloads::sequence::{RangeRequests, SequenceClient, SequenceServer};
+use crate::workloads::sequence::{all_completed, RangeRequests, SequenceClient, SequenceServer};
 
 /// The connections of a reconnecting transfer: `reconnections + 1` parts of `bytes` (the
 /// first `bytes mod parts` parts one byte more), each resuming, started when the previous
@@ -110,7 +110,12 @@ impl<E: Endpoint> Endpoint for Reconnecting<E> {
         if let Some(w) = m.workload_mut() {
             let c = &w.connections;
             let first = c.first().and_then(|r| r.start_secs);
-            let last = c.last().filter(|r| r.status == ConnectionStatus::Completed);
+            // The transfer completed when every part did (a part abandoned at an address
+            // change had its rest carried by a later connection), not merely the last.
+            let last = c
+                .last()
+                .filter(|r| r.status == ConnectionStatus::Completed)
+                .filter(|_| all_completed(c));
             let end =
                 last.and_then(|r| Some(r.start_secs? + r.metrics.transport().completion_secs?));
             let address_changes = w
