@@ -890,6 +890,35 @@ pub(crate) fn check_migration_policies(
     Ok(())
 }
 
+/// A `reconnects` flow with `on = "address_change"` reconnects only at handovers of its
+/// pair: without one the key would do nothing, an error naming it.
+pub(crate) fn check_address_change_reconnects(
+    flows: &[FlowConfig],
+    handovers: &[Handover],
+) -> Result<(), ConfigError> {
+    use crate::config::workload::ReconnectOn;
+    for (i, f) in flows.iter().enumerate() {
+        let Some(WorkloadConfig::Reconnects(r)) = f.workload() else {
+            continue;
+        };
+        if r.on == ReconnectOn::AddressChange
+            && !handovers
+                .iter()
+                .any(|h| h.pair == f.pair && h.address != crate::config::AddressChange::None)
+        {
+            return Err(ConfigError::new(
+                format!("flows[{i}].workload.on"),
+                "\"address_change\"",
+                format!(
+                    "\"idle\" or \"close\": no handover ([[topology.handovers]] with address = \"ip\" or \"port\") changes the address of pair {}",
+                    f.pair
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Paper 000's history-based initial window learns from the earlier connections of a
 /// sequence; a bulk flow has a single connection, so a `history` policy there could never
 /// change anything: it is an error naming the key (a parameter the engine would ignore).
@@ -1025,6 +1054,7 @@ impl Config {
             }
         };
         check_migration_policies(&self.flows, handovers)?;
+        check_address_change_reconnects(&self.flows, handovers)?;
         check_initial_window_workloads(&self.flows)?;
         Ok(())
     }

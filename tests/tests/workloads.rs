@@ -394,7 +394,9 @@ fn bad_reconnects_name_the_field() {
     let link = r#"{ rate = "10Mbps", delay = "10ms" }"#;
     for (keys, field) in [
         ("reconnections = 5000", "flows[0].workload.reconnections"),
+        // A trigger that no handover of the pair fires.
         ("on = \"address_change\"", "flows[0].workload.on"),
+        ("on = \"handover\"", "flows[0].workload.on"),
         ("streams = 0", "flows[0].workload.streams"),
     ] {
         let flows = format!(

@@ -461,6 +461,12 @@ pub enum ReconnectOn {
     Idle,
     /// The client closes the connection as soon as it has read its part.
     Close,
+    /// The client's address changes (a handover of its pair with `address = "ip"` or
+    /// `"port"`) while the transfer runs: a connection that cannot follow it (TCP, SCTP,
+    /// QUIC without `migration`) is abandoned and a new one from the new address fetches
+    /// the rest (QUIC resumes the session, 0-RTT with `zero_rtt`); a QUIC connection with
+    /// `migration` migrates instead. At most `reconnections` address changes reconnect.
+    AddressChange,
 }
 
 /// The `reconnects` workload: `bytes` over `reconnections + 1` connections one after
@@ -473,7 +479,8 @@ pub struct ReconnectsSpec {
     /// Total response bytes.
     #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub bytes: u64,
-    /// Reconnections K (the transfer has K + 1 parts).
+    /// Reconnections K (the transfer has K + 1 parts). With
+    /// [`ReconnectOn::AddressChange`]: the most address changes that reconnect.
     pub reconnections: u64,
     /// How each connection ends before the next.
     pub on: ReconnectOn,

@@ -48,6 +48,29 @@ pub struct ReconnectsReport {
     pub handshake_secs: Vec<Option<f64>>,
     /// Each connection resumed the previous session.
     pub resumed: Vec<bool>,
+    /// Client with `on = "address_change"`: each address change of the client during
+    /// the run, in order (empty otherwise; not serialised then).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub address_changes: Vec<AddressChangeReport>,
+}
+
+/// What became of the transfer at one address change of the client
+/// (`reconnects` with `on = "address_change"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AddressChangeReport {
+    /// When the address changed, seconds from the run start.
+    pub at_secs: f64,
+    /// `"reconnected"` (the connection was abandoned and a new one fetches the rest),
+    /// `"migrated"` (the connection followed the address: QUIC migration) or `"none"`
+    /// (no live transfer, or the `reconnections` limit was reached).
+    pub action: String,
+    /// Response bytes the client had read by then (over all connections).
+    pub read_bytes: u64,
+    /// When the client next read a response byte, seconds from the run start (`None`:
+    /// never).
+    pub resumed_secs: Option<f64>,
+    /// Time lost: from the change to that read, seconds.
+    pub lost_secs: Option<f64>,
 }
 
 /// What a `web_page` endpoint reports. Times are seconds from the connection start.

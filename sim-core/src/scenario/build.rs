@@ -1594,6 +1594,7 @@ pub(super) fn build(doc: &Table, registry: &crate::cc::Registry) -> Result<Confi
     match &topology {
         Topology::TwoHosts { handovers, .. } | Topology::Dumbbell { handovers, .. } => {
             crate::validate::check_migration_policies(&flows, handovers)?;
+            crate::validate::check_address_change_reconnects(&flows, handovers)?;
         }
     }
     crate::validate::check_initial_window_workloads(&flows)?;

@@ -1406,12 +1406,12 @@ pub const FLAT_VIDEO: Table = Table {
 /// The keys of the `reconnects` workload ([`crate::config::workload::ReconnectsSpec`]).
 const RECONNECTS_KEYS: [Field; 5] = [
     BULK_KEYS[0].help("total response bytes, cut into `reconnections` + 1 parts"),
-    key("reconnections", K::Integer, Value("1"), "reconnections K: the transfer runs over K + 1 connections one after another")
+    key("reconnections", K::Integer, Value("1"), "reconnections K: the transfer runs over K + 1 connections one after another; with `on = \"address_change\"`, the most address changes that reconnect")
         .min("0", true)
         .max("1000", true)
         .allowed("an integer in [0, 1000]"),
-    key("on", K::Enum, Value("\"idle\""), "how a connection ends before the next: `\"idle\"` (both ends close at the idle timeout) or `\"close\"` (the client closes once its part is read); the next resumes the session (QUIC 0-RTT with `zero_rtt`)")
-        .choices(&["idle", "close"]),
+    key("on", K::Enum, Value("\"idle\""), "how a connection ends before the next: `\"idle\"` (both ends close at the idle timeout), `\"close\"` (the client closes once its part is read) or `\"address_change\"` (at a handover that changes the client's address the client abandons a connection that cannot migrate and fetches the rest over a new one; QUIC with `migration` migrates); the next resumes the session (QUIC 0-RTT with `zero_rtt`)")
+        .choices(&["idle", "close", "address_change"]),
     BULK_KEYS[1].help("request streams per connection, ≥ 1"),
     BULK_KEYS[2].help("request bytes per stream"),
 ];

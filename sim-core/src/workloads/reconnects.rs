@@ -20,12 +20,22 @@ use crate::metrics::EndpointMetrics;
 use crate::packet::{Addr, Datagram, FlowId};
 use crate::time::SimTime;
 use crate::trace::TraceEvent;
-use crate::workloads::sequence::{SequenceClient, SequenceServer};
+use crate::workloads::sequence::{all_completed, RangeRequests, SequenceClient, SequenceServer};
 
 /// The connections of a reconnecting transfer: `reconnections + 1` parts of `bytes` (the
 /// first `bytes mod parts` parts one byte more), each resuming, started when the previous
-/// one ended, closed as `on` says.
+/// one ended, closed as `on` says. With `on = "address_change"`: one part of `bytes`,
+/// closed by the client when read; the client adds a part for the rest at each address
+/// change it reconnects at ([`SequenceClient::reconnect_on_address_change`]).
 pub fn parts(spec: &ReconnectsSpec) -> Vec<ConnectionSpec> {
+    if spec.on == ReconnectOn::AddressChange {
+        return vec![ConnectionSpec {
+            streams: spec.streams,
+            request_size: spec.request_size,
+            close: CloseMode::Explicit,
+            ..ConnectionSpec::new(spec.bytes)
+        }];
+    }
     let n = spec.reconnections + 1;
     (0..n)
         .map(|k| ConnectionSpec {
@@ -33,7 +43,7 @@ pub fn parts(spec: &ReconnectsSpec) -> Vec<ConnectionSpec> {
             request_size: spec.request_size,
             close: match spec.on {
                 ReconnectOn::Idle => CloseMode::Idle,
-                ReconnectOn::Close => CloseMode::Explicit,
+                ReconnectOn::Close | ReconnectOn::AddressChange => CloseMode::Explicit,
             },
             ..ConnectionSpec::new(spec.bytes / n + u64::from(k < spec.bytes % n))
         })
@@ -54,16 +64,14 @@ pub fn endpoints<T: TransportDriver>(
     Reconnecting<SequenceServer<T>>,
 ) {
     let p = parts(spec);
-    (
-        Reconnecting(SequenceClient::new(
-            client_base,
-            p.clone(),
-            client,
-            server,
-            flow,
-        )),
-        Reconnecting(SequenceServer::new(server_base, p, server, flow)),
-    )
+    let mut c = SequenceClient::new(client_base, p.clone(), client, server, flow);
+    let mut s = SequenceServer::new(server_base, p, server, flow);
+    if spec.on == ReconnectOn::AddressChange {
+        let ranges = RangeRequests::default();
+        c = c.reconnect_on_address_change(ranges.clone(), spec.reconnections);
+        s = s.reconnect_on_address_change(ranges);
+    }
+    (Reconnecting(c), Reconnecting(s))
 }
 
 /// A connection-sequence endpoint reporting as a reconnecting transfer.
@@ -102,9 +110,19 @@ impl<E: Endpoint> Endpoint for Reconnecting<E> {
         if let Some(w) = m.workload_mut() {
             let c = &w.connections;
             let first = c.first().and_then(|r| r.start_secs);
-            let last = c.last().filter(|r| r.status == ConnectionStatus::Completed);
+            // The transfer completed when every part did (a part abandoned at an address
+            // change had its rest carried by a later connection), not merely the last.
+            let last = c
+                .last()
+                .filter(|r| r.status == ConnectionStatus::Completed)
+                .filter(|_| all_completed(c));
             let end =
                 last.and_then(|r| Some(r.start_secs? + r.metrics.transport().completion_secs?));
+            let address_changes = w
+                .reconnects
+                .take()
+                .map(|r| r.address_changes)
+                .unwrap_or_default();
             w.reconnects = Some(ReconnectsReport {
                 transfer_secs: first.zip(end).map(|(a, b)| b - a),
                 handshake_secs: c
@@ -112,6 +130,7 @@ impl<E: Endpoint> Endpoint for Reconnecting<E> {
                     .map(|r| r.metrics.transport().handshake_secs)
                     .collect(),
                 resumed: c.iter().map(|r| r.resumed).collect(),
+                address_changes,
             });
         }
         m

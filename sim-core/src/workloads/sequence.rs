@@ -30,7 +30,37 @@ use crate::packet::{Addr, Datagram, FlowId};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceEvent;
 use crate::transport::stream::{CloseKind, Side, StreamEvent, StreamTransport};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
+
+pub use crate::metrics::workload::AddressChangeReport;
+
+/// The connection specs of a transfer that reconnects at address changes, shared by its
+/// client and server: the client appends the spec of each replacement connection (the
+/// rest of the transfer) before it opens it, and the server reads spec `k` when
+/// connection `k` opens. This stands for the replacement's request naming the object and
+/// the range still missing (an HTTP `Range: bytes=N-` request; RFC 9110 §14.2): the
+/// simulator carries request sizes, not contents.
+#[derive(Clone, Debug, Default)]
+pub struct RangeRequests(Rc<RefCell<Vec<ConnectionSpec>>>);
+
+impl RangeRequests {
+    fn get(&self, k: usize) -> Option<ConnectionSpec> {
+        self.0.borrow().get(k).cloned()
+    }
+}
+
+/// A client that reconnects at address changes: the shared specs, how many more
+/// address changes may reconnect, and what happened at each change.
+#[derive(Debug)]
+struct Reconnect {
+    ranges: RangeRequests,
+    left: u64,
+    changes: Vec<AddressChangeReport>,
+    /// Bytes read when the newest change without a read after it happened.
+    pending: Option<u64>,
+}
 
 /// The server's initial-window policy (paper 000), behind
 /// [`crate::transport::initial_window`]: re-exported here, where the store drives it.
@@ -160,6 +190,39 @@ struct ClientConn<T> {
     /// sent what it had queued.
     close_wanted: bool,
     ticket_taken: bool,
+    /// Abandoned at this instant: the client's address changed under it and it could not
+    /// follow (`reconnects` with `on = "address_change"`); nothing more is sent or
+    /// handled.
+    abandoned_at: Option<SimTime>,
+}
+
+/// A connection abandoned at `at` (address change): it failed there, unless its
+/// workload had completed.
+fn abandoned(r: &mut ConnectionReport, at: SimTime) {
+    if r.status != ConnectionStatus::Completed {
+        r.status = ConnectionStatus::Failed;
+    }
+    r.close_secs = Some(at.as_secs_f64());
+    r.close_reason = Some("address_change".into());
+}
+
+/// Every connection completed, except those abandoned at an address change (whose rest
+/// a later one carried), and the last one completed.
+pub(crate) fn all_completed(reports: &[ConnectionReport]) -> bool {
+    let done = |r: &ConnectionReport| r.status == ConnectionStatus::Completed;
+    reports.iter().all(|r| {
+        done(r)
+            || r.status == ConnectionStatus::Failed
+                && r.close_reason.as_deref() == Some("address_change")
+    }) && reports.last().is_some_and(done)
+}
+
+/// Response bytes the client read on `conn` (the first `streams` streams it opened).
+fn bytes_read<T: StreamTransport>(conn: &T, streams: u64) -> u64 {
+    (0..streams)
+        .filter_map(|i| conn.stream_read_state(conn.stream_id(Side::Client, i)))
+        .map(|s| s.read)
+        .sum()
 }
 
 fn bulk_of(spec: &ConnectionSpec) -> Bulk {
@@ -183,6 +246,9 @@ pub struct SequenceClient<T: TransportDriver> {
     tracing: bool,
     /// Datagrams for a connection that is gone or unknown (dropped).
     pub stray_datagrams: u64,
+    /// Reconnecting at address changes (`None`: a live connection stays on its old
+    /// address unless its transport migrates it).
+    reconnect: Option<Reconnect>,
 }
 
 impl<T: TransportDriver> SequenceClient<T> {
@@ -205,6 +271,54 @@ impl<T: TransportDriver> SequenceClient<T> {
             ticket: None,
             tracing: false,
             stray_datagrams: 0,
+            reconnect: None,
+        }
+    }
+
+    /// Reconnects at address changes (`reconnects` with `on = "address_change"`): at each
+    /// of the first `limit` changes of the client's address that the live connection
+    /// cannot follow (its transport does not migrate it), the client abandons it — the
+    /// application learns that its network went away, as a mobile OS tells it (Android
+    /// `ConnectivityManager.NetworkCallback.onLost`, iOS `NWPathMonitor`), instead of
+    /// waiting out a timeout on a dead path — and opens a connection from the new address
+    /// at once for the bytes still missing, their spec appended to `ranges`. The server
+    /// must share `ranges` ([`SequenceServer::reconnect_on_address_change`]).
+    pub fn reconnect_on_address_change(mut self, ranges: RangeRequests, limit: u64) -> Self {
+        *ranges.0.borrow_mut() = self.specs.clone();
+        self.reconnect = Some(Reconnect {
+            ranges,
+            left: limit,
+            changes: Vec::new(),
+            pending: None,
+        });
+        self
+    }
+
+    /// What happened at each address change (`reconnects` with `on = "address_change"`).
+    pub fn address_changes(&self) -> &[AddressChangeReport] {
+        self.reconnect.as_ref().map_or(&[], |r| &r.changes)
+    }
+
+    /// Response bytes read so far over every connection.
+    fn read_total(&self) -> u64 {
+        self.conns
+            .iter()
+            .map(|c| bytes_read(&c.conn, c.app.streams()))
+            .sum()
+    }
+
+    /// After input: the first read after an address change ends its lost time.
+    fn note_reads(&mut self, now: SimTime) {
+        let Some(before) = self.reconnect.as_ref().and_then(|r| r.pending) else {
+            return;
+        };
+        if self.read_total() > before {
+            let r = self.reconnect.as_mut().expect("pending");
+            r.pending = None;
+            if let Some(c) = r.changes.last_mut() {
+                c.resumed_secs = Some(now.as_secs_f64());
+                c.lost_secs = Some(now.as_secs_f64() - c.at_secs);
+            }
         }
     }
 
@@ -237,6 +351,7 @@ impl<T: TransportDriver> SequenceClient<T> {
                 close: spec.close,
                 close_wanted: false,
                 ticket_taken: false,
+                abandoned_at: None,
             });
             // The next one: at its absolute start, or after this one ends.
             self.next_start = self
@@ -306,10 +421,11 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
         };
         let k = k as usize;
         match self.conns.get_mut(k) {
-            Some(c) if !c.conn.is_terminated() => {
+            Some(c) if !c.conn.is_terminated() && c.abandoned_at.is_none() => {
                 c.conn.handle_datagram(now, &datagram, &mut c.app);
                 self.drive(now, k);
                 self.open_due(now);
+                self.note_reads(now);
             }
             _ => self.stray_datagrams += 1,
         }
@@ -317,17 +433,22 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
 
     fn handle_timeout(&mut self, now: SimTime) {
         for c in &mut self.conns {
-            if c.conn.poll_timeout(&c.app).is_some_and(|t| t <= now) {
+            if c.abandoned_at.is_none() && c.conn.poll_timeout(&c.app).is_some_and(|t| t <= now) {
                 c.conn.handle_timeout(now, &mut c.app);
             }
         }
         self.drive_all(now);
+        self.note_reads(now);
     }
 
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
         let mut k = 0;
         while k < self.conns.len() {
             let c = &mut self.conns[k];
+            if c.abandoned_at.is_some() {
+                k += 1;
+                continue;
+            }
             let d = c
                 .conn
                 .poll_datagram(now, c.local, self.remote, self.flow, Some(k as u64));
@@ -356,6 +477,7 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
         };
         self.conns
             .iter()
+            .filter(|c| c.abandoned_at.is_none())
             .filter_map(|c| c.conn.poll_timeout(&c.app))
             .chain(next)
             .min()
@@ -364,15 +486,63 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
     /// A new network: connections started from now on use `new`. A live connection
     /// follows if its transport migrates it (QUIC with `migration`); otherwise it keeps
     /// its old address: after an IP change the server's answers to it are dropped and
-    /// such a connection fails at its idle timeout.
+    /// such a connection fails at its idle timeout — unless the client reconnects at
+    /// address changes ([`SequenceClient::reconnect_on_address_change`]): then it
+    /// abandons that connection and fetches the rest over a new one from `new`.
     fn handle_local_address_change(&mut self, now: SimTime, new: Addr) {
         let port_only = new.ip == self.local.ip;
-        for c in &mut self.conns {
+        let read_bytes = self.read_total();
+        let mut migrated = false;
+        let mut rest = None;
+        let may_reconnect = self.reconnect.as_ref().is_some_and(|r| r.left > 0);
+        for (k, c) in self.conns.iter_mut().enumerate() {
+            // (Without reconnecting, every connection is told, as before.)
+            if c.abandoned_at.is_some() || (may_reconnect && c.conn.is_closed()) {
+                continue;
+            }
             if c.conn.handle_local_address_change(now, port_only) {
                 c.local = new;
+                migrated |= c.app.completed_at().is_none();
+            } else if may_reconnect && rest.is_none() && c.app.completed_at().is_none() {
+                // The live transfer cannot follow: abandon it, re-request what is missing.
+                c.abandoned_at = Some(now);
+                let read = bytes_read(&c.conn, c.app.streams());
+                rest = Some(self.specs[k].bytes.saturating_sub(read));
             }
         }
         self.local = new;
+        let Some(r) = self.reconnect.as_mut() else {
+            return;
+        };
+        let action = if let Some(bytes) = rest {
+            r.left -= 1;
+            let spec = ConnectionSpec {
+                start: None,
+                gap: None,
+                resume: true,
+                bytes,
+                ..self.specs[0].clone()
+            };
+            self.specs.push(spec.clone());
+            r.ranges.0.borrow_mut().push(spec);
+            "reconnected"
+        } else if migrated {
+            "migrated"
+        } else {
+            "none"
+        };
+        r.changes.push(AddressChangeReport {
+            at_secs: now.as_secs_f64(),
+            action: action.into(),
+            read_bytes,
+            resumed_secs: None,
+            lost_secs: None,
+        });
+        r.pending = (action != "none").then_some(read_bytes);
+        if rest.is_some() {
+            self.next_start = Some(now);
+            self.open_due(now);
+        }
     }
 
     fn local_addr(&self) -> Addr {
@@ -380,7 +550,11 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
     }
 
     fn is_done(&self) -> bool {
-        self.conns.len() == self.specs.len() && self.conns.iter().all(|c| c.conn.is_closed())
+        self.conns.len() == self.specs.len()
+            && self
+                .conns
+                .iter()
+                .all(|c| c.conn.is_closed() || c.abandoned_at.is_some())
     }
 
     fn metrics(&self, now: SimTime) -> EndpointMetrics {
@@ -390,14 +564,16 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
             .enumerate()
             .map(|(k, c)| {
                 let token = c.conn.presented_token();
-                c.conn
-                    .report(k as u64, c.local, c.app.completed_at(), token, now)
+                let mut r = c
+                    .conn
+                    .report(k as u64, c.local, c.app.completed_at(), token, now);
+                if let Some(at) = c.abandoned_at {
+                    abandoned(&mut r, at);
+                }
+                r
             })
             .collect();
-        let all = reports.len() == self.specs.len()
-            && reports
-                .iter()
-                .all(|r| r.status == ConnectionStatus::Completed);
+        let all = reports.len() == self.specs.len() && all_completed(&reports);
         for k in self.conns.len()..self.specs.len() {
             reports.push(T::not_started_report(
                 &self.base,
@@ -406,7 +582,16 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
                 self.local,
             ));
         }
-        T::sequence_metrics(Side::Client, reports, all, Vec::new())
+        let mut m = T::sequence_metrics(Side::Client, reports, all, Vec::new());
+        if let (Some(r), Some(w)) = (&self.reconnect, m.workload_mut()) {
+            w.reconnects = Some(crate::metrics::workload::ReconnectsReport {
+                transfer_secs: None,
+                handshake_secs: Vec::new(),
+                resumed: Vec::new(),
+                address_changes: r.changes.clone(),
+            });
+        }
+        m
     }
 
     fn set_tracing(&mut self, on: bool) {
@@ -440,6 +625,8 @@ struct ServerConn<T> {
     token_valid: bool,
     sampled_resumption: bool,
     issued: bool,
+    /// Abandoned at this instant: a later connection of the client replaced it.
+    abandoned_at: Option<SimTime>,
 }
 
 /// The server of a connection sequence over transport `T`: one connection per client
@@ -457,6 +644,8 @@ pub struct SequenceServer<T: TransportDriver> {
     /// Datagrams for an unknown connection that cannot open one, or for one whose state
     /// is gone (dropped).
     pub stray_datagrams: u64,
+    /// The client reconnects at address changes: the specs it requests, shared.
+    ranges: Option<RangeRequests>,
 }
 
 impl<T: TransportDriver> SequenceServer<T> {
@@ -472,7 +661,21 @@ impl<T: TransportDriver> SequenceServer<T> {
             store: ServerStore::new(policy),
             tracing: false,
             stray_datagrams: 0,
+            ranges: None,
         }
+    }
+
+    /// The client reconnects at address changes
+    /// ([`SequenceClient::reconnect_on_address_change`], sharing `ranges`): connection
+    /// `k` serves spec `k` of `ranges` (the rest of the transfer), and when it opens, the
+    /// connections before it that are still open are abandoned — their client is gone
+    /// from the address they answer to. (A real server keeps such a connection until a
+    /// timeout: TCP's R2 retransmission limit, RFC 9293 §3.8.3, about 15 minutes with
+    /// Linux's `tcp_retries2`; SCTP's `Association.Max.Retrans`; QUIC's idle timeout.
+    /// Its packets all go to the dead address; ending it here keeps the run short.)
+    pub fn reconnect_on_address_change(mut self, ranges: RangeRequests) -> Self {
+        self.ranges = Some(ranges);
+        self
     }
 
     /// The connections accepted so far, by connection number.
@@ -535,8 +738,11 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
             return;
         };
         if !self.conns.contains_key(&k) {
-            let (Some(hello), Some(spec)) = (T::hello(&datagram), self.specs.get(k as usize))
-            else {
+            let spec = match &self.ranges {
+                Some(r) => r.get(k as usize),
+                None => self.specs.get(k as usize).cloned(),
+            };
+            let (Some(hello), Some(spec)) = (T::hello(&datagram), spec) else {
                 self.stray_datagrams += 1;
                 return;
             };
@@ -548,27 +754,42 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
             let token_valid = hello
                 .token
                 .is_some_and(|t| self.store.tokens.get(&t) == Some(&src.ip));
-            let default_cwnd = T::default_initial_cwnd(&self.base, spec);
+            let default_cwnd = T::default_initial_cwnd(&self.base, &spec);
             let cwnd = self
                 .store
                 .initial_window(now, k, src, ticket_valid, default_cwnd);
-            let mut conn = T::accept(&self.base, spec, &datagram, ticket_valid, token_valid, cwnd);
+            let mut conn = T::accept(
+                &self.base,
+                &spec,
+                &datagram,
+                ticket_valid,
+                token_valid,
+                cwnd,
+            );
             conn.set_tracing(self.tracing);
             conn.start(now);
             self.conns.insert(
                 k,
                 ServerConn {
                     conn,
-                    app: bulk_of(spec),
+                    app: bulk_of(&spec),
                     remote: src,
                     token_valid,
                     sampled_resumption: false,
                     issued: false,
+                    abandoned_at: None,
                 },
             );
+            if self.ranges.is_some() {
+                for (_, old) in self.conns.range_mut(..k) {
+                    if old.abandoned_at.is_none() && !old.conn.is_closed() {
+                        old.abandoned_at = Some(now);
+                    }
+                }
+            }
         }
         let c = self.conns.get_mut(&k).expect("inserted");
-        if c.conn.is_terminated() {
+        if c.conn.is_terminated() || c.abandoned_at.is_some() {
             self.stray_datagrams += 1;
             return;
         }
@@ -582,7 +803,9 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
         let due: Vec<u64> = self
             .conns
             .iter()
-            .filter(|(_, c)| c.conn.poll_timeout(&c.app).is_some_and(|t| t <= now))
+            .filter(|(_, c)| {
+                c.abandoned_at.is_none() && c.conn.poll_timeout(&c.app).is_some_and(|t| t <= now)
+            })
             .map(|(&k, _)| k)
             .collect();
         for k in due {
@@ -595,6 +818,9 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
 
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
         for (&k, c) in self.conns.iter_mut() {
+            if c.abandoned_at.is_some() {
+                continue;
+            }
             let d = c
                 .conn
                 .poll_datagram(now, self.local, c.remote, self.flow, Some(k));
@@ -608,6 +834,7 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
     fn poll_timeout(&self) -> Option<SimTime> {
         self.conns
             .values()
+            .filter(|c| c.abandoned_at.is_none())
             .filter_map(|c| c.conn.poll_timeout(&c.app))
             .min()
     }
@@ -617,7 +844,9 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
     }
 
     fn is_done(&self) -> bool {
-        self.conns.values().all(|c| c.conn.is_closed())
+        self.conns
+            .values()
+            .all(|c| c.conn.is_closed() || c.abandoned_at.is_some())
     }
 
     /// `cwnd`: the congestion window of the newest connection accepted (0 before the
@@ -639,14 +868,16 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
             .conns
             .iter()
             .map(|(&k, c)| {
-                c.conn
-                    .report(k, self.local, c.app.completed_at(), c.token_valid, now)
+                let mut r = c
+                    .conn
+                    .report(k, self.local, c.app.completed_at(), c.token_valid, now);
+                if let Some(at) = c.abandoned_at {
+                    abandoned(&mut r, at);
+                }
+                r
             })
             .collect();
-        let all = !reports.is_empty()
-            && reports
-                .iter()
-                .all(|r| r.status == ConnectionStatus::Completed);
+        let all = !reports.is_empty() && all_completed(&reports);
         let mut m = T::sequence_metrics(Side::Server, reports, all, self.store.samples.clone());
         if let Some(w) = m.workload_mut() {
             w.initial_window = self.store.report();
