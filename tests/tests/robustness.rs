@@ -317,6 +317,59 @@ fn windows_below_one_datagram_are_rejected() {
     }
 }
 
+/// The adversarial-input table of `docs/adversarial.md`: every row ends as documented,
+/// with a field-named error or with its status within its time limit. Each run goes in a
+/// thread with a 60 s wall-clock guard: a row that runs away fails (a failure to bound
+/// work; not a timing assertion). Release only (`--ignored`).
+#[test]
+#[ignore]
+fn adversarial_table_rows_end_as_documented() {
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let table = std::fs::read_to_string(root.join("docs/adversarial.md")).unwrap();
+    let mut rows = 0;
+    let tick = |s: &str| s.split('`').nth(1).map(str::to_string);
+    for line in table
+        .lines()
+        .filter(|l| l.starts_with("| `tests/adversarial/"))
+    {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let file = tick(cells[0]).expect("a file");
+        let expected = cells[2];
+        let want = tick(expected).expect("an expected field or status");
+        let text = std::fs::read_to_string(root.join(&file)).unwrap();
+        let parsed = sim_core::scenario::parse_str(&text);
+        if expected.starts_with("error") {
+            let e = parsed
+                .err()
+                .unwrap_or_else(|| panic!("{file}: must be rejected"));
+            assert_eq!(e.field, want, "{file}: {e}");
+        } else {
+            assert!(expected.starts_with("status"), "{file}: {expected}");
+            let cfg = parsed.unwrap_or_else(|e| panic!("{file}: {e}")).base;
+            let limit = cfg.sim.time_limit;
+            let (tx, rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(sim_core::run(&cfg, cfg.seed));
+            });
+            let r = rx
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("{file}: no status within 60 s of wall clock"))
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
+            let status = serde_json::to_value(r.status).unwrap();
+            assert_eq!(status, want.as_str(), "{file}");
+            assert!(
+                r.end_time_secs <= limit.as_secs_f64(),
+                "{file}: ended at {} s beyond its time limit",
+                r.end_time_secs
+            );
+        }
+        rows += 1;
+    }
+    assert!(rows >= 20, "{rows} rows read");
+}
+
 /// `value` (JSON) as a TOML value: inline tables and arrays, `null`s left out (TOML has
 /// none; an absent key is the serde form's `None`). JSON string escapes are TOML's.
 fn toml_value(value: &serde_json::Value) -> Option<String> {
