@@ -413,6 +413,13 @@ pub const MAX_STREAM_WINDOW_ALLOWED: &str =
 pub const MAX_CONNECTION_WINDOW_ALLOWED: &str =
     "a bound in [connection_window, 2^62 - 1] bytes (omit it for max(24 MiB, connection_window))";
 
+/// The smallest `stream_window` / `connection_window`: one datagram's payload at the
+/// smallest `max_udp_payload` (1200 B, RFC 9000 §14).
+pub const MIN_WINDOW: u64 = 1200;
+const STREAM_WINDOW_ALLOWED: &str = "a window >= 1200 bytes (one datagram's payload)";
+const CONNECTION_WINDOW_ALLOWED: &str =
+    "a window in [1200, 2^62 - 1] bytes (at least one datagram's payload)";
+
 impl QuicConfig {
     /// The initial congestion window in bytes: the explicit override, or RFC 9002 §7.2
     /// `min(10 * MDS, max(14720, 2 * MDS))` ([`CcParams::initial_window`]).
@@ -541,14 +548,18 @@ impl QuicConfig {
         if self.pto_probes == 0 || self.pto_probes > 2 {
             return bad("pto_probes", self.pto_probes, "1 or 2 (RFC 9002 §6.2.4)");
         }
-        if self.stream_window == 0 {
-            return bad("stream_window", 0, "a window > 0 bytes");
+        // Issue 15 item 6: a window below one datagram's payload (1200 B, the smallest
+        // `max_udp_payload`, RFC 9000 §14) never carries a full packet, and below 2 B the
+        // static policy (an update once less than window / 2 is left) never advances: the
+        // transfer deadlocked and ended `stalled` at the idle timeout.
+        if self.stream_window < MIN_WINDOW {
+            return bad("stream_window", self.stream_window, STREAM_WINDOW_ALLOWED);
         }
-        if self.connection_window == 0 || self.connection_window >= 1 << 62 {
+        if self.connection_window < MIN_WINDOW || self.connection_window >= 1 << 62 {
             return bad(
                 "connection_window",
                 self.connection_window,
-                "a window in [1, 2^62 - 1] bytes",
+                CONNECTION_WINDOW_ALLOWED,
             );
         }
         if let Some(b) = self.max_stream_window {

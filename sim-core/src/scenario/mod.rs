@@ -173,6 +173,7 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
 /// listing the registry's names.
 pub fn parse_str_with(toml_text: &str, registry: &Registry) -> Result<Scenario, ConfigError> {
     let mut doc: Table = toml_text.parse().map_err(|e| syntax_error(toml_text, &e))?;
+    accept_resolved_shape(&mut doc);
     let sweep = doc.remove("sweep");
     let paper_table = doc.remove("paper");
     let (variants, base_configs) = build_variants(&doc, registry)?;
@@ -270,6 +271,60 @@ pub fn parse_str_with(toml_text: &str, registry: &Registry) -> Result<Scenario, 
     }
 }
 
+/// Reads the shape of `resolved_config` (the serde form of [`Config`] in the run output)
+/// as the scenario format, so that resolved_config, written as TOML (its `null`s left
+/// out), parses back to the same `Config` (issue 15 item 8): a flow's `app` table is
+/// merged into the flow (unless one of its keys is also written flat: then `app` stays
+/// and is reported as an unknown key), and a dumbbell's `pairs` written as the list of
+/// its pairs' links becomes the count plus `[[topology.pair]]` entries, as [`to_toml`]
+/// writes it.
+fn accept_resolved_shape(doc: &mut Table) {
+    if let Some(Value::Array(flows)) = doc.get_mut("flows") {
+        for f in flows.iter_mut() {
+            let Value::Table(ft) = f else { continue };
+            let flat = match ft.get("app") {
+                Some(Value::Table(app)) => app.keys().all(|k| !ft.contains_key(k)),
+                _ => false,
+            };
+            if flat {
+                if let Some(Value::Table(app)) = ft.remove("app") {
+                    ft.extend(app);
+                }
+            }
+        }
+    }
+    if let Some(Value::Table(topo)) = doc.get_mut("topology") {
+        if matches!(topo.get("pairs"), Some(Value::Array(_))) && !topo.contains_key("pair") {
+            pairs_as_entries(topo);
+        }
+    }
+}
+
+/// A dumbbell's `pairs` list of pair links as the format writes it: `pairs` = the count
+/// and one `[[topology.pair]]` entry per pair, with its `index`.
+fn pairs_as_entries(topo: &mut Table) {
+    if !matches!(topo.get("pairs"), Some(Value::Array(_))) {
+        return;
+    }
+    if let Some(Value::Array(pairs)) = topo.remove("pairs") {
+        let n = pairs.len();
+        let entries: Vec<Value> = pairs
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut t = match p {
+                    Value::Table(t) => t,
+                    _ => Table::new(),
+                };
+                t.insert("index".into(), Value::Integer(i as i64));
+                Value::Table(t)
+            })
+            .collect();
+        topo.insert("pairs".into(), Value::Integer(n as i64));
+        topo.insert("pair".into(), Value::Array(entries));
+    }
+}
+
 /// Builds a document without `[sweep]`: its variants' names (empty unless paired,
 /// [`paired`]) and configs (one if not paired), each variant validated on its own, its
 /// errors naming the variant.
@@ -330,23 +385,7 @@ pub fn to_toml(cfg: &Config) -> Result<String, ConfigError> {
     }
     // Dumbbell: `pairs` is a count in the format; the links go into [[topology.pair]].
     if let Some(Value::Table(topo)) = top.get_mut("topology") {
-        if let Some(Value::Array(pairs)) = topo.remove("pairs") {
-            let n = pairs.len();
-            let entries: Vec<Value> = pairs
-                .into_iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    let mut t = match p {
-                        Value::Table(t) => t,
-                        _ => Table::new(),
-                    };
-                    t.insert("index".into(), Value::Integer(i as i64));
-                    Value::Table(t)
-                })
-                .collect();
-            topo.insert("pairs".into(), Value::Integer(n as i64));
-            topo.insert("pair".into(), Value::Array(entries));
-        }
+        pairs_as_entries(topo);
     }
     toml::to_string(&v).map_err(|e| {
         ConfigError::new(

@@ -847,12 +847,12 @@ pub const QUIC: Table = Table {
             .allowed(crate::cc::params::INITIAL_WINDOW_ALLOWED),
         key("initial_window", K::Table, Value("{ policy = \"default\" }"), "the server's initial-window policy for the connections of a sequence (paper 000): see [Initial window policy](#initial-window-policy); a key the policy does not use is an error"),
         key("stream_window", K::Size, Value("1250000"), "initial stream flow-control limit and receive window (quinn)")
-            .min("0B", false)
-            .allowed("a window > 0 bytes"),
+            .min("1200B", true)
+            .allowed("a window >= 1200 bytes (one datagram's payload)"),
         key("connection_window", K::Size, Value("4611686018427387903"), "initial connection limit and window (2^62 − 1: no limit, as quinn)")
-            .min("1B", true)
+            .min("1200B", true)
             .max("4611686018427387903B", true)
-            .allowed("a window in [1, 2^62 - 1] bytes"),
+            .allowed("a window in [1200, 2^62 - 1] bytes (at least one datagram's payload)"),
         key("max_streams_bidi", K::Integer, Value("100"), "concurrent bidirectional streams the server allows (raised as streams close)")
             .min("1", true)
             .max("1152921504606846976", true)
