@@ -172,9 +172,16 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
         }
         params
     };
+    // A paired scenario's points also carry `transports = <name>`: `[paper]` may name it
+    // like a sweep key (e.g. `baseline = { transports = "tcp" }`).
+    let paired_values: paper::SweepValues = if variants.is_empty() {
+        Vec::new()
+    } else {
+        vec![(paired::KEY.to_string(), variants.clone())]
+    };
     let Some(sweep) = sweep else {
         let paper = paper_table
-            .map(|p| paper::parse(&p, &Vec::new()))
+            .map(|p| paper::parse(&p, &paired_values))
             .transpose()?;
         let points = base_configs
             .into_iter()
@@ -195,6 +202,7 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
     let sweep_values: paper::SweepValues = keys
         .iter()
         .map(|k| (k.written.clone(), k.shown.clone()))
+        .chain(paired_values)
         .collect();
     let paper = paper_table
         .map(|p| paper::parse(&p, &sweep_values))
