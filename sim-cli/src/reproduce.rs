@@ -21,16 +21,23 @@
 //!   **direction only** when the sign agrees but the size does not; **not reproduced**
 //!   otherwise;
 //! - the paper reports no effect (|relative change| < 2 %): **reproduced** when ours is
-//!   below 5 % in size, else **not reproduced**.
+//!   below 5 % in size, else **not reproduced**;
+//! - the paper states only a direction (`direction = "lower" | "higher"`, a shape such as
+//!   "TCP much worse above 5 %"): **reproduced (direction)** when ours has that sign and
+//!   is at least 2 % in size, else **not reproduced**;
 //! - a `[[paper.ranking]]` (a claim without numbers, "QUIC < SCTP < TCP"): at every
 //!   combination of the other sweep keys the ranking **holds** when our means over the
 //!   ranked key's values rise strictly in the claimed order ([`ranking_holds`]); a gap
 //!   claimed to widen along a key **grows** when the gap between the last and the first of
 //!   the order is larger at the key's last value than at its first and no step shrinks it
 //!   by more than half of that growth ([`gap_widens`]).
+//!
+//! A reported number may be about another metric than `[paper] metric` (`metric`, e.g. the
+//! loss ratio) and another per-point statistic than the mean (`statistic = "std_dev"`);
+//! the effect is then computed on that metric's statistic of the same sweep points.
 
 use crate::sweep::{self, Failure, SweepArgs};
-use sim_core::scenario::paper::Paper;
+use sim_core::scenario::paper::{Direction, Paper, Statistic};
 use sim_core::scenario::{parse_str, Scenario};
 use sim_core::study::{Overrides, Study};
 use std::fmt::Write as _;
@@ -173,7 +180,12 @@ struct Ours {
     n: u64,
 }
 
-fn read_ours(dir: &Path, metric: &str, scale: f64) -> Result<Vec<Option<Ours>>, Failure> {
+fn read_ours(
+    dir: &Path,
+    metric: &str,
+    scale: f64,
+    statistic: Statistic,
+) -> Result<Vec<Option<Ours>>, Failure> {
     let p = dir.join("summary.json");
     let text = std::fs::read_to_string(&p).map_err(|e| (1, format!("{}: {e}", p.display())))?;
     let doc: serde_json::Value =
@@ -203,9 +215,11 @@ fn read_ours(dir: &Path, metric: &str, scale: f64) -> Result<Vec<Option<Ours>>, 
             let s = &m[1];
             Some(Ours {
                 params,
-                mean: s["mean"].as_f64()? * scale,
+                mean: s[statistic.field()].as_f64()? * scale,
+                // The interval is the mean's; other statistics are shown without one.
                 ci: s["ci95"]
                     .as_array()
+                    .filter(|_| statistic == Statistic::Mean)
                     .and_then(|c| Some((c[0].as_f64()? * scale, c[1].as_f64()? * scale))),
                 n: s["n"].as_u64().unwrap_or(0),
             })
@@ -265,6 +279,15 @@ pub fn verdict(ours: f64, paper: f64) -> &'static str {
         } else {
             "direction only"
         }
+    } else {
+        "not reproduced"
+    }
+}
+
+/// The verdict on an effect of which the paper states only the direction.
+pub fn direction_verdict(ours: f64, direction: Direction) -> &'static str {
+    if ours.signum() == direction.sign() && ours.abs() >= 0.02 {
+        "reproduced (direction)"
     } else {
         "not reproduced"
     }
@@ -372,7 +395,7 @@ struct Section {
 
 fn section(e: &Experiment, sweep_dir: &Path, out: &Path, runs: u32) -> Result<Section, Failure> {
     let p = &e.paper;
-    let ours = read_ours(sweep_dir, &p.metric, p.scale)?;
+    let ours = read_ours(sweep_dir, &p.metric, p.scale, Statistic::Mean)?;
     let unit = if p.unit.is_empty() {
         String::new()
     } else {
@@ -400,7 +423,7 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path, runs: u32) -> Result<Se
         let paper_val = p
             .reported
             .iter()
-            .filter(|r| r.value.is_some())
+            .filter(|r| r.value.is_some() && r.metric.is_none() && r.statistic == Statistic::Mean)
             .find(|r| matching(std::slice::from_ref(&Some(o.clone())), &r.point).len() == 1)
             .and_then(|r| r.value)
             .map(fmt_num)
@@ -443,33 +466,75 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path, runs: u32) -> Result<Se
             let base_value = p
                 .reported
                 .iter()
-                .find(|b| same(&b.point, &base_point))
+                .find(|b| {
+                    same(&b.point, &base_point)
+                        && b.metric == r.metric
+                        && b.statistic == r.statistic
+                })
                 .and_then(|b| b.value);
-            let paper_rel = match (r.change, r.value, base_value) {
-                (Some(c), _, _) => c,
-                (None, Some(v), Some(b)) => (v - b) / b,
+            // The paper's effect: a relative change, or a direction only.
+            let paper_rel = match (r.direction, r.change, r.value, base_value) {
+                (Some(d), ..) => Err(d),
+                (None, Some(c), _, _) => Ok(c),
+                (None, None, Some(v), Some(b)) => Ok((v - b) / b),
                 // An absolute number without a reported baseline: shown above only.
                 _ => continue,
             };
-            let (o_t, o_b) = (matching(&ours, &r.point), matching(&ours, &base_point));
+            let paper_cell = match paper_rel {
+                Ok(c) => format!("{:+.1} %", 100.0 * c),
+                Err(Direction::Lower) => "lower".into(),
+                Err(Direction::Higher) => "higher".into(),
+            };
+            // Another metric or statistic than the section's: named beside the point.
+            let what = match (&r.metric, r.statistic) {
+                (None, Statistic::Mean) => String::new(),
+                (m, st) => format!(
+                    " ({} of `{}`)",
+                    match st {
+                        Statistic::Mean => "mean",
+                        Statistic::StdDev => "std dev",
+                    },
+                    m.as_deref().unwrap_or(&p.metric)
+                ),
+            };
+            let label = format!("{}{what}", fmt_point(&short_params(&r.point)));
+            let other;
+            let ours_r: &[Option<Ours>] = if what.is_empty() {
+                &ours
+            } else {
+                other = read_ours(
+                    sweep_dir,
+                    r.metric.as_deref().unwrap_or(&p.metric),
+                    1.0,
+                    r.statistic,
+                )?;
+                &other
+            };
+            let (o_t, o_b) = (matching(ours_r, &r.point), matching(ours_r, &base_point));
+            if o_t.is_empty() || o_b.is_empty() {
+                let _ = writeln!(
+                    md,
+                    "| {label} | – | {paper_cell} | no value: no run of the point reached the metric (e.g. the transfer did not finish) |"
+                );
+                continue;
+            }
             if o_t.len() != 1 || o_b.len() != 1 {
                 let _ = writeln!(
                     md,
-                    "| {} | – | {:+.1} % | the point does not select one sweep point |",
-                    fmt_point(&short_params(&r.point)),
-                    100.0 * paper_rel
+                    "| {label} | – | {paper_cell} | the point does not select one sweep point |"
                 );
                 continue;
             }
             let ours_rel = (o_t[0].mean - o_b[0].mean) / o_b[0].mean;
-            let v = verdict(ours_rel, paper_rel);
+            let v = match paper_rel {
+                Ok(c) => verdict(ours_rel, c),
+                Err(d) => direction_verdict(ours_rel, d),
+            };
             verdicts.push(v);
             let _ = writeln!(
                 md,
-                "| {} | {:+.1} % | {:+.1} % | {v} |",
-                fmt_point(&short_params(&r.point)),
-                100.0 * ours_rel,
-                100.0 * paper_rel
+                "| {label} | {:+.1} % | {paper_cell} | {v} |",
+                100.0 * ours_rel
             );
         }
     }
@@ -596,6 +661,43 @@ fn groups<'a>(ours: &'a [Option<Ours>], without: &[&str]) -> Vec<(Params, Vec<&'
             Some((_, v)) => v.push(o),
             None => out.push((key, vec![o])),
         }
+    }
+    out
+}
+
+/// The paper id of an index row (`| 000 | ...`), if `line` is one.
+fn row_paper(line: &str) -> Option<&str> {
+    let cell = line.strip_prefix("| ")?.split(" |").next()?;
+    (!cell.is_empty() && cell.chars().all(|c| c.is_ascii_digit())).then_some(cell)
+}
+
+/// The index of a run of paper `id` alone (`new`) merged into an existing index (`old`):
+/// `old` with its rows of paper `id` replaced by `new`'s, at the place of the first of
+/// them (or among the rows by paper order). `new`'s text before its rows is kept.
+fn merge_index(old: &str, new: &str, id: &str) -> String {
+    let head: Vec<&str> = new.lines().take_while(|l| row_paper(l).is_none()).collect();
+    let ours: Vec<&str> = new.lines().filter(|l| row_paper(l).is_some()).collect();
+    let others: Vec<&str> = old
+        .lines()
+        .filter(|l| row_paper(l).is_some_and(|p| p != id))
+        .collect();
+    let mut rows: Vec<&str> = Vec::new();
+    let mut placed = false;
+    for r in others {
+        if !placed && row_paper(r).is_some_and(|p| p > id) {
+            rows.extend(&ours);
+            placed = true;
+        }
+        rows.push(r);
+    }
+    if !placed {
+        rows.extend(&ours);
+    }
+    let mut out = head.join("\n");
+    out.push('\n');
+    for r in rows {
+        out.push_str(r);
+        out.push('\n');
     }
     out
 }
@@ -805,7 +907,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
         });
     }
     let mut index = String::from(
-        "# Reproductions\n\nGenerated by `quicsim reproduce all`: every scenario with a `[paper]` table, run as a sweep; per experiment our numbers beside the paper's. Verdicts: an effect (a reported point against its baseline) is *reproduced* when ours has the same direction and a relative size within ±50 % of the paper's, *direction only* when only the direction agrees; a reported non-effect (under 2 %) is reproduced when ours is under 5 %; a ranking the paper claims without numbers (\"QUIC < SCTP < TCP\") holds at a point when our means are in that order, and a gap claimed to grow with a parameter grows when it is larger at the parameter's last value than at its first with no step back of more than half that growth. Absolute numbers come from testbeds whose details are partly unknown: the notes of each experiment say where and why ours differ.\n\n| paper | experiment | source | verdict |\n|---|---|---|---|\n",
+        "# Reproductions\n\nGenerated by `quicsim reproduce all`: every scenario with a `[paper]` table, run as a sweep; per experiment our numbers beside the paper's. Verdicts: an effect (a reported point against its baseline) is *reproduced* when ours has the same direction and a relative size within ±50 % of the paper's, *direction only* when only the direction agrees; a reported non-effect (under 2 %) is reproduced when ours is under 5 %; a ranking the paper claims without numbers (\"QUIC < SCTP < TCP\") holds at a point when our means are in that order, and a gap claimed to grow with a parameter grows when it is larger at the parameter's last value than at its first with no step back of more than half that growth; where the paper states only a direction (its figures are missing, the text gives a shape), *reproduced (direction)* when ours has that sign and is at least 2 % in size. Absolute numbers come from testbeds whose details are partly unknown: the notes of each experiment say where and why ours differ.\n\n| paper | experiment | source | verdict |\n|---|---|---|---|\n",
     );
     for (id, sections) in &by_paper {
         let mut md = format!("# Paper {id}\n\n");
@@ -818,6 +920,12 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
         std::fs::write(&path, md).map_err(|e| (1, format!("{}: {e}", path.display())))?;
     }
     let path = args.out.join("index.md");
+    // One paper regenerated: the other papers' rows of an existing index stay, in order.
+    if let Some(w) = &want {
+        if let Ok(old) = std::fs::read_to_string(&path) {
+            index = merge_index(&old, &index, w);
+        }
+    }
     std::fs::write(&path, index).map_err(|e| (1, format!("{}: {e}", path.display())))?;
     eprintln!("reproductions written to {}", path.display());
     Ok(())
@@ -825,7 +933,8 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
 
 #[cfg(test)]
 mod tests {
-    use super::{gap_widens, ranking_holds, verdict};
+    use super::{direction_verdict, gap_widens, merge_index, ranking_holds, verdict};
+    use sim_core::scenario::paper::Direction;
 
     #[test]
     fn rankings_on_hand_made_numbers() {
@@ -847,6 +956,37 @@ mod tests {
         assert!(!gap_widens(&[3.0, 2.0, 1.0]));
         assert!(!gap_widens(&[2.0, 2.0]));
         assert!(!gap_widens(&[2.0]));
+    }
+
+
+    #[test]
+    fn direction_verdicts() {
+        assert_eq!(
+            direction_verdict(-0.30, Direction::Lower),
+            "reproduced (direction)"
+        );
+        assert_eq!(direction_verdict(-0.01, Direction::Lower), "not reproduced");
+        assert_eq!(direction_verdict(0.30, Direction::Lower), "not reproduced");
+        assert_eq!(
+            direction_verdict(0.05, Direction::Higher),
+            "reproduced (direction)"
+        );
+    }
+
+    #[test]
+    fn one_papers_index_rows_replace_its_old_rows_and_keep_the_others() {
+        let old = "# R\n\ntext\n\n| paper | x |\n|---|---|\n| 000 | a |\n| 002 | old |\n| 002 | old2 |\n| 003 | c |\n";
+        let new = "# R\n\ntext\n\n| paper | x |\n|---|---|\n| 002 | new |\n";
+        assert_eq!(
+            merge_index(old, new, "002"),
+            "# R\n\ntext\n\n| paper | x |\n|---|---|\n| 000 | a |\n| 002 | new |\n| 003 | c |\n"
+        );
+        // A paper not in the old index goes among the rows by its id.
+        let new1 = new.replace("| 002 | new |", "| 001 | n |");
+        assert_eq!(
+            merge_index(old, &new1, "001"),
+            "# R\n\ntext\n\n| paper | x |\n|---|---|\n| 000 | a |\n| 001 | n |\n| 002 | old |\n| 002 | old2 |\n| 003 | c |\n"
+        );
     }
 
     #[test]

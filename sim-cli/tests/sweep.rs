@@ -694,3 +694,103 @@ unit = "KB"
     ]));
     assert!(e.contains("pending-reproductions.tsv:1: expected 4"), "{e}");
 }
+
+/// A paired reproduction (`transports` as a `[paper]` key) with a direction claim and a
+/// claim about the standard deviation of another metric: the report computes the std-dev
+/// effect from the runs' values exactly as by hand (sample std dev, n - 1), and judges a
+/// direction by its sign.
+#[test]
+fn reproduce_judges_directions_and_std_devs_of_paired_points() {
+    let d = tmp("reproduce-paired");
+    let sc = d.join("scenarios").join("paper996");
+    std::fs::create_dir_all(&sc).unwrap();
+    let text = r#"
+name = "paired-toy"
+seed = 5
+runs = 4
+[topology]
+kind = "two_hosts"
+link = { rate = "20Mbps", delay = "5ms", loss = 0.02 }
+[[flows]]
+transports = ["tcp", "quic"]
+workload = { kind = "bulk", bytes = "200KB" }
+[paper]
+id = "996"
+experiment = "toy: QUIC vs TCP"
+source = "Fig. 5"
+metric = "flow0.ep0.completion_secs"
+unit = "s"
+baseline = { transports = "tcp" }
+[[paper.reported]]
+point = { transports = "quic" }
+direction = "lower"
+[[paper.reported]]
+point = { transports = "quic" }
+metric = "flow0.ep1.packets_sent"
+statistic = "std_dev"
+direction = "higher"
+"#;
+    std::fs::write(sc.join("toy.toml"), text).unwrap();
+    let out = d.join("out");
+    ok(quicsim(&[
+        "reproduce",
+        "996",
+        "--scenarios",
+        s(&d.join("scenarios")),
+        "--out",
+        s(&out),
+    ]));
+    let md = std::fs::read_to_string(out.join("paper996.md")).unwrap();
+    // The runs' values per point (0 = tcp, 1 = quic), from the results file.
+    let runs = std::fs::read_to_string(out.join("sweeps/996/toy/runs.jsonl")).unwrap();
+    let values = |metric: &str, point: u64| -> Vec<f64> {
+        runs.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["point"] == point)
+            .map(|v| {
+                v["metrics"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|m| m[0] == metric)
+                    .unwrap()[1]
+                    .as_f64()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
+    let sd = |x: &[f64]| {
+        let m = mean(x);
+        (x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (x.len() - 1) as f64).sqrt()
+    };
+    let verdict = |rel: f64, sign: f64| {
+        if rel.signum() == sign && rel.abs() >= 0.02 {
+            "reproduced (direction)"
+        } else {
+            "not reproduced"
+        }
+    };
+    let m = "flow0.ep0.completion_secs";
+    let (t, q) = (values(m, 0), values(m, 1));
+    assert_eq!((t.len(), q.len()), (4, 4));
+    let rel = (mean(&q) - mean(&t)) / mean(&t);
+    let row = format!(
+        "| `transports` = quic | {:+.1} % | lower | {} |",
+        100.0 * rel,
+        verdict(rel, -1.0)
+    );
+    assert!(md.contains(&row), "{row}\n{md}");
+    let m = "flow0.ep1.packets_sent";
+    let (t, q) = (values(m, 0), values(m, 1));
+    assert!(sd(&t) > 0.0, "the toy's runs must differ");
+    let rel = (sd(&q) - sd(&t)) / sd(&t);
+    let row = format!(
+        "| `transports` = quic (std dev of `flow0.ep1.packets_sent`) | {:+.1} % | higher | {} |",
+        100.0 * rel,
+        verdict(rel, 1.0)
+    );
+    assert!(md.contains(&row), "{row}\n{md}");
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    assert!(index.contains("of 2 effects reproduced"), "{index}");
+}

@@ -84,6 +84,56 @@ pub struct Reported {
     /// The paper's relative change against the baseline point (`-0.31` for "31 % lower"),
     /// for papers that report an effect without both absolute numbers.
     pub change: Option<f64>,
+    /// The direction of the effect against the baseline point, for papers that state only
+    /// a shape ("TCP much worse above 5 %"): judged by sign alone.
+    pub direction: Option<Direction>,
+    /// The run metric this number is about, if not `[paper] metric` (e.g. the loss ratio
+    /// beside a latency experiment); in the unit of that metric (no `scale`).
+    pub metric: Option<String>,
+    /// The per-point statistic of the metric the paper reports (default the mean).
+    pub statistic: Statistic,
+}
+
+/// A reported effect's direction against the baseline (`direction = "lower" | "higher"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// The point's statistic is below the baseline's.
+    Lower,
+    /// The point's statistic is above the baseline's.
+    Higher,
+}
+
+impl Direction {
+    /// The sign of the relative change the direction stands for.
+    pub fn sign(self) -> f64 {
+        match self {
+            Direction::Lower => -1.0,
+            Direction::Higher => 1.0,
+        }
+    }
+}
+
+/// The per-point statistic of the runs' values that a reported number is compared with
+/// (`statistic = "mean" | "std_dev"`): the names of the sweep summary's fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    /// The mean over the point's runs.
+    #[default]
+    Mean,
+    /// The sample standard deviation over the point's runs (n - 1 denominator).
+    StdDev,
+}
+
+impl Statistic {
+    /// The field of a sweep summary (`summary.json`) holding this statistic.
+    pub fn field(self) -> &'static str {
+        match self {
+            Statistic::Mean => "mean",
+            Statistic::StdDev => "std_dev",
+        }
+    }
 }
 
 /// A time-series figure of a reproduction (`[[paper.trace]]`): columns of the series of
@@ -442,12 +492,20 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
                         "a table { point = {...}, value = NUMBER }",
                     ));
                 };
+                const RKEYS: &[&str] = &[
+                    "point",
+                    "value",
+                    "change",
+                    "direction",
+                    "metric",
+                    "statistic",
+                ];
                 for k in r.keys() {
-                    if k != "point" && k != "value" && k != "change" {
+                    if !RKEYS.contains(&k.as_str()) {
                         return Err(err(
                             &format!("{path}.{k}"),
                             Some(&Value::String(k.clone())),
-                            "point, value or change",
+                            &RKEYS.join(", "),
                         ));
                     }
                 }
@@ -459,24 +517,74 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
                         .ok_or_else(|| err(&format!("{path}.{key}"), v, "a number")),
                 };
                 let (value, change) = (opt("value")?, opt("change")?);
-                if value.is_none() && change.is_none() {
+                let direction = match r.get("direction") {
+                    None => None,
+                    Some(Value::String(s)) if s == "lower" => Some(Direction::Lower),
+                    Some(Value::String(s)) if s == "higher" => Some(Direction::Higher),
+                    v => {
+                        return Err(err(
+                            &format!("{path}.direction"),
+                            v,
+                            "\"lower\" or \"higher\" (against the baseline point)",
+                        ))
+                    }
+                };
+                let metric = match r.get("metric") {
+                    None => None,
+                    Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+                    v => return Err(err(
+                        &format!("{path}.metric"),
+                        v,
+                        "a run metric name, e.g. \"flow0.ep1.connections.4.metrics.loss_ratio\"",
+                    )),
+                };
+                let statistic = match r.get("statistic") {
+                    None => Statistic::Mean,
+                    Some(Value::String(s)) if s == "mean" => Statistic::Mean,
+                    Some(Value::String(s)) if s == "std_dev" => Statistic::StdDev,
+                    v => {
+                        return Err(err(
+                            &format!("{path}.statistic"),
+                            v,
+                            "\"mean\" or \"std_dev\"",
+                        ))
+                    }
+                };
+                let given = [value.is_some(), change.is_some(), direction.is_some()];
+                if given.iter().filter(|g| **g).count() == 0 {
                     return Err(err(
                         &format!("{path}.value"),
                         None,
-                        "a number (or `change`, the relative change against the baseline)",
+                        "a number (or `change`, the relative change against the baseline, or \
+                         `direction`)",
                     ));
                 }
-                if change.is_some() && baseline.is_empty() {
+                if direction.is_some() && (value.is_some() || change.is_some()) {
                     return Err(err(
-                        &format!("{path}.change"),
-                        r.get("change"),
-                        "a change needs a `baseline` in [paper]",
+                        &format!("{path}.direction"),
+                        r.get("direction"),
+                        "either `direction` (a shape only) or `value` / `change`, not both",
                     ));
+                }
+                for (key, given) in [
+                    ("change", change.is_some()),
+                    ("direction", direction.is_some()),
+                ] {
+                    if given && baseline.is_empty() {
+                        return Err(err(
+                            &format!("{path}.{key}"),
+                            r.get(key),
+                            &format!("a {key} needs a `baseline` in [paper]"),
+                        ));
+                    }
                 }
                 reported.push(Reported {
                     point,
                     value,
                     change,
+                    direction,
+                    metric,
+                    statistic,
                 });
             }
         }
@@ -712,6 +820,54 @@ mod tests {
     }
 
     #[test]
+    fn directions_statistics_and_other_metrics_parse() {
+        let p = parse_text(
+            r#"
+            [paper]
+            id = "002"
+            experiment = "x"
+            source = "Fig. 9"
+            metric = "flow0.ep0.completion_secs"
+            baseline = { "topology.link.loss" = 0.0 }
+            [[paper.reported]]
+            point = { "topology.link.loss" = 0.01 }
+            direction = "lower"
+            [[paper.reported]]
+            point = { "topology.link.loss" = 0.01 }
+            metric = "flow0.ep1.loss_ratio"
+            statistic = "std_dev"
+            direction = "higher"
+            [[paper.reported]]
+            point = { "topology.link.loss" = 0.01 }
+            change = 0.0
+            "#,
+        )
+        .unwrap();
+        let r = &p.reported;
+        assert_eq!(
+            (r[0].direction, r[0].metric.as_deref(), r[0].statistic),
+            (Some(Direction::Lower), None, Statistic::Mean)
+        );
+        assert_eq!(
+            (r[1].direction, r[1].metric.as_deref(), r[1].statistic),
+            (
+                Some(Direction::Higher),
+                Some("flow0.ep1.loss_ratio"),
+                Statistic::StdDev
+            )
+        );
+        assert_eq!((r[2].direction, r[2].change), (None, Some(0.0)));
+        assert_eq!(
+            (Direction::Lower.sign(), Direction::Higher.sign()),
+            (-1.0, 1.0)
+        );
+        assert_eq!(
+            (Statistic::Mean.field(), Statistic::StdDev.field()),
+            ("mean", "std_dev")
+        );
+    }
+
+    #[test]
     fn errors_name_the_field() {
         let base = "[paper]\nid = \"000\"\nexperiment = \"x\"\nsource = \"T1\"\nmetric = \"m\"\n";
         let cases = [
@@ -738,6 +894,31 @@ mod tests {
             (
                 "[[paper.reported]]\nchange = 0.1\n",
                 "paper.reported[0].change",
+                "",
+            ),
+            (
+                "[[paper.reported]]\ndirection = \"lower\"\n",
+                "paper.reported[0].direction",
+                "",
+            ),
+            (
+                "baseline = { \"topology.link.loss\" = 0.0 }\n[[paper.reported]]\ndirection = \"down\"\n",
+                "paper.reported[0].direction",
+                "",
+            ),
+            (
+                "baseline = { \"topology.link.loss\" = 0.0 }\n[[paper.reported]]\ndirection = \"lower\"\nchange = -0.1\n",
+                "paper.reported[0].direction",
+                "",
+            ),
+            (
+                "[[paper.reported]]\nvalue = 1\nstatistic = \"median\"\n",
+                "paper.reported[0].statistic",
+                "",
+            ),
+            (
+                "[[paper.reported]]\nvalue = 1\nmetric = \"\"\n",
+                "paper.reported[0].metric",
                 "",
             ),
             (
