@@ -725,14 +725,30 @@ fn check_sides<T: PartialEq>(
     Ok(())
 }
 
-/// The workloads a transport runs, and the workload keys it does not support yet: TCP
-/// and SCTP run `bulk` (without `read_rate`), `web_page`, `video` and `reconnects` (their application consumes data at once,
+/// The workloads a transport runs, and the workload keys it does not support yet (and a
+/// TCP flow's sides agreeing on `fast_open` / `early_data`): TCP and SCTP run `bulk` (without `read_rate`), `web_page`, `video` and `reconnects` (their application consumes data at once,
 /// `docs/tcp.md`, `docs/sctp.md`).
 pub(crate) fn check_transport_workload(
     t: &crate::config::TransportFlow,
     path: PathFn,
 ) -> Result<(), ConfigError> {
     let name = t.transport.name();
+    if let TransportConfig::Tcp(s) = &t.transport {
+        // Fast Open and 0-RTT need both ends (RFC 7413 §4.1, RFC 8446 §4.2.10); the model
+        // takes them as agreed, so the two sides must say the same (docs/tcp.md).
+        for (key, c, v) in [
+            ("fast_open", s.client.fast_open, s.server.fast_open),
+            ("early_data", s.client.early_data, s.server.early_data),
+        ] {
+            if c != v {
+                return Err(ConfigError::new(
+                    path(&format!("tcp.server.{key}")),
+                    v.to_string(),
+                    format!("{c}, the client's `{key}`: both sides of a TCP flow must agree (docs/tcp.md)"),
+                ));
+            }
+        }
+    }
     match (&t.transport, &t.workload) {
         (TransportConfig::Quic(_), _) => Ok(()),
         (_, WorkloadConfig::Bulk(b)) => match b.read_rate {

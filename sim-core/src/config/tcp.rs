@@ -116,6 +116,59 @@ pub struct TcpConfig {
     )]
     pub tls_record_overhead: Option<u64>,
 
+    // ---- TCP Fast Open and TLS 1.3 0-RTT (docs/tcp.md, "Fast Open and 0-RTT") -------------
+    /// TCP Fast Open (RFC 7413). A client holding a cookie for the server sends data in its
+    /// SYN (§4.2: the ClientHello with TLS, the first request bytes without), the server
+    /// delivers it on receipt of the SYN and may answer before the handshake completes
+    /// (§4.2.2); a client without a cookie requests one with an empty Fast Open option
+    /// (§4.1.1) and the SYN-ACK carries it (§4.1.2). Both sides must agree. Default false:
+    /// today's three-way handshake exactly (not serialised when false).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fast_open: bool,
+    /// TLS 1.3 0-RTT resumption (RFC 8446 §2.3, §4.2.10): on a resumed session (a later
+    /// connection of a `reconnects` flow, or every connection with `resumed`) the
+    /// ClientHello offers the ticket as a PSK with `early_data` and the client sends its
+    /// requests right behind it; the server answers with the abbreviated flight (no
+    /// Certificate, RFC 8446 §2.2) and its response at once. The server sends a
+    /// NewSessionTicket (§4.6.1) after the client's Finished on every connection. TLS 1.3
+    /// only; both sides must agree. Default false (not serialised when false).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub early_data: bool,
+    /// The client talked to this server before the run: it holds a Fast Open cookie (with
+    /// `fast_open`) and a session ticket (with `early_data`) from the first connection on.
+    /// Needs `fast_open` or `early_data`; the server side ignores it. Default false (not
+    /// serialised when false).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub resumed: bool,
+    /// ClientHello offering a session ticket: the 300-byte ClientHello plus
+    /// pre_shared_key (RFC 8446 §4.2.11: 4 B header, 2 B identities length, 2 B identity
+    /// length, a ~160-byte ticket, 4 B obfuscated age, 2 B binders length, a 33-byte
+    /// binder), psk_key_exchange_modes (§4.2.9) and early_data (§4.2.10, 4 B). Default
+    /// 510, QUIC's `resumption_client_hello_size` (the same estimate).
+    #[serde(
+        deserialize_with = "crate::units::serde_size::de",
+        skip_serializing_if = "defaults::resumption_client_hello_size"
+    )]
+    pub resumption_client_hello_size: u64,
+    /// The server's flight on a resumed handshake: ServerHello with its 6-byte
+    /// pre_shared_key extension (96), EncryptedExtensions with early_data and Finished, no
+    /// Certificate or CertificateVerify (RFC 8446 §2.2). Default 236: QUIC's 90 + 6 + its
+    /// `resumption_server_handshake_size` 140 (the same estimate).
+    #[serde(
+        deserialize_with = "crate::units::serde_size::de",
+        skip_serializing_if = "defaults::resumption_server_flight_size"
+    )]
+    pub resumption_server_flight_size: u64,
+    /// NewSessionTicket (RFC 8446 §4.6.1) the server sends after the client's Finished
+    /// when `early_data` is on: 4 B handshake header, 4 B lifetime, 4 B age_add, a 9-byte
+    /// nonce, a ~160-byte ticket with its 2-byte length, and extensions with early_data
+    /// (max_early_data_size, 2 + 8 B). Default 193 (estimate).
+    #[serde(
+        deserialize_with = "crate::units::serde_size::de",
+        skip_serializing_if = "defaults::new_session_ticket_size"
+    )]
+    pub new_session_ticket_size: u64,
+
     // ---- timers and ACKs ------------------------------------------------------------------
     /// RTO before the first RTT sample. Default 1 s (RFC 6298 §2.1; Linux
     /// TCP_TIMEOUT_INIT).
@@ -170,6 +223,12 @@ impl Default for TcpConfig {
             client_finished_size: 36,
             server_finished_size: 51,
             tls_record_overhead: None,
+            fast_open: false,
+            early_data: false,
+            resumed: false,
+            resumption_client_hello_size: 510,
+            resumption_server_flight_size: 236,
+            new_session_ticket_size: 193,
             initial_rto: SimDuration::from_secs(1), // RFC 6298 §2.1
             rto_min: SimDuration::from_millis(200), // Linux TCP_RTO_MIN
             rto_max: SimDuration::from_secs(120),   // Linux TCP_RTO_MAX
@@ -186,6 +245,20 @@ impl Default for TcpConfig {
                 ..CcParams::default()
             },
         }
+    }
+}
+
+/// `skip_serializing_if` tests: the new keys' defaults are not serialised, so resolved
+/// configurations written before them are unchanged.
+mod defaults {
+    pub fn resumption_client_hello_size(v: &u64) -> bool {
+        *v == 510
+    }
+    pub fn resumption_server_flight_size(v: &u64) -> bool {
+        *v == 236
+    }
+    pub fn new_session_ticket_size(v: &u64) -> bool {
+        *v == 193
     }
 }
 
@@ -258,10 +331,34 @@ impl TcpConfig {
             ("server_flight_size", self.server_flight_size),
             ("client_finished_size", self.client_finished_size),
             ("server_finished_size", self.server_finished_size),
+            (
+                "resumption_client_hello_size",
+                self.resumption_client_hello_size,
+            ),
+            (
+                "resumption_server_flight_size",
+                self.resumption_server_flight_size,
+            ),
+            ("new_session_ticket_size", self.new_session_ticket_size),
         ] {
             if v == 0 || v > 1 << 20 {
                 return bad(k, v, "a message size in [1, 1048576] bytes");
             }
+        }
+        // RFC 8446 §2.3, §4.2.10: early data is a TLS 1.3 mechanism.
+        if self.early_data && self.tls != TlsVersion::Tls13 {
+            return bad(
+                "early_data",
+                format!("true with tls = {:?}", self.tls),
+                "false unless tls = \"1.3\" (0-RTT is TLS 1.3's, RFC 8446 §2.3)",
+            );
+        }
+        if self.resumed && !self.fast_open && !self.early_data {
+            return bad(
+                "resumed",
+                true,
+                "false unless fast_open or early_data is on (a cookie or ticket to hold)",
+            );
         }
         if let Some(o) = self.tls_record_overhead {
             if o > 256 {
@@ -355,5 +452,28 @@ mod tests {
             ..TcpConfig::default()
         };
         assert_eq!(c.validate().unwrap_err().0, "ack_every");
+        // 0-RTT is TLS 1.3's (RFC 8446 §2.3); `resumed` needs something to hold.
+        for tls in [TlsVersion::Tls12, TlsVersion::None] {
+            let c = TcpConfig {
+                tls,
+                early_data: true,
+                ..TcpConfig::default()
+            };
+            assert_eq!(c.validate().unwrap_err().0, "early_data");
+        }
+        let c = TcpConfig {
+            resumed: true,
+            ..TcpConfig::default()
+        };
+        assert_eq!(c.validate().unwrap_err().0, "resumed");
+        for (fast_open, early_data) in [(true, false), (false, true), (true, true)] {
+            let c = TcpConfig {
+                fast_open,
+                early_data,
+                resumed: true,
+                ..TcpConfig::default()
+            };
+            assert!(c.validate().is_ok());
+        }
     }
 }

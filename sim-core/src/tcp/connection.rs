@@ -36,7 +36,8 @@ use crate::transport::ranges::RangeSet;
 use crate::transport::rtt::RttEstimator;
 use crate::transport::stream::{CloseKind, Side, StreamEvent, StreamId, StreamReadState};
 use crate::wire::tcp::{
-    max_sack_blocks, Flags, Record, RecordKind, Segment, SynOptions, TlsMessage,
+    max_sack_blocks, syn_options_len, Flags, Record, RecordKind, Segment, SynOptions, TlsMessage,
+    FAST_OPEN_COOKIE_LEN,
 };
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -142,6 +143,28 @@ pub struct TcpConnection {
     syn_sent_at: Option<SimTime>,
     syn_retransmitted: bool,
 
+    // TCP Fast Open (RFC 7413) and TLS 1.3 resumption (RFC 8446 §2.2-2.3)
+    /// Client: holds a Fast Open cookie for the server.
+    cookie: bool,
+    /// Client: holds a session ticket.
+    session_ticket: bool,
+    /// Client: the SYN-ACK carried a cookie (RFC 7413 §4.1.2).
+    cookie_received: bool,
+    /// Client: a NewSessionTicket arrived (RFC 8446 §4.6.1).
+    ticket_received: bool,
+    /// This connection resumes with a PSK and 0-RTT data (client: decided at start;
+    /// server: the ClientHello offered it).
+    psk: bool,
+    /// Client: the ClientHello is on the stream.
+    hello_sent: bool,
+    /// Client: payload bytes its first SYN carried (RFC 7413 §4.2).
+    syn_data: u64,
+    /// Server: the client's SYN asked for a cookie (an empty Fast Open option, §4.1.1).
+    cookie_requested: bool,
+    /// Server: it accepted the data of a SYN with a cookie and may send before the
+    /// handshake completes (RFC 7413 §4.2.2).
+    fast_open_accepted: bool,
+
     // send side
     records: Vec<Record>,
     stream_end: u64,
@@ -225,6 +248,16 @@ impl TcpConnection {
             syn_pending: false,
             syn_sent_at: None,
             syn_retransmitted: false,
+            // `resumed`: held from before the run (client only).
+            cookie: side == Side::Client && cfg.resumed && cfg.fast_open,
+            session_ticket: side == Side::Client && cfg.resumed && cfg.early_data,
+            cookie_received: false,
+            ticket_received: false,
+            psk: false,
+            hello_sent: false,
+            syn_data: 0,
+            cookie_requested: false,
+            fast_open_accepted: false,
             records: Vec::new(),
             stream_end: 0,
             mux,
@@ -299,6 +332,29 @@ impl TcpConnection {
     /// Client: the first application byte delivered.
     pub fn first_byte_at(&self) -> Option<SimTime> {
         self.first_byte_at
+    }
+    /// Client: whether it holds a Fast Open cookie and a session ticket for the server
+    /// (from before the run, [`TcpConnection::resume`], or received on this connection:
+    /// the SYN-ACK's cookie, a NewSessionTicket).
+    pub fn holds(&self) -> (bool, bool) {
+        (
+            self.cookie || self.cookie_received,
+            self.session_ticket || self.ticket_received,
+        )
+    }
+    /// Client: takes a cookie and a session ticket an earlier connection left (before
+    /// [`TcpConnection::start`]); each is used only when `fast_open` / `early_data` is on.
+    pub fn resume(&mut self, cookie: bool, session_ticket: bool) {
+        self.cookie |= cookie && self.cfg.fast_open;
+        self.session_ticket |= session_ticket && self.cfg.early_data;
+    }
+    /// This connection resumed a TLS 1.3 session with 0-RTT data (RFC 8446 §2.3).
+    pub fn resumed_with_early_data(&self) -> bool {
+        self.psk
+    }
+    /// Client: payload bytes its SYN carried (TCP Fast Open, RFC 7413 §4.2).
+    pub fn syn_data(&self) -> u64 {
+        self.syn_data
     }
     /// How and when the connection closed.
     pub fn closed(&self) -> Option<(CloseKind, SimTime)> {
@@ -455,6 +511,38 @@ impl TcpConnection {
         if self.side == Side::Client && self.state == TcpState::Idle {
             self.state = TcpState::SynSent;
             self.syn_pending = true;
+            // RFC 8446 §2.3: a ticket lets the client send early data behind its
+            // ClientHello.
+            self.psk = self.cfg.early_data && self.session_ticket;
+            if self.cfg.fast_open && self.cookie {
+                // RFC 7413 §4.2: with a cookie the SYN carries data: the ClientHello (and
+                // the 0-RTT requests behind it), or the requests without TLS.
+                match self.cfg.tls {
+                    TlsVersion::None => self.connect(now),
+                    _ => self.send_client_hello(now),
+                }
+            }
+        }
+    }
+
+    /// Client: puts the ClientHello on the stream (the resumption ClientHello with a
+    /// ticket; then 0-RTT data may follow at once, RFC 8446 §2.3).
+    fn send_client_hello(&mut self, now: SimTime) {
+        if self.hello_sent {
+            return;
+        }
+        self.hello_sent = true;
+        if self.psk {
+            self.push_record(
+                RecordKind::Tls(TlsMessage::ClientHelloPsk),
+                self.cfg.resumption_client_hello_size,
+            );
+            self.connect(now);
+        } else {
+            self.push_record(
+                RecordKind::Tls(TlsMessage::ClientHello),
+                self.cfg.client_hello_size,
+            );
         }
     }
 
@@ -532,7 +620,9 @@ impl TcpConnection {
             self.syn_pending = false;
             return Some(self.syn_segment(now));
         }
-        if self.state != TcpState::Established {
+        // RFC 7413 §4.2.2: a server that accepted SYN data may send before the handshake
+        // completes.
+        if self.state != TcpState::Established && !self.fast_open_accepted {
             return None;
         }
         if let Some(s) = self.next_data_segment(now) {
@@ -557,6 +647,18 @@ impl TcpConnection {
             }),
             sack_permitted: self.cfg.sack,
             timestamps: self.cfg.timestamps,
+            fast_open: match self.side {
+                // RFC 7413 §4.1.1: the cookie, or an empty option requesting one.
+                Side::Client => {
+                    self.cfg
+                        .fast_open
+                        .then_some(if self.cookie { FAST_OPEN_COOKIE_LEN } else { 0 })
+                }
+                // §4.1.2: the SYN-ACK answers a request with a cookie.
+                Side::Server => {
+                    (self.cfg.fast_open && self.cookie_requested).then_some(FAST_OPEN_COOKIE_LEN)
+                }
+            },
         }
     }
 
@@ -568,6 +670,40 @@ impl TcpConnection {
             self.rto_deadline = Some(now + self.rto());
         }
         let server = self.side == Side::Server;
+        let options = self.syn_options();
+        let mut len = 0;
+        if !server && !self.syn_retransmitted && self.cookie && self.cfg.fast_open {
+            // RFC 7413 §4.2: the first SYN carries data, as much as fits in one segment
+            // beside its options (RFC 6691 §2). A retransmitted SYN carries none (as
+            // Linux): the data then goes after the handshake.
+            let room = self.cfg.mss.saturating_sub(syn_options_len(&options));
+            self.fill_stream(room);
+            len = self.stream_end.min(room);
+            if len > 0 {
+                self.syn_data = len;
+                self.snd_nxt = len;
+                self.pipe += len;
+                self.segs.push_back(SentSeg {
+                    seq: 0,
+                    len,
+                    sent: now,
+                    // The SYN's RTT sample is taken at establishment (Karn, RFC 6298 §3).
+                    retransmitted: true,
+                    sacked: false,
+                    lost: false,
+                    rexmit_in_flight: false,
+                    app_limited: self.stream_end == len && !self.mux.has_pending(),
+                });
+                self.cc.on_packet_sent(now, len, self.pipe);
+            }
+        }
+        let ack = if server {
+            // The SYN-ACK acknowledges accepted SYN data (RFC 7413 §4.2.2).
+            self.ack_sent();
+            self.rcv_nxt
+        } else {
+            0
+        };
         Segment {
             conn: 0,
             flags: Flags {
@@ -576,14 +712,14 @@ impl TcpConnection {
                 fin: false,
             },
             seq: 0,
-            len: 0,
-            ack: 0,
+            len,
+            ack,
             // RFC 7323 §2.2: the window of a SYN is never scaled.
             window: self.cfg.recv_window.min(65_535),
             sack: Vec::new(),
-            syn_options: Some(self.syn_options()),
+            syn_options: Some(options),
             timestamps: false,
-            records: Vec::new(),
+            records: self.records_in(0, len),
             retransmission: self.syn_retransmitted,
         }
     }
@@ -840,6 +976,18 @@ impl TcpConnection {
                 TcpState::Idle => {
                     self.state = TcpState::SynReceived;
                     self.syn_pending = true;
+                    let fo = seg.syn_options.and_then(|o| o.fast_open);
+                    self.cookie_requested = fo == Some(0);
+                    if self.cfg.fast_open && fo.is_some_and(|c| c > 0) && seg.len > 0 {
+                        // RFC 7413 §4.2.2: a valid cookie (the model's cookies always
+                        // are): the data is delivered now, the server may answer at once.
+                        self.fast_open_accepted = true;
+                        self.peer_right_edge = seg.window;
+                        if self.cfg.tls == TlsVersion::None {
+                            self.connect(now);
+                        }
+                        self.on_data(now, seg);
+                    }
                 }
                 TcpState::SynReceived => {
                     // The client retransmitted its SYN: our SYN-ACK was lost (or is
@@ -853,7 +1001,26 @@ impl TcpConnection {
             (Side::Client, true) => {
                 if self.state == TcpState::SynSent {
                     self.peer_right_edge = seg.window;
+                    if seg
+                        .syn_options
+                        .and_then(|o| o.fast_open)
+                        .is_some_and(|c| c > 0)
+                    {
+                        self.cookie_received = true;
+                    }
                     self.establish(now);
+                    if self.syn_data > 0 {
+                        self.on_ack(now, seg);
+                        if self.snd_una < self.snd_nxt {
+                            // RFC 7413 §4.2.1: the SYN-ACK did not acknowledge the SYN's
+                            // data (lost with a retransmitted SYN, or refused): send it
+                            // again now.
+                            for i in 0..self.segs.len() {
+                                self.mark_lost(i);
+                            }
+                            self.force_retransmit = true;
+                        }
+                    }
                 }
                 // RFC 9293 §3.5: acknowledge the SYN-ACK (again if it was repeated).
                 self.ack_now = true;
@@ -872,14 +1039,13 @@ impl TcpConnection {
                 .update(now, now.saturating_since(t), SimDuration::ZERO, None);
         }
         self.backoff = 0;
+        if self.snd_nxt > self.snd_una {
+            // Fast Open data sent before the handshake completed is still outstanding.
+            self.rto_deadline = Some(now + self.rto());
+        }
         match (self.cfg.tls, self.side) {
             (TlsVersion::None, _) => self.connect(now),
-            (_, Side::Client) => {
-                self.push_record(
-                    RecordKind::Tls(TlsMessage::ClientHello),
-                    self.cfg.client_hello_size,
-                );
-            }
+            (_, Side::Client) => self.send_client_hello(now),
             (_, Side::Server) => {}
         }
     }
@@ -1003,6 +1169,26 @@ impl TcpConnection {
                     self.cfg.server_flight_size,
                 );
             }
+            (Side::Server, TlsMessage::ClientHelloPsk) => {
+                // RFC 8446 §2.2-2.3: the abbreviated flight; the early data behind the
+                // ClientHello is read at once and the server may answer right after its
+                // Finished (0.5-RTT data).
+                self.psk = true;
+                self.push_record(
+                    RecordKind::Tls(TlsMessage::ResumedServerFlight),
+                    self.cfg.resumption_server_flight_size,
+                );
+                self.connect(now);
+            }
+            (Side::Client, TlsMessage::ResumedServerFlight) => {
+                // RFC 8446 §4.5: EndOfEarlyData (a 4-byte handshake header) before the
+                // Finished.
+                self.push_record(
+                    RecordKind::Tls(TlsMessage::ClientFinished),
+                    self.cfg.client_finished_size + 4,
+                );
+            }
+            (Side::Client, TlsMessage::NewSessionTicket) => self.ticket_received = true,
             (Side::Client, TlsMessage::ServerFlight) => {
                 self.push_record(
                     RecordKind::Tls(TlsMessage::ClientFinished),
@@ -1017,6 +1203,14 @@ impl TcpConnection {
                     self.push_record(
                         RecordKind::Tls(TlsMessage::ServerFinished),
                         self.cfg.server_finished_size,
+                    );
+                }
+                if tls == TlsVersion::Tls13 && self.cfg.early_data {
+                    // RFC 8446 §4.6.1: a ticket for the next connection, after the
+                    // client's Finished.
+                    self.push_record(
+                        RecordKind::Tls(TlsMessage::NewSessionTicket),
+                        self.cfg.new_session_ticket_size,
                     );
                 }
                 self.connect(now);

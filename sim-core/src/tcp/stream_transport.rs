@@ -3,8 +3,9 @@
 //! HTTP/2-style streams on it, `Connected` after TCP + TLS) is described in
 //! [`crate::transport::stream`].
 //!
-//! Connection sequences run (each connection a fresh three-way + TLS handshake) but do
-//! not resume: no session tickets, TCP Fast Open or TLS 0-RTT yet (`docs/tcp.md`).
+//! Connection sequences run (each connection a fresh three-way handshake); with
+//! `fast_open` / `early_data` a later connection presents the Fast Open cookie and the
+//! session ticket an earlier one left ([`TcpTicket`], `docs/tcp.md`).
 
 use super::connection::TcpConnection;
 use super::metrics::connection_metrics;
@@ -21,6 +22,15 @@ use crate::trace::TraceEvent;
 use crate::transport::stream::{
     AppReader, Side, StreamEvent, StreamId, StreamReadState, StreamTransport,
 };
+
+/// What a TCP client keeps from a connection for the next one to the same server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpTicket {
+    /// A TCP Fast Open cookie (RFC 7413 §4.1).
+    pub cookie: bool,
+    /// A TLS 1.3 session ticket (RFC 8446 §4.6.1).
+    pub session: bool,
+}
 
 impl StreamTransport for TcpConnection {
     fn side(&self) -> Side {
@@ -82,7 +92,7 @@ impl StreamTransport for TcpConnection {
     }
 
     fn is_resumed(&self) -> bool {
-        false
+        self.resumed_with_early_data()
     }
 
     fn cwnd(&self) -> u64 {
@@ -96,7 +106,7 @@ impl StreamTransport for TcpConnection {
 
 impl TransportDriver for TcpConnection {
     type Config = TcpConfig;
-    type Ticket = ();
+    type Ticket = TcpTicket;
 
     fn start(&mut self, now: SimTime) {
         TcpConnection::start(self, now);
@@ -196,9 +206,24 @@ impl TransportDriver for TcpConnection {
         TcpConnection::new(Side::Client, base.clone())
     }
 
-    fn resume(&mut self, _ticket: ()) {}
+    fn resume(&mut self, ticket: TcpTicket) {
+        TcpConnection::resume(self, ticket.cookie, ticket.session);
+    }
 
-    fn ticket(&self, _id: u64) {}
+    /// The cookie the SYN-ACK carried (or the one held) and, with `early_data`, the
+    /// session ticket: the server's NewSessionTicket follows the client's Finished and
+    /// precedes every response byte on the stream, so a connection that read anything
+    /// holds it; the sequence asks at confirmation, before it arrives, hence the
+    /// configuration decides (`docs/tcp.md`).
+    fn ticket(&self, _id: u64) -> TcpTicket {
+        let (cookie, session) = self.holds();
+        TcpTicket {
+            cookie,
+            session: session
+                || (self.config().early_data
+                    && self.config().tls == crate::config::tcp::TlsVersion::Tls13),
+        }
+    }
 
     fn issues_tokens(_base: &TcpConfig) -> bool {
         false
@@ -251,9 +276,9 @@ impl TransportDriver for TcpConnection {
             last_activity_secs: self.last_activity().as_secs_f64(),
             idle_timeout_secs: 0.0,
             status,
-            ticket: false,
-            resumed: false,
-            zero_rtt_accepted: None,
+            ticket: self.resumed_with_early_data(),
+            resumed: self.resumed_with_early_data(),
+            zero_rtt_accepted: self.resumed_with_early_data().then_some(true),
             token,
             zero_rtt_packets: 0,
             zero_rtt_stream_bytes: 0,

@@ -1036,6 +1036,23 @@ pub const TCP: Table = Table {
         key("tls_record_overhead", K::Size, Unset("22 (TLS 1.3, RFC 8446 §5.2), 29 (TLS 1.2 AES-GCM, RFC 5288 §3), 0 without TLS"), "bytes each TLS record of application data adds (one HTTP/2-style frame per record)")
             .max("256B", true)
             .allowed("at most 256 bytes per record"),
+        key("fast_open", K::Bool, Unset("false (off; not written in resolved configurations)"), "TCP Fast Open (RFC 7413): with a cookie from an earlier connection (or `resumed`) the SYN carries data (the ClientHello with TLS), the server delivers it on the SYN; without one the SYN requests a cookie (§4.1.1); both sides alike"),
+        key("early_data", K::Bool, Unset("false (off; not written in resolved configurations)"), "TLS 1.3 0-RTT resumption (RFC 8446 §2.3, §4.2.10): with a session ticket the requests follow the ClientHello, the server answers with the abbreviated flight; the server sends a NewSessionTicket per connection; TLS 1.3 only, both sides alike")
+            .allowed("false unless tls = \"1.3\" (0-RTT is TLS 1.3's, RFC 8446 §2.3)"),
+        key("resumed", K::Bool, Unset("false (off; not written in resolved configurations)"), "client: a Fast Open cookie and a session ticket are held from before the run (the first connection uses them); needs `fast_open` or `early_data`; the server ignores it")
+            .allowed("false unless fast_open or early_data is on (a cookie or ticket to hold)"),
+        key("resumption_client_hello_size", K::Size, Unset("510 (not written in resolved configurations)"), "ClientHello offering a session ticket: + pre_shared_key (RFC 8446 §4.2.11), psk_key_exchange_modes, early_data (QUIC's estimate)")
+            .min("1B", true)
+            .max("1048576B", true)
+            .allowed("a message size in [1, 1048576] bytes"),
+        key("resumption_server_flight_size", K::Size, Unset("236 (not written in resolved configurations)"), "the server's flight on a resumed handshake: ServerHello with pre_shared_key, EncryptedExtensions, Finished; no Certificate (RFC 8446 §2.2; QUIC's 96 + 140)")
+            .min("1B", true)
+            .max("1048576B", true)
+            .allowed("a message size in [1, 1048576] bytes"),
+        key("new_session_ticket_size", K::Size, Unset("193 (not written in resolved configurations)"), "NewSessionTicket (RFC 8446 §4.6.1) sent after the client's Finished when `early_data` is on (estimate, ~160-byte ticket)")
+            .min("1B", true)
+            .max("1048576B", true)
+            .allowed("a message size in [1, 1048576] bytes"),
         key("initial_rto", K::Time, Value("\"1s\""), "RTO before the first RTT sample (RFC 6298 §2.1)")
             .min("0s", false)
             .allowed("a time > 0 (RFC 6298 §2.1)"),

@@ -70,6 +70,11 @@ pub fn syn_options_len(o: &SynOptions) -> u64 {
     if o.window_scale.is_some() {
         n += 4; // NOP + Window Scale (RFC 7323 §2.2)
     }
+    if let Some(cookie) = o.fast_open {
+        // RFC 7413 §4.1.1: kind 34, length 2 + cookie; options end on a 32-bit word
+        // (RFC 9293 §3.1, NOP padding).
+        n += (2 + cookie).next_multiple_of(4);
+    }
     n
 }
 
@@ -84,7 +89,14 @@ pub struct SynOptions {
     pub sack_permitted: bool,
     /// Timestamps offered (RFC 7323 §3).
     pub timestamps: bool,
+    /// TCP Fast Open option (RFC 7413 §4.1.1, kind 34) carrying a cookie of this many
+    /// bytes; `Some(0)`: an empty option, the client's cookie request. `None`: absent.
+    pub fast_open: Option<u64>,
 }
+
+/// Length of the Fast Open cookie the server issues: 8 bytes (Linux
+/// `TCP_FASTOPEN_COOKIE_SIZE`; RFC 7413 §4.1.1 allows 4 to 16).
+pub const FAST_OPEN_COOKIE_LEN: u64 = 8;
 
 /// The TLS handshake messages the model sends as records on the byte stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -100,6 +112,14 @@ pub enum TlsMessage {
     ClientFinished,
     /// TLS 1.2 only: the server's ChangeCipherSpec and Finished.
     ServerFinished,
+    /// A ClientHello offering a session ticket as a PSK with early_data (RFC 8446
+    /// §4.2.10-4.2.11): the application data behind it is 0-RTT data.
+    ClientHelloPsk,
+    /// The server's flight on a resumed handshake (ServerHello, EncryptedExtensions,
+    /// Finished; RFC 8446 §2.2-2.3).
+    ResumedServerFlight,
+    /// NewSessionTicket (RFC 8446 §4.6.1), after the client's Finished.
+    NewSessionTicket,
 }
 
 /// What one record of the byte stream is.
@@ -279,6 +299,7 @@ mod tests {
             window_scale: Some(7),
             sack_permitted: true,
             timestamps: true,
+            fast_open: None,
         };
         // Linux SYN: 20 option bytes, a 60-byte IP packet.
         assert_eq!(syn_options_len(&all), 20);
@@ -287,11 +308,24 @@ mod tests {
             ..all
         };
         assert_eq!(syn_options_len(&no_ts), 12);
+        // RFC 7413 §4.1.1: a cookie request adds 2 bytes (padded to 4), an 8-byte cookie
+        // 10 (padded to 12).
+        let request = SynOptions {
+            fast_open: Some(0),
+            ..all
+        };
+        assert_eq!(syn_options_len(&request), 24);
+        let cookie = SynOptions {
+            fast_open: Some(FAST_OPEN_COOKIE_LEN),
+            ..all
+        };
+        assert_eq!(syn_options_len(&cookie), 32);
         let bare = SynOptions {
             mss: 536,
             window_scale: None,
             sack_permitted: false,
             timestamps: false,
+            fast_open: None,
         };
         assert_eq!(syn_options_len(&bare), 4);
     }
