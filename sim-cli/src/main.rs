@@ -9,6 +9,7 @@ mod sweep;
 
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
+use sim_core::breakdown::{FlowBreakdown, TimePart};
 use sim_core::metrics::{EndpointMetrics, RunResult};
 use sim_core::qlog::{self, QlogFormat, QlogWriter, TraceKey};
 use sim_core::scenario::{parse_str, Scenario};
@@ -60,6 +61,12 @@ enum Command {
         /// qvis reads).
         #[arg(long, value_name = "FORMAT", default_value = "draft", value_parser = ["draft", "qvis"])]
         qlog_format: String,
+        /// Also print "where the time went" per run and flow: the data sender's time split
+        /// into handshake, slow start, blocked by flow control, blocked by cwnd, loss
+        /// recovery and idle (docs/breakdown.md; QUIC bulk flows only). With --json it is
+        /// the document's extra `breakdown` key; the rest of the output is unchanged.
+        #[arg(long, conflicts_with = "qlog")]
+        breakdown: bool,
     },
     /// Serve the browser UI (built by `scripts/build-web`) on 127.0.0.1 and print its URL.
     Serve {
@@ -309,12 +316,20 @@ fn main() -> ExitCode {
             series,
             qlog,
             qlog_format,
+            breakdown,
         } => load(&file).and_then(|s| {
             let qlog = qlog.map(|dir| {
                 let fmt = QlogFormat::parse(&qlog_format).expect("clap checked the value");
                 (dir, fmt)
             });
-            run_cmd(s, seed, runs, json, out, series, qlog)
+            let opts = RunOpts {
+                as_json: json,
+                out,
+                series,
+                qlog,
+                breakdown,
+            };
+            run_cmd(s, seed, runs, opts)
         }),
     };
     match res {
@@ -412,11 +427,15 @@ fn run_cmd(
     s: Scenario,
     seed: Option<u64>,
     runs: Option<u32>,
-    as_json: bool,
-    out: Option<PathBuf>,
-    series: bool,
-    qlog: Option<(PathBuf, QlogFormat)>,
+    opts: RunOpts,
 ) -> Result<(), (u8, String)> {
+    let RunOpts {
+        as_json,
+        out,
+        series,
+        qlog,
+        breakdown,
+    } = opts;
     if runs == Some(0) {
         return Err((
             EXIT_BAD_INPUT,
@@ -429,34 +448,122 @@ fn run_cmd(
         std::fs::create_dir_all(dir).map_err(|e| (1, format!("{}: {e}", dir.display())))?;
     }
     // Parallel across runs, never within one; collect() keeps the job order.
-    let results: Vec<Result<RunResult, (u8, String)>> = study
+    type Ran = (RunResult, Vec<FlowBreakdown>);
+    let results: Vec<Result<Ran, (u8, String)>> = study
         .jobs()
         .par_iter()
         .map(|j| {
             let cfg = study.config(j);
+            let bad = |e: sim_core::scenario::ConfigError| (EXIT_BAD_INPUT, e.to_string());
             match &qlog {
-                None => sim_core::run(cfg, j.seed).map_err(|e| (EXIT_BAD_INPUT, e.to_string())),
-                Some((dir, fmt)) => run_with_qlog(cfg, j, dir, *fmt),
+                None if breakdown => sim_core::runner::run_with_breakdown(cfg, j.seed).map_err(bad),
+                None => sim_core::run(cfg, j.seed)
+                    .map(|r| (r, Vec::new()))
+                    .map_err(bad),
+                Some((dir, fmt)) => run_with_qlog(cfg, j, dir, *fmt).map(|r| (r, Vec::new())),
             }
         })
         .collect();
     let mut ok = Vec::with_capacity(results.len());
+    let mut splits = Vec::with_capacity(results.len());
     for r in results {
-        ok.push(r?);
+        let (r, b) = r?;
+        ok.push(r);
+        splits.push(b);
     }
     let doc = study.results(&ok);
     if let Some(dir) = &out {
         write_out(dir, &study, &ok, &doc).map_err(|e| (1, e))?;
     }
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
+        if breakdown {
+            let mut v = serde_json::to_value(&doc).expect("JSON");
+            v["breakdown"] = breakdown_json(&study, &splits);
+            println!("{}", serde_json::to_string_pretty(&v).expect("JSON"));
+        } else {
+            println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
+        }
     } else {
         print_summary(&study, &ok);
         if let Some(p) = &doc.paired {
             print!("{}", paired_table(p));
         }
+        if breakdown {
+            print!("{}", breakdown_table(&study, &splits));
+        }
     }
     Ok(())
+}
+
+/// What `quicsim run` prints or writes besides the summary.
+struct RunOpts {
+    as_json: bool,
+    out: Option<PathBuf>,
+    series: bool,
+    qlog: Option<(PathBuf, QlogFormat)>,
+    breakdown: bool,
+}
+
+/// `--breakdown --json`: per job (job order) and flow, the parts in seconds.
+fn breakdown_json(study: &Study, splits: &[Vec<FlowBreakdown>]) -> serde_json::Value {
+    let mut rows = Vec::new();
+    for (j, flows) in study.jobs().iter().zip(splits) {
+        for f in flows {
+            let mut parts = serde_json::Map::new();
+            for (p, secs) in f.breakdown.secs() {
+                parts.insert(p.as_str().to_string(), serde_json::json!(secs));
+            }
+            rows.push(serde_json::json!({
+                "point": j.point,
+                "seed": j.seed,
+                "flow": f.flow,
+                "endpoint": f.endpoint,
+                "total_secs": f.breakdown.total().as_secs_f64(),
+                "parts_secs": parts,
+            }));
+        }
+    }
+    serde_json::Value::Array(rows)
+}
+
+/// `--breakdown`: one line per job and flow, seconds per part.
+fn breakdown_table(study: &Study, splits: &[Vec<FlowBreakdown>]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from(
+        "where the time went — the data sender's time, seconds; the parts sum to its completion time (last byte acknowledged)\n",
+    );
+    let mut head = format!(
+        "  {:>5} {:>20} {:>4} {:>10}",
+        "point", "seed", "flow", "total"
+    );
+    for p in TimePart::ALL {
+        head.push_str(&format!(" {:>13}", p.as_str()));
+    }
+    let _ = writeln!(out, "{head}");
+    let mut any = false;
+    for (j, flows) in study.jobs().iter().zip(splits) {
+        for f in flows {
+            any = true;
+            let mut line = format!(
+                "  {:>5} {:>20} {:>4} {:>10.6}",
+                j.point,
+                j.seed,
+                f.flow,
+                f.breakdown.total().as_secs_f64()
+            );
+            for (_, secs) in f.breakdown.secs() {
+                line.push_str(&format!(" {secs:>13.6}"));
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    if !any {
+        let _ = writeln!(
+            out,
+            "  (no flow reports it: only QUIC bulk flows classify their sender's state)"
+        );
+    }
+    out
 }
 
 /// The paired table of a paired comparison: per grid point and compared metric, each run's

@@ -9,6 +9,7 @@
 //! implementation and one arm in [`crate::flows`], and no workload changes. This module
 //! names no protocol.
 
+use crate::breakdown::TimeBreakdown;
 use crate::config::workload::ConnectionSpec;
 use crate::metrics::workload::{ConnectionReport, HistorySample};
 use crate::metrics::EndpointMetrics;
@@ -93,6 +94,16 @@ pub trait TransportDriver: StreamTransport + std::fmt::Debug + Sized {
     /// The transport's time-series columns and their current values (congestion window,
     /// RTT, receive window, ...), in a fixed order.
     fn series_sample(&self) -> Vec<(String, f64)>;
+
+    /// "Where the time went" ([`crate::breakdown`]) up to `now`, or up to the instant
+    /// given to [`TransportDriver::freeze_breakdown`]. Default: `None` (not available).
+    fn time_breakdown(&self, _now: SimTime) -> Option<TimeBreakdown> {
+        None
+    }
+
+    /// The workload completed at `at`: closes the [`crate::breakdown`] accounting.
+    /// Default: nothing.
+    fn freeze_breakdown(&mut self, _at: SimTime) {}
 
     // ----- connection sequences --------------------------------------------------------
 

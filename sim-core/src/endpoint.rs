@@ -15,6 +15,7 @@
 //! An endpoint that wants to send later (pacing) returns `None` from `poll_transmit` and
 //! asks for a timeout at the release time.
 
+use crate::breakdown::TimeBreakdown;
 use crate::metrics::EndpointMetrics;
 use crate::packet::{Addr, Datagram};
 use crate::time::SimTime;
@@ -61,6 +62,12 @@ pub trait Endpoint {
     /// Appends the current value of each column named by [`Endpoint::series_columns`], in
     /// the same order. Called at every sampling instant.
     fn series_values(&self, _out: &mut Vec<f64>) {}
+
+    /// "Where the time went" ([`crate::breakdown`]): the endpoint's connection time split
+    /// by sender state, up to `now` or to its completion. Default: `None` (not available).
+    fn time_breakdown(&self, _now: SimTime) -> Option<TimeBreakdown> {
+        None
+    }
 
     /// Switches event tracing on or off ([`crate::trace`]). While on, the endpoint buffers
     /// the protocol events it produces (packets sent, received, lost, metrics, ...) until

@@ -44,6 +44,7 @@
 #![warn(missing_docs)]
 
 pub mod apps;
+pub mod breakdown;
 pub mod cc;
 pub mod config;
 pub mod driver;

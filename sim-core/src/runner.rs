@@ -26,6 +26,7 @@
 //! end through the same loop (`Sim::advance`) that [`crate::sim::Simulation`] steps in
 //! chunks, so a stepped run and a one-call run are the same run, digest included.
 
+use crate::breakdown::{FlowBreakdown, TimePart};
 use crate::config::{AddressChange, Config, Topology};
 use crate::endpoint::Endpoint;
 use crate::engine::Scheduler;
@@ -53,6 +54,19 @@ pub fn run(config: &Config, seed: u64) -> Result<RunResult, ConfigError> {
     let mut sim = Sim::new(config, seed, Box::new(NoopTracer))?;
     sim.advance(u64::MAX, SimTime::MAX);
     Ok(sim.finish())
+}
+
+/// Runs `config` with `seed` like [`run`] (same result, digest and JSON) and also returns
+/// "where the time went" per flow ([`crate::breakdown`]; flows whose transport does not
+/// report it are left out).
+pub fn run_with_breakdown(
+    config: &Config,
+    seed: u64,
+) -> Result<(RunResult, Vec<FlowBreakdown>), ConfigError> {
+    let mut sim = Sim::new(config, seed, Box::new(NoopTracer))?;
+    sim.advance(u64::MAX, SimTime::MAX);
+    let b = sim.breakdowns();
+    Ok((sim.finish(), b))
 }
 
 /// Runs `config` with `seed` like [`run`], streaming the run's events to `tracer`.
@@ -665,6 +679,39 @@ impl Sim<'_> {
     /// Live events processed so far.
     pub(crate) fn events(&self) -> u64 {
         self.events
+    }
+
+    /// "Where the time went" per flow ([`crate::breakdown`]): the data sender's split, for
+    /// every flow whose endpoints report one. The sender is the endpoint with the most
+    /// time with data waiting (every part but handshake and idle); a tie goes to the later
+    /// endpoint (the server).
+    pub(crate) fn breakdowns(&self) -> Vec<FlowBreakdown> {
+        let now = self.time();
+        let mut out = Vec::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            let mut best: Option<(u64, FlowBreakdown)> = None;
+            for (k, &e) in f.endpoints.iter().enumerate() {
+                if !self.eps[e].started {
+                    continue;
+                }
+                let Some(b) = self.eps[e].ep.time_breakdown(now) else {
+                    continue;
+                };
+                let busy = b.total().as_nanos()
+                    - b.get(TimePart::Handshake).as_nanos()
+                    - b.get(TimePart::Idle).as_nanos();
+                if best.as_ref().is_none_or(|(x, _)| busy >= *x) {
+                    let fb = FlowBreakdown {
+                        flow: i as u32,
+                        endpoint: k as u32,
+                        breakdown: b,
+                    };
+                    best = Some((busy, fb));
+                }
+            }
+            out.extend(best.map(|(_, b)| b));
+        }
+        out
     }
 
     /// Bytes (datagram sizes) delivered to endpoints so far, all flows together.

@@ -40,6 +40,7 @@
 //! status [`RunStatus::Stopped`] (a status no complete run has, so existing outputs and
 //! digests are unchanged), with the metrics of the run up to the time it reached.
 
+use crate::breakdown::FlowBreakdown;
 use crate::config::Config;
 use crate::metrics::{RunResult, RunStatus};
 use crate::runner::{borrowed_tracer, Sim};
@@ -168,6 +169,13 @@ impl<'t> Simulation<'t> {
             delivered_bytes: self.sim.delivered_bytes(),
             status: self.sim.status(),
         }
+    }
+
+    /// "Where the time went" per flow ([`crate::breakdown`]): the data sender's time split
+    /// by state, up to its completion (or up to [`Progress::time`] while it goes on). Call
+    /// it before [`Simulation::finish`]; it changes nothing in the run or its result.
+    pub fn breakdown(&self) -> Vec<FlowBreakdown> {
+        self.sim.breakdowns()
     }
 
     /// How the run ended; `None` while it can go on.

@@ -33,8 +33,8 @@ const LAYERS: &[&[&str]] = &[
     &["transport"],
     // 3 shared run types, bottom: datagrams, configuration data.
     &["packet", "config"],
-    // 4 run results; config validation.
-    &["metrics", "validate"],
+    // 4 run results; config validation; the "where the time went" split (`breakdown`).
+    &["metrics", "validate", "breakdown"],
     // 5 protocol-neutral trace events.
     &["trace"],
     // 6 the endpoint interface (and `driver`, the engine-facing half of a stream
@@ -91,6 +91,7 @@ const SHARED: &[&str] = &[
     "network",
     "runner",
     "validate",
+    "breakdown",
 ];
 
 /// Allowed exceptions: `(file, line)` pairs, each with its reason. None today; nothing may

@@ -303,6 +303,38 @@ test('repeated runs: completion-time distribution with mean and CI; hover shows 
   await page.screenshot({ path: join(ART, 'runs.png') });
 });
 
+test('where the time went: a stacked bar whose parts sum to the shown completion time', async () => {
+  await page.click('button[data-scenario=""]'); // the sandbox: a QUIC bulk download
+  await waitDone();
+  await page.waitForSelector('#breakdown-0 .bd-part');
+  const bar = await page.$eval('#breakdown-0', (b) => ({
+    total: Number(b.dataset.total),
+    completion: Number(b.dataset.completion),
+    parts: [...b.querySelectorAll('.bd-part')].map((p) => ({ part: p.dataset.part, secs: Number(p.dataset.secs), width: parseFloat(p.style.width) })),
+  }));
+  const sum = bar.parts.reduce((a, p) => a + p.secs, 0);
+  assert.ok(Math.abs(sum - bar.completion) < 1e-6, `parts ${sum} vs completion ${bar.completion}`);
+  assert.ok(Math.abs(bar.total - bar.completion) < 1e-9);
+  const widths = bar.parts.reduce((a, p) => a + p.width, 0);
+  assert.ok(Math.abs(widths - 100) < 0.1, `widths sum to ${widths} %`);
+  assert.ok(bar.parts.some((p) => p.part === 'handshake'), JSON.stringify(bar.parts));
+  const label = await page.textContent('#breakdown .bd-label');
+  assert.ok(label.includes(bar.completion.toFixed(4)), label);
+  await page.locator('#breakdown').screenshot({ path: join(ART, 'breakdown.png') });
+  assert.deepEqual(problems, []);
+});
+
+test('a paired (multi-transport) scenario shows the paired table with mean and 95 % CI', async () => {
+  await page.click('button[data-scenario="examples/page-load-h2-h3.toml"]');
+  await waitDone(180000);
+  await page.waitForSelector('#paired table.paired-table');
+  const head = await page.$eval('#paired table.paired-table', (t) => [...t.querySelectorAll('th')].map((h) => h.textContent));
+  assert.deepEqual(head.slice(0, 4), ['seed', 'tcp', 'quic', 'quic-tcp']);
+  assert.match(await page.textContent('#paired .paired-diffs li'), /quic - tcp: mean -?[\d.]+, 95 % CI \[/);
+  await page.locator('#paired').screenshot({ path: join(ART, 'paired.png') });
+  assert.deepEqual(problems, []);
+});
+
 test('cancel stops a long run', async () => {
   await page.click('button[data-scenario=""]');
   await waitDone();

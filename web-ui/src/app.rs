@@ -862,6 +862,8 @@ impl App {
                     title="this link reproduces the view">{"share link"}</a>
             </div>
             { self.view_diff(out) }
+            { view_breakdown(out) }
+            { view_paired(out) }
             { if distribution(out).is_some() { html! {
                 <canvas id="dist" class="dist" width="560" height="200"
                     aria-label="completion time of every run, its mean and 95 % CI"></canvas>
@@ -1075,6 +1077,72 @@ fn distribution(out: &RunOutput) -> Option<(Vec<f64>, sim_core::stats::Summary)>
         .filter_map(|f| f.completion_s)
         .collect();
     Some((values, s))
+}
+
+/// The paired comparison of a multi-transport scenario, as `quicsim run` prints it.
+fn view_paired(out: &RunOutput) -> Html {
+    if out.paired.is_empty() {
+        return html! {};
+    }
+    html! {
+        <div id="paired">
+            <h3>{"Paired comparison"}</h3>
+            <p><small>{"Differences = variant - baseline per run (same seed); mean and Student-t 95 % CI over the runs (docs/paired.md)."}</small></p>
+            { for out.paired.iter().map(|t| html! {
+                <div class="paired-metric">
+                    { if t.grid.is_empty() { html! {} } else { html! { <p>{&t.grid}</p> } } }
+                    <table class="paired-table" data-metric={t.metric.clone()}>
+                        <caption>{&t.metric}</caption>
+                        <tr>{ for t.head.iter().map(|h| html! { <th>{h}</th> }) }</tr>
+                        { for t.rows.iter().map(|r| html! {
+                            <tr>{ for r.iter().map(|c| html! { <td>{c}</td> }) }</tr>
+                        }) }
+                    </table>
+                    <ul class="paired-diffs">
+                        { for t.differences.iter().map(|d| html! { <li>{d}</li> }) }
+                    </ul>
+                </div>
+            }) }
+        </div>
+    }
+}
+
+/// "Where the time went": per flow of the first run, a stacked bar of the data sender's
+/// time (`sim_core::breakdown`), each part's width its share of the total.
+fn view_breakdown(out: &RunOutput) -> Html {
+    if out.breakdown.is_empty() {
+        return html! {};
+    }
+    html! {
+        <div id="breakdown">
+            <h3>{"Where the time went"}</h3>
+            <p><small>{"The data sender's time from its connection start to its completion (last byte acknowledged), first run; rules in docs/breakdown.md."}</small></p>
+            { for out.breakdown.iter().map(|b| {
+                let total = b.total_s.max(1e-12);
+                html! {
+                    <div class="bd-row">
+                        <span class="bd-label">{format!("flow {}: {:.4} s", b.flow, b.total_s)}</span>
+                        <div class="bd-bar" id={format!("breakdown-{}", b.flow)}
+                            data-total={format!("{}", b.total_s)}
+                            data-completion={b.completion_s.map(|c| format!("{c}")).unwrap_or_default()}
+                            role="img"
+                            aria-label={b.parts.iter().filter(|p| p.2 > 0.0).map(|p| format!("{} {:.4} s", p.1, p.2)).collect::<Vec<_>>().join(", ")}>
+                            { for b.parts.iter().filter(|p| p.2 > 0.0).map(|(key, label, secs)| html! {
+                                <span class={format!("bd-part bd-{key}")} data-part={key.clone()} data-secs={format!("{secs}")}
+                                    style={format!("width:{:.3}%", 100.0 * secs / total)}
+                                    title={format!("{label}: {secs:.4} s ({:.1} %)", 100.0 * secs / total)}></span>
+                            }) }
+                        </div>
+                    </div>
+                }
+            }) }
+            <div class="bd-legend">
+                { for out.breakdown[0].parts.iter().map(|(key, label, _)| html! {
+                    <span class="bd-key"><span class={format!("bd-swatch bd-{key}")}></span>{label.clone()}</span>
+                }) }
+            </div>
+        </div>
+    }
 }
 
 /// The values of chart `c` at series row `row`, with the time and the axis unit.

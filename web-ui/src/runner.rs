@@ -5,6 +5,7 @@
 
 use crate::summary::{lines, RunLine};
 use serde::{Deserialize, Serialize};
+use sim_core::breakdown::FlowBreakdown;
 use sim_core::metrics::Series;
 use sim_core::scenario::{parse_str, ConfigError};
 use sim_core::sim::Simulation;
@@ -36,6 +37,135 @@ pub struct RunOutput {
     pub lines: Vec<RunLine>,
     /// The first run's time series.
     pub series: Option<PlotSeries>,
+    /// "Where the time went" in the first run, one bar per flow that reports it
+    /// (`sim_core::breakdown`: QUIC bulk flows).
+    #[serde(default)]
+    pub breakdown: Vec<BreakdownBar>,
+    /// The paired comparison of a multi-transport scenario (`transports = [...]`), as
+    /// `sim_core::study::paired` computed it, laid out like `quicsim run`'s table.
+    #[serde(default)]
+    pub paired: Vec<PairedTable>,
+}
+
+/// One compared metric at one grid point of a paired comparison (`docs/paired.md`): each
+/// run's value per variant and its differences to the baseline, then per variant the mean
+/// difference and its Student-t 95 % CI — the numbers of `sim_core::study::paired`,
+/// formatted as `quicsim run` prints them (nothing recomputed here).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairedTable {
+    /// `grid point N: k = v, ...` (empty without a sweep).
+    pub grid: String,
+    /// The compared metric (e.g. `flow0.completion_secs`).
+    pub metric: String,
+    /// Column heads: `seed`, the variants, then `variant-baseline` per other variant.
+    pub head: Vec<String>,
+    /// One row per run, cells formatted (`-`: no value).
+    pub rows: Vec<Vec<String>>,
+    /// Per variant: `variant - baseline: mean m, 95 % CI [lo, hi] (n = k)`.
+    pub differences: Vec<String>,
+}
+
+impl PairedTable {
+    /// The tables of `p`, point by point, metric by metric.
+    pub fn of(p: &sim_core::study::paired::Paired) -> Vec<PairedTable> {
+        let cell = |x: Option<f64>| x.map(|x| format!("{x:.6}")).unwrap_or_else(|| "-".into());
+        let mut out = Vec::new();
+        for pt in &p.points {
+            let grid = if pt.params.is_empty() {
+                String::new()
+            } else {
+                let ps: Vec<String> = pt
+                    .params
+                    .iter()
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect();
+                format!("grid point {}: {}", pt.grid_point, ps.join(", "))
+            };
+            for m in &pt.metrics {
+                let mut head = vec!["seed".to_string()];
+                head.extend(p.variants.iter().cloned());
+                head.extend(
+                    p.variants[1..]
+                        .iter()
+                        .map(|v| format!("{v}-{}", p.baseline)),
+                );
+                let rows = m
+                    .runs
+                    .iter()
+                    .map(|r| {
+                        let mut row = vec![r.seed.to_string()];
+                        row.extend(r.values.iter().chain(&r.differences).map(|x| cell(*x)));
+                        row
+                    })
+                    .collect();
+                let differences = m
+                    .differences
+                    .iter()
+                    .map(|d| match &d.summary {
+                        None => format!("{} - {}: no run with both values", d.variant, p.baseline),
+                        Some(s) => {
+                            let ci = s
+                                .ci95
+                                .map(|(lo, hi)| format!("95 % CI [{lo:.6}, {hi:.6}]"))
+                                .unwrap_or_else(|| "no CI with one run".into());
+                            format!(
+                                "{} - {}: mean {:.6}, {ci} (n = {})",
+                                d.variant, p.baseline, s.mean, s.n
+                            )
+                        }
+                    })
+                    .collect();
+                out.push(PairedTable {
+                    grid: grid.clone(),
+                    metric: m.metric.clone(),
+                    head,
+                    rows,
+                    differences,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// One flow's "where the time went" stacked bar.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BreakdownBar {
+    /// The flow's index.
+    pub flow: u32,
+    /// The data sender's index within the flow's endpoints.
+    pub endpoint: u32,
+    /// The parts' sum, seconds.
+    pub total_s: f64,
+    /// The sender's completion time (`completion_secs`: last byte acknowledged), seconds;
+    /// `None` if the transfer did not complete (then the parts cover the run so far).
+    pub completion_s: Option<f64>,
+    /// `(key, label, seconds)` per part, in display order (zero parts included).
+    pub parts: Vec<(String, String, f64)>,
+}
+
+impl BreakdownBar {
+    /// The bar of `b` in `result`.
+    pub fn of(b: &FlowBreakdown, result: &RunResult) -> BreakdownBar {
+        let completion_s = result
+            .flows
+            .get(b.flow as usize)
+            .and_then(|f| f.endpoints.get(b.endpoint as usize))
+            .and_then(|m| m.transport())
+            .and_then(|t| t.completion_secs);
+        BreakdownBar {
+            flow: b.flow,
+            endpoint: b.endpoint,
+            total_s: b.breakdown.total().as_secs_f64(),
+            completion_s,
+            parts: b
+                .breakdown
+                .secs()
+                .into_iter()
+                .map(|(p, secs)| (p.as_str().to_string(), p.label().to_string(), secs))
+                .collect(),
+        }
+    }
 }
 
 /// A run's time series for plotting: non-finite samples are `None`.
@@ -61,11 +191,16 @@ impl PlotSeries {
     }
 }
 
+/// Events per slice of [`Runner::smoke`] (the worker's slice size).
+const SMOKE_SLICE: u64 = 20_000;
+
 /// A study being stepped.
 pub struct Runner {
     study: Study,
     current: Option<Simulation<'static>>,
     results: Vec<RunResult>,
+    /// The first job's "where the time went", taken just before it finished.
+    breakdown: Vec<FlowBreakdown>,
 }
 
 impl Runner {
@@ -81,6 +216,7 @@ impl Runner {
             study: Study::new(scenario, &overrides)?,
             current: None,
             results: Vec::new(),
+            breakdown: Vec::new(),
         })
     }
 
@@ -99,10 +235,34 @@ impl Runner {
             left = left.saturating_sub(out.events.max(1));
             if out.is_finished() {
                 let sim = self.current.take().expect("set above");
+                if self.results.is_empty() {
+                    self.breakdown = sim.breakdown();
+                }
                 self.results.push(sim.finish());
             }
         }
         Ok(self.results.len() == self.study.jobs().len())
+    }
+
+    /// A smoke run of `toml` through the page's stepping code: one run per sweep point,
+    /// each stepped in the worker's slices until it ends or `max_events` live events were
+    /// processed (then finished early, status `stopped`). The per-run summary lines, or the
+    /// error the page would show.
+    pub fn smoke(toml: &str, max_events: u64) -> Result<Vec<RunLine>, ConfigError> {
+        let scenario = parse_str(toml)?;
+        let overrides = Overrides {
+            seed: None,
+            runs: Some(1),
+            series: true,
+        };
+        let study = Study::new(scenario, &overrides)?;
+        let mut results = Vec::new();
+        for job in study.jobs() {
+            let mut sim = study.simulation(job)?;
+            while !sim.step(SMOKE_SLICE).is_finished() && sim.progress().events < max_events {}
+            results.push(sim.finish());
+        }
+        Ok(lines(&results))
     }
 
     /// Progress so far.
@@ -141,7 +301,13 @@ impl Runner {
 
     /// The results (call once [`Runner::step`] said `true`).
     pub fn output(&self) -> RunOutput {
-        let doc = serde_json::to_value(self.study.results(&self.results)).expect("JSON");
+        let study_result = self.study.results(&self.results);
+        let paired = study_result
+            .paired
+            .as_ref()
+            .map(PairedTable::of)
+            .unwrap_or_default();
+        let doc = serde_json::to_value(&study_result).expect("JSON");
         RunOutput {
             doc,
             lines: lines(&self.results),
@@ -150,6 +316,15 @@ impl Runner {
                 .first()
                 .and_then(|r| r.series.as_ref())
                 .map(PlotSeries::of),
+            breakdown: match self.results.first() {
+                Some(r) => self
+                    .breakdown
+                    .iter()
+                    .map(|b| BreakdownBar::of(b, r))
+                    .collect(),
+                None => Vec::new(),
+            },
+            paired,
         }
     }
 }
@@ -229,6 +404,53 @@ mod tests {
         );
     }
 
+    /// The sandbox (a QUIC bulk flow) gets a bar whose parts sum to the sender's
+    /// completion time, the same split `sim_core::runner::run_with_breakdown` gives.
+    #[test]
+    fn the_first_run_has_a_breakdown_bar_summing_to_the_completion_time() {
+        let mut r = Runner::new(crate::gallery::SANDBOX).unwrap();
+        while !r.step(2000).unwrap() {}
+        let out = r.output();
+        assert_eq!(out.breakdown.len(), 1);
+        let bar = &out.breakdown[0];
+        let sum: f64 = bar.parts.iter().map(|p| p.2).sum();
+        let completion = bar.completion_s.expect("completed");
+        assert!((sum - completion).abs() < 1e-6, "{sum} vs {completion}");
+        assert!((bar.total_s - completion).abs() < 1e-9);
+        assert_eq!(bar.parts.len(), 6);
+        assert_eq!(bar.parts[0].0, "handshake");
+        let base = parse_str(crate::gallery::SANDBOX).unwrap().base;
+        let (_, b) = sim_core::runner::run_with_breakdown(&base, 1).unwrap();
+        assert_eq!(b[0].breakdown.total().as_secs_f64(), bar.total_s);
+    }
+
+    /// A multi-transport scenario gets the paired table with the numbers the CLI's
+    /// document has (`paired` in the `quicsim run --json` output).
+    #[test]
+    fn a_paired_scenario_has_the_paired_table() {
+        let e = crate::gallery::find("examples/page-load-h2-h3.toml").expect("in the gallery");
+        let text = e.toml.replace("runs = 3", "runs = 2");
+        let mut r = Runner::new(&text).unwrap();
+        while !r.step(20_000).unwrap() {}
+        let out = r.output();
+        assert!(!out.paired.is_empty());
+        let t = &out.paired[0];
+        assert_eq!(t.head[..3], ["seed", "tcp", "quic"]);
+        assert_eq!(t.head[3], "quic-tcp");
+        assert_eq!(t.rows.len(), 2);
+        let doc_metric = &out.doc["paired"]["points"][0]["metrics"][0];
+        assert_eq!(doc_metric["metric"], t.metric.as_str());
+        let mean = doc_metric["differences"][0]["summary"]["mean"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            t.differences[0].contains(&format!("mean {mean:.6}")),
+            "{:?}",
+            t.differences
+        );
+        assert!(t.differences[0].contains("95 % CI"));
+    }
+
     #[test]
     fn qlog_of_the_sandbox_has_client_and_server_traces() {
         let files = qlog_files(crate::gallery::SANDBOX).unwrap();
@@ -240,6 +462,39 @@ mod tests {
             serde_json::from_str::<serde_json::Value>(rec.trim()).unwrap();
         }
         assert!(files[0].1.contains("packet_sent"));
+    }
+
+    /// Every gallery scenario (and the sandbox) parses, builds its jobs and runs through
+    /// the page's runner code to a status, with no error (issue 13: every scenario in the
+    /// gallery runs in the page). Smoke mode: one run per sweep point, at most 200 000
+    /// events each.
+    #[test]
+    fn every_gallery_scenario_runs_to_a_status() {
+        let mut texts: Vec<(String, String)> = crate::gallery::entries()
+            .into_iter()
+            .map(|e| (e.id(), e.toml.to_string()))
+            .collect();
+        texts.push(("sandbox".into(), crate::gallery::SANDBOX.to_string()));
+        assert!(texts.len() > 20);
+        for (id, text) in &texts {
+            let lines = Runner::smoke(text, 200_000).unwrap_or_else(|e| panic!("{id}: {e}"));
+            assert!(!lines.is_empty(), "{id}: no run");
+            for l in &lines {
+                assert!(
+                    [
+                        "completed",
+                        "time_limit",
+                        "event_budget",
+                        "stalled",
+                        "stopped"
+                    ]
+                    .contains(&l.status.as_str()),
+                    "{id}: status {:?}",
+                    l.status
+                );
+                assert_eq!(l.digest.len(), 16, "{id}");
+            }
+        }
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub use super::state::{CloseInfo, CloseReason};
 use super::state::{ConnState, Handshake};
 use super::streams::{SendBuf, Stream, StreamTable};
 use super::timers::{Timer, TimerTable};
+use crate::breakdown::{BreakdownClock, TimeBreakdown, TimePart};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     BlockedReason, ConnectionState, Initiator, LossTrigger, ProtocolPacket, ProtocolParameters,
@@ -243,6 +244,8 @@ pub struct Connection {
     eliciting_sent_since_recv: bool,
     block_state: BlockState,
     block_since: SimTime,
+    /// "Where the time went" ([`crate::breakdown`]): never read by the protocol.
+    breakdown: BreakdownClock,
     /// When the handshake completed locally.
     pub handshake_complete_at: Option<SimTime>,
     /// When the handshake was confirmed locally.
@@ -339,6 +342,7 @@ impl Connection {
             eliciting_sent_since_recv: false,
             block_state: BlockState::None,
             block_since: SimTime::ZERO,
+            breakdown: BreakdownClock::new(SimTime::ZERO, TimePart::Handshake),
             handshake_complete_at: None,
             handshake_confirmed_at: None,
             events: Vec::new(),
@@ -568,6 +572,7 @@ impl Connection {
         self.started_at = now;
         self.last_activity = now;
         self.block_since = now;
+        self.breakdown = BreakdownClock::new(now, TimePart::Handshake);
         if self.trace.is_on() {
             let params = self.transport_parameters();
             self.trace.push(

@@ -6,6 +6,7 @@
 use super::config::QuicConfig;
 use super::connection::{CloseReason, ConnEvent, Connection, Role, SessionTicket};
 use super::metrics::{connection_metrics, totals};
+use crate::breakdown::TimeBreakdown;
 use crate::config::workload::ConnectionSpec;
 use crate::driver::{Hello, TransportDriver};
 use crate::metrics::workload::{ConnectionReport, ConnectionStatus, HistorySample};
@@ -207,6 +208,14 @@ impl TransportDriver for Connection {
 
     fn metrics(&self, completed_at: Option<SimTime>, now: SimTime) -> EndpointMetrics {
         EndpointMetrics::Quic(Box::new(connection_metrics(self, completed_at, now)))
+    }
+
+    fn time_breakdown(&self, now: SimTime) -> Option<TimeBreakdown> {
+        Some(Connection::time_breakdown(self, now))
+    }
+
+    fn freeze_breakdown(&mut self, at: SimTime) {
+        Connection::freeze_breakdown(self, at);
     }
 
     /// Congestion state (`ssthresh` is infinite until the first loss), RTT and the

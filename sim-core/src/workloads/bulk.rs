@@ -13,6 +13,7 @@
 //! [`super::sequence`] too); [`BulkEndpoint`] runs it on one connection of any
 //! [`TransportDriver`].
 
+use crate::breakdown::TimeBreakdown;
 use crate::driver::TransportDriver;
 use crate::endpoint::Endpoint;
 use crate::metrics::EndpointMetrics;
@@ -232,6 +233,9 @@ impl<T: TransportDriver> BulkEndpoint<T> {
                 self.app.on_event(now, &mut self.conn, ev);
             }
         }
+        if let Some(t) = self.app.completed_at {
+            self.conn.freeze_breakdown(t);
+        }
     }
 
     /// One time-series sample: the transport's columns, then per request stream bytes
@@ -322,6 +326,10 @@ impl<T: TransportDriver> Endpoint for BulkEndpoint<T> {
 
     fn series_columns(&self) -> Vec<String> {
         self.series_sample().into_iter().map(|(k, _)| k).collect()
+    }
+
+    fn time_breakdown(&self, now: SimTime) -> Option<TimeBreakdown> {
+        self.conn.time_breakdown(now)
     }
 
     fn series_values(&self, out: &mut Vec<f64>) {

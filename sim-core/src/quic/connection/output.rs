@@ -82,6 +82,8 @@ impl Connection {
             }
             self.update_block_state(now, cc_ok);
             self.update_amplification_state();
+            let part = self.breakdown_part();
+            self.breakdown.set(now, part);
             self.scratch_packets = packets;
             return None;
         }
@@ -242,6 +244,50 @@ impl Connection {
         self.trace_metrics_update(now);
         debug_assert_eq!(out.size(), size);
         Some((out, size))
+    }
+
+    /// The [`crate::breakdown`] part the sender is in now (the module's rules, in order).
+    fn breakdown_part(&self) -> TimePart {
+        let r = &self.path.recovery;
+        if self.handshake_complete_at.is_none() {
+            TimePart::Handshake
+        } else if r.cc().recovering()
+            || r.pto_count() > 0
+            || self.streams.values().any(|s| s.send.has_retx())
+        {
+            TimePart::LossRecovery
+        } else if !self.has_unsent_stream_data() {
+            if r.bytes_in_flight() == 0 {
+                TimePart::Idle
+            } else {
+                self.window_phase() // the last flight on its way
+            }
+        } else if !self.has_sendable_stream_data() {
+            TimePart::FlowControl
+        } else if self.amplification_budget() < self.cfg.max_udp_payload {
+            TimePart::Handshake
+        } else {
+            self.window_phase()
+        }
+    }
+
+    /// Slow start or congestion avoidance (RFC 9002 §7.3.1, §7.3.3).
+    fn window_phase(&self) -> TimePart {
+        if self.path.recovery.cc().in_slow_start() {
+            TimePart::SlowStart
+        } else {
+            TimePart::Cwnd
+        }
+    }
+
+    /// Closes the [`crate::breakdown`] accounting at `now` (the transfer completed).
+    pub fn freeze_breakdown(&mut self, now: SimTime) {
+        self.breakdown.freeze(now);
+    }
+
+    /// "Where the time went" from the connection start up to `now` (or to the freeze).
+    pub fn time_breakdown(&self, now: SimTime) -> TimeBreakdown {
+        self.breakdown.at(now)
     }
 
     pub(super) fn has_unsent_anything(&self) -> bool {
