@@ -957,8 +957,52 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// The case count [`hunt`] uses: `PROPTEST_CASES` from the environment when it is set (as
+/// proptest's own default config reads it: `scripts/test` caps it for CI, a long hunt
+/// raises it), else `cases`. A value that is not a count ≥ 1 is an error naming the
+/// variable.
+pub fn cases_from_env(cases: u32) -> Result<u32, String> {
+    match std::env::var("PROPTEST_CASES") {
+        Err(std::env::VarError::NotPresent) => Ok(cases),
+        Ok(v) => parse_cases(&v),
+        Err(e) => Err(format!("PROPTEST_CASES: {e}")),
+    }
+}
+
+fn parse_cases(v: &str) -> Result<u32, String> {
+    match v.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "PROPTEST_CASES = {v:?}: expected a case count in [1, {}]",
+            u32::MAX
+        )),
+    }
+}
+
+impl Failure {
+    /// A failure before any scenario ran (a bad case count, proptest aborted).
+    fn before_any_case(reason: String) -> Box<Failure> {
+        Box::new(Failure {
+            spec: ScenarioSpec {
+                link: LinkSpec {
+                    rate_kbps: 0,
+                    delay_ms: 0,
+                    queue_packets: 0,
+                    loss: LossSpec::None,
+                },
+                flows: Vec::new(),
+                handover: None,
+                time_limit_secs: 0,
+            },
+            seed: 0,
+            reason,
+        })
+    }
+}
+
 /// Runs `property(config, seed)` over `cases` scenarios drawn from [`scenario`]`(bounds)`
-/// (with seeds in 1..=1000), controller names resolved by `registry`. On a failure,
+/// (with seeds in 1..=1000; `PROPTEST_CASES`, when set, replaces `cases`:
+/// [`cases_from_env`]), controller names resolved by `registry`. On a failure,
 /// proptest shrinks the case, and the minimal one comes back as a [`Failure`] (boxed). The
 /// runner is deterministic (proptest's own RNG from a fixed seed, no persistence file),
 /// so the same call finds the same case.
@@ -968,6 +1012,7 @@ pub fn hunt(
     cases: u32,
     property: impl Fn(&Config, u64) -> Result<(), String>,
 ) -> Result<(), Box<Failure>> {
+    let cases = cases_from_env(cases).map_err(Failure::before_any_case)?;
     let config = RunnerConfig {
         cases,
         failure_persistence: None,
@@ -996,21 +1041,9 @@ pub fn hunt(
             };
             Err(Box::new(Failure { spec, seed, reason }))
         }
-        Err(TestError::Abort(why)) => Err(Box::new(Failure {
-            spec: ScenarioSpec {
-                link: LinkSpec {
-                    rate_kbps: 0,
-                    delay_ms: 0,
-                    queue_packets: 0,
-                    loss: LossSpec::None,
-                },
-                flows: Vec::new(),
-                handover: None,
-                time_limit_secs: 0,
-            },
-            seed: 0,
-            reason: format!("proptest aborted: {why}"),
-        })),
+        Err(TestError::Abort(why)) => {
+            Err(Failure::before_any_case(format!("proptest aborted: {why}")))
+        }
     }
 }
 
@@ -1066,6 +1099,16 @@ mod tests {
                 ..
             } => Some(p),
             _ => None,
+        }
+    }
+
+    #[test]
+    fn proptest_cases_is_a_count_of_at_least_one() {
+        assert_eq!(parse_cases("48"), Ok(48));
+        assert_eq!(parse_cases(" 7\n"), Ok(7));
+        for bad in ["0", "-3", "many", "", "4294967296"] {
+            let e = parse_cases(bad).expect_err(bad);
+            assert!(e.contains("PROPTEST_CASES") && e.contains("[1, "), "{e}");
         }
     }
 
