@@ -10,7 +10,9 @@
 //! - **Invariants** ([`check_result`], [`Watch`], [`run_checked`]): on a [`RunResult`]
 //!   (conservation per flow, delivery of every requested byte, status and budget) and on the
 //!   trace of a run (time monotone, no QUIC datagram above `max_udp_payload`, the congestion
-//!   window never below the controller's own minimum window).
+//!   window never below the controller's own minimum window, bytes in flight equal to the
+//!   outstanding packets' bytes, flow-control limits respected, one final size per stream,
+//!   exactly-once in-order delivery per stream).
 //! - **Oracles** ([`lossless_completion_lower_bound`], [`mathis_window`],
 //!   [`newreno_round_window`], [`cubic_response_window`]): the analytic models of
 //!   `docs/validation.md` as functions.
@@ -39,7 +41,11 @@ use crate::cc::Registry;
 use crate::config::Config;
 use crate::metrics::{RunResult, RunStatus};
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{ProtocolPacket, TraceEvent, TraceRecord, TraceSource, Vantage};
+use crate::trace::{
+    ConnectionState, Initiator, ProtocolPacket, ProtocolParameters, TraceEvent, TraceRecord,
+    TraceSource, Vantage,
+};
+use crate::wire::quic::Frame;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestError, TestRunner};
 use std::collections::BTreeMap;
@@ -372,19 +378,175 @@ pub fn scenario(b: &Bounds) -> BoxedStrategy<ScenarioSpec> {
 
 // ---------------------------------------------------------------- invariants
 
-/// Watches a run's trace ([`crate::runner::run_traced`] takes it as a tracer): time never
-/// goes back, no QUIC datagram exceeds its sender's `max_udp_payload`, and the congestion
-/// window never falls below the minimum window the controller declared
-/// (`RecoveryParametersSet`, [`crate::cc::CongestionController::minimum_window`]). The
-/// first violation is kept.
+/// Watches a run's trace ([`crate::runner::run_traced`] takes it as a tracer) and checks,
+/// record by record:
+/// - time never goes back;
+/// - no QUIC datagram exceeds its sender's `max_udp_payload`;
+/// - the congestion window never falls below the minimum window the controller declared
+///   (`RecoveryParametersSet`, [`crate::cc::CongestionController::minimum_window`]);
+/// - **bytes in flight** (QUIC): every `bytes_in_flight` a sender reports
+///   (`MetricsUpdated`) equals the bytes of its outstanding in-flight packets as the trace
+///   shows them: ack-eliciting or padded packets sent (RFC 9002 §2), less those an ACK
+///   frame it received covers, those declared lost, those of a packet number space whose
+///   keys were discarded (RFC 9001 §4.9: Initial at the client's first Handshake packet
+///   sent / the server's first Handshake packet received, both at handshake
+///   confirmation) and those sent before a migration (RFC 9000 §9.4: they leave the new
+///   path's bytes in flight). A rejected 0-RTT flight is not modelled, so run this on
+///   scenarios without 0-RTT;
+/// - **flow-control limits** (QUIC): no sender's STREAM data ends beyond the peer's
+///   stream limit (`initial_max_stream_data_*` of the peer's transport parameters, raised
+///   by MAX_STREAM_DATA) or, summed over its streams, beyond the connection limit
+///   (`initial_max_data`, raised by MAX_DATA) (RFC 9000 §4.1). Data sent before the
+///   peer's parameters arrive (0-RTT) is checked when they arrive;
+/// - **one final size per stream** (QUIC receiver): once a STREAM frame with FIN fixed a
+///   stream's final size, no frame ends beyond it or carries another FIN (RFC 9000 §4.5).
+///
+/// [`Watch::finish`] then checks **exactly-once in-order delivery** against the run's
+/// result. The first violation is kept.
 #[derive(Debug)]
 pub struct Watch<'c> {
     cfg: &'c Config,
     last: SimTime,
     datagrams: BTreeMap<(u32, u32, u64), u64>,
     minimum: BTreeMap<(u32, u32), u64>,
+    quic: BTreeMap<(u32, u32), QuicWatch>,
     /// The first violation seen, if any.
     pub violation: Option<String>,
+}
+
+/// What the [`Watch`] tracks of one QUIC connection (one endpoint's side of it).
+#[derive(Debug)]
+struct QuicWatch {
+    flow: u32,
+    vantage: Vantage,
+    /// In-flight packets sent, per packet number space: number → size.
+    in_flight: [BTreeMap<u64, u64>; 3],
+    discarded: [bool; 3],
+    /// The last `bytes_in_flight` the sender reported.
+    reported_bif: u64,
+    /// The peer's transport parameters, once received.
+    peer: Option<crate::wire::quic::TransportParameters>,
+    /// The largest MAX_DATA received.
+    max_data: u64,
+    /// The largest MAX_STREAM_DATA received per stream.
+    max_stream_data: BTreeMap<u64, u64>,
+    /// The end of the data sent per stream, and their sum.
+    sent_end: BTreeMap<u64, u64>,
+    sent_total: u64,
+    /// Received STREAM data per stream.
+    recv: BTreeMap<u64, StreamRecv>,
+}
+
+/// The ranges of a stream a receiver got, merged, and its final size once known.
+#[derive(Debug, Default)]
+struct StreamRecv {
+    ranges: BTreeMap<u64, u64>,
+    final_size: Option<u64>,
+}
+
+impl StreamRecv {
+    fn insert(&mut self, start: u64, end: u64) {
+        if start >= end {
+            return;
+        }
+        let (mut s, mut e) = (start, end);
+        // Merge with every range that overlaps or touches [s, e).
+        let touching: Vec<(u64, u64)> = self
+            .ranges
+            .range(..=e)
+            .rev()
+            .take_while(|(_, &re)| re >= s)
+            .map(|(&rs, &re)| (rs, re))
+            .collect();
+        for (rs, re) in touching {
+            self.ranges.remove(&rs);
+            s = s.min(rs);
+            e = e.max(re);
+        }
+        self.ranges.insert(s, e);
+    }
+
+    /// Bytes received in order from offset 0.
+    fn prefix(&self) -> u64 {
+        match self.ranges.first_key_value() {
+            Some((0, &e)) => e,
+            _ => 0,
+        }
+    }
+
+    fn highest(&self) -> u64 {
+        self.ranges.last_key_value().map_or(0, |(_, &e)| e)
+    }
+}
+
+impl QuicWatch {
+    fn new(flow: u32, vantage: Vantage) -> Self {
+        QuicWatch {
+            flow,
+            vantage,
+            in_flight: Default::default(),
+            discarded: [false; 3],
+            reported_bif: 0,
+            peer: None,
+            max_data: 0,
+            max_stream_data: BTreeMap::new(),
+            sent_end: BTreeMap::new(),
+            sent_total: 0,
+            recv: BTreeMap::new(),
+        }
+    }
+
+    fn bytes_in_flight(&self) -> u64 {
+        self.in_flight.iter().flat_map(|s| s.values()).sum()
+    }
+
+    fn discard(&mut self, space: usize) {
+        self.discarded[space] = true;
+        self.in_flight[space].clear();
+    }
+
+    /// The peer's limit on stream `id`'s send offset, once its parameters are known
+    /// (RFC 9000 §18.2: an absent limit is 0; stream ID bits 0x1 server-initiated, 0x2
+    /// unidirectional, §2.1).
+    fn stream_limit(&self, id: u64) -> Option<u64> {
+        let p = self.peer?;
+        let initial = if id & 2 != 0 {
+            p.initial_max_stream_data_uni
+        } else if (id & 1 == 0) == (self.vantage == Vantage::Client) {
+            // A bidirectional stream we opened: the peer's limit for remote streams.
+            p.initial_max_stream_data_bidi_remote
+        } else {
+            p.initial_max_stream_data_bidi_local
+        };
+        let raised = self.max_stream_data.get(&id).copied().unwrap_or(0);
+        Some(initial.unwrap_or(0).max(raised))
+    }
+
+    fn data_limit(&self) -> Option<u64> {
+        let p = self.peer?;
+        Some(p.initial_max_data.unwrap_or(0).max(self.max_data))
+    }
+
+    /// The first flow-control limit stream `id` (or the connection) exceeds.
+    fn flow_control_violation(&self, id: u64) -> Option<String> {
+        let end = self.sent_end.get(&id).copied().unwrap_or(0);
+        if let Some(limit) = self.stream_limit(id) {
+            if end > limit {
+                return Some(format!(
+                    "stream {id}: sent up to offset {end} > the peer's MAX_STREAM_DATA {limit} (RFC 9000 §4.1)"
+                ));
+            }
+        }
+        if let Some(limit) = self.data_limit() {
+            if self.sent_total > limit {
+                return Some(format!(
+                    "sent {} stream bytes > the peer's MAX_DATA {limit} (RFC 9000 §4.1)",
+                    self.sent_total
+                ));
+            }
+        }
+        None
+    }
 }
 
 impl<'c> Watch<'c> {
@@ -395,6 +557,7 @@ impl<'c> Watch<'c> {
             last: SimTime::ZERO,
             datagrams: BTreeMap::new(),
             minimum: BTreeMap::new(),
+            quic: BTreeMap::new(),
             violation: None,
         }
     }
@@ -416,6 +579,7 @@ impl<'c> Watch<'c> {
             return;
         };
         let conn = (id.endpoint, id.connection);
+        let who = format!("flow {} {:?}", id.flow, id.vantage);
         match &r.event {
             TraceEvent::RecoveryParametersSet(p) => {
                 self.minimum.insert(conn, p.minimum_congestion_window);
@@ -424,10 +588,37 @@ impl<'c> Watch<'c> {
                 if let (Some(cwnd), Some(&min)) = (m.congestion_window, self.minimum.get(&conn)) {
                     if cwnd < min {
                         self.violation = Some(format!(
-                            "flow {} {:?}: congestion window {cwnd} B below the controller's minimum window {min} B at {:?} (RFC 9002 §7.2, §7.3.2)",
-                            id.flow, id.vantage, r.time
+                            "{who}: congestion window {cwnd} B below the controller's minimum window {min} B at {:?} (RFC 9002 §7.2, §7.3.2)",
+                            r.time
+                        ));
+                        return;
+                    }
+                }
+                if let Some(q) = self.quic.get_mut(&conn) {
+                    if let Some(b) = m.bytes_in_flight {
+                        q.reported_bif = b;
+                    }
+                    let outstanding = q.bytes_in_flight();
+                    if q.reported_bif != outstanding {
+                        self.violation = Some(format!(
+                            "{who}: bytes_in_flight {} B != {outstanding} B of outstanding in-flight packets at {:?} (RFC 9002 §2, A.5)",
+                            q.reported_bif, r.time
                         ));
                     }
+                }
+            }
+            TraceEvent::ParametersSet {
+                initiator: Initiator::Remote,
+                params: ProtocolParameters::Quic(p),
+            } => {
+                let q = self
+                    .quic
+                    .entry(conn)
+                    .or_insert_with(|| QuicWatch::new(id.flow, id.vantage));
+                q.peer = Some(*p);
+                // 0-RTT data sent before the peer's limits were known must fit them too.
+                if let Some(v) = q.sent_end.keys().find_map(|&s| q.flow_control_violation(s)) {
+                    self.violation = Some(format!("{who}: {v}"));
                 }
             }
             TraceEvent::PacketSent {
@@ -435,28 +626,185 @@ impl<'c> Watch<'c> {
                 datagram_id,
                 ..
             } => {
-                let Some(sides) = self.cfg.flows.get(id.flow as usize).and_then(|f| f.quic())
-                else {
-                    return;
-                };
-                let max = match id.vantage {
-                    Vantage::Client => sides.client.max_udp_payload,
-                    Vantage::Server => sides.server.max_udp_payload,
-                };
-                let size = self
-                    .datagrams
-                    .entry((id.endpoint, id.connection, *datagram_id))
-                    .or_default();
-                *size += p.size;
-                if *size > max {
-                    self.violation = Some(format!(
-                        "flow {} {:?} sent a datagram of {size} B > max_udp_payload {max}",
-                        id.flow, id.vantage
-                    ));
+                if let Some(sides) = self.cfg.flows.get(id.flow as usize).and_then(|f| f.quic()) {
+                    let max = match id.vantage {
+                        Vantage::Client => sides.client.max_udp_payload,
+                        Vantage::Server => sides.server.max_udp_payload,
+                    };
+                    let size = self
+                        .datagrams
+                        .entry((id.endpoint, id.connection, *datagram_id))
+                        .or_default();
+                    *size += p.size;
+                    if *size > max {
+                        self.violation = Some(format!(
+                            "{who} sent a datagram of {size} B > max_udp_payload {max}"
+                        ));
+                        return;
+                    }
+                }
+                let q = self
+                    .quic
+                    .entry(conn)
+                    .or_insert_with(|| QuicWatch::new(id.flow, id.vantage));
+                let space = p.ty.space_index();
+                // RFC 9002 §2: ack-eliciting packets and those with PADDING count in flight.
+                let in_flight = p.is_ack_eliciting()
+                    || p.frames.iter().any(|f| matches!(f, Frame::Padding { .. }));
+                if in_flight && !q.discarded[space] {
+                    q.in_flight[space].insert(p.pn, p.size);
+                }
+                if id.vantage == Vantage::Client && space == 1 && !q.discarded[0] {
+                    // RFC 9001 §4.9.1: the client's first Handshake packet discards Initial.
+                    q.discard(0);
+                }
+                for f in &p.frames {
+                    if let Frame::Stream {
+                        id: s, offset, len, ..
+                    } = f
+                    {
+                        let end = offset + len;
+                        let prev = q.sent_end.entry(*s).or_default();
+                        if end > *prev {
+                            q.sent_total += end - *prev;
+                            *prev = end;
+                        }
+                        if let Some(v) = q.flow_control_violation(*s) {
+                            self.violation = Some(format!("{who}: {v}"));
+                            return;
+                        }
+                    }
+                }
+            }
+            TraceEvent::PacketReceived {
+                packet: ProtocolPacket::Quic(p),
+                ..
+            } => {
+                let q = self
+                    .quic
+                    .entry(conn)
+                    .or_insert_with(|| QuicWatch::new(id.flow, id.vantage));
+                let space = p.ty.space_index();
+                for f in &p.frames {
+                    match f {
+                        Frame::Ack { ranges, .. } => {
+                            for &(lo, hi) in ranges {
+                                let acked: Vec<u64> =
+                                    q.in_flight[space].range(lo..=hi).map(|(&n, _)| n).collect();
+                                for n in acked {
+                                    q.in_flight[space].remove(&n);
+                                }
+                            }
+                        }
+                        Frame::MaxData(m) => q.max_data = q.max_data.max(*m),
+                        Frame::MaxStreamData { id: s, max } => {
+                            let e = q.max_stream_data.entry(*s).or_default();
+                            *e = (*e).max(*max);
+                        }
+                        Frame::Stream {
+                            id: s,
+                            offset,
+                            len,
+                            fin,
+                        } => {
+                            let end = offset + len;
+                            let st = q.recv.entry(*s).or_default();
+                            let bad = match st.final_size {
+                                Some(fs) => end > fs || (*fin && end != fs),
+                                None => *fin && st.highest() > end,
+                            };
+                            if bad {
+                                self.violation = Some(format!(
+                                    "{who}: stream {s} received [{offset}, {end}){} against final size {:?} (highest {}) (RFC 9000 §4.5)",
+                                    if *fin { " with FIN" } else { "" },
+                                    st.final_size,
+                                    st.highest()
+                                ));
+                                return;
+                            }
+                            if *fin {
+                                st.final_size = Some(end);
+                            }
+                            st.insert(*offset, end);
+                        }
+                        _ => {}
+                    }
+                }
+                if id.vantage == Vantage::Server && space == 1 && !q.discarded[0] {
+                    // RFC 9001 §4.9.1: the server's first Handshake packet discards Initial.
+                    q.discard(0);
+                }
+            }
+            TraceEvent::PacketLost {
+                packet: ProtocolPacket::Quic(p),
+                ..
+            } => {
+                if let Some(q) = self.quic.get_mut(&conn) {
+                    q.in_flight[p.ty.space_index()].remove(&p.pn);
+                }
+            }
+            TraceEvent::ConnectionStateUpdated {
+                new: ConnectionState::HandshakeConfirmed,
+                ..
+            } => {
+                // RFC 9001 §4.9.2: Handshake (and any Initial left) keys go.
+                if let Some(q) = self.quic.get_mut(&conn) {
+                    q.discard(1);
+                    q.discard(0);
+                }
+            }
+            TraceEvent::MigrationStateUpdated {
+                new: "migration_started",
+                ..
+            } => {
+                // RFC 9000 §9.4: packets of the old path leave bytes in flight.
+                if let Some(q) = self.quic.get_mut(&conn) {
+                    for s in &mut q.in_flight {
+                        s.clear();
+                    }
                 }
             }
             _ => {}
         }
+    }
+
+    /// Exactly-once in-order delivery per QUIC stream, checked against the run's result
+    /// `r` once the trace is complete: each QUIC endpoint's application read
+    /// (`stream_bytes_read`) no more than the bytes its streams received in order from
+    /// offset 0 (a duplicate, or a byte read across a gap, would exceed them), and an
+    /// endpoint whose transfer completed read exactly those bytes. Returns the first
+    /// violation of [`Watch::record`] if there was one.
+    pub fn finish(&self, r: &RunResult) -> Result<(), String> {
+        if let Some(v) = &self.violation {
+            return Err(v.clone());
+        }
+        let mut in_order: BTreeMap<(u32, Vantage), u64> = BTreeMap::new();
+        for q in self.quic.values() {
+            *in_order.entry((q.flow, q.vantage)).or_default() +=
+                q.recv.values().map(StreamRecv::prefix).sum::<u64>();
+        }
+        for f in &r.flows {
+            for t in f.endpoints.iter().filter_map(|e| e.transport()) {
+                let vantage = match t.role.as_str() {
+                    "client" => Vantage::Client,
+                    "server" => Vantage::Server,
+                    _ => continue,
+                };
+                let Some(&got) = in_order.get(&(f.flow, vantage)) else {
+                    continue;
+                };
+                let read = t.stream_bytes_read;
+                let completed = vantage == Vantage::Client && t.completion_secs.is_some();
+                if read > got || (completed && read != got) {
+                    return Err(format!(
+                        "flow {} {vantage:?}: the application read {read} B, the streams received {got} B in order from offset 0{} (exactly-once in-order delivery)",
+                        f.flow,
+                        if completed { " and the transfer completed" } else { "" }
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -509,9 +857,7 @@ pub fn run_checked(cfg: &Config, seed: u64) -> Result<RunResult, String> {
     let mut watch = Watch::new(cfg);
     let mut tracer = |r: &TraceRecord| watch.record(r);
     let r = crate::runner::run_traced(cfg, seed, &mut tracer).map_err(|e| e.to_string())?;
-    if let Some(v) = watch.violation {
-        return Err(v);
-    }
+    watch.finish(&r)?;
     check_result(cfg, &r)?;
     Ok(r)
 }
@@ -611,8 +957,52 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// The case count [`hunt`] uses: `PROPTEST_CASES` from the environment when it is set (as
+/// proptest's own default config reads it: `scripts/test` caps it for CI, a long hunt
+/// raises it), else `cases`. A value that is not a count ≥ 1 is an error naming the
+/// variable.
+pub fn cases_from_env(cases: u32) -> Result<u32, String> {
+    match std::env::var("PROPTEST_CASES") {
+        Err(std::env::VarError::NotPresent) => Ok(cases),
+        Ok(v) => parse_cases(&v),
+        Err(e) => Err(format!("PROPTEST_CASES: {e}")),
+    }
+}
+
+fn parse_cases(v: &str) -> Result<u32, String> {
+    match v.trim().parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "PROPTEST_CASES = {v:?}: expected a case count in [1, {}]",
+            u32::MAX
+        )),
+    }
+}
+
+impl Failure {
+    /// A failure before any scenario ran (a bad case count, proptest aborted).
+    fn before_any_case(reason: String) -> Box<Failure> {
+        Box::new(Failure {
+            spec: ScenarioSpec {
+                link: LinkSpec {
+                    rate_kbps: 0,
+                    delay_ms: 0,
+                    queue_packets: 0,
+                    loss: LossSpec::None,
+                },
+                flows: Vec::new(),
+                handover: None,
+                time_limit_secs: 0,
+            },
+            seed: 0,
+            reason,
+        })
+    }
+}
+
 /// Runs `property(config, seed)` over `cases` scenarios drawn from [`scenario`]`(bounds)`
-/// (with seeds in 1..=1000), controller names resolved by `registry`. On a failure,
+/// (with seeds in 1..=1000; `PROPTEST_CASES`, when set, replaces `cases`:
+/// [`cases_from_env`]), controller names resolved by `registry`. On a failure,
 /// proptest shrinks the case, and the minimal one comes back as a [`Failure`] (boxed). The
 /// runner is deterministic (proptest's own RNG from a fixed seed, no persistence file),
 /// so the same call finds the same case.
@@ -622,6 +1012,7 @@ pub fn hunt(
     cases: u32,
     property: impl Fn(&Config, u64) -> Result<(), String>,
 ) -> Result<(), Box<Failure>> {
+    let cases = cases_from_env(cases).map_err(Failure::before_any_case)?;
     let config = RunnerConfig {
         cases,
         failure_persistence: None,
@@ -650,20 +1041,266 @@ pub fn hunt(
             };
             Err(Box::new(Failure { spec, seed, reason }))
         }
-        Err(TestError::Abort(why)) => Err(Box::new(Failure {
-            spec: ScenarioSpec {
-                link: LinkSpec {
-                    rate_kbps: 0,
-                    delay_ms: 0,
-                    queue_packets: 0,
-                    loss: LossSpec::None,
-                },
-                flows: Vec::new(),
-                handover: None,
-                time_limit_secs: 0,
-            },
-            seed: 0,
-            reason: format!("proptest aborted: {why}"),
-        })),
+        Err(TestError::Abort(why)) => {
+            Err(Failure::before_any_case(format!("proptest aborted: {why}")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The trace checkers of [`Watch`]: they pass on real runs of the built-in NewReno
+    //! and CUBIC and catch a violation planted in a recorded trace.
+    use super::*;
+
+    fn scenario(cc: &str, extra: &str) -> Config {
+        let text = format!(
+            "sim = {{ time_limit = \"30s\" }}\n[topology]\nkind = \"two_hosts\"\n\
+             link = {{ rate = \"4000kbps\", delay = \"15ms\", queue = 20 }}\n\
+             reverse = {{ loss = {{ model = \"bernoulli\", p = 0.02 }} }}\n\
+             [[flows]]\ntransport = \"quic\"\ncc = \"{cc}\"\n{extra}\
+             workload = {{ kind = \"bulk\", bytes = \"150000B\", streams = 3 }}\n"
+        );
+        crate::scenario::parse_str_with(&text, &Registry::builtin())
+            .expect("scenario")
+            .base
+    }
+
+    /// Small windows, so MAX_DATA / MAX_STREAM_DATA updates drive the transfer.
+    const WINDOWS: &str = "stream_window = \"16kB\"\nconnection_window = \"30kB\"\n";
+
+    fn traced(cfg: &Config, seed: u64) -> (Vec<TraceRecord>, RunResult) {
+        let mut recs = Vec::new();
+        let mut tracer = |r: &TraceRecord| recs.push(r.clone());
+        let r = crate::runner::run_traced(cfg, seed, &mut tracer).expect("run");
+        (recs, r)
+    }
+
+    fn replay(cfg: &Config, recs: &[TraceRecord], r: &RunResult) -> Result<(), String> {
+        let mut w = Watch::new(cfg);
+        for rec in recs {
+            w.record(rec);
+        }
+        w.finish(r)
+    }
+
+    fn is_client(r: &TraceRecord) -> bool {
+        matches!(&r.source, TraceSource::Endpoint(id) if id.vantage == Vantage::Client)
+    }
+
+    fn quic(r: &TraceRecord) -> Option<&crate::wire::quic::QuicPacket> {
+        match &r.event {
+            TraceEvent::PacketSent {
+                packet: ProtocolPacket::Quic(p),
+                ..
+            }
+            | TraceEvent::PacketReceived {
+                packet: ProtocolPacket::Quic(p),
+                ..
+            } => Some(p),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn proptest_cases_is_a_count_of_at_least_one() {
+        assert_eq!(parse_cases("48"), Ok(48));
+        assert_eq!(parse_cases(" 7\n"), Ok(7));
+        for bad in ["0", "-3", "many", "", "4294967296"] {
+            let e = parse_cases(bad).expect_err(bad);
+            assert!(e.contains("PROPTEST_CASES") && e.contains("[1, "), "{e}");
+        }
+    }
+
+    #[test]
+    fn builtin_controllers_pass_every_trace_checker() {
+        for cc in ["new_reno", "cubic"] {
+            for extra in ["", WINDOWS] {
+                for seed in [1, 2] {
+                    let cfg = scenario(cc, extra);
+                    let r = run_checked(&cfg, seed)
+                        .unwrap_or_else(|e| panic!("{cc} {extra:?} seed {seed}: {e}"));
+                    assert_eq!(r.status, RunStatus::Completed, "{cc} {extra:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn builtin_controllers_pass_over_generated_scenarios_with_handovers() {
+        let bounds = Bounds {
+            max_bytes: 60_000,
+            handovers: true,
+            ..Bounds::default()
+        };
+        let outcome = hunt(&bounds, &Registry::builtin(), 12, |cfg, seed| {
+            run_checked(cfg, seed).map(|_| ())
+        });
+        assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+    }
+
+    #[test]
+    fn delivery_checker_catches_data_the_receiver_never_got() {
+        let cfg = scenario("cubic", "");
+        let (mut recs, r) = traced(&cfg, 1);
+        replay(&cfg, &recs, &r).expect("the real trace passes");
+        // Plant: the client never got the STREAM frames at offset 0 of a packet, yet its
+        // application read every byte.
+        let i = recs
+            .iter()
+            .position(|rec| {
+                is_client(rec)
+                    && matches!(rec.event, TraceEvent::PacketReceived { .. })
+                    && quic(rec).is_some_and(|p| {
+                        p.frames
+                            .iter()
+                            .any(|f| matches!(f, Frame::Stream { offset: 0, len, .. } if *len > 0))
+                    })
+            })
+            .expect("a received STREAM frame");
+        if let TraceEvent::PacketReceived {
+            packet: ProtocolPacket::Quic(p),
+            ..
+        } = &mut recs[i].event
+        {
+            p.frames
+                .retain(|f| !matches!(f, Frame::Stream { offset: 0, .. }));
+        }
+        let err = replay(&cfg, &recs, &r).expect_err("caught");
+        assert!(err.contains("exactly-once in-order"), "{err}");
+    }
+
+    #[test]
+    fn delivery_checker_catches_a_changed_final_size() {
+        let cfg = scenario("new_reno", "");
+        let (mut recs, r) = traced(&cfg, 1);
+        // Plant: a second FIN on a stream, one byte past the first one.
+        let (i, stream, end) = recs
+            .iter()
+            .enumerate()
+            .find_map(|(i, rec)| {
+                if !is_client(rec) || !matches!(rec.event, TraceEvent::PacketReceived { .. }) {
+                    return None;
+                }
+                quic(rec)?.frames.iter().find_map(|f| match f {
+                    Frame::Stream {
+                        id,
+                        offset,
+                        len,
+                        fin: true,
+                    } => Some((i, *id, offset + len)),
+                    _ => None,
+                })
+            })
+            .expect("a FIN");
+        let mut extra = recs[i].clone();
+        if let TraceEvent::PacketReceived {
+            packet: ProtocolPacket::Quic(p),
+            ..
+        } = &mut extra.event
+        {
+            p.frames = vec![Frame::Stream {
+                id: stream,
+                offset: end,
+                len: 1,
+                fin: true,
+            }];
+        }
+        recs.insert(i + 1, extra);
+        let err = replay(&cfg, &recs, &r).expect_err("caught");
+        assert!(err.contains("final size"), "{err}");
+    }
+
+    #[test]
+    fn bytes_in_flight_checker_catches_an_unreported_packet() {
+        let cfg = scenario("new_reno", "");
+        let (mut recs, r) = traced(&cfg, 2);
+        replay(&cfg, &recs, &r).expect("the real trace passes");
+        // Plant: a 1-RTT PING the server sent that its bytes_in_flight never counted.
+        let i = recs
+            .iter()
+            .position(|rec| {
+                !is_client(rec)
+                    && matches!(rec.event, TraceEvent::PacketSent { .. })
+                    && quic(rec).is_some_and(|p| p.ty.space_index() == 2)
+            })
+            .expect("a 1-RTT packet");
+        let mut extra = recs[i].clone();
+        if let TraceEvent::PacketSent {
+            packet: ProtocolPacket::Quic(p),
+            datagram_id,
+            ..
+        } = &mut extra.event
+        {
+            p.pn = u64::MAX; // never acknowledged
+            p.size = 30;
+            p.frames = vec![Frame::Ping];
+            *datagram_id = u64::MAX;
+        }
+        recs.insert(i + 1, extra);
+        let err = replay(&cfg, &recs, &r).expect_err("caught");
+        assert!(err.contains("bytes_in_flight"), "{err}");
+    }
+
+    #[test]
+    fn bytes_in_flight_checker_catches_a_lost_packet_kept_in_flight() {
+        let cfg = scenario("cubic", "");
+        let (mut recs, r) = traced(&cfg, 1);
+        // Plant: drop the trace of a loss, so the sender's bytes_in_flight fell by a
+        // packet that is still outstanding.
+        let i = recs
+            .iter()
+            .position(|rec| {
+                matches!(
+                    &rec.event,
+                    TraceEvent::PacketLost { packet: ProtocolPacket::Quic(p), .. }
+                        if p.ty.space_index() == 2
+                )
+            })
+            .expect("a lost packet (2 % loss)");
+        recs.remove(i);
+        let err = replay(&cfg, &recs, &r).expect_err("caught");
+        assert!(err.contains("bytes_in_flight"), "{err}");
+    }
+
+    #[test]
+    fn flow_control_checker_catches_data_beyond_the_peers_limits() {
+        let cfg = scenario("cubic", WINDOWS);
+        let (recs, r) = traced(&cfg, 1);
+        replay(&cfg, &recs, &r).expect("the real trace passes");
+        // Plant 1: the server's record of the client's parameters halves the stream limit
+        // (or the connection limit).
+        let lower = |conn_only: bool| {
+            let mut recs = recs.clone();
+            for rec in recs.iter_mut().filter(|rec| !is_client(rec)) {
+                if let TraceEvent::ParametersSet {
+                    initiator: Initiator::Remote,
+                    params: ProtocolParameters::Quic(p),
+                } = &mut rec.event
+                {
+                    if conn_only {
+                        p.initial_max_data = p.initial_max_data.map(|v| v / 2);
+                    } else {
+                        p.initial_max_stream_data_bidi_local =
+                            p.initial_max_stream_data_bidi_local.map(|v| v / 2);
+                    }
+                }
+            }
+            // Plant 2: and the client's window updates never reached it.
+            recs.retain(|rec| {
+                is_client(rec)
+                    || !matches!(rec.event, TraceEvent::PacketReceived { .. })
+                    || !quic(rec).is_some_and(|p| {
+                        p.frames
+                            .iter()
+                            .any(|f| matches!(f, Frame::MaxData(_) | Frame::MaxStreamData { .. }))
+                    })
+            });
+            replay(&cfg, &recs, &r).expect_err("caught")
+        };
+        let err = lower(false);
+        assert!(err.contains("MAX_STREAM_DATA"), "{err}");
+        let err = lower(true);
+        assert!(err.contains("MAX_DATA"), "{err}");
     }
 }
