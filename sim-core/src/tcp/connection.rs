@@ -180,6 +180,9 @@ pub struct TcpConnection {
     rtt: RttEstimator,
     pacer: Pacer,
     recovery_point: Option<u64>,
+    /// The recovery under way is a fast recovery (RFC 6675 §5 / RFC 6582), not the loss
+    /// recovery after a timeout (which slow-starts, RFC 5681 §3.1).
+    fast_recovery: bool,
     force_retransmit: bool,
     dupacks: u64,
     dupack_credit: u64,
@@ -272,6 +275,7 @@ impl TcpConnection {
             rtt: RttEstimator::new(cfg.initial_rto),
             pacer,
             recovery_point: None,
+            fast_recovery: false,
             force_retransmit: false,
             dupacks: 0,
             dupack_credit: 0,
@@ -1314,6 +1318,7 @@ impl TcpConnection {
         let partial = self.recovery_point.is_some_and(|rp| new_data && ack < rp);
         if self.recovery_point.is_some_and(|rp| self.snd_una >= rp) {
             self.recovery_point = None;
+            self.fast_recovery = false;
         }
         // Loss detection.
         let mut lost_newest: Option<SimTime> = None;
@@ -1329,6 +1334,7 @@ impl TcpConnection {
                 // RFC 6675 §5 (4.1-4.2): enter recovery, reduce once, retransmit the
                 // first hole now.
                 self.recovery_point = Some(self.snd_nxt);
+                self.fast_recovery = true;
                 self.cc.on_congestion_event(now, t, self.pipe);
                 self.stats.congestion_events += 1;
                 self.stats.fast_recoveries += 1;
@@ -1346,7 +1352,12 @@ impl TcpConnection {
             rttvar: self.rtt.rttvar(),
         };
         let limited = self.cwnd_limited(prior_pipe);
-        for &(sent, len, app_limited, _, _) in &newly {
+        // RFC 5681 §3.2 steps 4-6, RFC 6675 §5: no window growth during fast recovery
+        // (the window is ssthresh until the recovery point is acknowledged). The shared
+        // controllers would end their recovery period one round trip after the reduction
+        // (RFC 9002 §7.3.2), so they see no ACKs while TCP's recovery lasts.
+        let acked: &[_] = if self.fast_recovery { &[] } else { &newly };
+        for &(sent, len, app_limited, _, _) in acked {
             self.cc
                 .on_packet_acked(now, sent, len, app_limited || !limited, &snap);
         }
@@ -1462,6 +1473,7 @@ impl TcpConnection {
         }
         debug_assert_eq!(self.pipe, 0);
         self.recovery_point = Some(self.snd_nxt);
+        self.fast_recovery = false;
         self.dupacks = 0;
         self.dupack_credit = 0;
         self.backoff += 1;

@@ -1023,3 +1023,82 @@ fn fast_open_recovers_from_lost_syn_and_syn_ack() {
         }
     }
 }
+
+/// RFC 5681 §3.2 (steps 4-6) and RFC 6675 §5: the congestion window is not increased
+/// during fast recovery; it stays at ssthresh (plus dupack inflation without SACK) until
+/// the cumulative ACK passes the recovery point. A recovery kept open for many round trips
+/// (the retransmission of the one lost segment delayed by 6 RTTs, under the 200 ms minimum
+/// RTO, while new data is
+/// SACKed) must therefore end with the window it started with. The shared controllers end
+/// *their* recovery period one round trip after the reduction (RFC 9002 §7.3.2, QUIC's
+/// rule), so the TCP connection must not feed them ACKs while its own recovery lasts.
+#[test]
+fn cwnd_does_not_grow_during_a_long_fast_recovery() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    for cc in [CcAlgorithm::NewReno, CcAlgorithm::Cubic] {
+        for sack in [true, false] {
+            let mut c = cfg(TlsVersion::None);
+            c.sack = sack;
+            c.cc.algorithm = cc.clone();
+            let mut n = net(c, 1, 4_000_000, 20_000_000, 20);
+            let retx_idx: Rc<Cell<Option<u64>>> = Rc::new(Cell::new(None));
+            let (seen, mark) = (retx_idx.clone(), retx_idx.clone());
+            let mut k = 0u64;
+            let mut lost_seq: Option<u64> = None;
+            n.drop = Box::new(move |dir, idx, d, _| {
+                let crate::packet::Payload::Tcp(s) = &d.payload else {
+                    return false;
+                };
+                if dir != DOWN || s.len == 0 {
+                    return false;
+                }
+                if s.retransmission {
+                    if Some(s.seq) == lost_seq && mark.get().is_none() {
+                        mark.set(Some(idx));
+                    }
+                    return false;
+                }
+                k += 1;
+                if k == 40 {
+                    lost_seq = Some(s.seq);
+                    return true;
+                }
+                false
+            });
+            n.extra = Box::new(move |dir, idx| {
+                if dir == DOWN && seen.get() == Some(idx) {
+                    SimDuration::from_millis(120)
+                } else {
+                    SimDuration::ZERO
+                }
+            });
+            let (mut start, mut max_in, mut rounds) = (None, 0u64, 0u64);
+            let mut t = SimTime::ZERO;
+            while !n.run(t) && t < secs(30) {
+                t = t + SimDuration::from_micros(500);
+                let s = n.server();
+                match (s.recovery_point(), start) {
+                    (Some(_), None) if s.stats.fast_recoveries == 1 => {
+                        start = Some(s.cc().window());
+                    }
+                    (Some(_), Some(_)) => {
+                        max_in = max_in.max(s.cc().window());
+                        rounds += 1;
+                    }
+                    _ => {}
+                }
+                if start.is_some() && s.recovery_point().is_none() {
+                    break;
+                }
+            }
+            let start = start.expect("a fast recovery");
+            assert_eq!(n.server().stats.rto_count, 0, "no timeout in the recovery");
+            assert!(rounds > 100, "the recovery lasted {rounds} samples");
+            assert!(
+                max_in <= start,
+                "{cc:?} sack = {sack}: cwnd grew from {start} to {max_in} during fast recovery"
+            );
+        }
+    }
+}
