@@ -958,7 +958,6 @@ mod tests {
         assert!(!gap_widens(&[2.0]));
     }
 
-
     #[test]
     fn direction_verdicts() {
         assert_eq!(
