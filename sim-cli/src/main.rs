@@ -447,6 +447,18 @@ fn run_cmd(
     if let Some((dir, _)) = &qlog {
         std::fs::create_dir_all(dir).map_err(|e| (1, format!("{}: {e}", dir.display())))?;
     }
+    let run_job = |j: &Job| {
+        let cfg = study.config(j);
+        match &qlog {
+            None => sim_core::run(cfg, j.seed).map_err(|e| (EXIT_BAD_INPUT, e.to_string())),
+            Some((dir, fmt)) => run_with_qlog(cfg, j, dir, *fmt),
+        }
+    };
+    // A paired comparison needs every run's values, `--out` writes whole files and
+    // `--breakdown` prints a table after the summary: those keep every result. Otherwise the runs stream out as they finish, in job order.
+    if out.is_none() && !breakdown && !study.scenario().is_paired() {
+        return stream_runs(&study, as_json, run_job);
+    }
     // Parallel across runs, never within one; collect() keeps the job order.
     type Ran = (RunResult, Vec<FlowBreakdown>);
     let results: Vec<Result<Ran, (u8, String)>> = study
@@ -566,6 +578,100 @@ fn breakdown_table(study: &Study, splits: &[Vec<FlowBreakdown>]) -> String {
     out
 }
 
+/// Jobs run in parallel per window, printed in job order when the window is done: the
+/// bounded reorder buffer of [`stream_runs`], in jobs per thread.
+const STREAM_WINDOW_PER_THREAD: usize = 64;
+
+/// `quicsim run` without `--out` and without a paired comparison: runs the jobs point by
+/// point in windows of [`STREAM_WINDOW_PER_THREAD`] jobs per thread and prints each
+/// window's runs in job order as soon as it is done, so memory holds one window of results
+/// whatever `runs` is, and the output starts before the last run. The bytes are those of
+/// [`print_summary`] and of the pretty-printed [`Study::results`] document.
+fn stream_runs<F>(study: &Study, as_json: bool, run_job: F) -> Result<(), (u8, String)>
+where
+    F: Fn(&Job) -> Result<RunResult, (u8, String)> + Sync,
+{
+    use std::io::Write as _;
+    let window = STREAM_WINDOW_PER_THREAD * rayon::current_num_threads().max(1);
+    let runs = study.runs();
+    let mut json = as_json.then(|| JsonRunsStream::new(study));
+    if json.is_none() {
+        print_header(study);
+    }
+    let mut last_point = usize::MAX;
+    for point in 0..study.scenario().points.len() {
+        let mut start = 0u32;
+        while start < runs {
+            let end = start.saturating_add(window as u32).min(runs);
+            let jobs: Vec<Job> = (start..end).map(|run| study.job(point, run)).collect();
+            // Parallel across runs, never within one; collect() keeps the job order.
+            let results: Vec<Result<RunResult, (u8, String)>> =
+                jobs.par_iter().map(&run_job).collect();
+            for (j, r) in jobs.iter().zip(results) {
+                let r = r?;
+                match &mut json {
+                    Some(js) => js.run(j, &r),
+                    None => print_run(study, j, &r, &mut last_point),
+                }
+            }
+            let _ = std::io::stdout().flush();
+            start = end;
+        }
+    }
+    if let Some(js) = json {
+        js.finish();
+    }
+    Ok(())
+}
+
+/// The pretty-printed results document written a run at a time: the bytes of
+/// `serde_json::to_string_pretty(&study.results(all))` plus a newline, without holding the
+/// runs. The frame (every field but `runs`) is printed with `runs` empty and split there;
+/// each run is pretty-printed alone and indented by the two levels of the `runs` array.
+struct JsonRunsStream {
+    tail: String,
+    first: bool,
+}
+
+impl JsonRunsStream {
+    /// Prints the document up to the `runs` array's `[`.
+    fn new(study: &Study) -> JsonRunsStream {
+        let frame = serde_json::to_string_pretty(&study.results_frame()).expect("JSON");
+        // `runs` is the last field of a frame (`paired` is absent): `  "runs": []\n}`.
+        let cut = frame
+            .rfind("\"runs\": []")
+            .expect("the frame ends with an empty runs array")
+            + "\"runs\": [".len();
+        print!("{}", &frame[..cut]);
+        JsonRunsStream {
+            tail: frame[cut + 1..].to_string(),
+            first: true,
+        }
+    }
+
+    fn run(&mut self, job: &Job, result: &RunResult) {
+        let entry = serde_json::to_string_pretty(&Study::run_entry(job, result)).expect("JSON");
+        let mut out = String::with_capacity(entry.len() + entry.len() / 8 + 8);
+        out.push_str(if self.first { "\n" } else { ",\n" });
+        self.first = false;
+        // Strings never hold a raw newline in JSON: every line break is the printer's.
+        for (i, line) in entry.split('\n').enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str("    ");
+            out.push_str(line);
+        }
+        print!("{out}");
+    }
+
+    /// Closes the `runs` array and the document.
+    fn finish(self) {
+        // A study has at least one run, so the array is never empty here.
+        println!("\n  ]{}", self.tail);
+    }
+}
+
 /// The paired table of a paired comparison: per grid point and compared metric, each run's
 /// value per variant and its differences to the baseline, then per variant the mean
 /// difference and its Student-t 95 % confidence interval.
@@ -663,6 +769,14 @@ fn run_with_qlog(
 }
 
 fn print_summary(study: &Study, results: &[RunResult]) {
+    print_header(study);
+    let mut last_point = usize::MAX;
+    for (j, r) in study.jobs().iter().zip(results) {
+        print_run(study, j, r, &mut last_point);
+    }
+}
+
+fn print_header(study: &Study) {
     let s = study.scenario();
     println!(
         "scenario {} — {} point(s) x {} run(s)",
@@ -670,10 +784,15 @@ fn print_summary(study: &Study, results: &[RunResult]) {
         s.points.len(),
         s.base.runs
     );
-    let mut last_point = usize::MAX;
-    for (j, r) in study.jobs().iter().zip(results) {
-        if j.point != last_point {
-            last_point = j.point;
+}
+
+/// One run's lines of the text summary, preceded by its point's line when it is the first
+/// run of a swept point (`last_point`: the point of the previous run printed).
+fn print_run(study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
+    let s = study.scenario();
+    {
+        if j.point != *last_point {
+            *last_point = j.point;
             let p = &s.points[j.point];
             if !p.params.is_empty() {
                 let ps: Vec<String> = p.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();

@@ -129,13 +129,20 @@ fn write_info(dir: &Path, info: &SweepInfo) -> Result<(), Failure> {
 /// while writing it) is dropped and the file truncated to the records before it, so that
 /// job runs again; any other unreadable line is an error naming it.
 fn read_records(path: &Path) -> Result<Vec<RunRecord>, Failure> {
+    let mut records = Vec::new();
+    scan_records(path, |r, _, _| records.push(r))?;
+    Ok(records)
+}
+
+/// [`read_records`] a record at a time: calls `each(record, offset, length)` with the byte
+/// offset and length (newline included) of its line, holding no record.
+fn scan_records(path: &Path, mut each: impl FnMut(RunRecord, u64, usize)) -> Result<(), Failure> {
     let f = match File::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(io_err(path)(e)),
     };
     let mut reader = BufReader::new(f);
-    let mut records = Vec::new();
     let mut good_len: u64 = 0;
     let mut line = String::new();
     let mut line_no = 0;
@@ -149,7 +156,7 @@ fn read_records(path: &Path) -> Result<Vec<RunRecord>, Failure> {
         let complete = line.ends_with('\n');
         match serde_json::from_str::<RunRecord>(line.trim_end()) {
             Ok(r) if complete => {
-                records.push(r);
+                each(r, good_len, n);
                 good_len += n as u64;
             }
             _ => {
@@ -179,7 +186,7 @@ fn read_records(path: &Path) -> Result<Vec<RunRecord>, Failure> {
             }
         }
     }
-    Ok(records)
+    Ok(())
 }
 
 fn record_line(r: &RunRecord) -> String {
@@ -414,24 +421,62 @@ fn shard_text(s: Option<Shard>) -> String {
 /// Rewrites `runs.jsonl` in job order and (for a whole study) writes the summaries; marks
 /// the directory complete.
 fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
+    use std::io::{Read, Seek, SeekFrom};
     let runs_path = dir.join("runs.jsonl");
-    let mut records = read_records(&runs_path)?;
-    if records.len() != info.shard_jobs {
+    // Streamed: an index of the lines (24 bytes per record), then the records read back
+    // one at a time in job order, rewritten and summarised as they come (one f64 per run
+    // and metric while its point is open); only a paired comparison keeps every record.
+    let mut index: Vec<(usize, u32, u64, usize)> = Vec::new();
+    scan_records(&runs_path, |r, offset, len| {
+        index.push((r.point, r.run, offset, len))
+    })?;
+    let count = index.len();
+    if count != info.shard_jobs {
         return Err((
             EXIT_IO,
             format!(
                 "{}: {} records for {} jobs",
                 runs_path.display(),
-                records.len(),
+                count,
                 info.shard_jobs
             ),
         ));
     }
-    records.sort_by_key(|r| (r.point, r.run));
-    let text: String = records.iter().map(record_line).collect();
-    write_atomic(&runs_path, text.as_bytes())?;
-    if info.shard.is_none() {
-        write_summaries(dir, &info, &records)?;
+    index.sort_by_key(|&(point, run, _, _)| (point, run));
+    let summarise = info.shard.is_none();
+    let mut acc = summarise.then(|| Summaries::new(&info.points));
+    let mut kept: Option<Vec<RunRecord>> = (summarise && info.paired.is_some()).then(Vec::new);
+    let tmp = runs_path.with_extension("tmp");
+    {
+        let mut src = File::open(&runs_path).map_err(io_err(&runs_path))?;
+        let mut out = std::io::BufWriter::new(File::create(&tmp).map_err(io_err(&tmp))?);
+        let mut line = Vec::new();
+        for &(_, _, offset, len) in &index {
+            line.resize(len, 0);
+            src.seek(SeekFrom::Start(offset))
+                .and_then(|_| src.read_exact(&mut line))
+                .map_err(io_err(&runs_path))?;
+            let rec: RunRecord = serde_json::from_slice(line.trim_ascii_end()).map_err(|e| {
+                (
+                    EXIT_IO,
+                    format!("{}: changed while finishing: {e}", runs_path.display()),
+                )
+            })?;
+            out.write_all(record_line(&rec).as_bytes())
+                .map_err(io_err(&tmp))?;
+            if let Some(a) = &mut acc {
+                a.add(&rec);
+            }
+            if let Some(k) = &mut kept {
+                k.push(rec);
+            }
+        }
+        out.flush().map_err(io_err(&tmp))?;
+    }
+    drop(index);
+    std::fs::rename(&tmp, &runs_path).map_err(io_err(&runs_path))?;
+    if let Some(a) = acc {
+        write_summaries(dir, &info, a.finish(), kept.as_deref().unwrap_or(&[]))?;
     }
     info.complete = true;
     write_info(dir, &info)?;
@@ -440,7 +485,7 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
             "{}: sweep `{}` complete: {} runs; summary.csv and summary.json written",
             dir.display(),
             info.scenario,
-            records.len()
+            count
         ),
         Some(s) => eprintln!(
             "{}: shard {}/{} of `{}` complete: {} runs; combine the shards with `quicsim merge`",
@@ -448,7 +493,7 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
             s.index,
             s.count,
             info.scenario,
-            records.len()
+            count
         ),
     }
     Ok(())
@@ -471,8 +516,107 @@ fn fmt_f(x: f64) -> String {
     format!("{x}")
 }
 
-fn write_summaries(dir: &Path, info: &SweepInfo, records: &[RunRecord]) -> Result<(), Failure> {
-    let points = study::summarize(&info.points, records);
+/// Per-point summaries built a record at a time, records in job order (point-major, then
+/// run): what [`study::summarize`] computes from every record, holding per point being
+/// read its status counts and one f64 per run and metric (8 bytes per value).
+struct Summaries<'a> {
+    params: &'a [Vec<(String, String)>],
+    done: Vec<PointSummary>,
+    /// The point being read: index, runs, status counts, values per metric in run order.
+    open: Option<OpenPoint>,
+}
+
+struct OpenPoint {
+    index: usize,
+    runs: usize,
+    statuses: Vec<(sim_core::metrics::RunStatus, usize)>,
+    values: std::collections::BTreeMap<String, Vec<f64>>,
+}
+
+impl<'a> Summaries<'a> {
+    fn new(params: &'a [Vec<(String, String)>]) -> Summaries<'a> {
+        Summaries {
+            params,
+            done: Vec::with_capacity(params.len()),
+            open: None,
+        }
+    }
+
+    /// Adds the next record in job order.
+    fn add(&mut self, r: &RunRecord) {
+        if self.open.as_ref().is_some_and(|p| p.index != r.point) {
+            self.close();
+        }
+        // Points without a record (none in a complete sweep) summarise no run.
+        while self.done.len() < r.point {
+            self.done
+                .push(Self::summary(self.params, empty(self.done.len())));
+        }
+        let p = self.open.get_or_insert_with(|| empty(r.point));
+        p.runs += 1;
+        match p.statuses.iter_mut().find(|(s, _)| *s == r.status) {
+            Some((_, n)) => *n += 1,
+            None => p.statuses.push((r.status, 1)),
+        }
+        for (k, v) in &r.metrics {
+            match p.values.get_mut(k) {
+                Some(vs) => vs.push(*v),
+                None => {
+                    p.values.insert(k.clone(), vec![*v]);
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(p) = self.open.take() {
+            self.done.push(Self::summary(self.params, p));
+        }
+    }
+
+    fn summary(params: &[Vec<(String, String)>], p: OpenPoint) -> PointSummary {
+        let mut statuses = p.statuses;
+        statuses.sort_by_key(|(s, _)| *s as u8);
+        let mut metrics: Vec<(String, sim_core::stats::Summary)> = p
+            .values
+            .into_iter()
+            .map(|(k, v)| (k, sim_core::stats::Summary::of(&v)))
+            .collect();
+        metrics.sort_by(|a, b| study::natural_cmp(&a.0, &b.0));
+        PointSummary {
+            index: p.index,
+            params: params[p.index].clone(),
+            runs: p.runs,
+            statuses,
+            metrics,
+        }
+    }
+
+    fn finish(mut self) -> Vec<PointSummary> {
+        self.close();
+        while self.done.len() < self.params.len() {
+            self.done
+                .push(Self::summary(self.params, empty(self.done.len())));
+        }
+        self.done
+    }
+}
+
+fn empty(index: usize) -> OpenPoint {
+    OpenPoint {
+        index,
+        runs: 0,
+        statuses: Vec::new(),
+        values: Default::default(),
+    }
+}
+
+fn write_summaries(
+    dir: &Path,
+    info: &SweepInfo,
+    points: Vec<PointSummary>,
+    records: &[RunRecord],
+) -> Result<(), Failure> {
     let pair = info
         .paired
         .as_ref()
@@ -694,4 +838,49 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(), Failure> {
         ..first
     };
     finalize(out, info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim_core::metrics::RunStatus;
+
+    /// The streamed summaries equal [`study::summarize`] of every record, including a
+    /// point without records and metrics that only some runs have.
+    #[test]
+    fn streamed_summaries_equal_summarize() {
+        let params: Vec<Vec<(String, String)>> = (0..4)
+            .map(|i| vec![("k".to_string(), i.to_string())])
+            .collect();
+        let mut records = Vec::new();
+        for point in [0usize, 1, 3] {
+            for run in 0..9u32 {
+                let x = (point * 31 + run as usize * 7) as f64 / 3.0;
+                let mut metrics = vec![("a".to_string(), x), ("flow10.b".to_string(), -x)];
+                if run % 3 == 0 {
+                    metrics.push(("flow2.c".to_string(), x * x));
+                }
+                records.push(RunRecord {
+                    job: format!("{point}-{run}"),
+                    point,
+                    run,
+                    seed: run as u64,
+                    status: if run % 4 == 1 {
+                        RunStatus::TimeLimit
+                    } else {
+                        RunStatus::Completed
+                    },
+                    digest: String::new(),
+                    metrics,
+                });
+            }
+        }
+        let want = study::summarize(&params, &records);
+        let mut acc = Summaries::new(&params);
+        for r in &records {
+            acc.add(r);
+        }
+        assert_eq!(acc.finish(), want);
+        assert_eq!(want[2].runs, 0);
+    }
 }

@@ -155,7 +155,12 @@ pub fn job_id(config: &Config, seed: u64) -> JobId {
 #[derive(Clone, Debug)]
 pub struct Study {
     scenario: Scenario,
-    jobs: Vec<Job>,
+    /// Per point, the hasher state after its config ([`point_hasher`]): a job's id is
+    /// this plus its seed, so [`Study::job`] computes any job without a list of them.
+    hashers: Vec<Fnv1a64>,
+    /// The list of every job, built on the first call of [`Study::jobs`] only (32 bytes
+    /// per job: a study streaming huge `runs` never builds it).
+    jobs: std::sync::OnceLock<Vec<Job>>,
 }
 
 impl Study {
@@ -178,22 +183,33 @@ impl Study {
                 c.output.series = true;
             }
         }
-        let mut jobs = Vec::with_capacity(scenario.points.len() * runs as usize);
-        for (point, p) in scenario.points.iter().enumerate() {
-            let hasher = point_hasher(&p.config);
-            for run in 0..runs {
-                let seed = run_seed(base_seed, run);
-                let mut h = hasher;
-                h.write_u64(seed);
-                jobs.push(Job {
-                    point,
-                    run,
-                    seed,
-                    id: JobId(h.finish()),
-                });
-            }
+        let hashers = scenario
+            .points
+            .iter()
+            .map(|p| point_hasher(&p.config))
+            .collect();
+        Ok(Study {
+            scenario,
+            hashers,
+            jobs: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Job `run` (0-based, `< runs()`) of point `point` (`< scenario().points.len()`),
+    /// computed without building [`Study::jobs`]: `jobs()[point * runs() + run]`.
+    ///
+    /// # Panics
+    /// If `point` is out of range.
+    pub fn job(&self, point: usize, run: u32) -> Job {
+        let seed = run_seed(self.base_seed(), run);
+        let mut h = self.hashers[point];
+        h.write_u64(seed);
+        Job {
+            point,
+            run,
+            seed,
+            id: JobId(h.finish()),
         }
-        Ok(Study { scenario, jobs })
     }
 
     /// The scenario with the overrides applied.
@@ -202,8 +218,18 @@ impl Study {
     }
 
     /// The jobs in job order (point-major, then run).
+    ///
+    /// Built on the first call (32 bytes per job); a caller streaming a huge study walks
+    /// points and runs with [`Study::job`] instead.
     pub fn jobs(&self) -> &[Job] {
-        &self.jobs
+        self.jobs.get_or_init(|| {
+            let runs = self.runs();
+            let mut jobs = Vec::with_capacity(self.hashers.len() * runs as usize);
+            for point in 0..self.hashers.len() {
+                jobs.extend((0..runs).map(|run| self.job(point, run)));
+            }
+            jobs
+        })
     }
 
     /// Runs per point.
@@ -244,10 +270,10 @@ impl Study {
     /// # Panics
     /// If `results` does not have one result per job.
     pub fn paired(&self, results: &[RunResult]) -> Option<paired::Paired> {
-        assert_eq!(results.len(), self.jobs.len(), "one result per job");
+        assert_eq!(results.len(), self.jobs().len(), "one result per job");
         let layout = self.paired_layout()?;
         let records: Vec<RunRecord> = self
-            .jobs
+            .jobs()
             .iter()
             .zip(results)
             .map(|(j, r)| RunRecord::new(j, r))
@@ -271,7 +297,25 @@ impl Study {
     /// # Panics
     /// If `results` does not have one result per job.
     pub fn results<'a>(&'a self, results: &'a [RunResult]) -> StudyResult<'a> {
-        assert_eq!(results.len(), self.jobs.len(), "one result per job");
+        assert_eq!(results.len(), self.jobs().len(), "one result per job");
+        let runs = self
+            .jobs()
+            .iter()
+            .zip(results)
+            .map(|(j, r)| Study::run_entry(j, r))
+            .collect();
+        StudyResult {
+            paired: self.paired(results),
+            runs,
+            ..self.results_frame()
+        }
+    }
+
+    /// The results document without its runs and paired differences: what
+    /// [`Study::results`] returns with `runs` empty and `paired` `None`. A caller streaming
+    /// a huge study writes this document's fields up to `runs`, then every
+    /// [`Study::run_entry`] as its run finishes, holding no result of a finished run.
+    pub fn results_frame(&self) -> StudyResult<'_> {
         let s = &self.scenario;
         // Without a sweep the single point is the base config, already printed once.
         let swept = s.points.iter().any(|p| !p.params.is_empty());
@@ -289,31 +333,31 @@ impl Study {
                 resolved_config: swept.then_some(&p.config),
             })
             .collect();
-        let runs = self
-            .jobs
-            .iter()
-            .zip(results)
-            .map(|(j, r)| StudyRun {
-                seed: r.seed,
-                status: r.status,
-                end_time_secs: r.end_time_secs,
-                end_time: r.end_time,
-                events: r.events,
-                digest: &r.digest,
-                drops: &r.drops,
-                links: &r.links,
-                flows: &r.flows,
-                point: j.point,
-            })
-            .collect();
         StudyResult {
             schema_version: SCHEMA_VERSION,
             quicsim_version: env!("CARGO_PKG_VERSION"),
             scenario: &s.base.name,
             resolved_config: &s.base,
             points,
-            runs,
-            paired: self.paired(results),
+            runs: Vec::new(),
+            paired: None,
+        }
+    }
+
+    /// The entry of [`StudyResult::runs`] for `result`, the result of `job`.
+    pub fn run_entry<'a>(job: &Job, result: &'a RunResult) -> StudyRun<'a> {
+        let r = result;
+        StudyRun {
+            seed: r.seed,
+            status: r.status,
+            end_time_secs: r.end_time_secs,
+            end_time: r.end_time,
+            events: r.events,
+            digest: &r.digest,
+            drops: &r.drops,
+            links: &r.links,
+            flows: &r.flows,
+            point: job.point,
         }
     }
 }
@@ -398,7 +442,7 @@ impl Study {
     /// directory, a shard) can be resumed or merged; anything that changes a point's
     /// resolved config, the seeds or the number of runs changes it.
     pub fn fingerprint(&self) -> String {
-        let ids: Vec<JobId> = self.jobs.iter().map(|j| j.id).collect();
+        let ids: Vec<JobId> = self.jobs().iter().map(|j| j.id).collect();
         fingerprint_of(&ids)
     }
 
@@ -430,14 +474,14 @@ impl Study {
         let costs: Vec<u64> = (0..self.scenario.points.len())
             .map(|p| self.point_cost(p))
             .collect();
-        let mut order: Vec<usize> = (0..self.jobs.len()).collect();
+        let mut order: Vec<usize> = (0..self.jobs().len()).collect();
         // Stable sort: equal costs keep job order.
-        order.sort_by_key(|&i| std::cmp::Reverse(costs[self.jobs[i].point]));
+        order.sort_by_key(|&i| std::cmp::Reverse(costs[self.jobs()[i].point]));
         let mut load = vec![0u64; n];
         let mut mine = Vec::new();
         for i in order {
             let s = (0..n).min_by_key(|&s| (load[s], s)).expect("n > 0");
-            load[s] += costs[self.jobs[i].point];
+            load[s] += costs[self.jobs()[i].point];
             if s == k {
                 mine.push(i);
             }

@@ -1246,7 +1246,7 @@ proptest! {
         delay_ms in 1u64..60,
         bytes in 1u64..300_000,
         streams in 1u64..5,
-        window in 1_000u64..20_000,
+        window in 1_200u64..20_000,
         conn_window in 2_000u64..40_000,
         bound_factor in 1u64..40,
         read_kbps in prop::option::of(500u64..50_000),

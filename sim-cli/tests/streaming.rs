@@ -1,0 +1,136 @@
+//! Issue 15 item 2 through the real binary: `quicsim run` prints each run as it finishes
+//! (in job order) and holds no finished run, so `--runs` at its documented maximum
+//! (4 294 967 295) starts printing at once with flat memory, and the streamed text and JSON
+//! are the bytes of the whole-study document.
+
+use sim_core::study::{Overrides, Study};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_quicsim");
+
+/// Two hosts, a 2 ms CBR flow of two datagrams: a handful of events per run.
+const TINY: &str = "name = \"tiny\"\nseed = 1\n[topology]\nkind = \"two_hosts\"\n\
+link = { rate = \"10Mbps\", delay = \"1ms\" }\n[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\n\
+size = \"100B\"\nduration = \"2ms\"\n";
+
+fn scenario(name: &str, text: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("quicsim-stream-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let p = d.join("s.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Peak resident set of a live process in KiB (`VmHWM` of /proc/PID/status).
+#[cfg(target_os = "linux")]
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .expect("VmHWM in /proc/PID/status");
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Spawns `quicsim run FILE --runs 4294967295 [extra]`, reads `lines` lines of its output
+/// and returns them with its peak RSS in KiB (0 where /proc is absent), then kills it.
+/// Before streaming, the binary printed nothing until the end and aborted allocating the
+/// job list (`memory allocation of 68719476720 bytes failed`).
+fn first_lines_of_max_runs(file: &Path, extra: &[&str], lines: usize) -> (Vec<String>, u64) {
+    let mut child = Command::new(BIN)
+        .args(["run", file.to_str().unwrap(), "--runs", "4294967295"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut got = Vec::new();
+    for _ in 0..lines {
+        let mut l = String::new();
+        if out.read_line(&mut l).unwrap() == 0 {
+            break;
+        }
+        got.push(l);
+    }
+    #[cfg(target_os = "linux")]
+    let rss = peak_rss_kib(child.id());
+    #[cfg(not(target_os = "linux"))]
+    let rss = 0;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    (got, rss)
+}
+
+/// Far above one window of results (a few MB) and far below a job list of 2^32 runs.
+const RSS_BOUND_KIB: u64 = 200 * 1024;
+
+#[test]
+fn max_runs_streams_text_in_job_order_with_flat_memory() {
+    let f = scenario("text", TINY);
+    // Each run prints 3 lines (run, flow, link): 600 lines are the first 200 runs, more
+    // than one window of a 2-core machine (64 jobs per thread).
+    let (lines, rss) = first_lines_of_max_runs(&f, &[], 1 + 600);
+    assert_eq!(
+        lines.len(),
+        601,
+        "output streamed before the end: {lines:?}"
+    );
+    assert_eq!(lines[0], "scenario tiny — 1 point(s) x 4294967295 run(s)\n");
+    let seeds: Vec<u64> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("  seed "))
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(seeds, (1..=200).collect::<Vec<u64>>(), "job order");
+    assert!(rss < RSS_BOUND_KIB, "peak RSS {rss} KiB");
+}
+
+#[test]
+fn max_runs_streams_the_json_runs_array_with_flat_memory() {
+    let f = scenario("json", TINY);
+    let (lines, rss) = first_lines_of_max_runs(&f, &["--json"], 5000);
+    assert_eq!(lines.len(), 5000, "output streamed before the end");
+    assert_eq!(lines[0], "{\n");
+    let runs_at = lines
+        .iter()
+        .position(|l| l == "  \"runs\": [\n")
+        .expect("the runs array opened");
+    let seeds = lines[runs_at..]
+        .iter()
+        .filter(|l| l.starts_with("      \"seed\": "))
+        .count();
+    assert!(seeds > 1, "runs streamed: {seeds}");
+    assert!(rss < RSS_BOUND_KIB, "peak RSS {rss} KiB");
+}
+
+/// The streamed document (several windows, two sweep points) is byte for byte the
+/// pretty-printed [`Study::results`] of every run, as `quicsim run --json` printed it
+/// before streaming.
+#[test]
+fn streamed_json_is_the_whole_study_document() {
+    let text = format!("runs = 150\n{TINY}[sweep]\n\"topology.link.delay\" = [\"1ms\", \"3ms\"]\n");
+    let f = scenario("doc", &text);
+    let out = Command::new(BIN)
+        .args(["run", f.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sc = sim_core::scenario::parse_str(&text).unwrap();
+    let study = Study::new(sc, &Overrides::default()).unwrap();
+    assert_eq!(study.jobs().len(), 300);
+    let results: Vec<_> = study
+        .jobs()
+        .iter()
+        .map(|j| sim_core::run(study.config(j), j.seed).unwrap())
+        .collect();
+    let want = serde_json::to_string_pretty(&study.results(&results)).unwrap() + "\n";
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
+}
