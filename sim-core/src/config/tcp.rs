@@ -80,6 +80,21 @@ pub struct TcpConfig {
     /// application reads at once). Default 6 MiB (Linux `tcp_rmem[2]` = 6291456).
     #[serde(deserialize_with = "crate::units::serde_size::de")]
     pub recv_window: u64,
+    /// Receive-window auto-tuning modelled on Linux's dynamic right-sizing
+    /// (`tcp_rcv_space_adjust`, after Fisher, "Dynamic right-sizing", 2002): once per
+    /// round trip the window grows to twice the bytes the application read in that round
+    /// trip plus 16 segments, up to `recv_window_max`; `recv_window` is then the initial
+    /// window. It never shrinks (RFC 9293 §3.8.6). Default false: the window stays at
+    /// `recv_window` (not serialised when false).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub recv_window_autotune: bool,
+    /// Upper bound of the auto-tuned window (Linux `tcp_rmem[2]`). Only with
+    /// `recv_window_autotune`. Default 6 MiB = 6291456 (not serialised at its default).
+    #[serde(
+        deserialize_with = "crate::units::serde_size::de",
+        skip_serializing_if = "defaults::recv_window_max"
+    )]
+    pub recv_window_max: u64,
 
     // ---- TLS ----------------------------------------------------------------------------
     /// The TLS handshake ([`TlsVersion`]). Default TLS 1.3.
@@ -217,6 +232,8 @@ impl Default for TcpConfig {
             sack: true,
             window_scale: true,
             recv_window: 6_291_456,
+            recv_window_autotune: false,
+            recv_window_max: 6_291_456, // Linux tcp_rmem[2]
             tls: TlsVersion::Tls13,
             client_hello_size: 300,
             server_flight_size: 3090,
@@ -251,6 +268,9 @@ impl Default for TcpConfig {
 /// `skip_serializing_if` tests: the new keys' defaults are not serialised, so resolved
 /// configurations written before them are unchanged.
 mod defaults {
+    pub fn recv_window_max(v: &u64) -> bool {
+        *v == 6_291_456
+    }
     pub fn resumption_client_hello_size(v: &u64) -> bool {
         *v == 510
     }
@@ -266,7 +286,21 @@ mod defaults {
 pub const RECV_WINDOW_ALLOWED: &str =
     "a window of at least one mss and at most 2^30 bytes (RFC 7323 §2.3), 65535 without window_scale (RFC 9293 §3.1)";
 
+/// What `recv_window_max` allows with auto-tuning (the error's "expected" text).
+pub const RECV_WINDOW_MAX_ALLOWED: &str =
+    "unset unless recv_window_autotune = true; then a window of at least recv_window and at most 2^30 bytes (RFC 7323 §2.3), 65535 without window_scale (RFC 9293 §3.1)";
+
 impl TcpConfig {
+    /// The largest receive window this endpoint may advertise: `recv_window_max` with
+    /// auto-tuning, else `recv_window`.
+    pub fn max_recv_window(&self) -> u64 {
+        if self.recv_window_autotune {
+            self.recv_window_max
+        } else {
+            self.recv_window
+        }
+    }
+
     /// Payload bytes of a full segment: the MSS minus the per-segment options (12 with
     /// timestamps; RFC 6691 §2).
     pub fn effective_mss(&self) -> u64 {
@@ -325,6 +359,21 @@ impl TcpConfig {
         let max_window = if self.window_scale { 1 << 30 } else { 65_535 };
         if self.recv_window < self.mss || self.recv_window > max_window {
             return bad("recv_window", self.recv_window, RECV_WINDOW_ALLOWED);
+        }
+        if self.recv_window_autotune {
+            if self.recv_window_max < self.recv_window || self.recv_window_max > max_window {
+                return bad(
+                    "recv_window_max",
+                    self.recv_window_max,
+                    RECV_WINDOW_MAX_ALLOWED,
+                );
+            }
+        } else if self.recv_window_max != 6_291_456 {
+            return bad(
+                "recv_window_max",
+                self.recv_window_max,
+                RECV_WINDOW_MAX_ALLOWED,
+            );
         }
         for (k, v) in [
             ("client_hello_size", self.client_hello_size),
@@ -416,6 +465,28 @@ impl TcpConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recv_window_max_needs_autotuning_and_covers_the_initial_window() {
+        let mut c = TcpConfig {
+            recv_window_max: 1 << 20,
+            ..TcpConfig::default()
+        };
+        // A key the fixed window does not use is an error naming it.
+        assert_eq!(c.validate().unwrap_err().0, "recv_window_max");
+        c.recv_window_autotune = true;
+        c.recv_window = 65_536;
+        assert!(c.validate().is_ok());
+        assert_eq!(c.max_recv_window(), 1 << 20);
+        c.recv_window = 2 << 20;
+        assert_eq!(c.validate().unwrap_err().0, "recv_window_max");
+        c.recv_window = 65_536;
+        c.recv_window_max = (1 << 30) + 1;
+        assert_eq!(c.validate().unwrap_err().0, "recv_window_max");
+        // Off, the defaults are not serialised (resolved configurations unchanged).
+        let j = serde_json::to_string(&TcpConfig::default()).unwrap();
+        assert!(!j.contains("recv_window_autotune") && !j.contains("recv_window_max"));
+    }
 
     #[test]
     fn defaults_are_valid_and_linux_like() {

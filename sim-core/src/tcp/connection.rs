@@ -200,6 +200,13 @@ pub struct TcpConnection {
     delack_deadline: Option<SimTime>,
     mux_recv: MuxRecv,
     delivered_end: u64,
+    /// Receive window advertised beyond `rcv_nxt`: `recv_window`, grown by auto-tuning.
+    rcv_wnd: u64,
+    /// Dynamic right-sizing (Linux `tcp_rcv_space_adjust`): the start of the current
+    /// measurement, the bytes read by then, and the last measured per-RTT reading.
+    drs_time: Option<SimTime>,
+    drs_seq: u64,
+    drs_space: u64,
 
     // streams
     next_local: u64,
@@ -291,6 +298,11 @@ impl TcpConnection {
             delack_deadline: None,
             mux_recv: MuxRecv::default(),
             delivered_end: 0,
+            rcv_wnd: cfg.recv_window,
+            drs_time: None,
+            drs_seq: 0,
+            // Linux tcp_init_buffer_space: rcvq_space.space = min(rcv_wnd, 10 * advmss).
+            drs_space: cfg.recv_window.min(10 * smss),
             next_local: 0,
             open_local: BTreeSet::new(),
             read_done: BTreeMap::new(),
@@ -451,8 +463,8 @@ impl TcpConnection {
     pub fn stream_read_state(&self, id: StreamId) -> Option<StreamReadState> {
         self.mux_recv.get(id).map(|s| StreamReadState {
             read: s.read,
-            window: self.cfg.recv_window,
-            window_size: self.cfg.recv_window,
+            window: self.rcv_wnd,
+            window_size: self.rcv_wnd,
         })
     }
 
@@ -644,7 +656,7 @@ impl TcpConnection {
             // RFC 7323 §2.3: the smallest shift that covers the receive window.
             window_scale: self.cfg.window_scale.then(|| {
                 let mut s = 0u8;
-                while (65_535u64 << s) < self.cfg.recv_window && s < 14 {
+                while (65_535u64 << s) < self.cfg.max_recv_window() && s < 14 {
                     s += 1;
                 }
                 s
@@ -742,7 +754,7 @@ impl TcpConnection {
             seq: self.snd_nxt,
             len: 0,
             ack: self.rcv_nxt,
-            window: self.cfg.recv_window,
+            window: self.rcv_wnd,
             sack,
             syn_options: None,
             timestamps: self.cfg.timestamps,
@@ -1069,8 +1081,8 @@ impl TcpConnection {
             self.ack_now = true;
             return;
         }
-        if end > self.rcv_nxt + self.cfg.recv_window {
-            self.stats.beyond_window_bytes += end - (self.rcv_nxt + self.cfg.recv_window);
+        if end > self.rcv_nxt + self.rcv_wnd {
+            self.stats.beyond_window_bytes += end - (self.rcv_nxt + self.rcv_wnd);
         }
         let start = seg.seq.max(self.rcv_nxt);
         let had_gap = !self.ooo.is_empty();
@@ -1103,6 +1115,43 @@ impl TcpConnection {
             }
         }
         self.deliver(now);
+        if self.cfg.recv_window_autotune {
+            self.rcv_space_adjust(now);
+        }
+    }
+
+    /// Receive-window auto-tuning after Linux's dynamic right-sizing
+    /// (`tcp_rcv_space_adjust`): once at least one RTT has passed since the measurement
+    /// began, if the application read more than in the previous measurement, the window
+    /// becomes `2 x read + 16 segments` (never less than before: RFC 9293 §3.8.6, no
+    /// shrinking), capped at `recv_window_max` (`tcp_rmem[2]`). The application reads at
+    /// once, so "read" is `rcv_nxt`. Linux's receiver RTT estimate (`rcv_rtt_est`) is this
+    /// endpoint's smoothed RTT here (`docs/tcp.md`).
+    fn rcv_space_adjust(&mut self, now: SimTime) {
+        let Some(start) = self.drs_time else {
+            self.drs_time = Some(now);
+            self.drs_seq = self.rcv_nxt;
+            return;
+        };
+        if self.rtt.first_sample_time().is_none()
+            || now.saturating_since(start) < self.rtt.smoothed_rtt()
+        {
+            return;
+        }
+        let copied = self.rcv_nxt - self.drs_seq;
+        if copied > self.drs_space {
+            // Linux: rcvwin = (copied << 1) + 16 * advmss.
+            let want = (2 * copied + 16 * self.smss).min(self.cfg.recv_window_max);
+            self.rcv_wnd = self.rcv_wnd.max(want);
+        }
+        self.drs_space = copied;
+        self.drs_seq = self.rcv_nxt;
+        self.drs_time = Some(now);
+    }
+
+    /// The receive window currently advertised beyond the next expected byte.
+    pub fn recv_window(&self) -> u64 {
+        self.rcv_wnd
     }
 
     /// Hands every record now in order to TLS or the multiplexer.

@@ -183,7 +183,7 @@ impl TransportDriver for TcpConnection {
                 "srtt_s".to_string(),
                 self.rtt().smoothed_rtt().as_secs_f64(),
             ),
-            ("recv_window".to_string(), self.config().recv_window as f64),
+            ("recv_window".to_string(), self.recv_window() as f64),
         ]
     }
 

@@ -1102,3 +1102,71 @@ fn cwnd_does_not_grow_during_a_long_fast_recovery() {
         }
     }
 }
+
+/// `(time, bytes delivered to the client, client's advertised window)` every 10 ms of a
+/// 24 MB download over a 100 Mb/s, 100 ms path with a 64 KiB initial receive window.
+fn receive_window_run(autotune: bool) -> Vec<(SimTime, u64, u64)> {
+    let mut c = cfg(TlsVersion::None);
+    c.recv_window = 65_536;
+    c.recv_window_autotune = autotune;
+    let mut n = net(c, 1, 24_000_000, 100_000_000, 100);
+    let mut samples = Vec::new();
+    let mut t = SimTime::ZERO;
+    loop {
+        t += SimDuration::from_millis(10);
+        let done = n.run(t);
+        let cl = n.client();
+        samples.push((t, cl.delivered_end(), cl.recv_window()));
+        assert_eq!(cl.stats.beyond_window_bytes, 0);
+        if done {
+            return samples;
+        }
+        assert!(t < secs(120), "not done in 120 s");
+    }
+}
+
+/// Delivery rate (B/s) over the last second before completion.
+fn final_rate(s: &[(SimTime, u64, u64)]) -> f64 {
+    let (t_end, b_end, _) = *s.last().unwrap();
+    let (t0, b0, _) = *s
+        .iter()
+        .rev()
+        .find(|x| t_end.saturating_since(x.0) >= SimDuration::from_secs(1))
+        .unwrap();
+    (b_end - b0) as f64 / t_end.saturating_since(t0).as_secs_f64()
+}
+
+#[test]
+fn a_fixed_receive_window_caps_the_rate_and_autotuning_reaches_the_link() {
+    // Fixed: the window limits the rate to window / RTT (RFC 9293 §3.8.6).
+    let fixed = receive_window_run(false);
+    assert!(fixed.iter().all(|x| x.2 == 65_536));
+    let bound = 65_536.0 / 0.1;
+    let r = final_rate(&fixed);
+    assert!(
+        r <= bound * 1.01 && r >= bound * 0.9,
+        "fixed: {r} B/s against {bound}"
+    );
+
+    // Auto-tuned (Linux dynamic right-sizing): the window grows to at least the BDP
+    // (100 Mb/s x 100 ms = 1.25 MB), never shrinks (RFC 9293 §3.8.6), stays within
+    // recv_window_max, and the transfer reaches the link rate (payload share of a
+    // 1448-byte segment's wire bytes).
+    let auto = receive_window_run(true);
+    assert!(
+        auto.windows(2).all(|w| w[1].2 >= w[0].2),
+        "the window shrank"
+    );
+    let last = auto.last().unwrap().2;
+    assert!(
+        (1_250_000..=6_291_456).contains(&last),
+        "final window {last}"
+    );
+    let link = 100e6 / 8.0 * 1448.0 / (wire(1448) + crate::wire::tcp::LINK_DEFAULT_OVERHEAD) as f64;
+    let r = final_rate(&auto);
+    eprintln!("auto: final window {last}, rate {r} B/s, link {link} B/s");
+    assert!(
+        r >= 0.9 * link && r <= 1.01 * link,
+        "auto: {r} B/s against link {link}"
+    );
+}

@@ -1015,6 +1015,10 @@ pub const TCP: Table = Table {
         key("recv_window", K::Size, Value("6291456"), "receive window advertised beyond the next expected byte, fixed (Linux `tcp_rmem[2]`); ≥ `mss`, ≤ 2^30 (65535 without `window_scale`)")
             .max("1073741824B", true)
             .allowed(crate::config::tcp::RECV_WINDOW_ALLOWED),
+        key("recv_window_autotune", K::Bool, Unset("false (fixed window; not written in resolved configurations)"), "receive-window auto-tuning after Linux's dynamic right-sizing (`tcp_rcv_space_adjust`): once per RTT the window grows to 2 × the bytes read in that RTT + 16 segments, up to `recv_window_max`, never shrinking (RFC 9293 §3.8.6); `recv_window` is the initial window"),
+        key("recv_window_max", K::Size, Unset("6291456 (Linux `tcp_rmem[2]`; not written in resolved configurations)"), "upper bound of the auto-tuned receive window; only with `recv_window_autotune = true`")
+            .max("1073741824B", true)
+            .allowed(crate::config::tcp::RECV_WINDOW_MAX_ALLOWED),
         key("tls", K::Enum, Value("\"1.3\""), "the handshake after the three-way handshake: `\"1.3\"` (1 RTT, RFC 8446 §2), `\"1.2\"` (2 RTT, RFC 5246 §7.3) or `\"none\"`")
             .choices(&["1.3", "1.2", "none"]),
         key("client_hello_size", K::Size, Value("300"), "ClientHello bytes on the stream (QUIC's default, so that paired runs compare equal handshakes)")
