@@ -1076,7 +1076,7 @@ fn cwnd_does_not_grow_during_a_long_fast_recovery() {
             let (mut start, mut max_in, mut rounds) = (None, 0u64, 0u64);
             let mut t = SimTime::ZERO;
             while !n.run(t) && t < secs(30) {
-                t = t + SimDuration::from_micros(500);
+                t += SimDuration::from_micros(500);
                 let s = n.server();
                 match (s.recovery_point(), start) {
                     (Some(_), None) if s.stats.fast_recoveries == 1 => {
