@@ -191,33 +191,7 @@ fn json(r: &RunResult) -> Result<String, String> {
 }
 
 fn check_result(cfg: &Config, r: &RunResult) -> Result<(), String> {
-    if r.status == RunStatus::Stopped {
-        return Err("a run ended `stopped`".into());
-    }
-    let samples = r.series.as_ref().map_or(0, |s| s.rows.len() as u64);
-    if r.events.saturating_add(samples) > cfg.sim.max_events {
-        return Err(format!(
-            "{} events + {samples} samples > max_events {}",
-            r.events, cfg.sim.max_events
-        ));
-    }
-    if r.end_time.0 > cfg.sim.time_limit.0 {
-        return Err(format!("ended at {:?} after the time limit", r.end_time));
-    }
-    for f in &r.flows {
-        let out = f.packets_delivered + f.drops.total() + f.in_network;
-        if f.packets_sent != out {
-            return Err(format!(
-                "flow {}: sent {} != delivered {} + dropped {} + in network {}",
-                f.flow,
-                f.packets_sent,
-                f.packets_delivered,
-                f.drops.total(),
-                f.in_network
-            ));
-        }
-    }
-    Ok(())
+    sim_core::runner::check_run_invariants(cfg, r)
 }
 
 /// A small deterministic generator (SplitMix64), so that a seed names an input.

@@ -893,3 +893,38 @@ impl Sim<'_> {
         }
     }
 }
+
+/// The invariants every finished run of `cfg` keeps, whatever its input: a status other
+/// than `stopped`, the event budget kept (live events plus series samples, the units
+/// `sim.max_events` counts), no time beyond `sim.time_limit`, and packets conserved per
+/// flow (sent = delivered + dropped + still in the network). The fuzzer and
+/// `sim_core::testing` both check them; an error says which one broke.
+pub fn check_run_invariants(cfg: &Config, r: &RunResult) -> Result<(), String> {
+    if r.status == RunStatus::Stopped {
+        return Err("the run ended `stopped`".into());
+    }
+    let samples = r.series.as_ref().map_or(0, |s| s.rows.len() as u64);
+    if r.events.saturating_add(samples) > cfg.sim.max_events {
+        return Err(format!(
+            "{} events + {samples} samples > max_events {}",
+            r.events, cfg.sim.max_events
+        ));
+    }
+    if r.end_time.0 > cfg.sim.time_limit.0 {
+        return Err(format!("ended at {:?} after the time limit", r.end_time));
+    }
+    for f in &r.flows {
+        let out = f.packets_delivered + f.drops.total() + f.in_network;
+        if f.packets_sent != out {
+            return Err(format!(
+                "flow {}: sent {} != delivered {} + dropped {} + in network {}",
+                f.flow,
+                f.packets_sent,
+                f.packets_delivered,
+                f.drops.total(),
+                f.in_network
+            ));
+        }
+    }
+    Ok(())
+}

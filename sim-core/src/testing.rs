@@ -39,7 +39,7 @@
 
 use crate::cc::Registry;
 use crate::config::Config;
-use crate::metrics::{RunResult, RunStatus};
+use crate::metrics::RunResult;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     ConnectionState, Initiator, ProtocolPacket, ProtocolParameters, TraceEvent, TraceRecord,
@@ -813,24 +813,8 @@ impl<'c> Watch<'c> {
 /// network), and every completed bulk download delivered exactly its bytes to the
 /// client's application.
 pub fn check_result(cfg: &Config, r: &RunResult) -> Result<(), String> {
-    if r.status == RunStatus::Stopped {
-        return Err("the run ended `stopped`".into());
-    }
-    if r.end_time.0 > cfg.sim.time_limit.0 {
-        return Err(format!("ended at {:?} after the time limit", r.end_time));
-    }
+    crate::runner::check_run_invariants(cfg, r)?;
     for f in &r.flows {
-        let out = f.packets_delivered + f.drops.total() + f.in_network;
-        if f.packets_sent != out {
-            return Err(format!(
-                "flow {}: sent {} != delivered {} + dropped {} + in network {}",
-                f.flow,
-                f.packets_sent,
-                f.packets_delivered,
-                f.drops.total(),
-                f.in_network
-            ));
-        }
         let Some(bulk) = cfg.flows.get(f.flow as usize).and_then(|c| c.bulk()) else {
             continue;
         };
@@ -1120,7 +1104,11 @@ mod tests {
                     let cfg = scenario(cc, extra);
                     let r = run_checked(&cfg, seed)
                         .unwrap_or_else(|e| panic!("{cc} {extra:?} seed {seed}: {e}"));
-                    assert_eq!(r.status, RunStatus::Completed, "{cc} {extra:?}");
+                    assert_eq!(
+                        r.status,
+                        crate::metrics::RunStatus::Completed,
+                        "{cc} {extra:?}"
+                    );
                 }
             }
         }
