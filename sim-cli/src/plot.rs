@@ -81,6 +81,19 @@ macro_rules! on_area {
     };
 }
 
+/// An axis tick as a person writes it: plotters places ticks at multiples of a step computed
+/// in binary floating point (0.12000000000000001, 0.19999999999999998); round to nine
+/// decimals and drop the trailing zeros ("0.12", "0.2", "15", "-3.5").
+pub fn tick_label(x: f64) -> String {
+    let s = format!("{x:.9}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
 /// A category label for a sweep value: an inline table `{ policy = "history" }` is shown
 /// by its first string value (`history`), anything else as written.
 pub fn short_label(v: &str) -> String {
@@ -459,7 +472,7 @@ pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
     let is_numeric = numeric.is_some();
     let fmt_x = move |x: &f64| {
         if is_numeric {
-            format!("{x}")
+            tick_label(*x)
         } else {
             let i = x.round();
             if (x - i).abs() < 1e-9 && i >= 0.0 && (i as usize) < cats.len() {
@@ -519,4 +532,20 @@ pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
         root.present().map_err(|e| err(&e))
         })
     })
+}
+
+#[cfg(test)]
+mod tick_tests {
+    use super::tick_label;
+
+    #[test]
+    fn tick_labels_carry_no_binary_noise() {
+        assert_eq!(tick_label(0.12000000000000001), "0.12");
+        assert_eq!(tick_label(0.19999999999999998), "0.2");
+        assert_eq!(tick_label(15.0), "15");
+        assert_eq!(tick_label(-3.5), "-3.5");
+        assert_eq!(tick_label(-0.0), "0");
+        assert_eq!(tick_label(1e-10), "0");
+        assert_eq!(tick_label(2500000.0), "2500000");
+    }
 }
