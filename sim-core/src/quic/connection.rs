@@ -283,6 +283,8 @@ pub struct Connection {
     /// The packets of the datagram being assembled (empty between polls; kept for its
     /// allocation).
     scratch_packets: Vec<(QuicPacket, SentInfo)>,
+    /// Buffers of sent-packet records kept for reuse (no allocation per packet).
+    buf_pool: packetizer::BufPool,
 }
 
 mod input;
@@ -363,6 +365,7 @@ impl Connection {
             initial_token_len: 0,
             migration: cfg.migration.map(Migration::new),
             scratch_packets: Vec::new(),
+            buf_pool: packetizer::BufPool::default(),
             cfg,
         }
     }

@@ -25,6 +25,52 @@ pub(crate) fn push_frame(f: Frame, frames: &mut Vec<Frame>, room: &mut u64) -> b
     }
 }
 
+/// Most emptied buffers a [`BufPool`] keeps (bounds its memory: about one window of
+/// packets in flight needs one each at most, and a packet returns its buffers when
+/// acknowledged or lost).
+const POOL_MAX: usize = 1024;
+
+/// Emptied buffers of sent-packet records kept for their allocations, so that a packet
+/// in steady state allocates none for its recovery record: the retransmittable frames
+/// and the ACK ranges of [`SentInfo`] come from here and return here when the packet is
+/// acknowledged or declared lost. A buffer's contents never depend on where it came from.
+#[derive(Debug, Default)]
+pub(crate) struct BufPool {
+    frames: Vec<Vec<Frame>>,
+    ranges: Vec<Vec<(u64, u64)>>,
+}
+
+impl BufPool {
+    /// An empty frame buffer (a kept one if any).
+    pub(crate) fn frames(&mut self) -> Vec<Frame> {
+        self.frames.pop().unwrap_or_default()
+    }
+
+    /// An empty range buffer (a kept one if any).
+    pub(crate) fn ranges(&mut self) -> Vec<(u64, u64)> {
+        self.ranges.pop().unwrap_or_default()
+    }
+
+    /// Keeps the buffers of a sent-packet record that is done with.
+    pub(crate) fn recycle(&mut self, info: SentInfo) {
+        let SentInfo {
+            mut frames,
+            ack_ranges,
+            ..
+        } = info;
+        if frames.capacity() > 0 && self.frames.len() < POOL_MAX {
+            frames.clear();
+            self.frames.push(frames);
+        }
+        if let Some(mut r) = ack_ranges {
+            if r.capacity() > 0 && self.ranges.len() < POOL_MAX {
+                r.clear();
+                self.ranges.push(r);
+            }
+        }
+    }
+}
+
 /// Frames a lost packet's data may need again (RFC 9000 §13.3): never ACK, PADDING,
 /// PING or PATH_*.
 pub(crate) fn is_retransmittable(f: &Frame) -> bool {
@@ -38,7 +84,7 @@ pub(crate) fn is_retransmittable(f: &Frame) -> bool {
     )
 }
 
-/// The ACK frame of space `sp` fitting in `room` bytes: the most recent
+/// The ACK frame of space `sp` fitting in `room` bytes, with its size: the most recent
 /// `max_ack_ranges` ranges, largest first; ACK Delay encoded with our
 /// `ack_delay_exponent`.
 pub(crate) fn build_ack(
@@ -47,7 +93,7 @@ pub(crate) fn build_ack(
     room: u64,
     max_ack_ranges: usize,
     ack_delay_exponent: u32,
-) -> Option<Frame> {
+) -> Option<(Frame, u64)> {
     let mut ranges: Vec<(u64, u64)> = sp
         .to_ack
         .iter()
@@ -67,11 +113,13 @@ pub(crate) fn build_ack(
     // RFC 9000 §19.3: ACK Delay in microseconds scaled down by 2^ack_delay_exponent.
     let ack_delay_encoded = (delay.as_nanos() / 1_000) >> ack_delay_exponent;
     loop {
-        if ack_frame_size(&ranges, ack_delay_encoded) <= room {
-            return Some(Frame::Ack {
+        let size = ack_frame_size(&ranges, ack_delay_encoded);
+        if size <= room {
+            let f = Frame::Ack {
                 ranges,
                 ack_delay_encoded,
-            });
+            };
+            return Some((f, size));
         }
         ranges.pop();
         if ranges.is_empty() {

@@ -38,7 +38,7 @@ use crate::cc::{self, CongestionController};
 use crate::time::{SimDuration, SimTime};
 use crate::transport::dense::DenseMap;
 use crate::transport::rtt::{RttEstimator, DEFAULT_INITIAL_RTT};
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 /// A packet number space (RFC 9000 §12.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -231,10 +231,75 @@ struct LostRecord {
     declared_at: SimTime,
 }
 
+/// Declared-lost records of one space by packet number, ascending, in one contiguous
+/// deque: loss declares packets in rising numbers (appended at the back) and retention
+/// forgets the oldest first (popped at the front); lookups are binary searches and the
+/// walk of [`acked_lost_records`] runs over adjacent entries instead of tree nodes.
+#[derive(Debug, Default)]
+struct LostRecords {
+    v: VecDeque<(u64, LostRecord)>,
+}
+
+impl LostRecords {
+    /// Index of the first record with a packet number at or above `pn`.
+    fn lower_bound(&self, pn: u64) -> usize {
+        self.v.partition_point(|&(k, _)| k < pn)
+    }
+
+    /// Records `pn` (replacing an earlier record of the same number, as a map would).
+    fn insert(&mut self, pn: u64, rec: LostRecord) {
+        if self.v.back().is_none_or(|&(k, _)| k < pn) {
+            self.v.push_back((pn, rec));
+            return;
+        }
+        let at = self.lower_bound(pn);
+        if self.v.get(at).is_some_and(|&(k, _)| k == pn) {
+            self.v[at].1 = rec;
+        } else {
+            self.v.insert(at, (pn, rec));
+        }
+    }
+
+    /// Removes and returns the record of `pn`, if any.
+    fn remove(&mut self, pn: u64) -> Option<LostRecord> {
+        let at = self.lower_bound(pn);
+        if self.v.get(at).is_some_and(|&(k, _)| k == pn) {
+            self.v.remove(at).map(|(_, r)| r)
+        } else {
+            None
+        }
+    }
+
+    fn first(&self) -> Option<(u64, LostRecord)> {
+        self.v.front().copied()
+    }
+
+    fn last_key(&self) -> Option<u64> {
+        self.v.back().map(|&(k, _)| k)
+    }
+
+    fn pop_first(&mut self) {
+        self.v.pop_front();
+    }
+
+    fn clear(&mut self) {
+        self.v.clear();
+    }
+
+    /// The packet numbers recorded within `lo..=hi`, ascending.
+    fn keys_in(&self, lo: u64, hi: u64) -> impl Iterator<Item = u64> + '_ {
+        let from = self.lower_bound(lo);
+        self.v
+            .range(from..)
+            .map(|&(k, _)| k)
+            .take_while(move |&k| k <= hi)
+    }
+}
+
 #[derive(Debug)]
 struct SpaceState<F> {
     sent: DenseMap<Entry<F>>,
-    lost: BTreeMap<u64, LostRecord>,
+    lost: LostRecords,
     largest_acked: Option<u64>,
     largest_sent: Option<u64>,
     time_of_last_ack_eliciting: Option<SimTime>,
@@ -248,7 +313,7 @@ impl<F> SpaceState<F> {
     fn new() -> Self {
         SpaceState {
             sent: DenseMap::default(),
-            lost: BTreeMap::new(),
+            lost: LostRecords::default(),
             largest_acked: None,
             largest_sent: None,
             time_of_last_ack_eliciting: None,
@@ -265,7 +330,7 @@ impl<F> SpaceState<F> {
 /// are disjoint and listed largest first (as an ACK frame lists them), one ordered walk
 /// over the records between the lowest and the highest range; otherwise a search per
 /// range. The same keys either way.
-fn acked_lost_records(lost: &BTreeMap<u64, LostRecord>, ranges: &[(u64, u64)]) -> Vec<u64> {
+fn acked_lost_records(lost: &LostRecords, ranges: &[(u64, u64)]) -> Vec<u64> {
     let norm = |&(a, b): &(u64, u64)| (a.min(b), a.max(b));
     let bottom = ranges.iter().map(|r| norm(r).0).min();
     let top = ranges.iter().map(|r| norm(r).1).max();
@@ -274,8 +339,8 @@ fn acked_lost_records(lost: &BTreeMap<u64, LostRecord>, ranges: &[(u64, u64)]) -
     };
     // Nothing recorded between the lowest and the highest acknowledged number (the
     // bounds of the map decide it without a range search).
-    let outside = lost.first_key_value().is_none_or(|(&f, _)| f > top)
-        || lost.last_key_value().is_none_or(|(&l, _)| l < bottom);
+    let outside =
+        lost.first().is_none_or(|(f, _)| f > top) || lost.last_key().is_none_or(|l| l < bottom);
     if outside {
         return Vec::new();
     }
@@ -284,7 +349,7 @@ fn acked_lost_records(lost: &BTreeMap<u64, LostRecord>, ranges: &[(u64, u64)]) -
     if descending {
         // Records ascending, ranges from the last (lowest) back.
         let mut k = ranges.len();
-        for (&pn, _) in lost.range(bottom..=top) {
+        for pn in lost.keys_in(bottom, top) {
             while k > 0 && norm(&ranges[k - 1]).1 < pn {
                 k -= 1;
             }
@@ -298,7 +363,7 @@ fn acked_lost_records(lost: &BTreeMap<u64, LostRecord>, ranges: &[(u64, u64)]) -
     } else {
         for r in ranges {
             let (lo, hi) = norm(r);
-            hits.extend(lost.range(lo..=hi).map(|(&pn, _)| pn));
+            hits.extend(lost.keys_in(lo, hi));
         }
         hits.sort_unstable();
         hits.dedup();
@@ -621,7 +686,7 @@ impl<F> Recovery<F> {
             }
             // Declared-lost records the ACK covers: spurious losses.
             for pn in acked_lost_records(&s.lost, ranges) {
-                if let Some(rec) = s.lost.remove(&pn) {
+                if let Some(rec) = s.lost.remove(pn) {
                     out.spurious_losses += 1;
                     self.acked_seqs.insert(rec.seq, ());
                 }
@@ -1079,9 +1144,9 @@ impl<F> Recovery<F> {
             .saturating_mul(self.config.lost_retention_ptos);
         for s in &mut self.spaces {
             // Declared-lost times are non-decreasing in pn within a space.
-            while let Some((&pn, rec)) = s.lost.first_key_value() {
+            while let Some((_, rec)) = s.lost.first() {
                 if rec.declared_at.saturating_add(retention) <= now {
-                    s.lost.remove(&pn);
+                    s.lost.pop_first();
                 } else {
                     break;
                 }
@@ -1466,10 +1531,11 @@ mod tests {
             raw in proptest::collection::vec((0u64..200, 0u64..15), 0..8),
             descending in any::<bool>(),
         ) {
-            let lost: BTreeMap<u64, LostRecord> = keys
-                .iter()
-                .map(|&k| (k, LostRecord { seq: k, declared_at: SimTime::ZERO }))
-                .collect();
+            let mut lost = LostRecords::default();
+            for &k in keys.iter().rev() {
+                // Out of order on purpose: the middle inserts too.
+                lost.insert(k, LostRecord { seq: k, declared_at: SimTime::ZERO });
+            }
             let mut ranges: Vec<(u64, u64)> = if descending {
                 // Disjoint, largest first, bounds in either order.
                 let mut v: Vec<(u64, u64)> = Vec::new();

@@ -238,6 +238,9 @@ pub struct Stream {
     pub recv_complete_at: Option<SimTime>,
     /// When the send half was fully acknowledged.
     pub send_complete_at: Option<SimTime>,
+    /// The indexes of its [`StreamTable`] this stream is filed in (`IN_*` bits), so that
+    /// re-filing touches an index only when the stream's membership changes.
+    filed: u8,
 }
 
 impl Stream {
@@ -252,6 +255,7 @@ impl Stream {
             first_byte_at: None,
             recv_complete_at: None,
             send_complete_at: None,
+            filed: 0,
         }
     }
 
@@ -287,20 +291,111 @@ pub struct StreamTable {
 /// The indexes of a [`StreamTable`].
 #[derive(Debug, Default)]
 struct StreamIndex {
-    retx: BTreeSet<u64>,
-    new_data: BTreeSet<u64>,
-    ctrl: BTreeSet<u64>,
-    readable: BTreeSet<u64>,
-    unchecked: BTreeSet<u64>,
+    retx: IdSet,
+    new_data: IdSet,
+    ctrl: IdSet,
+    readable: IdSet,
+    /// Streams changed since the last [`StreamTable::check_blocked`], each once (the
+    /// stream's `IN_UNCHECKED` bit), in no particular order; the buffer is kept.
+    unchecked: Vec<u64>,
     /// Streams looked at by the per-packet scans (a work counter for tests and benches).
     visits: std::cell::Cell<u64>,
 }
 
-fn file(set: &mut BTreeSet<u64>, id: u64, member: bool) {
+/// Largest [`IdSet`] kept as a sorted vector; a larger one moves to a `BTreeSet` (a
+/// stream joins or leaves an index about once per packet: a short vector does that
+/// without walking tree nodes, a long one would shift too many entries).
+const ID_SET_VEC_MAX: usize = 64;
+
+/// A set of stream IDs iterated in ascending order: a sorted vector while it is small,
+/// a `BTreeSet` once it has grown past [`ID_SET_VEC_MAX`] (until it empties again).
+#[derive(Debug, Default)]
+struct IdSet {
+    /// The members, ascending (when `big` is empty).
+    vec: Vec<u64>,
+    /// The members, once there were too many for `vec` (then `vec` is empty).
+    big: BTreeSet<u64>,
+}
+
+impl IdSet {
+    fn insert(&mut self, id: u64) {
+        if !self.big.is_empty() {
+            self.big.insert(id);
+            return;
+        }
+        match self.vec.last() {
+            None => self.vec.push(id),
+            Some(&last) if id > last => self.vec.push(id),
+            _ => {
+                if let Err(at) = self.vec.binary_search(&id) {
+                    self.vec.insert(at, id);
+                }
+            }
+        }
+        if self.vec.len() > ID_SET_VEC_MAX {
+            self.big.extend(self.vec.drain(..));
+        }
+    }
+
+    fn remove(&mut self, id: u64) {
+        if !self.big.is_empty() {
+            self.big.remove(&id);
+        } else if let Ok(at) = self.vec.binary_search(&id) {
+            self.vec.remove(at);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.vec.is_empty() && self.big.is_empty()
+    }
+
+    fn first(&self) -> Option<u64> {
+        match self.vec.first() {
+            Some(&id) => Some(id),
+            None => self.big.first().copied(),
+        }
+    }
+
+    /// The smallest member above `after` (the smallest of all when `None`).
+    fn next_after(&self, after: Option<u64>) -> Option<u64> {
+        let Some(a) = after else {
+            return self.first();
+        };
+        if self.big.is_empty() {
+            let at = self.vec.partition_point(|&id| id <= a);
+            self.vec.get(at).copied()
+        } else {
+            self.big
+                .range((Bound::Excluded(a), Bound::Unbounded))
+                .next()
+                .copied()
+        }
+    }
+}
+
+/// `Stream::filed` bit: in `StreamIndex::retx`.
+const IN_RETX: u8 = 1;
+/// `Stream::filed` bit: in `StreamIndex::new_data`.
+const IN_NEW: u8 = 2;
+/// `Stream::filed` bit: in `StreamIndex::ctrl`.
+const IN_CTRL: u8 = 4;
+/// `Stream::filed` bit: in `StreamIndex::readable`.
+const IN_READABLE: u8 = 8;
+/// `Stream::filed` bit: in `StreamIndex::unchecked`.
+const IN_UNCHECKED: u8 = 16;
+
+/// Files stream `id` in `set` (membership bit `bit` of `filed`) or takes it out; the set
+/// is touched only when the membership changes.
+fn file(set: &mut IdSet, filed: &mut u8, bit: u8, id: u64, member: bool) {
+    if member == (*filed & bit != 0) {
+        return;
+    }
     if member {
         set.insert(id);
+        *filed |= bit;
     } else {
-        set.remove(&id);
+        set.remove(id);
+        *filed &= !bit;
     }
 }
 
@@ -309,18 +404,43 @@ impl StreamIndex {
         self.visits.set(self.visits.get() + n);
     }
 
-    /// Re-files stream `s` in every index.
-    fn refile(&mut self, s: &Stream) {
+    /// Re-files stream `s` in every index (only the indexes whose membership changed
+    /// are touched).
+    #[inline]
+    fn refile(&mut self, s: &mut Stream) {
         let id = s.id;
-        file(&mut self.retx, id, s.send.has_retx());
-        file(&mut self.new_data, id, s.send.has_new());
-        file(
-            &mut self.ctrl,
-            id,
-            s.send_fc.blocked_pending() || s.recv_fc.update_pending,
-        );
-        file(&mut self.readable, id, s.recv.readable() > 0);
-        self.unchecked.insert(id);
+        let mut want = 0u8;
+        if s.send.has_retx() {
+            want |= IN_RETX;
+        }
+        if s.send.has_new() {
+            want |= IN_NEW;
+        }
+        if s.send_fc.blocked_pending() || s.recv_fc.update_pending {
+            want |= IN_CTRL;
+        }
+        if s.recv.readable() > 0 {
+            want |= IN_READABLE;
+        }
+        let mut filed = s.filed;
+        if (filed ^ want) & !IN_UNCHECKED != 0 {
+            let wants = |bit: u8| want & bit != 0;
+            file(&mut self.retx, &mut filed, IN_RETX, id, wants(IN_RETX));
+            file(&mut self.new_data, &mut filed, IN_NEW, id, wants(IN_NEW));
+            file(&mut self.ctrl, &mut filed, IN_CTRL, id, wants(IN_CTRL));
+            file(
+                &mut self.readable,
+                &mut filed,
+                IN_READABLE,
+                id,
+                wants(IN_READABLE),
+            );
+        }
+        if filed & IN_UNCHECKED == 0 {
+            filed |= IN_UNCHECKED;
+            self.unchecked.push(id);
+        }
+        s.filed = filed;
     }
 }
 
@@ -373,9 +493,9 @@ impl StreamTable {
     }
 
     /// Adds stream `s` (under `s.id`).
-    pub fn insert(&mut self, s: Stream) {
+    pub fn insert(&mut self, mut s: Stream) {
         let id = s.id;
-        self.idx.refile(&s);
+        self.idx.refile(&mut s);
         self.map.insert(id, s);
     }
 
@@ -395,7 +515,7 @@ impl StreamTable {
 
     /// The first stream, in ID order, with something to retransmit.
     pub fn first_retx(&self) -> Option<u64> {
-        self.idx.retx.first().copied()
+        self.idx.retx.first()
     }
 
     /// Some stream has something to retransmit.
@@ -415,12 +535,13 @@ impl StreamTable {
         after: Option<u64>,
         mut pred: impl FnMut(&Stream) -> bool,
     ) -> Option<u64> {
-        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
-        for &id in self.idx.new_data.range((from, Bound::Unbounded)) {
+        let mut cur = after;
+        while let Some(id) = self.idx.new_data.next_after(cur) {
             self.idx.visit(1);
             if pred(&self.map[&id]) {
                 return Some(id);
             }
+            cur = Some(id);
         }
         None
     }
@@ -434,16 +555,25 @@ impl StreamTable {
     /// order, into `out` (cleared first).
     pub fn ctrl_ids(&mut self, out: &mut Vec<u64>) {
         out.clear();
-        out.extend(self.idx.ctrl.iter().copied());
+        let mut cur = None;
+        while let Some(id) = self.idx.ctrl.next_after(cur) {
+            out.push(id);
+            cur = Some(id);
+        }
         self.idx.visit(out.len() as u64);
     }
 
     /// Some stream satisfying `pred` may owe a control frame.
     pub fn any_ctrl_where(&self, mut pred: impl FnMut(&Stream) -> bool) -> bool {
-        self.idx.ctrl.iter().any(|id| {
+        let mut cur = None;
+        while let Some(id) = self.idx.ctrl.next_after(cur) {
             self.idx.visit(1);
-            pred(&self.map[id])
-        })
+            if pred(&self.map[&id]) {
+                return true;
+            }
+            cur = Some(id);
+        }
+        false
     }
 
     /// Calls `on_blocked` for every stream changed since the last call with unsent data
@@ -451,32 +581,37 @@ impl StreamTable {
     /// not change since needs no second look).
     pub fn check_blocked(&mut self) {
         let StreamTable { map, idx } = self;
-        let unchecked = std::mem::take(&mut idx.unchecked);
-        for id in unchecked {
+        let mut unchecked = std::mem::take(&mut idx.unchecked);
+        // Ascending ID order, as the walk over the whole map had.
+        unchecked.sort_unstable();
+        for &id in &unchecked {
             idx.visit(1);
             if let Some(s) = map.get_mut(&id) {
+                s.filed &= !IN_UNCHECKED;
                 if s.send.unsent() > 0 && s.send_credit() == 0 {
                     s.send_fc.on_blocked();
-                    file(
-                        &mut idx.ctrl,
-                        id,
-                        s.send_fc.blocked_pending() || s.recv_fc.update_pending,
-                    );
+                    let ctrl = s.send_fc.blocked_pending() || s.recv_fc.update_pending;
+                    file(&mut idx.ctrl, &mut s.filed, IN_CTRL, id, ctrl);
                 }
             }
         }
+        unchecked.clear();
+        idx.unchecked = unchecked;
     }
 
     /// The lowest-numbered stream above `after` (any when `None`) with readable bytes,
     /// and how many.
     pub fn next_readable(&self, after: Option<u64>) -> Option<(u64, u64)> {
-        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
-        self.idx
-            .readable
-            .range((from, Bound::Unbounded))
-            .inspect(|_| self.idx.visit(1))
-            .map(|id| (*id, self.map[id].recv.readable()))
-            .find(|&(_, n)| n > 0)
+        let mut cur = after;
+        while let Some(id) = self.idx.readable.next_after(cur) {
+            self.idx.visit(1);
+            let n = self.map[&id].recv.readable();
+            if n > 0 {
+                return Some((id, n));
+            }
+            cur = Some(id);
+        }
+        None
     }
 }
 
@@ -536,5 +671,38 @@ mod tests {
         assert_eq!(r.duplicate_bytes, 50);
         assert_eq!(r.on_data(200, 0, true), (0, 0));
         assert!(r.is_fully_received());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+
+        /// `IdSet` (vector or tree, across the switch both ways) answers every query as a
+        /// `BTreeSet` does.
+        #[test]
+        fn id_set_matches_btree_set(ops in proptest::collection::vec((0u8..2, 0u64..200), 1..600)) {
+            let mut set = IdSet::default();
+            let mut model = BTreeSet::new();
+            for (op, id) in ops {
+                if op == 0 {
+                    set.insert(id);
+                    model.insert(id);
+                } else {
+                    set.remove(id);
+                    model.remove(&id);
+                }
+                proptest::prop_assert_eq!(set.is_empty(), model.is_empty());
+                proptest::prop_assert_eq!(set.first(), model.first().copied());
+                let after = Some(id);
+                let want = model.range((Bound::Excluded(id), Bound::Unbounded)).next().copied();
+                proptest::prop_assert_eq!(set.next_after(after), want);
+                let mut all = Vec::new();
+                let mut cur = None;
+                while let Some(x) = set.next_after(cur) {
+                    all.push(x);
+                    cur = Some(x);
+                }
+                proptest::prop_assert_eq!(all, model.iter().copied().collect::<Vec<_>>());
+            }
+        }
     }
 }

@@ -395,16 +395,16 @@ impl Connection {
     }
 
     pub(super) fn on_packet_acked(&mut self, now: SimTime, i: usize, info: SentInfo) {
-        if let Some(ranges) = info.ack_ranges {
+        if let Some(ranges) = &info.ack_ranges {
             // RFC 9000 §13.2.4: stop acknowledging what the peer has seen acknowledged
             // (exactly the ranges that ACK carried, so a late packet below its Largest
             // Acknowledged is still reported).
-            for (lo, hi) in ranges {
+            for &(lo, hi) in ranges {
                 self.spaces[i].to_ack.remove(lo, hi + 1);
             }
         }
-        for f in info.frames {
-            match f {
+        for f in &info.frames {
+            match *f {
                 Frame::Stream {
                     id,
                     offset,
@@ -430,6 +430,7 @@ impl Connection {
                 _ => {}
             }
         }
+        self.buf_pool.recycle(info);
     }
 
     pub(super) fn on_packet_lost(
@@ -466,6 +467,7 @@ impl Connection {
             self.migration_on_lost(&p);
         }
         self.requeue_frames(i, &p.info.frames);
+        self.buf_pool.recycle(p.info);
     }
 
     /// Queues the frames of a lost (or probed) packet again, by frame type (RFC 9000

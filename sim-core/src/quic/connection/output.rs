@@ -411,19 +411,28 @@ impl Connection {
             && !self.spaces[i].to_ack.is_empty()
             && ty != PacketType::ZeroRtt;
         let ack_due = self.spaces[i].ack_due(now);
+        let probe = self.spaces[i].probes > 0;
+        let may_elicit = (cc_ok || probe) && initial_ok;
+        if !may_elicit && !ack_due {
+            // Nothing ack-eliciting may go and no ACK is due: no packet (the check at the
+            // end would refuse it; building its ACK frame first changes nothing).
+            return None;
+        }
+        let room_before = room;
         if ack_wanted {
             let (ranges, exp) = (self.cfg.max_ack_ranges, self.cfg.ack_delay_exponent);
-            if let Some(f) = packetizer::build_ack(&self.spaces[i], now, room, ranges, exp) {
+            if let Some((f, n)) = packetizer::build_ack(&self.spaces[i], now, room, ranges, exp) {
                 if let Frame::Ack { ref ranges, .. } = f {
-                    info.ack_ranges = Some(ranges.clone());
+                    let mut kept = self.buf_pool.ranges();
+                    kept.extend_from_slice(ranges);
+                    info.ack_ranges = Some(kept);
                 }
-                room -= f.wire_size();
+                room -= n;
                 frames.push(f);
             }
         }
-        let probe = self.spaces[i].probes > 0;
         let mut eliciting = false;
-        if (cc_ok || probe) && initial_ok {
+        if may_elicit {
             if i == 2 {
                 eliciting |= self.write_control_frames(now, &mut frames, &mut room);
             }
@@ -450,8 +459,9 @@ impl Connection {
         if frames.is_empty() || (!eliciting && !ack_due) {
             return None;
         }
-        let _ = room;
-        let mut frames_len: u64 = frames.iter().map(Frame::wire_size).sum();
+        // Every frame took exactly its size from the room.
+        let mut frames_len = room_before - room;
+        debug_assert_eq!(frames_len, frames.iter().map(Frame::wire_size).sum::<u64>());
         if pnl + frames_len < MIN_PN_PLUS_PAYLOAD {
             // RFC 9001 §5.4.2: enough bytes for the header-protection sample.
             let pad = MIN_PN_PLUS_PAYLOAD - pnl - frames_len;
@@ -465,11 +475,11 @@ impl Connection {
         if info.ack_ranges.is_some() {
             sp.on_ack_sent();
         }
-        info.frames = frames
-            .iter()
-            .filter(|f| is_retransmittable(f))
-            .cloned()
-            .collect();
+        if frames.iter().any(is_retransmittable) {
+            let mut kept = self.buf_pool.frames();
+            kept.extend(frames.iter().filter(|f| is_retransmittable(f)).cloned());
+            info.frames = kept;
+        }
         Some((
             QuicPacket {
                 ty,
@@ -645,7 +655,8 @@ impl Connection {
             let mut frames = Vec::new();
             if !self.spaces[i].to_ack.is_empty() {
                 let (ranges, exp) = (self.cfg.max_ack_ranges, self.cfg.ack_delay_exponent);
-                if let Some(f) = packetizer::build_ack(&self.spaces[i], now, 1000, ranges, exp) {
+                if let Some((f, _)) = packetizer::build_ack(&self.spaces[i], now, 1000, ranges, exp)
+                {
                     frames.push(f);
                 }
             }
