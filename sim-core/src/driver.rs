@@ -118,6 +118,11 @@ pub trait TransportDriver: StreamTransport + std::fmt::Debug + Sized {
     /// A new client connection for `spec` on the base configuration `base` (not started).
     fn connect(base: &Self::Config, spec: &ConnectionSpec) -> Self;
 
+    /// Where the controllers built from `cfg` draw their random stream
+    /// ([`crate::cc::CcContext::rng`]): the runner sets the seed, flow and side, a sequence
+    /// the connection's index.
+    fn cc_stream(cfg: &mut Self::Config) -> &mut crate::cc::CcStreamId;
+
     /// Client: resume with `ticket` (before [`TransportDriver::start`]).
     fn resume(&mut self, ticket: Self::Ticket);
 

@@ -15,8 +15,8 @@
 
 use crate::apps::cbr::{CbrSink, CbrSource};
 use crate::config::{
-    AppConfig, BulkSpec, Direction, FlowConfig, SequenceSpec, TransportConfig, TransportFlow,
-    WorkloadConfig,
+    AppConfig, BulkSpec, Direction, FlowConfig, SequenceSpec, Sides, TransportConfig,
+    TransportFlow, WorkloadConfig,
 };
 use crate::driver::TransportDriver;
 use crate::endpoint::Endpoint;
@@ -59,8 +59,15 @@ impl std::fmt::Debug for FlowEndpoint {
 
 /// The endpoints of flow `id` (config `flow`) whose client host has address `client` and
 /// server host `server` (both with the flow's port), in the order the runner adds them:
-/// the source (CBR) or client (transports) first.
-pub fn build(flow: &FlowConfig, id: FlowId, client: Addr, server: Addr) -> Vec<FlowEndpoint> {
+/// the source (CBR) or client (transports) first. `seed`: the run's seed, from which
+/// each side's congestion controller derives its random stream ([`crate::cc::CcStreamId`]).
+pub fn build(
+    flow: &FlowConfig,
+    id: FlowId,
+    client: Addr,
+    server: Addr,
+    seed: u64,
+) -> Vec<FlowEndpoint> {
     let at = |side, start, kind, endpoint: Box<dyn Endpoint>| FlowEndpoint {
         side,
         start,
@@ -105,6 +112,7 @@ pub fn build(flow: &FlowConfig, id: FlowId, client: Addr, server: Addr) -> Vec<F
             // `workload_endpoints` maps the workload to its generic builder.
             match transport {
                 TransportConfig::Quic(q) => {
+                    let q = &streams::<Connection>(&q.client, &q.server, seed, id);
                     let conns = || {
                         (
                             Connection::new(Role::Client, q.client.clone()),
@@ -115,6 +123,7 @@ pub fn build(flow: &FlowConfig, id: FlowId, client: Addr, server: Addr) -> Vec<F
                     workload_endpoints(conns, &q.client, &q.server, workload, chunk, "quic", ends)
                 }
                 TransportConfig::Tcp(t) => {
+                    let t = &streams::<TcpConnection>(&t.client, &t.server, seed, id);
                     let conns = || {
                         (
                             TcpConnection::new(Side::Client, t.client.clone()),
@@ -125,6 +134,7 @@ pub fn build(flow: &FlowConfig, id: FlowId, client: Addr, server: Addr) -> Vec<F
                     workload_endpoints(conns, &t.client, &t.server, workload, chunk, "tcp", ends)
                 }
                 TransportConfig::Sctp(t) => {
+                    let t = &streams::<SctpAssociation>(&t.client, &t.server, seed, id);
                     let conns = || {
                         (
                             SctpAssociation::new(Side::Client, t.client.clone()),
@@ -137,6 +147,31 @@ pub fn build(flow: &FlowConfig, id: FlowId, client: Addr, server: Addr) -> Vec<F
             }
         }
     }
+}
+
+/// The two sides' configurations with their controllers' random streams set: the run's
+/// `seed`, flow `id`, client or server (connection 0, path 0; a sequence numbers its
+/// connections, a migration its paths).
+fn streams<T: TransportDriver>(
+    client: &T::Config,
+    server: &T::Config,
+    seed: u64,
+    id: FlowId,
+) -> Sides<T::Config> {
+    let mut sides = Sides {
+        client: client.clone(),
+        server: server.clone(),
+    };
+    for (cfg, is_server) in [(&mut sides.client, false), (&mut sides.server, true)] {
+        *T::cc_stream(cfg) = crate::cc::CcStreamId {
+            seed,
+            flow: id,
+            server: is_server,
+            connection: 0,
+            path: 0,
+        };
+    }
+    sides
 }
 
 /// The endpoints of `workload` over the transport whose fresh client and server

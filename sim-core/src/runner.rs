@@ -164,6 +164,7 @@ struct FlowAcct {
 /// The network and endpoints while the flows are built: what the flow builder sees.
 struct Build<'c> {
     cfg: &'c Config,
+    seed: u64,
     net: Network,
     eps: Vec<Slot>,
     flows: Vec<FlowAcct>,
@@ -219,6 +220,7 @@ impl<'t> Sim<'t> {
         cfg.validate()?;
         let mut build = Build {
             cfg,
+            seed,
             net: Network::build(&cfg.topology, seed),
             eps: Vec::new(),
             flows: Vec::new(),
@@ -350,7 +352,7 @@ impl Build<'_> {
             let port = 10_000 + fi as u16;
             let caddr = Addr::new(self.net.nodes[pair.client].ip, port);
             let saddr = Addr::new(server_ip(f.pair), port);
-            for e in crate::flows::build(f, fi as u32, caddr, saddr) {
+            for e in crate::flows::build(f, fi as u32, caddr, saddr, self.seed) {
                 let host = match e.side {
                     Vantage::Client => pair.client,
                     Vantage::Server => pair.server,

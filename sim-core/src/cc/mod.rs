@@ -28,7 +28,7 @@ pub use cubic::{Cubic, CubicParams};
 pub use hystart::HyStart;
 pub use newreno::NewReno;
 pub use params::CcParams;
-pub use registry::{CcContext, ControllerFactory, CustomCc, Registry};
+pub use registry::{CcContext, CcStreamId, ControllerFactory, CustomCc, Registry};
 
 /// A snapshot of the path's RTT estimate, passed to controllers that need it (CUBIC,
 /// HyStart++, BBR). NewReno ignores it.
@@ -52,8 +52,9 @@ pub struct RttSnapshot {
 /// - time is the `now` handed in (integer nanoseconds); never read a clock;
 /// - integer arithmetic, or `libm` for transcendental functions (`libm::cbrt`);
 /// - no threads, no `HashMap` / `HashSet` iteration;
-/// - randomness only from a [`crate::rng::RngStream`] derived from a seed the
-///   [`ControllerFactory`] holds.
+/// - randomness only from the stream its factory is handed, [`CcContext::rng`]
+///   (derived from the run's seed and the controller's stable name, so runs are
+///   reproducible and the draws shift no other random component).
 ///
 /// The transport owns bytes in flight and reports every send, acknowledgement, loss and
 /// persistent congestion; the window returned by [`CongestionController::window`] is
@@ -244,6 +245,7 @@ pub fn build(params: &CcParams, max_datagram_size: u64) -> Box<dyn CongestionCon
                 segment_size: segment,
                 initial_window,
                 minimum_window: minimum_window(segment),
+                stream: params.stream,
             })
         }
     }

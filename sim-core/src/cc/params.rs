@@ -72,6 +72,11 @@ pub struct CcParams {
     /// (RFC 9438 §4.10 recommends it for CUBIC; off so that the default controller is
     /// RFC 9002 Appendix B exactly).
     pub hystart: bool,
+    /// Which controller of the run these parameters build, for a user controller's random
+    /// stream ([`super::CcContext::rng`]). Not a scenario key: the runner sets it from the
+    /// run's seed and the flow, side, connection and path. Built-in controllers ignore it.
+    #[serde(skip)]
+    pub stream: super::CcStreamId,
 }
 
 impl Default for CcParams {
@@ -90,6 +95,7 @@ impl Default for CcParams {
             fast_convergence: true, // RFC 9438 §4.7
             emulated_connections: 1,
             hystart: false,
+            stream: super::CcStreamId::default(),
         }
     }
 }

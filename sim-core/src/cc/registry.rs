@@ -30,9 +30,12 @@
 //!   methods that call the platform's libm;
 //! - no threads, no `HashMap` / `HashSet` iteration (use `BTreeMap` / `Vec`), no
 //!   addresses of allocations in decisions;
-//! - randomness only from a [`crate::rng::RngStream`] derived with
-//!   `RngStream::derive(seed, "cc/<your name>")` from a seed the factory holds (the run's
-//!   seed is not handed to controllers).
+//! - randomness only from the stream the context hands in, [`CcContext::rng`]: a
+//!   [`crate::rng::RngStream`] derived from the run's seed and the controller's stable
+//!   name ([`CcStreamId::name`]: flow, side, connection of a sequence, path after a
+//!   migration), so the same scenario and seed give the same draws, another seed other
+//!   draws, and a controller's draws never shift another random component's (a link's
+//!   losses, jitter). Built-in controllers draw nothing.
 //!
 //! # Example
 //!
@@ -70,11 +73,47 @@
 //! ```
 
 use super::{CcAlgorithm, CcParams, CongestionController};
+use crate::rng::RngStream;
 use std::sync::Arc;
+
+/// Which controller of a run a [`CcContext`] builds, for its random stream
+/// ([`CcContext::rng`]): the run's seed and where the controller sits. The runner fills it
+/// in ([`CcParams::stream`]); a controller built outside a run gets the default (seed 0,
+/// flow 0, client, connection 0, path 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CcStreamId {
+    /// The run's seed.
+    pub seed: u64,
+    /// The flow's index in the scenario's `flows`.
+    pub flow: u32,
+    /// The server's side of the flow (`false`: the client's).
+    pub server: bool,
+    /// The connection's index in a sequence workload (`reconnects`); 0 otherwise.
+    pub connection: u64,
+    /// The path: 0, then one more after each validated migration (QUIC, RFC 9000 §9).
+    pub path: u32,
+}
+
+impl CcStreamId {
+    /// The stable stream name, `cc/flow<f>/<client|server>/conn<c>/path<p>`; the `cc/`
+    /// prefix keeps it apart from every other component's name (`link/<name>/loss`, ...).
+    pub fn name(&self) -> String {
+        let side = if self.server { "server" } else { "client" };
+        format!(
+            "cc/flow{}/{side}/conn{}/path{}",
+            self.flow, self.connection, self.path
+        )
+    }
+
+    /// The stream: `RngStream::derive(seed, name())`.
+    pub fn rng(&self) -> RngStream {
+        RngStream::derive(self.seed, &self.name())
+    }
+}
 
 /// What a [`ControllerFactory`] gets to build one controller: the sender's
 /// [`CcParams`] (every `cc*`, `pacing*`, `initial_cwnd_*` key of the flow) and the sizes
-/// derived from them.
+/// derived from them, and the controller's random stream ([`CcContext::rng`]).
 #[derive(Clone, Copy, Debug)]
 pub struct CcContext<'a> {
     /// The sender's congestion-control parameters.
@@ -88,6 +127,18 @@ pub struct CcContext<'a> {
     /// The minimum window of RFC 9002 §7.2, `2 · segment_size` bytes (a controller may
     /// choose another, reported by [`CongestionController::minimum_window`]).
     pub minimum_window: u64,
+    /// Which controller of the run this is ([`CcContext::rng`] derives its stream).
+    pub stream: CcStreamId,
+}
+
+impl CcContext<'_> {
+    /// The controller's own random stream, derived from the run's seed and its stable
+    /// name ([`CcStreamId::name`]) with [`RngStream::derive`]: the only randomness a
+    /// controller may use. Deriving it twice gives the same stream; drawing from it
+    /// changes no other component's draws.
+    pub fn rng(&self) -> RngStream {
+        self.stream.rng()
+    }
 }
 
 /// Builds a user's controller. Implementations are shared between runs (`Send + Sync`)
@@ -287,5 +338,183 @@ impl Registry {
 impl Default for Registry {
     fn default() -> Self {
         Registry::builtin()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::{NewReno, RttSnapshot};
+    use crate::time::SimTime;
+    use std::sync::Mutex;
+
+    /// NewReno that draws one `u64` from its stream per acknowledged packet; with `jitter`
+    /// the window is lowered by `draw mod segment` (never below the minimum window), so
+    /// the draws change what it sends.
+    #[derive(Debug)]
+    struct Drawing {
+        inner: NewReno,
+        rng: RngStream,
+        jitter: bool,
+        segment: u64,
+        cut: u64,
+    }
+
+    impl CongestionController for Drawing {
+        fn on_packet_sent(&mut self, now: SimTime, bytes: u64, inflight: u64) {
+            self.inner.on_packet_sent(now, bytes, inflight)
+        }
+        fn on_packet_acked(
+            &mut self,
+            now: SimTime,
+            sent: SimTime,
+            bytes: u64,
+            app_limited: bool,
+            rtt: &RttSnapshot,
+        ) {
+            let draw = self.rng.next_u64();
+            if self.jitter {
+                self.cut = draw % self.segment;
+            }
+            self.inner
+                .on_packet_acked(now, sent, bytes, app_limited, rtt)
+        }
+        fn on_congestion_event(&mut self, now: SimTime, newest: SimTime, inflight: u64) {
+            self.inner.on_congestion_event(now, newest, inflight)
+        }
+        fn on_persistent_congestion(&mut self, now: SimTime) {
+            self.inner.on_persistent_congestion(now)
+        }
+        fn window(&self) -> u64 {
+            self.inner
+                .window()
+                .saturating_sub(self.cut)
+                .max(self.inner.minimum_window())
+        }
+        fn ssthresh(&self) -> Option<u64> {
+            self.inner.ssthresh()
+        }
+        fn in_recovery(&self, sent: SimTime) -> bool {
+            self.inner.in_recovery(sent)
+        }
+        fn name(&self) -> &'static str {
+            "drawing"
+        }
+        fn minimum_window(&self) -> u64 {
+            self.inner.minimum_window()
+        }
+        fn loss_reduction_factor(&self) -> f64 {
+            self.inner.loss_reduction_factor()
+        }
+    }
+
+    /// Builds plain NewReno (`draws: false`) or [`Drawing`]; records every context's
+    /// stream.
+    #[derive(Debug, Default)]
+    struct Factory {
+        draws: bool,
+        jitter: bool,
+        seen: Mutex<Vec<CcStreamId>>,
+    }
+
+    impl ControllerFactory for Factory {
+        fn build(&self, ctx: &CcContext) -> Box<dyn CongestionController> {
+            self.seen.lock().unwrap().push(ctx.stream);
+            let inner = NewReno::new(ctx.segment_size, ctx.initial_window);
+            if !self.draws {
+                return Box::new(inner);
+            }
+            Box::new(Drawing {
+                inner,
+                rng: ctx.rng(),
+                jitter: self.jitter,
+                segment: ctx.segment_size,
+                cut: 0,
+            })
+        }
+    }
+
+    fn run_with(factory: Arc<Factory>, link: &str, workload: &str, seed: u64) -> String {
+        let mut registry = Registry::builtin();
+        registry.register("user_cc", factory).unwrap();
+        let text = format!(
+            "[topology]\nkind = \"two_hosts\"\nlink = {link}\n[[flows]]\ntransport = \"quic\"\ncc = \"user_cc\"\nworkload = {workload}\n"
+        );
+        let scenario = crate::scenario::parse_str_with(&text, &registry).unwrap();
+        let r = crate::run(&scenario.base, seed).unwrap();
+        assert_eq!(r.status, crate::RunStatus::Completed);
+        r.digest
+    }
+
+    const BULK: &str = r#"{ kind = "bulk", bytes = "300kB" }"#;
+    const LOSSY: &str = r#"{ rate = "10Mbps", delay = "10ms", loss = "3%" }"#;
+    const CLEAN: &str = r#"{ rate = "10Mbps", delay = "10ms", queue = "30kB" }"#;
+
+    fn factory(draws: bool, jitter: bool) -> Arc<Factory> {
+        Arc::new(Factory {
+            draws,
+            jitter,
+            ..Factory::default()
+        })
+    }
+
+    #[test]
+    fn draws_shift_no_other_random_component() {
+        // The same name in two registries: NewReno, and NewReno drawing (and ignoring) one
+        // number per ACK. On a lossy link every drop decision is a draw of the link's own
+        // stream: had the controller's draws come from it, the drops and so the digest
+        // would differ.
+        for seed in [1, 2] {
+            assert_eq!(
+                run_with(factory(false, false), LOSSY, BULK, seed),
+                run_with(factory(true, false), LOSSY, BULK, seed),
+                "seed {seed}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_drawing_controller_is_reproducible_and_follows_the_seed() {
+        // A link with no random component: NewReno's run does not depend on the seed...
+        assert_eq!(
+            run_with(factory(false, false), CLEAN, BULK, 1),
+            run_with(factory(false, false), CLEAN, BULK, 2)
+        );
+        // ...a controller whose window follows its draws gives the same run for the same
+        // seed and another run for another seed.
+        let a = run_with(factory(true, true), CLEAN, BULK, 1);
+        assert_eq!(a, run_with(factory(true, true), CLEAN, BULK, 1));
+        assert_ne!(a, run_with(factory(true, true), CLEAN, BULK, 2));
+    }
+
+    #[test]
+    fn every_controller_gets_its_own_stream_name() {
+        let f = factory(false, false);
+        let workload =
+            r#"{ kind = "reconnects", bytes = "20kB", reconnections = 1, on = "close" }"#;
+        run_with(f.clone(), CLEAN, workload, 42);
+        let seen = f.seen.lock().unwrap().clone();
+        assert!(seen.iter().all(|s| s.seed == 42), "{seen:?}");
+        let names: std::collections::BTreeSet<String> = seen.iter().map(|s| s.name()).collect();
+        for want in [
+            "cc/flow0/client/conn0/path0",
+            "cc/flow0/server/conn0/path0",
+            "cc/flow0/client/conn1/path0",
+            "cc/flow0/server/conn1/path0",
+        ] {
+            assert!(names.contains(want), "{want} not in {names:?}");
+        }
+        let id = CcStreamId {
+            seed: 3,
+            flow: 2,
+            server: true,
+            connection: 1,
+            path: 4,
+        };
+        assert_eq!(id.name(), "cc/flow2/server/conn1/path4");
+        assert_eq!(
+            id.rng().next_u64(),
+            RngStream::derive(3, &id.name()).next_u64()
+        );
     }
 }

@@ -125,6 +125,10 @@ pub struct SctpConfig {
     pub initial_cwnd_bytes: Option<u64>,
     /// Congestion controller ([`SctpCc`]). Default `rfc9260`.
     pub cc: SctpCc,
+    /// Which controller of the run a shared controller is ([`crate::cc::CcParams::stream`]):
+    /// not a scenario key, set by the runner.
+    #[serde(skip)]
+    pub cc_stream: crate::cc::CcStreamId,
 }
 
 impl Default for SctpConfig {
@@ -147,6 +151,7 @@ impl Default for SctpConfig {
             initial_cwnd_constant: 4404, // RFC 9260 §7.2.1, IPv4
             initial_cwnd_bytes: None,
             cc: SctpCc::Rfc9260,
+            cc_stream: crate::cc::CcStreamId::default(),
         }
     }
 }

@@ -261,6 +261,10 @@ impl TransportDriver for Connection {
         }
     }
 
+    fn cc_stream(cfg: &mut QuicConfig) -> &mut crate::cc::CcStreamId {
+        &mut cfg.cc.stream
+    }
+
     /// Every connection of a sequence reads at once (no `read_rate`).
     fn connect(base: &QuicConfig, _spec: &ConnectionSpec) -> Self {
         Connection::new(Role::Client, base.clone())

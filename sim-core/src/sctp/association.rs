@@ -300,6 +300,7 @@ impl SctpAssociation {
                     pacing: false,
                     initial_cwnd_bytes: Some(cfg.initial_cwnd()),
                     cc_segment_size: Some(cfg.pmdcs()),
+                    stream: cfg.cc_stream,
                     ..CcParams::default()
                 };
                 Controller::Shared(crate::cc::build(&params, cfg.pmdcs()))

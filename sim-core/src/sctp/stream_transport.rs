@@ -297,6 +297,10 @@ impl TransportDriver for SctpAssociation {
         }
     }
 
+    fn cc_stream(cfg: &mut SctpConfig) -> &mut crate::cc::CcStreamId {
+        &mut cfg.cc_stream
+    }
+
     fn connect(base: &SctpConfig, _spec: &ConnectionSpec) -> Self {
         SctpAssociation::new(Side::Client, base.clone())
     }

@@ -202,6 +202,10 @@ impl TransportDriver for TcpConnection {
         }
     }
 
+    fn cc_stream(cfg: &mut TcpConfig) -> &mut crate::cc::CcStreamId {
+        &mut cfg.cc.stream
+    }
+
     fn connect(base: &TcpConfig, _spec: &ConnectionSpec) -> Self {
         TcpConnection::new(Side::Client, base.clone())
     }

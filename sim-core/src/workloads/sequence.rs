@@ -336,6 +336,7 @@ impl<T: TransportDriver> SequenceClient<T> {
         while self.next_start.is_some_and(|t| t <= now) && self.conns.len() < self.specs.len() {
             let k = self.conns.len();
             let spec = self.specs[k].clone();
+            T::cc_stream(&mut self.base).connection = k as u64;
             let mut conn = T::connect(&self.base, &spec);
             conn.set_tracing(self.tracing);
             if spec.resume {
@@ -758,6 +759,7 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
             let cwnd = self
                 .store
                 .initial_window(now, k, src, ticket_valid, default_cwnd);
+            T::cc_stream(&mut self.base).connection = k;
             let mut conn = T::accept(
                 &self.base,
                 &spec,

@@ -197,6 +197,8 @@ impl Connection {
         if let WindowDecision::Restart { window } = m.policy.on_validated(&input) {
             let mut params = self.cfg.cc.clone();
             params.initial_cwnd_bytes = Some(window);
+            // A new path's controller gets the next path's random stream.
+            params.stream.path = m.records.len() as u32;
             let cc = crate::cc::build(&params, self.cfg.max_udp_payload);
             // A zero round trip (zero-delay links) still needs a positive initial RTT.
             let seed = rtt_new.max(SimDuration(1));
