@@ -10,21 +10,33 @@
 
 use crate::time::SimTime;
 use std::cmp::Ordering;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 /// Handle of a scheduled event, for [`Scheduler::cancel`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct EventId(pub u64);
 
+/// The order of an event, `(time, seq)` packed into one integer (time in the high 64 bits,
+/// the insertion sequence number in the low 64): one `u128` comparison, never equal for
+/// two events.
+fn key(time: SimTime, seq: u64) -> u128 {
+    ((time.0 as u128) << 64) | seq as u128
+}
+
+/// What a heap entry stands for: an event, or the front event of a lane.
+enum Item<E> {
+    Event(E),
+    Lane(u32),
+}
+
 struct Entry<E> {
-    time: SimTime,
-    seq: u64,
-    event: E,
+    key: u128,
+    item: Item<E>,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
+        self.key == o.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -36,13 +48,27 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     // Reversed: BinaryHeap is a max-heap, we want the earliest (time, seq) on top.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.time.cmp(&self.time).then_with(|| o.seq.cmp(&self.seq))
+        o.key.cmp(&self.key)
     }
 }
 
 /// A discrete-event scheduler over events of type `E`.
+///
+/// **Lanes.** Most events of a packet simulation are arrivals at the far end of a link,
+/// and a link (without reordering) delivers in the order it sends: its arrival events are
+/// scheduled in increasing `(time, seq)` already. [`Scheduler::schedule_in_lane`] keeps
+/// such a run of events in a FIFO of its own and only the lane's front in the heap, so the
+/// heap holds a few entries per link and endpoint instead of one per packet in flight
+/// (hundreds on a long fat link). An event that would not be last in its lane's order
+/// goes into the heap directly. Either way every event is popped in `(time, seq)` order:
+/// lanes change the cost, never the order.
 pub struct Scheduler<E> {
     heap: BinaryHeap<Entry<E>>,
+    /// Per lane: its events in increasing key order; the front one is in the heap as
+    /// `Item::Lane`.
+    lanes: Vec<VecDeque<(u128, E)>>,
+    /// Events queued (heap events plus lane events).
+    queued: usize,
     next_seq: u64,
     now: SimTime,
     cancelled: BTreeSet<u64>,
@@ -59,6 +85,8 @@ impl<E> Scheduler<E> {
     pub fn new() -> Self {
         Scheduler {
             heap: BinaryHeap::new(),
+            lanes: Vec::new(),
+            queued: 0,
             next_seq: 0,
             now: SimTime::ZERO,
             cancelled: BTreeSet::new(),
@@ -70,16 +98,51 @@ impl<E> Scheduler<E> {
         self.now
     }
 
+    /// The key of a new event at `at` (clamped to `now`), taking the next sequence number.
+    fn next_key(&mut self, at: SimTime) -> (u128, u64) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        (key(at.max(self.now), seq), seq)
+    }
+
     /// Schedules `event` at `at`. An instant in the past is treated as `now` (time never
     /// runs backwards).
     pub fn schedule(&mut self, at: SimTime, event: E) -> EventId {
-        let seq = self.next_seq;
-        self.next_seq += 1;
+        let (key, seq) = self.next_key(at);
         self.heap.push(Entry {
-            time: at.max(self.now),
-            seq,
-            event,
+            key,
+            item: Item::Event(event),
         });
+        self.queued += 1;
+        EventId(seq)
+    }
+
+    /// Schedules `event` at `at` exactly as [`Scheduler::schedule`] does (same sequence
+    /// number, same place in the order), filed in lane `lane` (any small index, e.g. a
+    /// link's): cheaper when the events of a lane are mostly scheduled in the order they
+    /// will run (see the type's documentation).
+    pub fn schedule_in_lane(&mut self, lane: usize, at: SimTime, event: E) -> EventId {
+        let (key, seq) = self.next_key(at);
+        if lane >= self.lanes.len() {
+            self.lanes.resize_with(lane + 1, VecDeque::new);
+        }
+        let q = &mut self.lanes[lane];
+        match q.back() {
+            None => {
+                q.push_back((key, event));
+                self.heap.push(Entry {
+                    key,
+                    item: Item::Lane(lane as u32),
+                });
+            }
+            Some(&(back, _)) if back < key => q.push_back((key, event)),
+            // Out of the lane's order: an ordinary heap event.
+            Some(_) => self.heap.push(Entry {
+                key,
+                item: Item::Event(event),
+            }),
+        }
+        self.queued += 1;
         EventId(seq)
     }
 
@@ -91,31 +154,53 @@ impl<E> Scheduler<E> {
         }
     }
 
+    /// Removes the event with the smallest key (from the heap or the front of a lane).
+    fn pop_event(&mut self) -> Option<(u128, E)> {
+        let top = self.heap.pop()?;
+        self.queued -= 1;
+        match top.item {
+            Item::Event(e) => Some((top.key, e)),
+            Item::Lane(l) => {
+                let q = &mut self.lanes[l as usize];
+                let (k, e) = q.pop_front().expect("a lane in the heap is not empty");
+                debug_assert_eq!(k, top.key);
+                if let Some(&(next, _)) = q.front() {
+                    self.heap.push(Entry {
+                        key: next,
+                        item: Item::Lane(l),
+                    });
+                }
+                Some((k, e))
+            }
+        }
+    }
+
     /// Removes and returns the earliest live event, advancing `now` to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        while let Some(e) = self.heap.pop() {
-            if !self.cancelled.is_empty() && self.cancelled.remove(&e.seq) {
+        while let Some((k, e)) = self.pop_event() {
+            if !self.cancelled.is_empty() && self.cancelled.remove(&(k as u64)) {
                 continue;
             }
-            self.now = e.time;
-            return Some((e.time, e.event));
+            let t = SimTime((k >> 64) as u64);
+            self.now = t;
+            return Some((t, e));
         }
         None
     }
 
     /// Time of the earliest event still queued (cancelled ones included).
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| SimTime((e.key >> 64) as u64))
     }
 
     /// Number of queued entries (cancelled ones included until they are skipped).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.queued
     }
 
     /// `true` if nothing is queued.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.queued == 0
     }
 }
 
@@ -162,5 +247,52 @@ mod tests {
             let got: Vec<(u64, usize)> = std::iter::from_fn(|| s.pop()).map(|(t, i)| (t.0, i)).collect();
             prop_assert_eq!(got, expected);
         }
+
+        /// Lanes change nothing in the order: events scheduled in lanes (in or out of
+        /// their lane's order, interleaved with pops and plain events) pop exactly as if
+        /// all were plain events, by `(time, seq)`.
+        #[test]
+        fn lanes_keep_time_then_insertion_order(
+            ops in proptest::collection::vec((0u64..40, 0usize..4, 0u8..4), 0..300)
+        ) {
+            let mut laned = Scheduler::new();
+            let mut plain = Scheduler::new();
+            for (i, &(dt, lane, op)) in ops.iter().enumerate() {
+                match op {
+                    // Pop from both: same event, same time.
+                    0 => prop_assert_eq!(laned.pop(), plain.pop()),
+                    // A plain event.
+                    1 => {
+                        let at = SimTime(laned.now().0 + dt);
+                        laned.schedule(at, i);
+                        plain.schedule(at, i);
+                    }
+                    // A lane event (lane 3: times anywhere, often out of the lane's order).
+                    _ => {
+                        let at = SimTime(laned.now().0 + if lane == 3 { dt } else { dt / 8 });
+                        laned.schedule_in_lane(lane, at, i);
+                        plain.schedule(at, i);
+                    }
+                }
+                prop_assert_eq!(laned.len(), plain.len());
+                prop_assert_eq!(laned.peek_time(), plain.peek_time());
+            }
+            let rest: Vec<_> = std::iter::from_fn(|| laned.pop()).collect();
+            let expected: Vec<_> = std::iter::from_fn(|| plain.pop()).collect();
+            prop_assert_eq!(rest, expected);
+            prop_assert!(laned.is_empty());
+        }
+    }
+
+    #[test]
+    fn cancel_works_in_lanes() {
+        let mut s = Scheduler::new();
+        s.schedule_in_lane(0, SimTime(1), 'a');
+        let b = s.schedule_in_lane(0, SimTime(2), 'b');
+        s.schedule_in_lane(0, SimTime(3), 'c');
+        s.cancel(b);
+        assert_eq!(s.pop(), Some((SimTime(1), 'a')));
+        assert_eq!(s.pop(), Some((SimTime(3), 'c')));
+        assert_eq!(s.pop(), None);
     }
 }

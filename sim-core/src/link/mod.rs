@@ -304,11 +304,21 @@ impl Link {
             self.last_arrival = self.last_arrival.max(at);
             let seq = self.prop_seq;
             self.prop_seq += 1;
-            // Keep `propagating` sorted by (arrival, seq); without reordering this is a push.
-            let pos = self
+            // Keep `propagating` sorted by (arrival, seq). Without reordering `at` is at or
+            // after every queued arrival and `seq` is the largest, so this is a push: check
+            // the back first (the same position the search would find) before searching.
+            if self
                 .propagating
-                .partition_point(|(t, s, _)| (*t, *s) <= (at, seq));
-            self.propagating.insert(pos, (at, seq, d));
+                .back()
+                .is_none_or(|(t, s, _)| (*t, *s) <= (at, seq))
+            {
+                self.propagating.push_back((at, seq, d));
+            } else {
+                let pos = self
+                    .propagating
+                    .partition_point(|(t, s, _)| (*t, *s) <= (at, seq));
+                self.propagating.insert(pos, (at, seq, d));
+            }
             arrival = Some(at);
         }
         let next_tx_done = self.try_start(now);
