@@ -13,7 +13,8 @@ use sim_core::breakdown::{FlowBreakdown, TimePart};
 use sim_core::metrics::{EndpointMetrics, RunResult};
 use sim_core::qlog::{self, QlogFormat, QlogWriter, TraceKey};
 use sim_core::scenario::{parse_str, Scenario};
-use sim_core::study::{Job, Overrides, Study, StudyResult};
+use sim_core::study::{Job, Overrides, Study};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -447,64 +448,32 @@ fn run_cmd(
     if let Some((dir, _)) = &qlog {
         std::fs::create_dir_all(dir).map_err(|e| (1, format!("{}: {e}", dir.display())))?;
     }
-    let run_job = |j: &Job| {
+    let paired = study.scenario().is_paired();
+    let run_job = |j: &Job| -> Result<Ran, (u8, String)> {
         let cfg = study.config(j);
-        match &qlog {
-            None => sim_core::run(cfg, j.seed).map_err(|e| (EXIT_BAD_INPUT, e.to_string())),
-            Some((dir, fmt)) => run_with_qlog(cfg, j, dir, *fmt),
-        }
-    };
-    // A paired comparison needs every run's values, `--out` writes whole files and
-    // `--breakdown` prints a table after the summary: those keep every result. Otherwise the runs stream out as they finish, in job order.
-    if out.is_none() && !breakdown && !study.scenario().is_paired() {
-        return stream_runs(&study, as_json, run_job);
-    }
-    // Parallel across runs, never within one; collect() keeps the job order.
-    type Ran = (RunResult, Vec<FlowBreakdown>);
-    let results: Vec<Result<Ran, (u8, String)>> = study
-        .jobs()
-        .par_iter()
-        .map(|j| {
-            let cfg = study.config(j);
-            let bad = |e: sim_core::scenario::ConfigError| (EXIT_BAD_INPUT, e.to_string());
-            match &qlog {
-                None if breakdown => sim_core::runner::run_with_breakdown(cfg, j.seed).map_err(bad),
-                None => sim_core::run(cfg, j.seed)
-                    .map(|r| (r, Vec::new()))
-                    .map_err(bad),
-                Some((dir, fmt)) => run_with_qlog(cfg, j, dir, *fmt).map(|r| (r, Vec::new())),
-            }
+        let bad = |e: sim_core::scenario::ConfigError| (EXIT_BAD_INPUT, e.to_string());
+        let (result, split) = match &qlog {
+            None if breakdown => sim_core::runner::run_with_breakdown(cfg, j.seed).map_err(bad)?,
+            None => (sim_core::run(cfg, j.seed).map_err(bad)?, Vec::new()),
+            Some((dir, fmt)) => (run_with_qlog(cfg, j, dir, *fmt)?, Vec::new()),
+        };
+        // The paired differences need only the compared metrics of each run.
+        let observed = paired.then(|| sim_core::study::observations(&result));
+        Ok(Ran {
+            result,
+            split,
+            observed,
         })
-        .collect();
-    let mut ok = Vec::with_capacity(results.len());
-    let mut splits = Vec::with_capacity(results.len());
-    for r in results {
-        let (r, b) = r?;
-        ok.push(r);
-        splits.push(b);
-    }
-    let doc = study.results(&ok);
-    if let Some(dir) = &out {
-        write_out(dir, &study, &ok, &doc).map_err(|e| (1, e))?;
-    }
-    if as_json {
-        if breakdown {
-            let mut v = serde_json::to_value(&doc).expect("JSON");
-            v["breakdown"] = breakdown_json(&study, &splits);
-            println!("{}", serde_json::to_string_pretty(&v).expect("JSON"));
-        } else {
-            println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
-        }
-    } else {
-        print_summary(&study, &ok);
-        if let Some(p) = &doc.paired {
-            print!("{}", paired_table(p));
-        }
-        if breakdown {
-            print!("{}", breakdown_table(&study, &splits));
-        }
-    }
-    Ok(())
+    };
+    stream_runs(&study, as_json, breakdown, out.as_deref(), run_job)
+}
+
+/// One finished job of `quicsim run`: its result, its time breakdown (with
+/// `--breakdown`) and, in a paired comparison, its observations for the differences.
+struct Ran {
+    result: RunResult,
+    split: Vec<FlowBreakdown>,
+    observed: Option<Vec<(String, f64)>>,
 }
 
 /// What `quicsim run` prints or writes besides the summary.
@@ -517,9 +486,9 @@ struct RunOpts {
 }
 
 /// `--breakdown --json`: per job (job order) and flow, the parts in seconds.
-fn breakdown_json(study: &Study, splits: &[Vec<FlowBreakdown>]) -> serde_json::Value {
+fn breakdown_json(splits: &[(Job, Vec<FlowBreakdown>)]) -> serde_json::Value {
     let mut rows = Vec::new();
-    for (j, flows) in study.jobs().iter().zip(splits) {
+    for (j, flows) in splits {
         for f in flows {
             let mut parts = serde_json::Map::new();
             for (p, secs) in f.breakdown.secs() {
@@ -539,7 +508,7 @@ fn breakdown_json(study: &Study, splits: &[Vec<FlowBreakdown>]) -> serde_json::V
 }
 
 /// `--breakdown`: one line per job and flow, seconds per part.
-fn breakdown_table(study: &Study, splits: &[Vec<FlowBreakdown>]) -> String {
+fn breakdown_table(splits: &[(Job, Vec<FlowBreakdown>)]) -> String {
     use std::fmt::Write as _;
     let mut out = String::from(
         "where the time went — the data sender's time, seconds; the parts sum to its completion time (last byte acknowledged)\n",
@@ -553,7 +522,7 @@ fn breakdown_table(study: &Study, splits: &[Vec<FlowBreakdown>]) -> String {
     }
     let _ = writeln!(out, "{head}");
     let mut any = false;
-    for (j, flows) in study.jobs().iter().zip(splits) {
+    for (j, flows) in splits {
         for f in flows {
             any = true;
             let mut line = format!(
@@ -578,26 +547,41 @@ fn breakdown_table(study: &Study, splits: &[Vec<FlowBreakdown>]) -> String {
     out
 }
 
-/// Jobs run in parallel per window, printed in job order when the window is done: the
-/// bounded reorder buffer of [`stream_runs`], in jobs per thread.
+/// Jobs run in parallel per window, handed to the outputs in job order when the window is
+/// done: the bounded reorder buffer of [`stream_runs`], in jobs per thread.
 const STREAM_WINDOW_PER_THREAD: usize = 64;
 
-/// `quicsim run` without `--out` and without a paired comparison: runs the jobs point by
-/// point in windows of [`STREAM_WINDOW_PER_THREAD`] jobs per thread and prints each
-/// window's runs in job order as soon as it is done, so memory holds one window of results
-/// whatever `runs` is, and the output starts before the last run. The bytes are those of
-/// [`print_summary`] and of the pretty-printed [`Study::results`] document.
-fn stream_runs<F>(study: &Study, as_json: bool, run_job: F) -> Result<(), (u8, String)>
+/// `quicsim run`: runs the jobs point by point in windows of [`STREAM_WINDOW_PER_THREAD`]
+/// jobs per thread and hands each window's runs, in job order, to every output as soon as
+/// it is done — the text summary or the JSON document on stdout, `--out DIR`'s
+/// result.json, summary.csv and series files, a paired comparison's collector — then drops
+/// them. Memory is one window of results plus what the end needs: per run the compared
+/// metrics of a paired comparison ([`sim_core::study::paired::PairedCollector`]) and, with
+/// `--breakdown`, the parts of each flow that has them. The bytes are those of the whole
+/// study's summary, [`Study::results`] document and files, written at the end before.
+fn stream_runs<F>(
+    study: &Study,
+    as_json: bool,
+    breakdown: bool,
+    out: Option<&Path>,
+    run_job: F,
+) -> Result<(), (u8, String)>
 where
-    F: Fn(&Job) -> Result<RunResult, (u8, String)> + Sync,
+    F: Fn(&Job) -> Result<Ran, (u8, String)> + Sync,
 {
-    use std::io::Write as _;
+    let stdout_err = |e: std::io::Error| (EXIT_IO, format!("stdout: {e}"));
     let window = STREAM_WINDOW_PER_THREAD * rayon::current_num_threads().max(1);
     let runs = study.runs();
-    let mut json = as_json.then(|| JsonRunsStream::new(study));
-    if json.is_none() {
-        print_header(study);
-    }
+    let mut files = out.map(|dir| OutFiles::create(dir, study)).transpose()?;
+    let mut json = match as_json {
+        true => Some(JsonDoc::start(std::io::stdout(), study).map_err(stdout_err)?),
+        false => {
+            print_header(study);
+            None
+        }
+    };
+    let mut collector = study.paired_collector();
+    let mut splits: Vec<(Job, Vec<FlowBreakdown>)> = Vec::new();
     let mut last_point = usize::MAX;
     for point in 0..study.scenario().points.len() {
         let mut start = 0u32;
@@ -605,51 +589,108 @@ where
             let end = start.saturating_add(window as u32).min(runs);
             let jobs: Vec<Job> = (start..end).map(|run| study.job(point, run)).collect();
             // Parallel across runs, never within one; collect() keeps the job order.
-            let results: Vec<Result<RunResult, (u8, String)>> =
-                jobs.par_iter().map(&run_job).collect();
+            let results: Vec<Result<Ran, (u8, String)>> = jobs.par_iter().map(&run_job).collect();
             for (j, r) in jobs.iter().zip(results) {
-                let r = r?;
+                let Ran {
+                    result,
+                    split,
+                    observed,
+                } = r?;
                 match &mut json {
-                    Some(js) => js.run(j, &r),
-                    None => print_run(study, j, &r, &mut last_point),
+                    Some(js) => js.run(j, &result).map_err(stdout_err)?,
+                    None => print_run(study, j, &result, &mut last_point),
+                }
+                if let Some(f) = &mut files {
+                    f.run(j, &result)?;
+                }
+                if let (Some(c), Some(obs)) = (&mut collector, &observed) {
+                    c.add(j.point, j.run, j.seed, obs);
+                }
+                if !split.is_empty() {
+                    splits.push((*j, split));
                 }
             }
-            let _ = std::io::stdout().flush();
+            std::io::stdout().flush().map_err(stdout_err)?;
             start = end;
         }
     }
-    if let Some(js) = json {
-        js.finish();
+    let paired = collector.map(|c| c.finish(&study.point_params(), true));
+    if let Some(f) = files {
+        f.finish(&doc_tail(study, paired.clone(), None))?;
+    }
+    match json {
+        Some(js) => {
+            let extra = breakdown.then(|| breakdown_json(&splits));
+            js.finish(&doc_tail(study, paired, extra), true)
+                .map_err(stdout_err)?;
+        }
+        None => {
+            if let Some(p) = &paired {
+                print!("{}", paired_table(p));
+            }
+            if breakdown {
+                print!("{}", breakdown_table(&splits));
+            }
+        }
     }
     Ok(())
 }
 
+/// The results document's top-level `runs` field, empty, as the pretty printer writes it
+/// (the only raw newline followed by two spaces and `"runs"`: JSON strings never hold a
+/// raw newline, and only top-level fields are indented by two).
+const EMPTY_RUNS: &str = "\n  \"runs\": []";
+
+/// The pretty-printed results document of `study` without runs, cut inside its empty
+/// `runs` array: (up to and including `[`, from after `]` to the end).
+fn split_at_runs(doc: &str) -> (&str, &str) {
+    let at = doc
+        .find(EMPTY_RUNS)
+        .expect("the results document has a runs array");
+    let end = at + EMPTY_RUNS.len();
+    (&doc[..end - 1], &doc[end..])
+}
+
+/// What follows the `runs` array in the results document: the fields after it — a paired
+/// comparison's `paired`, then (with `--breakdown --json`) `breakdown`, which the whole
+/// document gained as the last key of its JSON value — and the closing brace.
+fn doc_tail(
+    study: &Study,
+    paired: Option<sim_core::study::paired::Paired>,
+    breakdown: Option<serde_json::Value>,
+) -> String {
+    let mut frame = study.results_frame();
+    frame.paired = paired;
+    let doc = match breakdown {
+        None => serde_json::to_string_pretty(&frame),
+        Some(b) => {
+            let mut v = serde_json::to_value(&frame).expect("JSON");
+            v["breakdown"] = b;
+            serde_json::to_string_pretty(&v)
+        }
+    }
+    .expect("JSON");
+    split_at_runs(&doc).1.to_string()
+}
+
 /// The pretty-printed results document written a run at a time: the bytes of
-/// `serde_json::to_string_pretty(&study.results(all))` plus a newline, without holding the
-/// runs. The frame (every field but `runs`) is printed with `runs` empty and split there;
-/// each run is pretty-printed alone and indented by the two levels of the `runs` array.
-struct JsonRunsStream {
-    tail: String,
+/// `serde_json::to_string_pretty` of the whole document, without holding the runs. The
+/// frame (every field before `runs`) is written first; each run is pretty-printed alone and
+/// indented by the two levels of the `runs` array; [`doc_tail`] closes it.
+struct JsonDoc<W: std::io::Write> {
+    w: W,
     first: bool,
 }
 
-impl JsonRunsStream {
-    /// Prints the document up to the `runs` array's `[`.
-    fn new(study: &Study) -> JsonRunsStream {
+impl<W: std::io::Write> JsonDoc<W> {
+    /// Writes the document up to the `runs` array's `[`.
+    fn start(mut w: W, study: &Study) -> std::io::Result<JsonDoc<W>> {
         let frame = serde_json::to_string_pretty(&study.results_frame()).expect("JSON");
-        // `runs` is the last field of a frame (`paired` is absent): `  "runs": []\n}`.
-        let cut = frame
-            .rfind("\"runs\": []")
-            .expect("the frame ends with an empty runs array")
-            + "\"runs\": [".len();
-        print!("{}", &frame[..cut]);
-        JsonRunsStream {
-            tail: frame[cut + 1..].to_string(),
-            first: true,
-        }
+        w.write_all(split_at_runs(&frame).0.as_bytes())?;
+        Ok(JsonDoc { w, first: true })
     }
 
-    fn run(&mut self, job: &Job, result: &RunResult) {
+    fn run(&mut self, job: &Job, result: &RunResult) -> std::io::Result<()> {
         let entry = serde_json::to_string_pretty(&Study::run_entry(job, result)).expect("JSON");
         let mut out = String::with_capacity(entry.len() + entry.len() / 8 + 8);
         out.push_str(if self.first { "\n" } else { ",\n" });
@@ -662,13 +703,101 @@ impl JsonRunsStream {
             out.push_str("    ");
             out.push_str(line);
         }
-        print!("{out}");
+        self.w.write_all(out.as_bytes())
     }
 
-    /// Closes the `runs` array and the document.
-    fn finish(self) {
-        // A study has at least one run, so the array is never empty here.
-        println!("\n  ]{}", self.tail);
+    /// Closes the `runs` array (a study has at least one run, so it is never empty) and
+    /// writes `tail` ([`doc_tail`]), plus a newline if `newline`.
+    fn finish(mut self, tail: &str, newline: bool) -> std::io::Result<W> {
+        self.w.write_all(b"\n  ]")?;
+        self.w.write_all(tail.as_bytes())?;
+        if newline {
+            self.w.write_all(b"\n")?;
+        }
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}
+
+/// `quicsim run --out DIR`, written as the runs finish: result.json (the results
+/// document), summary.csv (a row per run and flow) and, with series on, one time-series CSV
+/// per run.
+struct OutFiles {
+    dir: PathBuf,
+    result: JsonDoc<std::io::BufWriter<std::fs::File>>,
+    csv: std::io::BufWriter<std::fs::File>,
+    /// The scenario name made a safe file-name stem, for the series files.
+    stem: String,
+}
+
+impl OutFiles {
+    fn create(dir: &Path, study: &Study) -> Result<OutFiles, (u8, String)> {
+        let io = |e: std::io::Error| (EXIT_IO, format!("{}: {e}", dir.display()));
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let file = |name: &str| {
+            std::fs::File::create(dir.join(name))
+                .map(std::io::BufWriter::new)
+                .map_err(io)
+        };
+        let result = JsonDoc::start(file("result.json")?, study).map_err(io)?;
+        let mut csv = file("summary.csv")?;
+        csv.write_all(
+            b"point,seed,status,end_time_s,events,digest,flow,packets_sent,packets_delivered,drops,loss_ratio\n",
+        )
+        .map_err(io)?;
+        Ok(OutFiles {
+            dir: dir.to_path_buf(),
+            result,
+            csv,
+            stem: sim_core::qlog::safe_file_stem(&study.scenario().base.name),
+        })
+    }
+
+    fn run(&mut self, j: &Job, r: &RunResult) -> Result<(), (u8, String)> {
+        let io = |e: std::io::Error| (EXIT_IO, format!("{}: {e}", self.dir.display()));
+        self.result.run(j, r).map_err(io)?;
+        for f in &r.flows {
+            writeln!(
+                self.csv,
+                "{},{},{},{},{},{},{},{},{},{},{}",
+                j.point,
+                r.seed,
+                r.status.as_str(),
+                r.end_time_secs,
+                r.events,
+                r.digest,
+                f.flow,
+                f.packets_sent,
+                f.packets_delivered,
+                f.drops.total(),
+                f.loss_ratio
+            )
+            .map_err(io)?;
+        }
+        if let Some(series) = &r.series {
+            let mut t = series.columns.join(",");
+            t.push('\n');
+            for row in &series.rows {
+                let cells: Vec<String> = row.iter().map(|x| x.to_string()).collect();
+                t.push_str(&cells.join(","));
+                t.push('\n');
+            }
+            let name = format!("series-{}-p{}-seed{}.csv", self.stem, j.point, r.seed);
+            std::fs::write(self.dir.join(name), t).map_err(io)?;
+        }
+        Ok(())
+    }
+
+    /// Closes result.json with `tail` (no newline after the document, as before) and
+    /// flushes both files.
+    fn finish(self, tail: &str) -> Result<(), (u8, String)> {
+        let OutFiles {
+            dir, result, csv, ..
+        } = self;
+        let io = |e: std::io::Error| (EXIT_IO, format!("{}: {e}", dir.display()));
+        result.finish(tail, false).map_err(io)?;
+        let mut csv = csv;
+        csv.flush().map_err(io)
     }
 }
 
@@ -768,14 +897,6 @@ fn run_with_qlog(
     Ok(result)
 }
 
-fn print_summary(study: &Study, results: &[RunResult]) {
-    print_header(study);
-    let mut last_point = usize::MAX;
-    for (j, r) in study.jobs().iter().zip(results) {
-        print_run(study, j, r, &mut last_point);
-    }
-}
-
 fn print_header(study: &Study) {
     let s = study.scenario();
     println!(
@@ -871,57 +992,6 @@ fn print_run(study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
             println!("{line}");
         }
     }
-}
-
-fn write_out(
-    dir: &Path,
-    study: &Study,
-    results: &[RunResult],
-    doc: &StudyResult,
-) -> Result<(), String> {
-    let s = study.scenario();
-    let io = |e: std::io::Error| format!("{}: {e}", dir.display());
-    std::fs::create_dir_all(dir).map_err(io)?;
-    std::fs::write(
-        dir.join("result.json"),
-        serde_json::to_string_pretty(doc).expect("JSON"),
-    )
-    .map_err(io)?;
-    let mut csv = String::from(
-        "point,seed,status,end_time_s,events,digest,flow,packets_sent,packets_delivered,drops,loss_ratio\n",
-    );
-    for (j, r) in study.jobs().iter().zip(results) {
-        for f in &r.flows {
-            csv.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{}\n",
-                j.point,
-                r.seed,
-                r.status.as_str(),
-                r.end_time_secs,
-                r.events,
-                r.digest,
-                f.flow,
-                f.packets_sent,
-                f.packets_delivered,
-                f.drops.total(),
-                f.loss_ratio
-            ));
-        }
-        if let Some(series) = &r.series {
-            let mut t = series.columns.join(",");
-            t.push('\n');
-            for row in &series.rows {
-                let cells: Vec<String> = row.iter().map(|x| x.to_string()).collect();
-                t.push_str(&cells.join(","));
-                t.push('\n');
-            }
-            let stem = sim_core::qlog::safe_file_stem(&s.base.name);
-            let name = format!("series-{stem}-p{}-seed{}.csv", j.point, r.seed);
-            std::fs::write(dir.join(name), t).map_err(io)?;
-        }
-    }
-    std::fs::write(dir.join("summary.csv"), csv).map_err(io)?;
-    Ok(())
 }
 
 fn drop_list(d: &sim_core::metrics::DropCounts) -> Vec<(&'static str, u64)> {

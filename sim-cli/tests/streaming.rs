@@ -134,3 +134,123 @@ fn streamed_json_is_the_whole_study_document() {
     let want = serde_json::to_string_pretty(&study.results(&results)).unwrap() + "\n";
     assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
 }
+
+/// Two hosts, a 2 KB bulk transfer compared over TCP and QUIC (`docs/paired.md`): a paired
+/// comparison of tiny runs.
+const TINY_PAIRED: &str = "name = \"tinypair\"\nseed = 1\n[topology]\nkind = \"two_hosts\"\n\
+link = { rate = \"10Mbps\", delay = \"1ms\" }\n[[flows]]\ntransports = [\"tcp\", \"quic\"]\n\
+workload = { kind = \"bulk\", bytes = \"2KB\" }\n";
+
+/// `--out DIR` streams too: before, the binary kept every result for the directory's files
+/// and printed nothing until the end. The summary.csv rows are written as the runs finish.
+#[test]
+fn max_runs_with_out_dir_streams_with_flat_memory() {
+    let f = scenario("outdir", TINY);
+    let dir = f.parent().unwrap().join("out");
+    let (lines, rss) = first_lines_of_max_runs(&f, &["--out", dir.to_str().unwrap()], 1 + 600);
+    assert_eq!(lines.len(), 601, "output streamed before the end");
+    assert!(rss < RSS_BOUND_KIB, "peak RSS {rss} KiB");
+    let csv = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    let mut rows = csv.lines();
+    assert!(
+        rows.next().unwrap().starts_with("point,seed,status,"),
+        "{csv}"
+    );
+    assert!(
+        rows.next().is_some_and(|r| r.starts_with("0,1,completed,")),
+        "rows written as the runs finish: {csv}"
+    );
+    let doc = std::fs::read_to_string(dir.join("result.json")).unwrap();
+    assert!(doc.contains("\"runs\": [\n    {"), "result.json streamed");
+}
+
+/// A paired comparison streams its runs and keeps only each run's compared values for the
+/// differences printed at the end (here never reached): memory stays far below one result
+/// per run.
+#[test]
+fn max_runs_of_a_paired_comparison_streams_with_bounded_memory() {
+    let f = scenario("paired", TINY_PAIRED);
+    // Each run prints about 10 lines (run, flow, 3 per endpoint, links): read the first
+    // ~200 runs of the baseline, more than one window of a 2-core machine.
+    let (lines, rss) = first_lines_of_max_runs(&f, &[], 2000);
+    assert_eq!(lines.len(), 2000, "output streamed before the end");
+    assert_eq!(
+        lines[0],
+        "scenario tinypair — 2 point(s) x 4294967295 run(s)\n"
+    );
+    let seeds: Vec<u64> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("  seed "))
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert!(seeds.len() > 150, "{} runs", seeds.len());
+    assert_eq!(
+        seeds,
+        (1..=seeds.len() as u64).collect::<Vec<u64>>(),
+        "job order"
+    );
+    assert!(rss < RSS_BOUND_KIB, "peak RSS {rss} KiB");
+}
+
+/// The streamed `--out` files and a streamed paired document (several windows, two grid
+/// points x two variants) are byte for byte what the whole study gave before streaming:
+/// result.json is the pretty-printed [`Study::results`] (paired differences included, no
+/// trailing newline), summary.csv a row per run and flow, stdout the same document.
+#[test]
+fn streamed_out_files_and_paired_document_are_the_whole_study_documents() {
+    let text =
+        format!("runs = 140\n{TINY_PAIRED}[sweep]\n\"topology.link.delay\" = [\"1ms\", \"3ms\"]\n");
+    let f = scenario("pairdoc", &text);
+    let dir = f.parent().unwrap().join("out");
+    let out = Command::new(BIN)
+        .args(["run", f.to_str().unwrap(), "--json", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sc = sim_core::scenario::parse_str(&text).unwrap();
+    let study = Study::new(sc, &Overrides::default()).unwrap();
+    assert_eq!(study.jobs().len(), 560);
+    let results: Vec<_> = study
+        .jobs()
+        .iter()
+        .map(|j| sim_core::run(study.config(j), j.seed).unwrap())
+        .collect();
+    let doc = study.results(&results);
+    assert!(doc.paired.is_some());
+    let want = serde_json::to_string_pretty(&doc).unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), want.clone() + "\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("result.json")).unwrap(),
+        want
+    );
+    let mut csv = String::from(
+        "point,seed,status,end_time_s,events,digest,flow,packets_sent,packets_delivered,drops,loss_ratio\n",
+    );
+    for (j, r) in study.jobs().iter().zip(&results) {
+        for fl in &r.flows {
+            csv.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{},{},{}\n",
+                j.point,
+                r.seed,
+                r.status.as_str(),
+                r.end_time_secs,
+                r.events,
+                r.digest,
+                fl.flow,
+                fl.packets_sent,
+                fl.packets_delivered,
+                fl.drops.total(),
+                fl.loss_ratio
+            ));
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join("summary.csv")).unwrap(),
+        csv
+    );
+}

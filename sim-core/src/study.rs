@@ -286,6 +286,17 @@ impl Study {
         ))
     }
 
+    /// An empty [`paired::PairedCollector`] for this study (fed a run at a time, in any
+    /// order; `finish(&self.point_params(), true)` gives what [`Study::paired`] returns for
+    /// all runs); `None` if the scenario is not paired.
+    pub fn paired_collector(&self) -> Option<paired::PairedCollector> {
+        let layout = self.paired_layout()?;
+        Some(paired::PairedCollector::new(
+            layout,
+            self.scenario.points.len(),
+        ))
+    }
+
     /// A steppable simulation of `job` ([`Simulation::new`] with its config and seed).
     pub fn simulation(&self, job: &Job) -> Result<Simulation<'static>, ConfigError> {
         Simulation::new(self.config(job), job.seed)

@@ -243,6 +243,10 @@ pub struct SctpAssociation {
     // ---- sender --------------------------------------------------------------------------
     next_tsn: u64,
     send_streams: BTreeMap<StreamId, SendStream>,
+    /// The send streams with a queued message, in stream order: the round robin and
+    /// "anything to send" walk this index instead of every stream, so the cost per DATA
+    /// chunk does not grow with idle or finished streams (issue 15 item 3).
+    sendable: BTreeSet<StreamId>,
     rr_cursor: Option<StreamId>,
     sent: BTreeMap<u64, SentChunk>,
     /// TSNs marked for retransmission (lost, not yet resent), lowest first.
@@ -337,6 +341,7 @@ impl SctpAssociation {
             send_shutdown_complete: false,
             next_tsn: INITIAL_TSN,
             send_streams: BTreeMap::new(),
+            sendable: BTreeSet::new(),
             rr_cursor: None,
             sent: BTreeMap::new(),
             rtx: BTreeSet::new(),
@@ -523,6 +528,7 @@ impl SctpAssociation {
         });
         s.written += len;
         s.fin_written = fin;
+        self.sendable.insert(id);
         // A write is a transmission opportunity (§6.1 D Max.Burst counts per one).
         self.burst_left = self.cfg.max_burst;
     }
@@ -1207,21 +1213,29 @@ impl SctpAssociation {
     }
 
     fn has_data_to_send(&self) -> bool {
-        !self.rtx.is_empty() || self.send_streams.values().any(|s| !s.msgs.is_empty())
+        !self.rtx.is_empty() || !self.sendable.is_empty()
+    }
+
+    /// The stream the round robin serves next: the first stream with a queued message
+    /// after the last one served, else the first one (the order of a walk over every
+    /// stream in ID order, over the index of the sendable ones only).
+    fn next_sendable(&self) -> Option<StreamId> {
+        let after = self.rr_cursor;
+        after
+            .and_then(|c| {
+                self.sendable
+                    .range((std::ops::Bound::Excluded(c), std::ops::Bound::Unbounded))
+                    .next()
+            })
+            .or_else(|| self.sendable.iter().next())
+            .copied()
     }
 
     /// Cuts the next new DATA chunk (round robin over the streams with queued messages)
     /// if it fits `room` and the peer's rwnd (§6.1 A), and records it as sent.
     fn next_new_chunk(&mut self, room: u64, now: SimTime) -> Option<DataChunk> {
         let pmdcs = self.cfg.pmdcs();
-        let after = self.rr_cursor;
-        let ready = |s: &SendStream| !s.msgs.is_empty();
-        let id = self
-            .send_streams
-            .iter()
-            .find(|(&id, s)| ready(s) && after.is_none_or(|c| id > c))
-            .or_else(|| self.send_streams.iter().find(|(_, s)| ready(s)))
-            .map(|(&id, _)| id)?;
+        let id = self.next_sendable()?;
         let s = self.send_streams.get(&id).expect("found");
         let m = s.msgs.front().expect("ready");
         let len = (m.len - m.cut).min(pmdcs);
@@ -1249,6 +1263,9 @@ impl SctpAssociation {
         m.cut += len;
         if m.cut == m.len {
             s.msgs.pop_front();
+            if s.msgs.is_empty() {
+                self.sendable.remove(&id);
+            }
         }
         self.rr_cursor = Some(id);
         self.next_tsn += 1;

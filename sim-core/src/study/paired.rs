@@ -136,7 +136,7 @@ pub struct Paired {
 /// with `layout`, whose point `g * V + v` is variant `v` of grid point `g` and
 /// `params[p]` are point `p`'s parameters ([`Study::point_params`](super::Study::point_params),
 /// the last one the variant's). `with_runs`: keep the per-run values (`quicsim run`);
-/// sweeps leave them out.
+/// sweeps leave them out. The same as feeding every record to a [`PairedCollector`].
 ///
 /// # Panics
 /// If `layout` has no variant, or a record's point is out of range.
@@ -146,85 +146,140 @@ pub fn compare(
     records: &[RunRecord],
     with_runs: bool,
 ) -> Paired {
-    let nv = layout.variants.len();
-    assert!(nv > 0, "a paired layout has variants");
-    let grid = params.len() / nv;
-    // (grid point, metric) -> run -> (seed, value per variant)
-    type Runs = BTreeMap<u32, (u64, Vec<Option<f64>>)>;
-    let mut table: Vec<BTreeMap<&str, Runs>> = vec![BTreeMap::new(); grid];
-    // Runs per grid point (run -> seed), so a metric absent from a whole run still shows.
-    let mut seeds: Vec<BTreeMap<u32, u64>> = vec![BTreeMap::new(); grid];
+    let mut c = PairedCollector::new(layout.clone(), params.len());
     for r in records {
-        let (g, v) = (r.point / nv, r.point % nv);
-        seeds[g].insert(r.run, r.seed);
-        for (name, x) in &r.metrics {
-            if !is_compared(name, &layout.flows) {
+        c.add(r.point, r.run, r.seed, &r.metrics);
+    }
+    c.finish(params, with_runs)
+}
+
+/// Per run of a grid point and compared metric: the run's seed and its value per variant.
+type Runs = BTreeMap<u32, (u64, Vec<Option<f64>>)>;
+
+/// The paired comparison built a run at a time (any order), holding only what the
+/// differences need: per grid point, compared metric and run, one value per variant
+/// (never a whole result). [`compare`] over all records gives the same [`Paired`]; a
+/// caller streaming a study (`quicsim run`) feeds each result's
+/// [`observations`](super::observations) as its run finishes and drops the result.
+#[derive(Clone, Debug)]
+pub struct PairedCollector {
+    layout: PairedLayout,
+    /// Per grid point: compared metric -> run -> (seed, value per variant).
+    table: Vec<BTreeMap<String, Runs>>,
+    /// Per grid point, the runs seen (run -> seed), so a metric absent from a whole run
+    /// still shows.
+    seeds: Vec<BTreeMap<u32, u64>>,
+}
+
+impl PairedCollector {
+    /// An empty collector for a paired study with `layout` and `points` study points
+    /// (grid points x variants).
+    ///
+    /// # Panics
+    /// If `layout` has no variant.
+    pub fn new(layout: PairedLayout, points: usize) -> PairedCollector {
+        let nv = layout.variants.len();
+        assert!(nv > 0, "a paired layout has variants");
+        let grid = points / nv;
+        PairedCollector {
+            layout,
+            table: vec![BTreeMap::new(); grid],
+            seeds: vec![BTreeMap::new(); grid],
+        }
+    }
+
+    /// Adds run `run` (seed `seed`) of study point `point`, whose observations are
+    /// `metrics`; only the compared ones ([`is_compared`]) are kept.
+    ///
+    /// # Panics
+    /// If `point` is out of range.
+    pub fn add(&mut self, point: usize, run: u32, seed: u64, metrics: &[(String, f64)]) {
+        let nv = self.layout.variants.len();
+        let (g, v) = (point / nv, point % nv);
+        self.seeds[g].insert(run, seed);
+        for (name, x) in metrics {
+            if !is_compared(name, &self.layout.flows) {
                 continue;
             }
-            let runs = table[g].entry(name.as_str()).or_default();
-            let slot = runs.entry(r.run).or_insert((r.seed, vec![None; nv]));
+            let table = &mut self.table[g];
+            if !table.contains_key(name.as_str()) {
+                table.insert(name.clone(), Runs::new());
+            }
+            let runs = table.get_mut(name.as_str()).expect("inserted above");
+            let slot = runs.entry(run).or_insert((seed, vec![None; nv]));
             slot.1[v] = Some(*x);
         }
     }
-    let points = (0..grid)
-        .map(|g| {
-            let mut names: Vec<&str> = table[g].keys().copied().collect();
-            names.sort_by(|a, b| natural_cmp(a, b));
-            let metrics = names
-                .into_iter()
-                .map(|name| {
-                    let by_run = &table[g][name];
-                    let runs: Vec<PairedRun> = seeds[g]
-                        .iter()
-                        .map(|(&run, &seed)| {
-                            let values = by_run
-                                .get(&run)
-                                .map(|(_, v)| v.clone())
-                                .unwrap_or_else(|| vec![None; nv]);
-                            let differences =
-                                (1..nv).map(|v| Some(values[v]? - values[0]?)).collect();
-                            PairedRun {
-                                run,
-                                seed,
-                                values,
-                                differences,
-                            }
-                        })
-                        .collect();
-                    let summary = |xs: Vec<f64>| (!xs.is_empty()).then(|| Summary::of(&xs));
-                    let values = (0..nv)
-                        .map(|v| summary(runs.iter().filter_map(|r| r.values[v]).collect()))
-                        .collect();
-                    let differences = (1..nv)
-                        .map(|v| PairedDifference {
-                            variant: layout.variants[v].clone(),
-                            summary: summary(
-                                runs.iter().filter_map(|r| r.differences[v - 1]).collect(),
-                            ),
-                        })
-                        .collect();
-                    PairedMetric {
-                        metric: name.to_string(),
-                        values,
-                        differences,
-                        runs: if with_runs { runs } else { Vec::new() },
-                    }
-                })
-                .collect();
-            let mut gp = params.get(g * nv).cloned().unwrap_or_default();
-            gp.pop();
-            PairedPoint {
-                grid_point: g,
-                params: gp,
-                points: (0..nv).map(|v| g * nv + v).collect(),
-                metrics,
-            }
-        })
-        .collect();
-    Paired {
-        baseline: layout.variants[0].clone(),
-        variants: layout.variants.clone(),
-        points,
+
+    /// The paired comparison of the runs added; `params` and `with_runs` as for
+    /// [`compare`].
+    pub fn finish(self, params: &[Vec<(String, String)>], with_runs: bool) -> Paired {
+        let layout = &self.layout;
+        let nv = layout.variants.len();
+        let points = self
+            .table
+            .iter()
+            .zip(&self.seeds)
+            .enumerate()
+            .map(|(g, (table, seeds))| {
+                let mut names: Vec<&str> = table.keys().map(String::as_str).collect();
+                names.sort_by(|a, b| natural_cmp(a, b));
+                let metrics = names
+                    .into_iter()
+                    .map(|name| {
+                        let by_run = &table[name];
+                        let runs: Vec<PairedRun> = seeds
+                            .iter()
+                            .map(|(&run, &seed)| {
+                                let values = by_run
+                                    .get(&run)
+                                    .map(|(_, v)| v.clone())
+                                    .unwrap_or_else(|| vec![None; nv]);
+                                let differences =
+                                    (1..nv).map(|v| Some(values[v]? - values[0]?)).collect();
+                                PairedRun {
+                                    run,
+                                    seed,
+                                    values,
+                                    differences,
+                                }
+                            })
+                            .collect();
+                        let summary = |xs: Vec<f64>| (!xs.is_empty()).then(|| Summary::of(&xs));
+                        let values = (0..nv)
+                            .map(|v| summary(runs.iter().filter_map(|r| r.values[v]).collect()))
+                            .collect();
+                        let differences = (1..nv)
+                            .map(|v| PairedDifference {
+                                variant: layout.variants[v].clone(),
+                                summary: summary(
+                                    runs.iter().filter_map(|r| r.differences[v - 1]).collect(),
+                                ),
+                            })
+                            .collect();
+                        PairedMetric {
+                            metric: name.to_string(),
+                            values,
+                            differences,
+                            runs: if with_runs { runs } else { Vec::new() },
+                        }
+                    })
+                    .collect();
+                let mut gp = params.get(g * nv).cloned().unwrap_or_default();
+                gp.pop();
+                PairedPoint {
+                    grid_point: g,
+                    params: gp,
+                    points: (0..nv).map(|v| g * nv + v).collect(),
+                    metrics,
+                }
+            })
+            .collect();
+        Paired {
+            baseline: layout.variants[0].clone(),
+            variants: layout.variants.clone(),
+            points,
+        }
     }
 }
 
