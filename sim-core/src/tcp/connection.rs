@@ -166,7 +166,10 @@ pub struct TcpConnection {
     fast_open_accepted: bool,
 
     // send side
-    records: Vec<Record>,
+    /// Records of the byte stream not yet wholly acknowledged: records ending at or below
+    /// `snd_una` are dropped (no segment is built below `snd_una` again), so memory is
+    /// bounded by what is in flight, not by what was transferred (issue 14).
+    records: VecDeque<Record>,
     stream_end: u64,
     mux: MuxSend,
     snd_una: u64,
@@ -268,7 +271,7 @@ impl TcpConnection {
             syn_data: 0,
             cookie_requested: false,
             fast_open_accepted: false,
-            records: Vec::new(),
+            records: VecDeque::new(),
             stream_end: 0,
             mux,
             snd_una: 0,
@@ -391,6 +394,11 @@ impl TcpConnection {
     /// RFC 6675 `pipe`: payload bytes believed in the network.
     pub fn pipe(&self) -> u64 {
         self.pipe
+    }
+    /// Stream records kept for segments yet to be (re)built: those not wholly
+    /// acknowledged (bounded by what is in flight, not by what was transferred).
+    pub fn send_records_kept(&self) -> usize {
+        self.records.len()
     }
     /// Oldest unacknowledged byte.
     pub fn snd_una(&self) -> u64 {
@@ -796,8 +804,8 @@ impl TcpConnection {
 
     fn records_in(&self, start: u64, end: u64) -> Vec<Record> {
         let i = self.records.partition_point(|r| r.end() <= start);
-        self.records[i..]
-            .iter()
+        self.records
+            .range(i..)
             .take_while(|r| r.offset < end)
             .copied()
             .collect()
@@ -814,7 +822,7 @@ impl TcpConnection {
     }
 
     fn push_record(&mut self, kind: RecordKind, len: u64) {
-        self.records.push(Record {
+        self.records.push_back(Record {
             offset: self.stream_end,
             len,
             kind,
@@ -831,7 +839,7 @@ impl TcpConnection {
             let Some(r) = self.mux.next_frame(self.stream_end) else {
                 break;
             };
-            self.records.push(r);
+            self.records.push_back(r);
             self.stream_end = r.end();
         }
     }
@@ -1324,6 +1332,9 @@ impl TcpConnection {
                 }
             }
             self.snd_una = ack;
+            while self.records.front().is_some_and(|r| r.end() <= ack) {
+                self.records.pop_front();
+            }
             self.dupacks = 0;
             self.dupack_credit = 0;
         } else if !self.cfg.sack

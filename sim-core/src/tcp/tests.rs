@@ -1170,3 +1170,20 @@ fn a_fixed_receive_window_caps_the_rate_and_autotuning_reaches_the_link() {
         "auto: {r} B/s against link {link}"
     );
 }
+
+#[test]
+fn send_records_are_bounded_by_what_is_in_flight() {
+    // A 20 MB download cut into many HTTP/2-style records: once acknowledged, a record
+    // is never needed again (no segment starts below snd_una), so the sender keeps only
+    // those of the unacknowledged window; before, every record of the transfer stayed.
+    let c = cfg(TlsVersion::None);
+    let mut n = net(c, 4, 20_000_000, 100_000_000, 20);
+    assert!(n.run(secs(60)));
+    let s = n.server();
+    assert_eq!(s.snd_una(), s.snd_nxt());
+    assert!(
+        s.send_records_kept() <= 4,
+        "{} records kept after the whole transfer was acknowledged",
+        s.send_records_kept()
+    );
+}
