@@ -1555,11 +1555,23 @@ fn parse_flows(v: Option<&Value>, pairs: usize) -> Result<Vec<FlowConfig>, Confi
         return Ok(Vec::new());
     };
     let items = array_of_tables(v, "flows", "[[flows]]")?;
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| parse_flow(item, &format!("flows[{i}]"), pairs))
-        .collect()
+    let mut flows = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("flows[{i}]");
+        let flow = parse_flow(item, &path, pairs)?;
+        // `copies = N`: N identical flows in place of this entry (every key but `copies`
+        // was read and checked once, above).
+        let copies = match item.as_table().and_then(|t| t.get("copies")) {
+            Some(c) => {
+                let at = join(&path, "copies");
+                let n = read(FLOW.field("copies"), c, &at)?;
+                n.as_integer().unwrap_or(1) as usize
+            }
+            None => 1,
+        };
+        flows.extend(std::iter::repeat_n(flow, copies));
+    }
+    Ok(flows)
 }
 
 fn parse_seed(v: &Value) -> Result<u64, ConfigError> {

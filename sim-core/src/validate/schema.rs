@@ -700,6 +700,15 @@ pub const FLOW: Table = Table {
             Value("false"),
             "a background flow does not have to finish for the run to be `completed`",
         ),
+        key(
+            "copies",
+            K::Integer,
+            Value("1"),
+            "identical flows this entry stands for, on the same pair (as iperf3 `-P N` runs N parallel streams between two hosts): expanded in place into `copies` flows, so the flows written after it are numbered after its copies",
+        )
+        .min("1", true)
+        .max("1000", true)
+        .allowed("a number of flows in [1, 1000]"),
     ],
 };
 
