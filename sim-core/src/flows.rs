@@ -206,6 +206,12 @@ fn workload_endpoints<T: TransportDriver + 'static>(
             // One request stream per segment.
             let (c, s) = conns();
             let (c, s) = video::endpoints(c, s, v, ends.client, ends.server, ends.id);
+            if v.reconnections > 0 {
+                // Reconnects at address changes: new connections from each side's base.
+                let c = c.reconnecting(client_cfg.clone(), v.reconnections);
+                let s = s.reconnecting(server_cfg.clone(), 0);
+                return ends.pair(kind, Box::new(c), Box::new(s));
+            }
             ends.pair(kind, Box::new(c), Box::new(s))
         }
         WorkloadConfig::Reconnects(r) => {

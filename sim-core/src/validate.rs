@@ -914,14 +914,15 @@ pub(crate) fn check_address_change_reconnects(
 ) -> Result<(), ConfigError> {
     use crate::config::workload::ReconnectOn;
     for (i, f) in flows.iter().enumerate() {
+        let changes = || {
+            handovers
+                .iter()
+                .any(|h| h.pair == f.pair && h.address != crate::config::AddressChange::None)
+        };
         let Some(WorkloadConfig::Reconnects(r)) = f.workload() else {
             continue;
         };
-        if r.on == ReconnectOn::AddressChange
-            && !handovers
-                .iter()
-                .any(|h| h.pair == f.pair && h.address != crate::config::AddressChange::None)
-        {
+        if r.on == ReconnectOn::AddressChange && !changes() {
             return Err(ConfigError::new(
                 format!("flows[{i}].workload.on"),
                 "\"address_change\"",
@@ -955,9 +956,15 @@ pub(crate) fn check_initial_window_workloads(flows: &[FlowConfig]) -> Result<(),
             Some(WorkloadConfig::Video(_)) => "a video workload",
             _ => continue,
         };
-        // A `Config` built in code: a sequence-only key away from its default.
+        // A `Config` built in code: a sequence-only key away from its default (a video
+        // that reconnects has later connections, which resume).
         let d = crate::config::quic::QuicConfig::default();
-        for q in [&sides.client, &sides.server] {
+        let reconnecting =
+            matches!(f.workload(), Some(WorkloadConfig::Video(v)) if v.reconnections > 0);
+        for q in [&sides.client, &sides.server]
+            .into_iter()
+            .filter(|_| !reconnecting)
+        {
             let differs = [
                 ("zero_rtt", q.zero_rtt != d.zero_rtt, q.zero_rtt.to_string()),
                 (

@@ -328,6 +328,16 @@ pub struct VideoSpec {
     /// Where a seek jumps to (a position in the video).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seek_to: Option<SimDuration>,
+    /// The most address changes of the client at which the player reconnects (paper 003's
+    /// reconnections during a video): the connection that cannot follow is abandoned and
+    /// a new one from the new address asks for the rest of the segment in flight. 0 (the
+    /// default): the connection keeps its old address unless its transport migrates it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reconnections: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The renditions of [`VideoSpec`], lowest first.
@@ -354,6 +364,7 @@ impl Default for VideoSpec {
             hd_delay: SimDuration::from_millis(200),
             seek_at: None,
             seek_to: None,
+            reconnections: 0,
         }
     }
 }

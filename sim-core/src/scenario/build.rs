@@ -555,20 +555,34 @@ fn parse_handovers(v: Option<&Value>, mut ctx: HandoverCtx) -> Result<Vec<Handov
     for (i, item) in items.iter().enumerate() {
         let p = format!("topology.handovers[{i}]");
         let r = Read::open(item, &p, &[&HANDOVER])?;
-        let at = r.req("at")?;
+        let at: SimTime = r.req("at")?;
         let pair = match r.raw("pair") {
             Some(x) => get_pair(x, &r.at("pair"), pairs)?,
             None => 0,
         };
-        pending.push(PendingHandover {
-            index: i,
-            at,
-            pair,
-            address: r.req("address")?,
-            link: r.raw("link").cloned(),
-            forward: r.raw("forward").cloned(),
-            reverse: r.raw("reverse").cloned(),
-        });
+        // `repeat = N`, `every`: N handovers `every` apart, the same links each time.
+        let repeat: u64 = r.req("repeat")?;
+        let every: Option<SimDuration> = r.get("every")?;
+        if repeat > 1 && every.is_none() {
+            return Err(ConfigError::new(
+                r.at("every"),
+                MISSING,
+                "a time > 0 (required when repeat > 1)",
+            ));
+        }
+        let every = every.unwrap_or(SimDuration::ZERO);
+        let address = r.req("address")?;
+        for j in 0..repeat {
+            pending.push(PendingHandover {
+                index: i,
+                at: at.saturating_add(SimDuration(every.0.saturating_mul(j))),
+                pair,
+                address,
+                link: r.raw("link").cloned(),
+                forward: r.raw("forward").cloned(),
+                reverse: r.raw("reverse").cloned(),
+            });
+        }
     }
     pending.sort_by_key(|h| (h.at, h.index));
     for (n, h) in pending.iter().enumerate() {
@@ -1555,11 +1569,23 @@ fn parse_flows(v: Option<&Value>, pairs: usize) -> Result<Vec<FlowConfig>, Confi
         return Ok(Vec::new());
     };
     let items = array_of_tables(v, "flows", "[[flows]]")?;
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| parse_flow(item, &format!("flows[{i}]"), pairs))
-        .collect()
+    let mut flows = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("flows[{i}]");
+        let flow = parse_flow(item, &path, pairs)?;
+        // `copies = N`: N identical flows in place of this entry (every key but `copies`
+        // was read and checked once, above).
+        let copies = match item.as_table().and_then(|t| t.get("copies")) {
+            Some(c) => {
+                let at = join(&path, "copies");
+                let n = read(FLOW.field("copies"), c, &at)?;
+                n.as_integer().unwrap_or(1) as usize
+            }
+            None => 1,
+        };
+        flows.extend(std::iter::repeat_n(flow, copies));
+    }
+    Ok(flows)
 }
 
 fn parse_seed(v: &Value) -> Result<u64, ConfigError> {

@@ -1681,3 +1681,57 @@ fn streams_above_the_maximum_are_rejected() {
         "[1, 100000]",
     );
 }
+
+/// `copies = N` expands one `[[flows]]` entry into N identical flows in place (same pair,
+/// same keys); flows after it are numbered after the copies; `copies = 1` is the entry
+/// itself; out-of-range values name the field; and it sweeps like any integer key.
+#[test]
+fn copies_expand_a_flow_in_place() {
+    let base = |copies: &str| {
+        format!(
+            "[topology]\nkind = \"dumbbell\"\npairs = 2\n\
+             [[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 5\n\
+             [[flows]]\ntransport = \"tcp\"\npair = 1\nbackground = true\n{copies}\
+             workload = {{ kind = \"bulk\", bytes = \"10kB\" }}\n\
+             [[flows]]\nkind = \"cbr\"\nrate = \"2Mbps\"\ncount = 7\npair = 1\n"
+        )
+    };
+    let one = ok(&base(""));
+    assert_eq!(one.flows.len(), 3);
+    assert_eq!(ok(&base("copies = 1\n")), one, "copies = 1 is the default");
+    let four = ok(&base("copies = 4\n"));
+    assert_eq!(four.flows.len(), 6);
+    assert_eq!(four.flows[0], one.flows[0]);
+    for f in &four.flows[1..5] {
+        assert_eq!(f, &one.flows[1], "every copy is the written flow");
+        assert_eq!(f.pair, 1);
+    }
+    assert_eq!(
+        four.flows[5], one.flows[2],
+        "the next entry follows the copies"
+    );
+    // The resolved form writes the copies out and reads back to the same config.
+    let back = ok(&to_toml(&four).expect("to_toml"));
+    assert_eq!(back.flows, four.flows);
+    for bad in [
+        "copies = 0\n",
+        "copies = 1001\n",
+        "copies = -1\n",
+        "copies = \"2\"\n",
+    ] {
+        assert_err(&base(bad), "flows[1].copies", "[1, 1000]");
+    }
+    // A CBR flow's own `count` (datagrams) is unaffected by `copies`.
+    let cbr = ok(&doc(
+        "[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 5\ncopies = 2\n",
+    ));
+    assert_eq!(cbr.flows.len(), 2);
+    // Swept: one point per value, each with its number of flows.
+    let s = parse_str(&format!(
+        "{}[sweep]\n\"flows.1.copies\" = [1, 2, 8]\n",
+        base("")
+    ))
+    .expect("sweep");
+    let n: Vec<usize> = s.points.iter().map(|p| p.config.flows.len()).collect();
+    assert_eq!(n, [3, 4, 10]);
+}

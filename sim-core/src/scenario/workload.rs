@@ -102,6 +102,7 @@ pub(super) fn parse_video(r: &Read) -> Result<VideoSpec, ConfigError> {
         hd_delay: r.req("hd_delay")?,
         seek_at: r.get("seek_at")?,
         seek_to: r.get("seek_to")?,
+        reconnections: r.req("reconnections")?,
     };
     spec.validate()
         .map_err(|(f, v, a)| ConfigError::new(workload_at(r, f), v, a))?;

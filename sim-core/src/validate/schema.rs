@@ -476,6 +476,12 @@ pub const HANDOVER: Table = Table {
         key("link", K::Table, Value("{}"), "link table for both new links"),
         key("forward", K::Table, Value("{}"), "the new client → network link (`two_hosts`: client → server; dumbbell: `client_up`); overrides `link`"),
         key("reverse", K::Table, Value("{}"), "the new network → client link; overrides `link`"),
+        key("repeat", K::Integer, Value("1"), "this handover and `repeat − 1` more, `every` apart, each with the same links and address change (`0`: none), e.g. to sweep the number of address changes")
+            .max("100", true)
+            .allowed("a number of handovers in [0, 100]"),
+        key("every", K::Time, Unset("required when `repeat` > 1"), "the time between repeated handovers")
+            .min("0s", false)
+            .allowed("a time > 0"),
     ],
 };
 
@@ -700,6 +706,15 @@ pub const FLOW: Table = Table {
             Value("false"),
             "a background flow does not have to finish for the run to be `completed`",
         ),
+        key(
+            "copies",
+            K::Integer,
+            Value("1"),
+            "identical flows this entry stands for, on the same pair (as iperf3 `-P N` runs N parallel streams between two hosts): expanded in place into `copies` flows, so the flows written after it are numbered after its copies",
+        )
+        .min("1", true)
+        .max("1000", true)
+        .allowed("a number of flows in [1, 1000]"),
     ],
 };
 
@@ -1381,6 +1396,11 @@ const VIDEO_KEYS: [Field; 11] = [
 /// `seek_to`, the twelfth `video` key.
 const VIDEO_SEEK_TO: Field = key("seek_to", K::Time, Unset("required with `seek_at`"), "the position a seek jumps to (the start of the segment holding it), before the end of the video");
 
+/// `reconnections`, the thirteenth `video` key.
+const VIDEO_RECONNECTIONS: Field = key("reconnections", K::Integer, Value("0"), "the most address changes of the client (handovers of its pair with `address = \"ip\"` or `\"port\"`) at which the player reconnects: the connection that cannot follow is abandoned and a new one from the new address (resuming the session where the transport can) asks for the rest of the segment in flight; QUIC with `migration` migrates instead. 0: the connection stays on its old address")
+    .max("1000", true)
+    .allowed("a number of reconnections in [0, 1000]");
+
 /// `workload = { kind = "video", ... }`: paper 003's video streaming with a seek.
 pub const WORKLOAD_VIDEO: Table = Table {
     id: "workload.video",
@@ -1400,6 +1420,7 @@ pub const WORKLOAD_VIDEO: Table = Table {
         VIDEO_KEYS[9],
         VIDEO_KEYS[10],
         VIDEO_SEEK_TO,
+        VIDEO_RECONNECTIONS,
     ],
 };
 
@@ -1421,6 +1442,7 @@ pub const FLAT_VIDEO: Table = Table {
         VIDEO_KEYS[9],
         VIDEO_KEYS[10],
         VIDEO_SEEK_TO,
+        VIDEO_RECONNECTIONS,
     ],
 };
 

@@ -21,6 +21,13 @@
 //!   at the seek position. The loading delay is from the seek to playback resumed.
 //! - The client closes the connection when playback reaches the end (it is then done);
 //!   the server is done when the connection closes.
+//! - **Reconnections** (`reconnections` > 0): at an address change the connection cannot
+//!   follow, the endpoint replaces it ([`AppEndpoint::reconnecting`]) and the player asks
+//!   the new connection for the rest of the segment in flight (an HTTP `Range: bytes=N-`
+//!   request, RFC 9110 §14.2, as ExoPlayer resumes an interrupted chunk load from the
+//!   position it reached). The rest request names the rendition plus 3, and the server
+//!   reads its size from the [`RestRequests`] it shares with the client (the simulator
+//!   carries sizes, not contents).
 
 use crate::config::workload::{VideoSpec, VIDEO_QUALITIES};
 use crate::driver::TransportDriver;
@@ -30,6 +37,17 @@ use crate::time::{SimDuration, SimTime};
 use crate::transport::stream::{AppReader, Side, StreamEvent, StreamId, StreamTransport};
 use crate::workloads::endpoint::{AppEndpoint, Workload};
 use crate::workloads::reader::Reader;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// The rest of an interrupted segment each replacement connection asks for first, by
+/// connection number, shared by a video's client and server (the request's `Range`).
+#[derive(Clone, Debug, Default)]
+pub struct RestRequests(Rc<RefCell<BTreeMap<u64, u64>>>);
+
+/// Request-size code of a rest request: rendition index + this.
+const REST_CODE: u64 = 3;
 
 /// The player's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +103,17 @@ pub struct Video {
     rebuffer_time: SimDuration,
     playback_end: Option<SimTime>,
     completed_at: Option<SimTime>,
+    /// The ranges asked for after reconnections (shared with the peer).
+    rest: RestRequests,
+    /// This side's connection number (reconnections).
+    conn_number: u64,
+    /// Client: the segment (entry in `segments`) whose rest is to be requested on the new
+    /// connection.
+    resume: Option<usize>,
+    /// Client: bytes of the segments read completely (read progress).
+    completed_bytes: u64,
+    /// Client: response bytes the request in flight asked for.
+    in_flight_size: u64,
 }
 
 impl Video {
@@ -114,7 +143,18 @@ impl Video {
             rebuffer_time: SimDuration::ZERO,
             playback_end: None,
             completed_at: None,
+            rest: RestRequests::default(),
+            conn_number: 0,
+            resume: None,
+            completed_bytes: 0,
+            in_flight_size: 0,
         }
+    }
+
+    /// Shares `rest` with the peer (a reconnecting video's client and server).
+    pub fn with_rest_requests(mut self, rest: RestRequests) -> Self {
+        self.rest = rest;
+        self
     }
 
     /// Video buffered ahead of the playback position (at the last update).
@@ -155,6 +195,21 @@ impl Video {
         if !self.connected || self.in_flight.is_some() || self.phase == Phase::Ended {
             return;
         }
+        if let Some(k) = self.resume {
+            // The rest of the segment the previous connection was fetching.
+            let Some(id) = t.open_stream() else {
+                self.stream_blocked = true;
+                return;
+            };
+            self.stream_blocked = false;
+            self.resume = None;
+            let q = self.segments[k].quality;
+            t.write(id, self.spec.request_size + REST_CODE + q as u64, true);
+            self.in_flight = Some((id, k));
+            let rest = self.rest.0.borrow().get(&self.conn_number).copied();
+            self.in_flight_size = rest.unwrap_or_else(|| self.spec.segment_bytes(q));
+            return;
+        }
         if self.next_segment >= self.spec.segments() {
             return;
         }
@@ -178,6 +233,7 @@ impl Video {
             abandoned: false,
         });
         self.in_flight = Some((id, self.segments.len() - 1));
+        self.in_flight_size = self.spec.segment_bytes(quality);
         self.next_segment += 1;
     }
 
@@ -230,6 +286,10 @@ impl Video {
         self.buffered = self.pos;
         self.next_segment = to.0 / seg;
         if let Some((_, k)) = self.in_flight.take() {
+            self.segments[k].abandoned = true;
+        }
+        if let Some(k) = self.resume.take() {
+            // Its rest was not asked for yet: nothing more to discard.
             self.segments[k].abandoned = true;
         }
         if self.phase != Phase::Startup {
@@ -290,17 +350,18 @@ pub fn endpoints<T: TransportDriver>(
     server_addr: Addr,
     flow: FlowId,
 ) -> (AppEndpoint<T, Video>, AppEndpoint<T, Video>) {
+    let rest = RestRequests::default();
     (
         AppEndpoint::new(
             client,
-            Video::new(spec.clone()),
+            Video::new(spec.clone()).with_rest_requests(rest.clone()),
             client_addr,
             server_addr,
             flow,
         ),
         AppEndpoint::new(
             server,
-            Video::new(spec.clone()),
+            Video::new(spec.clone()).with_rest_requests(rest),
             server_addr,
             client_addr,
             flow,
@@ -333,6 +394,7 @@ impl Workload for Video {
                 self.in_flight = None;
                 self.advance(now);
                 self.segments[k].complete = Some(now);
+                self.completed_bytes += self.spec.segment_bytes(self.segments[k].quality);
                 let seg = self.spec.segment;
                 self.buffered = SimDuration((self.segments[k].index + 1) * seg.0);
                 self.maybe_play(now);
@@ -340,8 +402,16 @@ impl Workload for Video {
             }
             (Side::Server, StreamEvent::ReadComplete(id)) => {
                 let read = t.stream_read_state(id).map_or(0, |s| s.read);
-                let q = read.saturating_sub(self.spec.request_size).min(2) as usize;
-                t.write(id, self.spec.segment_bytes(q), true);
+                let code = read.saturating_sub(self.spec.request_size);
+                let bytes = if code >= REST_CODE {
+                    // A rest request: the range the client asked this connection for.
+                    let q = (code - REST_CODE).min(2) as usize;
+                    let rest = self.rest.0.borrow().get(&self.conn_number).copied();
+                    rest.unwrap_or_else(|| self.spec.segment_bytes(q))
+                } else {
+                    self.spec.segment_bytes(code.min(2) as usize)
+                };
+                t.write(id, bytes, true);
             }
             (Side::Server, StreamEvent::Closed(_)) => {
                 self.completed_at.get_or_insert(now);
@@ -395,6 +465,41 @@ impl Workload for Video {
         if self.spec.segments() > 0 && (self.connected || !self.segments.is_empty()) {
             m.video = Some(self.video_report(start, now));
         }
+    }
+
+    /// The request in flight on `old` (or whose rest was still to be asked for) is asked
+    /// for again on connection `k`: the bytes not yet read.
+    fn on_reconnect<T: StreamTransport + ?Sized>(&mut self, _now: SimTime, k: u64, old: &T) {
+        self.connected = false;
+        self.stream_blocked = false;
+        self.conn_number = k;
+        let missing = match (self.in_flight.take(), self.resume) {
+            (Some((id, seg)), _) => {
+                let read = old.stream_read_state(id).map_or(0, |s| s.read);
+                self.resume = Some(seg);
+                Some(self.in_flight_size.saturating_sub(read))
+            }
+            (None, Some(seg)) => {
+                let prev = self.rest.0.borrow().get(&(k - 1)).copied();
+                prev.or(Some(self.spec.segment_bytes(self.segments[seg].quality)))
+            }
+            (None, None) => None,
+        };
+        if let Some(bytes) = missing {
+            self.rest.0.borrow_mut().insert(k, bytes);
+        }
+    }
+
+    fn on_accept(&mut self, k: u64) {
+        self.conn_number = k;
+    }
+
+    fn read_progress<T: StreamTransport + ?Sized>(&self, t: &T) -> u64 {
+        let in_flight = self
+            .in_flight
+            .and_then(|(id, _)| t.stream_read_state(id))
+            .map_or(0, |s| s.read);
+        self.completed_bytes + in_flight
     }
 }
 
