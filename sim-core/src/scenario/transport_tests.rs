@@ -271,6 +271,30 @@ fn tcp_and_sctp_bulk_transfers_complete() {
     }
 }
 
+/// More bulk streams than SCTP negotiates (RFC 9260 §5.1.1: min(OS, peer's MIS) each way,
+/// 10 outbound by default) was accepted and the run stalled; now a field-named error, and
+/// the same count runs once `outbound_streams` allows it.
+#[test]
+fn sctp_bulk_streams_beyond_the_negotiated_streams_are_rejected() {
+    let flow = |extra: &str| {
+        doc(&format!(
+            "transport = \"sctp\"\n{extra}workload = {{ kind = \"bulk\", bytes = \"60KB\", streams = 12, request_size = 100 }}\n"
+        ))
+    };
+    assert_err(
+        &flow(""),
+        "flows[0].workload.streams",
+        "at most 10 streams over SCTP",
+    );
+    assert_err(
+        &flow("sctp = { server = { inbound_streams = 5 }, client = { outbound_streams = 20 } }\n"),
+        "flows[0].workload.streams",
+        "at most 5 streams",
+    );
+    let c = ok(&flow("outbound_streams = 12\n"));
+    assert_eq!(run(&c).status, RunStatus::Completed);
+}
+
 /// The client's receive buffer limits a download, the server's does not: SCTP with a
 /// 3000-byte a_rwnd at the client sends about 3000 B per round trip (40 ms), so 150 KB
 /// take at least 50 round trips; the same buffer at the server (which only receives
