@@ -66,6 +66,30 @@ fn first_lines_of_max_runs(file: &Path, extra: &[&str], lines: usize) -> (Vec<St
 }
 
 /// Far above one window of results (a few MB) and far below a job list of 2^32 runs.
+/// Runs the CLI command and asserts it succeeded (stderr shown if not).
+fn cli_ok(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The scenario's study and every job's result, run in job order in this process: what
+/// the CLI printed before it streamed.
+fn whole_study(text: &str) -> (Study, Vec<sim_core::metrics::RunResult>) {
+    let sc = sim_core::scenario::parse_str(text).unwrap();
+    let study = Study::new(sc, &Overrides::default()).unwrap();
+    let results = study
+        .jobs()
+        .iter()
+        .map(|j| sim_core::run(study.config(j), j.seed).unwrap())
+        .collect();
+    (study, results)
+}
+
 const RSS_BOUND_KIB: u64 = 200 * 1024;
 
 #[test]
@@ -114,23 +138,9 @@ fn max_runs_streams_the_json_runs_array_with_flat_memory() {
 fn streamed_json_is_the_whole_study_document() {
     let text = format!("runs = 150\n{TINY}[sweep]\n\"topology.link.delay\" = [\"1ms\", \"3ms\"]\n");
     let f = scenario("doc", &text);
-    let out = Command::new(BIN)
-        .args(["run", f.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let sc = sim_core::scenario::parse_str(&text).unwrap();
-    let study = Study::new(sc, &Overrides::default()).unwrap();
+    let out = cli_ok(Command::new(BIN).args(["run", f.to_str().unwrap(), "--json"]));
+    let (study, results) = whole_study(&text);
     assert_eq!(study.jobs().len(), 300);
-    let results: Vec<_> = study
-        .jobs()
-        .iter()
-        .map(|j| sim_core::run(study.config(j), j.seed).unwrap())
-        .collect();
     let want = serde_json::to_string_pretty(&study.results(&results)).unwrap() + "\n";
     assert_eq!(String::from_utf8(out.stdout).unwrap(), want);
 }
@@ -202,24 +212,13 @@ fn streamed_out_files_and_paired_document_are_the_whole_study_documents() {
         format!("runs = 140\n{TINY_PAIRED}[sweep]\n\"topology.link.delay\" = [\"1ms\", \"3ms\"]\n");
     let f = scenario("pairdoc", &text);
     let dir = f.parent().unwrap().join("out");
-    let out = Command::new(BIN)
-        .args(["run", f.to_str().unwrap(), "--json", "--out"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = cli_ok(
+        Command::new(BIN)
+            .args(["run", f.to_str().unwrap(), "--json", "--out"])
+            .arg(&dir),
     );
-    let sc = sim_core::scenario::parse_str(&text).unwrap();
-    let study = Study::new(sc, &Overrides::default()).unwrap();
+    let (study, results) = whole_study(&text);
     assert_eq!(study.jobs().len(), 560);
-    let results: Vec<_> = study
-        .jobs()
-        .iter()
-        .map(|j| sim_core::run(study.config(j), j.seed).unwrap())
-        .collect();
     let doc = study.results(&results);
     assert!(doc.paired.is_some());
     let want = serde_json::to_string_pretty(&doc).unwrap();

@@ -67,3 +67,20 @@ pub const LOSSLESS_GRID: &[(u64, u64, u64)] = &[
     (1_000_000_000, 2, 10_000_000),
     (1_000_000_000, 50, 1_000_000),
 ];
+
+/// Parses a scenario text (panicking with the text on an error) and runs its base
+/// configuration with the scenario's seed.
+pub fn run_scenario(text: &str) -> RunResult {
+    let cfg = sim_core::scenario::parse_str(text)
+        .unwrap_or_else(|e| panic!("valid scenario: {e}\n{text}"))
+        .base;
+    sim_core::run(&cfg, cfg.seed).expect("runs")
+}
+
+/// The workload report of flow 0's client (endpoint 0).
+pub fn client_workload(r: &RunResult) -> sim_core::metrics::workload::WorkloadMetrics {
+    r.flows[0].endpoints[0]
+        .workload()
+        .expect("workload")
+        .clone()
+}

@@ -12,12 +12,7 @@ use sim_core::metrics::{EndpointMetrics, RunResult, RunStatus};
 /// Chromium's initial window (32 × 1460 B, `profile = "chromium"`).
 const CHROMIUM_INITIAL_WINDOW: u64 = 46_720;
 
-fn run(text: &str) -> RunResult {
-    let cfg = sim_core::scenario::parse_str(text)
-        .unwrap_or_else(|e| panic!("valid scenario: {e}\n{text}"))
-        .base;
-    sim_core::run(&cfg, cfg.seed).expect("runs")
-}
+use quicsim_tests::support::run_scenario as run;
 
 fn quic(r: &RunResult, role: &str) -> QuicMetrics {
     for e in &r.flows[0].endpoints {

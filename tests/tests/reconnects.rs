@@ -27,7 +27,7 @@
 //! connection's packets queued behind them by at most that half RTT of link time. TCP's
 //! server is ACK-clocked and sends nothing once the ACKs stop; SCTP likewise.
 
-use sim_core::metrics::workload::{AddressChangeReport, ConnectionStatus, WorkloadMetrics};
+use sim_core::metrics::workload::{AddressChangeReport, ConnectionStatus};
 use sim_core::metrics::{RunResult, RunStatus};
 
 const RTT: f64 = 0.05;
@@ -56,19 +56,9 @@ workload = {{ kind = "reconnects", on = "address_change", bytes = "{bytes}" {ext
     )
 }
 
-fn run(text: &str) -> RunResult {
-    let cfg = sim_core::scenario::parse_str(text)
-        .unwrap_or_else(|e| panic!("valid scenario: {e}\n{text}"))
-        .base;
-    sim_core::run(&cfg, cfg.seed).expect("runs")
-}
+use quicsim_tests::support::run_scenario as run;
 
-fn client(r: &RunResult) -> WorkloadMetrics {
-    r.flows[0].endpoints[0]
-        .workload()
-        .expect("workload")
-        .clone()
-}
+use quicsim_tests::support::client_workload as client;
 
 fn change(r: &RunResult) -> AddressChangeReport {
     let rep = client(r).reconnects.expect("a reconnects report");

@@ -8,7 +8,6 @@
 //! tests/tests/reconnects.rs for the derivation), so the seek's loading delay grows by at
 //! least those round trips per change.
 
-use sim_core::metrics::workload::WorkloadMetrics;
 use sim_core::metrics::{RunResult, RunStatus};
 
 const RTT: f64 = 0.05;
@@ -39,19 +38,9 @@ workload = {{ kind = "video", length = "16s", seek_at = "3s", seek_to = "4.8s", 
     )
 }
 
-fn run(text: &str) -> RunResult {
-    let cfg = sim_core::scenario::parse_str(text)
-        .unwrap_or_else(|e| panic!("valid scenario: {e}\n{text}"))
-        .base;
-    sim_core::run(&cfg, cfg.seed).expect("runs")
-}
+use quicsim_tests::support::run_scenario as run;
 
-fn client(r: &RunResult) -> WorkloadMetrics {
-    r.flows[0].endpoints[0]
-        .workload()
-        .expect("workload")
-        .clone()
-}
+use quicsim_tests::support::client_workload as client;
 
 fn loading(r: &RunResult) -> f64 {
     client(r)
