@@ -425,7 +425,8 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
     let runs_path = dir.join("runs.jsonl");
     // Streamed: an index of the lines (24 bytes per record), then the records read back
     // one at a time in job order, rewritten and summarised as they come (one f64 per run
-    // and metric while its point is open); only a paired comparison keeps every record.
+    // and metric while its point is open); a paired comparison keeps one value per run,
+    // variant and compared metric (its collector), never whole records.
     let mut index: Vec<(usize, u32, u64, usize)> = Vec::new();
     scan_records(&runs_path, |r, offset, len| {
         index.push((r.point, r.run, offset, len))
@@ -445,7 +446,13 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
     index.sort_by_key(|&(point, run, _, _)| (point, run));
     let summarise = info.shard.is_none();
     let mut acc = summarise.then(|| Summaries::new(&info.points));
-    let mut kept: Option<Vec<RunRecord>> = (summarise && info.paired.is_some()).then(Vec::new);
+    let mut pairs = match (&info.paired, summarise) {
+        (Some(layout), true) => Some(paired::PairedCollector::new(
+            layout.clone(),
+            info.points.len(),
+        )),
+        _ => None,
+    };
     let tmp = runs_path.with_extension("tmp");
     {
         let mut src = File::open(&runs_path).map_err(io_err(&runs_path))?;
@@ -467,8 +474,8 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
             if let Some(a) = &mut acc {
                 a.add(&rec);
             }
-            if let Some(k) = &mut kept {
-                k.push(rec);
+            if let Some(c) = &mut pairs {
+                c.add(rec.point, rec.run, rec.seed, &rec.metrics);
             }
         }
         out.flush().map_err(io_err(&tmp))?;
@@ -476,7 +483,8 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
     drop(index);
     std::fs::rename(&tmp, &runs_path).map_err(io_err(&runs_path))?;
     if let Some(a) = acc {
-        write_summaries(dir, &info, a.finish(), kept.as_deref().unwrap_or(&[]))?;
+        let pair = pairs.map(|c| c.finish(&info.points, false));
+        write_summaries(dir, &info, a.finish(), pair.as_ref())?;
     }
     info.complete = true;
     write_info(dir, &info)?;
@@ -615,12 +623,8 @@ fn write_summaries(
     dir: &Path,
     info: &SweepInfo,
     points: Vec<PointSummary>,
-    records: &[RunRecord],
+    pair: Option<&Paired>,
 ) -> Result<(), Failure> {
-    let pair = info
-        .paired
-        .as_ref()
-        .map(|l| paired::compare(l, &info.points, records, false));
     let doc = SummaryDoc {
         format: "quicsim-sweep-summary",
         quicsim_version: &info.quicsim_version,
@@ -628,7 +632,7 @@ fn write_summaries(
         fingerprint: &info.fingerprint,
         runs_per_point: info.runs_per_point,
         points: &points,
-        paired: pair.as_ref(),
+        paired: pair,
     };
     let mut json = serde_json::to_string_pretty(&doc).expect("JSON");
     json.push('\n');
@@ -671,7 +675,7 @@ fn write_summaries(
         }
         // A paired comparison: at each variant's point, its differences to the baseline
         // (metric `diff_vs_<baseline>.<metric>`, same columns).
-        let Some(pr) = &pair else { continue };
+        let Some(pr) = pair else { continue };
         let nv = pr.variants.len();
         let (g, v) = (p.index / nv, p.index % nv);
         if v == 0 {
