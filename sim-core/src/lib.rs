@@ -37,7 +37,8 @@
 //! interface), [`flows`] (flow config → endpoints: transport × workload), [`runner`] (the event loop), [`scenario`] (the
 //! TOML format), [`sim`] and [`study`]. No layer below the transports names a protocol module.
 //!
-//! Users' own congestion controllers plug in through a [`Registry`] ([`cc::registry`],
+//! Users' own congestion controllers and receive-window allowances plug in through a
+//! [`Registry`] ([`registry`], [`cc::registry`], [`transport::allowance::registry`],
 //! [`scenario::parse_str_with`]); the feature `testing` adds `sim_core::testing`, the
 //! property-testing kit (strategies, invariants, oracles, replay;
 //! `docs/property-testing.md`).
@@ -58,6 +59,7 @@ pub mod network;
 pub mod packet;
 pub mod qlog;
 pub mod quic;
+pub mod registry;
 pub mod rng;
 pub mod runner;
 pub mod scenario;
@@ -76,9 +78,9 @@ pub mod validate;
 pub mod wire;
 pub mod workloads;
 
-pub use cc::Registry;
 pub use config::Config;
 pub use metrics::{RunResult, RunStatus};
+pub use registry::Registry;
 pub use runner::run;
 pub use sim::Simulation;
 pub use time::{SimDuration, SimTime};

@@ -7,7 +7,8 @@
 //!   sizes a caller bounds ([`Bounds`]). A spec renders to scenario TOML with only the keys it
 //!   needs ([`ScenarioSpec::to_toml`]), so a shrunk failure is a file of a few keys that
 //!   `quicsim run` reads.
-//! - **Invariants** ([`check_result`], [`Watch`], [`run_checked`]): on a [`RunResult`]
+//! - **Invariants** ([`check_result`], [`Watch`], [`run_checked`], [`check_completed`]):
+//!   on a [`RunResult`]
 //!   (conservation per flow, delivery of every requested byte, status and budget) and on the
 //!   trace of a run (time monotone, no QUIC datagram above `max_udp_payload`, the congestion
 //!   window never below the controller's own minimum window, bytes in flight equal to the
@@ -27,7 +28,7 @@
 //!
 //! ```
 //! use sim_core::testing::{self, Bounds};
-//! use sim_core::cc::Registry;
+//! use sim_core::Registry;
 //!
 //! let bounds = Bounds { max_bytes: 40_000, ..Bounds::default() };
 //! // Every built-in controller passes every invariant on 4 generated scenarios.
@@ -37,9 +38,9 @@
 //! assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
 //! ```
 
-use crate::cc::Registry;
 use crate::config::Config;
 use crate::metrics::RunResult;
+use crate::registry::Registry;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     ConnectionState, Initiator, ProtocolPacket, ProtocolParameters, TraceEvent, TraceRecord,
@@ -74,6 +75,11 @@ pub struct Bounds {
     /// Controllers (`cc`) to draw from: built-in names or names registered in the
     /// [`Registry`] the scenario is built with. Used for QUIC and TCP flows.
     pub controllers: Vec<String>,
+    /// Receive-window allowances (`allowance`) to draw from for QUIC flows: built-in
+    /// names or allowances registered in the [`Registry`]
+    /// ([`Registry::register_allowance`]). Default `["static"]` (the default policy, not
+    /// written).
+    pub allowances: Vec<String>,
     /// Whether a two-host scenario may have one handover.
     pub handovers: bool,
     /// Simulated-time limit of a run (`sim.time_limit`), seconds.
@@ -95,6 +101,7 @@ impl Default for Bounds {
             max_flows: 1,
             transports: vec!["quic".into()],
             controllers: vec!["cubic".into(), "new_reno".into()],
+            allowances: vec!["static".into()],
             handovers: false,
             time_limit_secs: 60,
         }
@@ -174,6 +181,9 @@ pub struct FlowSpec {
     pub transport: String,
     /// The controller's name (QUIC, TCP); ignored for SCTP (RFC 9260 §7.2).
     pub cc: String,
+    /// The receive-window allowance of both sides (QUIC; `"static"`, the default, is not
+    /// written); ignored for TCP and SCTP.
+    pub allowance: String,
     /// Bytes downloaded.
     pub bytes: u64,
     /// Streams (QUIC; 1 for the others).
@@ -251,6 +261,9 @@ impl ScenarioSpec {
             if f.transport != "sctp" {
                 t.push_str(&format!("cc = \"{}\"\n", f.cc));
             }
+            if f.transport == "quic" && f.allowance != "static" {
+                t.push_str(&format!("allowance = \"{}\"\n", f.allowance));
+            }
             if f.streams > 1 {
                 t.push_str(&format!(
                     "workload = {{ kind = \"bulk\", bytes = \"{}B\", streams = {} }}\n",
@@ -315,20 +328,30 @@ pub fn link(b: &Bounds) -> BoxedStrategy<LinkSpec> {
         .boxed()
 }
 
-/// A bulk download over one of `b.transports` with one of `b.controllers`.
+/// A bulk download over one of `b.transports` with one of `b.controllers` (and, for QUIC,
+/// one of `b.allowances`).
 pub fn flow(b: &Bounds) -> BoxedStrategy<FlowSpec> {
-    assert!(!b.transports.is_empty() && !b.controllers.is_empty());
+    assert!(!b.transports.is_empty() && !b.controllers.is_empty() && !b.allowances.is_empty());
+    // One allowance draws nothing, so the bounds without allowances generate the same
+    // cases as before they existed.
+    let allowance = if b.allowances.len() == 1 {
+        Just(b.allowances[0].clone()).boxed()
+    } else {
+        proptest::sample::select(b.allowances.clone()).boxed()
+    };
     (
         proptest::sample::select(b.transports.clone()),
         proptest::sample::select(b.controllers.clone()),
         b.min_bytes..=b.max_bytes.max(b.min_bytes),
         1..=b.max_streams.max(1),
+        allowance,
     )
-        .prop_map(|(transport, cc, bytes, streams)| {
+        .prop_map(|(transport, cc, bytes, streams, allowance)| {
             let streams = if transport == "quic" { streams } else { 1 };
             FlowSpec {
                 transport,
                 cc,
+                allowance,
                 bytes,
                 streams,
             }
@@ -381,9 +404,13 @@ pub fn scenario(b: &Bounds) -> BoxedStrategy<ScenarioSpec> {
 /// Watches a run's trace ([`crate::runner::run_traced`] takes it as a tracer) and checks,
 /// record by record:
 /// - time never goes back;
-/// - no QUIC datagram exceeds its sender's `max_udp_payload`;
+/// - no QUIC datagram exceeds its sender's `max_udp_payload`, no SCTP packet its
+///   sender's `mtu - 20` (RFC 9260 §7.3);
 /// - the congestion window never falls below the minimum window the controller declared
-///   (`RecoveryParametersSet`, [`crate::cc::CongestionController::minimum_window`]);
+///   (`RecoveryParametersSet`, [`crate::cc::CongestionController::minimum_window`]); for
+///   SCTP, which declares none, the association controller's floor: 1 MTU with
+///   `cc = "rfc9260"` (RFC 9260 §7.2.3, after a T3-rtx timeout), 2 PMDCS with a shared
+///   controller (RFC 9002 §7.2);
 /// - **bytes in flight** (QUIC): every `bytes_in_flight` a sender reports
 ///   (`MetricsUpdated`) equals the bytes of its outstanding in-flight packets as the trace
 ///   shows them: ack-eliciting or padded packets sent (RFC 9002 §2), less those an ACK
@@ -580,6 +607,40 @@ impl<'c> Watch<'c> {
         };
         let conn = (id.endpoint, id.connection);
         let who = format!("flow {} {:?}", id.flow, id.vantage);
+        let sctp = self
+            .cfg
+            .flows
+            .get(id.flow as usize)
+            .and_then(|f| f.sctp())
+            .map(|s| match id.vantage {
+                Vantage::Client => &s.client,
+                Vantage::Server => &s.server,
+            });
+        if let Some(c) = sctp {
+            // SCTP declares no minimum window in its trace; the association's controller
+            // has one: RFC 9260 §7.2.3 (a T3-rtx timeout sets cwnd = 1 MTU, the smallest
+            // value `cc::sctp::SctpReno` sets), or a shared controller's RFC 9002 §7.2
+            // kMinimumWindow of 2 PMDCS.
+            self.minimum.entry(conn).or_insert(match &c.cc {
+                crate::config::sctp::SctpCc::Rfc9260 => c.mtu,
+                crate::config::sctp::SctpCc::Shared(_) => crate::cc::minimum_window(c.pmdcs()),
+            });
+            if let TraceEvent::PacketSent {
+                packet: ProtocolPacket::Sctp(p),
+                ..
+            } = &r.event
+            {
+                // RFC 9260 §7.3: no packet above the path MTU (less the IPv4 header).
+                if p.size() > c.max_packet() {
+                    self.violation = Some(format!(
+                        "{who} sent an SCTP packet of {} B > mtu - 20 = {} B (RFC 9260 §7.3)",
+                        p.size(),
+                        c.max_packet()
+                    ));
+                    return;
+                }
+            }
+        }
         match &r.event {
             TraceEvent::RecoveryParametersSet(p) => {
                 self.minimum.insert(conn, p.minimum_congestion_window);
@@ -833,6 +894,22 @@ pub fn check_result(cfg: &Config, r: &RunResult) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Liveness: the run ended `completed` (every flow finished its workload), not `stalled`
+/// or at the time limit. Not part of [`check_result`] (a generated lossy scenario may
+/// legitimately not finish within its time limit); a property adds it where the bounds
+/// make completion certain — it catches, e.g., a receive-window allowance that stops
+/// advertising credit.
+pub fn check_completed(r: &RunResult) -> Result<(), String> {
+    if r.status == crate::metrics::RunStatus::Completed {
+        return Ok(());
+    }
+    Err(format!(
+        "liveness: the run ended {:?} at {:.3} s, not completed",
+        r.status,
+        r.end_time.as_secs_f64()
+    ))
 }
 
 /// Runs `cfg` with `seed` under a [`Watch`] and checks the result ([`check_result`]).
@@ -1290,5 +1367,158 @@ mod tests {
         assert!(err.contains("MAX_STREAM_DATA"), "{err}");
         let err = lower(true);
         assert!(err.contains("MAX_DATA"), "{err}");
+    }
+
+    /// A user's allowance that forgets to advertise: it never raises the limit.
+    #[derive(Debug)]
+    struct Stingy(u64);
+
+    impl crate::transport::allowance::Allowance for Stingy {
+        fn window(&self) -> u64 {
+            self.0
+        }
+        fn update(&mut self, _input: &crate::transport::allowance::AllowanceInput) -> Option<u64> {
+            None // BUG: never `consumed + window`
+        }
+        fn name(&self) -> &'static str {
+            "stingy"
+        }
+    }
+
+    #[derive(Debug)]
+    struct StingyFactory;
+
+    impl crate::transport::allowance::AllowanceFactory for StingyFactory {
+        fn build(
+            &self,
+            params: &crate::transport::allowance::AllowanceParams,
+        ) -> Box<dyn crate::transport::allowance::Allowance> {
+            Box::new(Stingy(params.initial_window))
+        }
+    }
+
+    #[test]
+    fn a_stingy_user_allowance_is_caught_shrunk_and_replayed() {
+        let mut registry = Registry::builtin();
+        registry
+            .register_allowance("stingy", std::sync::Arc::new(StingyFactory))
+            .unwrap();
+        // Transfers just above the default stream window (1.25 MB): a policy that never
+        // refills starves the sender.
+        let bounds = |allowance: &str| Bounds {
+            rate_kbps: (10_000, 20_000),
+            delay_ms: (1, 10),
+            min_bytes: 1_300_000,
+            max_bytes: 1_400_000,
+            max_streams: 1,
+            max_loss: 0.0,
+            time_limit_secs: 20,
+            allowances: vec![allowance.into()],
+            ..Bounds::default()
+        };
+        let property =
+            |cfg: &Config, seed| run_checked(cfg, seed).and_then(|r| check_completed(&r));
+        // The built-in policy, through the same registry, passes.
+        let ok = hunt(&bounds("static"), &registry, 2, property);
+        assert!(ok.is_ok(), "{}", ok.unwrap_err());
+        let failure = hunt(&bounds("stingy"), &registry, 4, property).expect_err("caught");
+        let text = failure.to_toml();
+        assert!(text.contains("allowance = \"stingy\""), "{text}");
+        // Shrunk towards the bounds' smallest link: 10 Mbit/s, 1 ms.
+        assert_eq!(
+            (failure.spec.link.rate_kbps, failure.spec.link.delay_ms),
+            (10_000, 1),
+            "{text}"
+        );
+        assert!(failure.reason.starts_with("liveness"), "{text}");
+        // The file replays with the registry, and fails the same way.
+        let s = crate::scenario::parse_str_with(&text, &registry).unwrap();
+        let again = property(&s.base, failure.seed).expect_err("replays");
+        assert_eq!(again, failure.reason, "{text}");
+        // Without the registry the name is an error listing the registered allowances.
+        let e = crate::scenario::parse_str(&text).unwrap_err();
+        assert_eq!(e.field, "flows[0].allowance");
+        assert_eq!(
+            e.allowed,
+            "one of \"static\", \"improved_static\", \"autotune\", \"fast_autotune\""
+        );
+    }
+
+    fn sctp_scenario() -> Config {
+        let text = "sim = { time_limit = \"30s\" }\n[topology]\nkind = \"two_hosts\"\n\
+             link = { rate = \"4000kbps\", delay = \"15ms\", queue = 20 }\n\
+             reverse = { loss = { model = \"bernoulli\", p = 0.02 } }\n\
+             [[flows]]\ntransport = \"sctp\"\n\
+             workload = { kind = \"bulk\", bytes = \"150000B\" }\n";
+        crate::scenario::parse_str_with(text, &Registry::builtin())
+            .expect("scenario")
+            .base
+    }
+
+    #[test]
+    fn sctp_checkers_catch_planted_violations() {
+        let cfg = sctp_scenario();
+        let (recs, r) = traced(&cfg, 1);
+        replay(&cfg, &recs, &r).expect("the real trace passes");
+        let mtu = cfg.flows[0].sctp().unwrap().server.mtu;
+        // A congestion window one byte under 1 MTU (RFC 9260 §7.2.3's floor).
+        let mut bad = recs.clone();
+        let m = bad
+            .iter_mut()
+            .find_map(|r| match &mut r.event {
+                TraceEvent::MetricsUpdated(m) if m.congestion_window.is_some() => Some(m),
+                _ => None,
+            })
+            .expect("an SCTP cwnd update");
+        m.congestion_window = Some(mtu - 1);
+        let e = replay(&cfg, &bad, &r).expect_err("caught");
+        assert!(e.contains("below the controller's minimum window"), "{e}");
+        // A packet above mtu - 20.
+        let mut bad = recs.clone();
+        let p = bad
+            .iter_mut()
+            .find_map(|r| match &mut r.event {
+                TraceEvent::PacketSent {
+                    packet: ProtocolPacket::Sctp(p),
+                    ..
+                } if p.data().next().is_some() => Some(p),
+                _ => None,
+            })
+            .expect("an SCTP DATA packet");
+        let extra = p.chunks[0].clone();
+        while p.size() <= mtu - 20 {
+            p.chunks.push(extra.clone());
+        }
+        let e = replay(&cfg, &bad, &r).expect_err("caught");
+        assert!(e.contains("SCTP packet of"), "{e}");
+    }
+
+    fn sctp_bounds() -> Bounds {
+        Bounds {
+            max_bytes: 60_000,
+            transports: vec!["sctp".into()],
+            ..Bounds::default()
+        }
+    }
+
+    #[test]
+    fn sctp_passes_every_checker_over_generated_scenarios() {
+        let outcome = hunt(&sctp_bounds(), &Registry::builtin(), 8, |cfg, seed| {
+            run_checked(cfg, seed).map(|_| ())
+        });
+        assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+    }
+
+    #[test]
+    #[ignore = "many cases: run in release"]
+    fn sctp_passes_every_checker_over_many_generated_scenarios() {
+        let bounds = Bounds {
+            max_flows: 3,
+            ..sctp_bounds()
+        };
+        let outcome = hunt(&bounds, &Registry::builtin(), 256, |cfg, seed| {
+            run_checked(cfg, seed).map(|_| ())
+        });
+        assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
 }

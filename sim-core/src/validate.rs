@@ -617,7 +617,7 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
     }
 }
 
-/// A custom `cc` name must have been resolved by a [`crate::cc::Registry`]
+/// A custom `cc` name must have been resolved by a [`crate::registry::Registry`]
 /// ([`Config::resolve_controllers`], [`crate::scenario::parse_str_with`]); SCTP takes the
 /// built-in controllers only (its RFC 9260 congestion control is the association's).
 fn check_controllers(t: &crate::config::TransportFlow, path: PathFn) -> Result<(), ConfigError> {
@@ -628,14 +628,34 @@ fn check_controllers(t: &crate::config::TransportFlow, path: PathFn) -> Result<(
                 a.scenario_name().to_string(),
                 format!(
                     "{} (or a name registered in the Registry the config is resolved with: sim_core::scenario::parse_str_with, Config::resolve_controllers)",
-                    crate::cc::Registry::builtin().allowed()
+                    crate::registry::Registry::builtin().allowed()
                 ),
             ));
         }
         Ok(())
     }
+    fn allowance_resolved(
+        field: &'static str,
+        a: Option<&crate::transport::allowance::AllowancePolicy>,
+    ) -> Result<(), (&'static str, String, String)> {
+        match a {
+            Some(a) if a.is_unresolved() => Err((
+                field,
+                a.name().to_string(),
+                format!(
+                    "{} (or a name registered with Registry::register_allowance in the Registry the config is resolved with: sim_core::scenario::parse_str_with, Config::resolve_controllers)",
+                    crate::transport::allowance::AllowanceRegistry::builtin().allowed()
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
     match &t.transport {
-        TransportConfig::Quic(q) => check_sides(q, "quic", path, |c| resolved(&c.cc.algorithm)),
+        TransportConfig::Quic(q) => check_sides(q, "quic", path, |c| {
+            resolved(&c.cc.algorithm)?;
+            allowance_resolved("allowance", Some(&c.allowance))?;
+            allowance_resolved("connection_allowance", c.connection_allowance.as_ref())
+        }),
         TransportConfig::Tcp(q) => check_sides(q, "tcp", path, |c| resolved(&c.cc.algorithm)),
         TransportConfig::Sctp(q) => check_sides(q, "sctp", path, |c| {
             match &c.cc {
@@ -651,20 +671,43 @@ fn check_controllers(t: &crate::config::TransportFlow, path: PathFn) -> Result<(
 }
 
 impl Config {
-    /// Resolves every `cc` name of the config's QUIC and TCP flows against `registry`:
-    /// a registered user controller gets its factory ([`crate::cc::registry`]). Built-in
+    /// Resolves every `cc` name of the config's QUIC and TCP flows, and every `allowance` /
+    /// `connection_allowance` name of its QUIC flows, against `registry`: a registered
+    /// user controller or allowance gets its factory ([`crate::cc::registry`],
+    /// [`crate::transport::allowance::registry`]). Built-in
     /// names are left as they are. An unknown name is an error naming the field, with the
     /// registry's names as what is allowed. [`crate::scenario::parse_str_with`] calls this
     /// for every sweep point; a config built in code calls it before
     /// [`crate::run`].
     pub fn resolve_controllers(
         &mut self,
-        registry: &crate::cc::Registry,
+        registry: &crate::registry::Registry,
     ) -> Result<(), ConfigError> {
         for (i, flow) in self.flows.iter_mut().enumerate() {
             let AppConfig::Transport(t) = &mut flow.app else {
                 continue;
             };
+            if let TransportConfig::Quic(q) = &mut t.transport {
+                let same = q.same();
+                for (side, c) in [("client", &mut q.client), ("server", &mut q.server)] {
+                    let keys = [
+                        ("allowance", Some(&mut c.allowance)),
+                        ("connection_allowance", c.connection_allowance.as_mut()),
+                    ];
+                    for (key, policy) in keys {
+                        let Some(policy) = policy else { continue };
+                        let written = policy.name().to_string();
+                        registry.allowances().resolve(policy).map_err(|allowed| {
+                            let field = if same {
+                                format!("flows[{i}].{key}")
+                            } else {
+                                format!("flows[{i}].quic.{side}.{key}")
+                            };
+                            ConfigError::new(field, written, allowed)
+                        })?;
+                    }
+                }
+            }
             let (name, sides) = match &mut t.transport {
                 TransportConfig::Quic(q) => {
                     let same = q.same();

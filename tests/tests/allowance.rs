@@ -63,7 +63,7 @@ fn defaults_are_unchanged_and_bounds_default_to_quiche() {
     let (k, p) = q.stream_allowance();
     assert_eq!(
         (k, p.initial_window, p.max_window),
-        (AllowanceKind::Static, 1_250_000, 1_250_000)
+        (AllowanceKind::Static.into(), 1_250_000, 1_250_000)
     );
     // The resolved config of a scenario without the new keys does not show them.
     let text = sim_core::scenario::to_toml(&c).unwrap();

@@ -31,8 +31,9 @@ const LAYERS: &[&[&str]] = &[
     // 2b the toolkit every transport shares (RTT estimator, range sets, dense maps,
     // receive-window allowances): protocol-neutral, builds on `cc`.
     &["transport"],
-    // 3 shared run types, bottom: datagrams, configuration data.
-    &["packet", "config"],
+    // 3 shared run types, bottom: datagrams, configuration data; the registry of users'
+    // controllers and allowances (above `cc` and `transport`, whose halves it holds).
+    &["packet", "config", "registry"],
     // 4 run results; config validation; the "where the time went" split (`breakdown`).
     &["metrics", "validate", "breakdown"],
     // 5 protocol-neutral trace events.
@@ -81,6 +82,7 @@ const SHARED: &[&str] = &[
     "transport",
     "packet",
     "config",
+    "registry",
     "metrics",
     "trace",
     "endpoint",

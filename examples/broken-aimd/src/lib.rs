@@ -9,8 +9,9 @@
 //! `sim_core::testing::Watch` reports. [`Aimd::fixed`] is the same controller with the
 //! floor, which passes.
 
-use sim_core::cc::{CcContext, CongestionController, ControllerFactory, Registry, RttSnapshot};
+use sim_core::cc::{CcContext, CongestionController, ControllerFactory, RttSnapshot};
 use sim_core::time::SimTime;
+use sim_core::Registry;
 use std::sync::Arc;
 
 /// The registered name of the broken controller.

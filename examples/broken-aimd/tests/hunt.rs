@@ -85,7 +85,7 @@ fn builtin_controllers_pass_every_invariant() {
         transports: vec!["quic".into(), "tcp".into()],
         ..bounds(&["new_reno", "cubic"])
     };
-    let outcome = testing::hunt(&b, &sim_core::cc::Registry::builtin(), 24, property);
+    let outcome = testing::hunt(&b, &sim_core::Registry::builtin(), 24, property);
     assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
 }
 
@@ -101,6 +101,6 @@ fn builtin_controllers_pass_every_invariant_many_cases() {
         handovers: true,
         ..bounds(&["new_reno", "cubic"])
     };
-    let outcome = testing::hunt(&b, &sim_core::cc::Registry::builtin(), 400, property);
+    let outcome = testing::hunt(&b, &sim_core::Registry::builtin(), 400, property);
     assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
 }

@@ -28,7 +28,7 @@ pub use cubic::{Cubic, CubicParams};
 pub use hystart::HyStart;
 pub use newreno::NewReno;
 pub use params::CcParams;
-pub use registry::{CcContext, CcStreamId, ControllerFactory, CustomCc, Registry};
+pub use registry::{CcContext, CcStreamId, ControllerFactory, ControllerRegistry, CustomCc};
 
 /// A snapshot of the path's RTT estimate, passed to controllers that need it (CUBIC,
 /// HyStart++, BBR). NewReno ignores it.
@@ -159,7 +159,7 @@ pub enum CcAlgorithm {
     NewReno,
     /// RFC 9438 CUBIC ([`cubic::Cubic`]) with [`CubicParams`] (`"cubic"`).
     Cubic,
-    /// A user's controller registered in a [`Registry`] ([`registry`]). Deserialising an
+    /// A user's controller registered in a [`crate::registry::Registry`] ([`registry`]). Deserialising an
     /// unknown name gives an unresolved one, which validation rejects until a registry
     /// resolves it.
     Custom(CustomCc),

@@ -2,7 +2,9 @@
 //! built-in ones (issue 16).
 //!
 //! A user crate implements [`CongestionController`] and a [`ControllerFactory`] that builds
-//! it, registers the factory in a [`Registry`] under a name, and writes `cc = "my_aimd"` in
+//! it, registers the factory in a [`crate::registry::Registry`] (`crate::registry`, which holds this
+//! module's [`ControllerRegistry`] and the receive-window allowances'
+//! [`crate::transport::allowance::AllowanceRegistry`]) under a name, and writes `cc = "my_aimd"` in
 //! a scenario parsed with [`crate::scenario::parse_str_with`] (or resolves a `Config` built
 //! in code with [`crate::Config::resolve_controllers`]). The registry is a value passed with
 //! the scenario text or the config, never global state: two runs with different
@@ -11,7 +13,7 @@
 //!
 //! The resolved config carries the factory itself ([`CustomCc`]), so the engine needs no
 //! registry: [`super::build`] asks the factory for a controller whenever a connection (or a
-//! migrated path) needs one. [`Registry::builtin`] holds `new_reno` and `cubic`, which
+//! migrated path) needs one. [`ControllerRegistry::builtin`] holds `new_reno` and `cubic`, which
 //! resolve to [`CcAlgorithm::NewReno`] and [`CcAlgorithm::Cubic`]; `quicsim` (the CLI)
 //! uses only those. A user's own binary can parse and run scenarios with its own registry
 //! (`docs/property-testing.md` shows a ten-line runner).
@@ -40,7 +42,8 @@
 //! # Example
 //!
 //! ```
-//! use sim_core::cc::{self, CcContext, ControllerFactory, CongestionController, Registry};
+//! use sim_core::cc::{self, CcContext, ControllerFactory, CongestionController};
+//! use sim_core::Registry;
 //! use std::sync::Arc;
 //!
 //! /// A factory that builds the built-in NewReno under another name.
@@ -149,7 +152,7 @@ pub trait ControllerFactory: std::fmt::Debug + Send + Sync {
     fn build(&self, ctx: &CcContext) -> Box<dyn CongestionController>;
 }
 
-/// A controller known by name only until a [`Registry`] resolves it: the `cc` value of a
+/// A controller known by name only until a [`ControllerRegistry`] resolves it: the `cc` value of a
 /// scenario that is not a built-in name. Compared, ordered and serialised by its name.
 #[derive(Clone)]
 pub struct CustomCc {
@@ -166,7 +169,7 @@ impl CustomCc {
         }
     }
 
-    /// A name with its factory (what [`Registry::algorithm`] gives).
+    /// A name with its factory (what [`ControllerRegistry::algorithm`] gives).
     pub fn resolved(name: impl Into<String>, factory: Arc<dyn ControllerFactory>) -> Self {
         CustomCc {
             name: name.into(),
@@ -223,13 +226,15 @@ enum Entry {
     User(Arc<dyn ControllerFactory>),
 }
 
-/// Names → controllers, in registration order (a `Vec`: no hash-order iteration).
+/// Names → controllers, in registration order (a `Vec`: no hash-order iteration). Users
+/// meet it inside [`crate::registry::Registry`], which adds the receive-window allowances.
 #[derive(Clone, Debug)]
-pub struct Registry {
+pub struct ControllerRegistry {
     entries: Vec<(String, Entry)>,
 }
 
-/// Why [`Registry::register`] refused a name.
+/// Why a registry ([`ControllerRegistry::register`],
+/// [`crate::transport::allowance::AllowanceRegistry::register`]) refused a name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RegisterError {
     /// The name is taken (built-in names included).
@@ -241,10 +246,10 @@ pub enum RegisterError {
 impl std::fmt::Display for RegisterError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RegisterError::Duplicate(n) => write!(f, "controller name {n:?} is already registered"),
+            RegisterError::Duplicate(n) => write!(f, "name {n:?} is already registered"),
             RegisterError::BadName(n) => write!(
                 f,
-                "controller name {n:?}: expected a lowercase identifier [a-z][a-z0-9_]* of at most 64 characters"
+                "name {n:?}: expected a lowercase identifier [a-z][a-z0-9_]* of at most 64 characters"
             ),
         }
     }
@@ -252,7 +257,7 @@ impl std::fmt::Display for RegisterError {
 
 impl std::error::Error for RegisterError {}
 
-/// Whether `name` is a valid controller name: `[a-z][a-z0-9_]*`, 1 to 64 characters.
+/// Whether `name` is a valid registered name (controller or allowance): `[a-z][a-z0-9_]*`, 1 to 64 characters.
 pub fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some('a'..='z'))
@@ -260,11 +265,11 @@ pub fn valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
-impl Registry {
+impl ControllerRegistry {
     /// The built-in controllers: `new_reno` (RFC 9002 App. B, alias `newreno`) and
     /// `cubic` (RFC 9438). What the CLI and the browser use.
     pub fn builtin() -> Self {
-        Registry {
+        ControllerRegistry {
             entries: vec![
                 (
                     super::newreno::SCENARIO_NAME.to_string(),
@@ -335,9 +340,9 @@ impl Registry {
     }
 }
 
-impl Default for Registry {
+impl Default for ControllerRegistry {
     fn default() -> Self {
-        Registry::builtin()
+        ControllerRegistry::builtin()
     }
 }
 
@@ -435,7 +440,7 @@ mod tests {
     }
 
     fn run_with(factory: Arc<Factory>, link: &str, workload: &str, seed: u64) -> String {
-        let mut registry = Registry::builtin();
+        let mut registry = crate::registry::Registry::builtin();
         registry.register("user_cc", factory).unwrap();
         let text = format!(
             "[topology]\nkind = \"two_hosts\"\nlink = {link}\n[[flows]]\ntransport = \"quic\"\ncc = \"user_cc\"\nworkload = {workload}\n"

@@ -6,7 +6,7 @@
 pub use crate::cc::CcAlgorithm;
 use crate::cc::CcParams;
 use crate::time::SimDuration;
-use crate::transport::allowance::{AllowanceKind, AllowanceParams};
+use crate::transport::allowance::{AllowanceKind, AllowanceParams, AllowancePolicy};
 use crate::transport::initial_window::InitialWindowConfig;
 use crate::transport::migration::MigrationConfig;
 use crate::wire::quic::{header_len_without_pn, PacketType, AEAD_TAG_LEN};
@@ -215,13 +215,13 @@ pub struct QuicConfig {
     /// `max_concurrent_bidi_streams`).
     pub max_streams_bidi: u64,
     /// Receive-window update policy of the streams, and of the connection unless
-    /// `connection_allowance` is set ([`crate::transport::allowance::AllowanceKind`]).
-    /// Default `static`.
-    pub allowance: AllowanceKind,
+    /// `connection_allowance` is set ([`crate::transport::allowance::AllowanceKind`], or a
+    /// user's allowance registered in a [`crate::cc::Registry`]). Default `static`.
+    pub allowance: AllowancePolicy,
     /// Receive-window update policy of the connection; unset = `allowance` (paper 001
     /// runs the same policy at both levels). Default unset.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub connection_allowance: Option<AllowanceKind>,
+    pub connection_allowance: Option<AllowancePolicy>,
     /// Upper bound of a stream's receive window for a growing `allowance` (`autotune`,
     /// `fast_autotune`); an error with a fixed-window one. Unset = max(16 MiB,
     /// `stream_window`) (Google quiche `kStreamReceiveWindowLimit`). Default unset.
@@ -305,7 +305,7 @@ impl Default for QuicConfig {
             stream_window: 1_250_000,
             connection_window: (1 << 62) - 1,
             max_streams_bidi: 100,
-            allowance: AllowanceKind::Static,
+            allowance: AllowancePolicy::Builtin(AllowanceKind::Static),
             connection_allowance: None,
             max_stream_window: None,
             max_connection_window: None,
@@ -343,7 +343,7 @@ fn quic_keys() -> &'static [&'static str] {
         full.cc.initial_cwnd_bytes = Some(1);
         full.cc.cc_segment_size = Some(1);
         full.cc.pacing_burst_packets = Some(1);
-        full.connection_allowance = Some(AllowanceKind::Static);
+        full.connection_allowance = Some(AllowanceKind::Static.into());
         full.max_stream_window = Some(1);
         full.max_connection_window = Some(1);
         full.migration = Some(crate::transport::migration::MigrationConfig::default());
@@ -454,8 +454,10 @@ impl QuicConfig {
     }
 
     /// The connection-level allowance policy: `connection_allowance`, else `allowance`.
-    pub fn connection_allowance_kind(&self) -> AllowanceKind {
-        self.connection_allowance.unwrap_or(self.allowance)
+    pub fn connection_allowance_kind(&self) -> AllowancePolicy {
+        self.connection_allowance
+            .clone()
+            .unwrap_or_else(|| self.allowance.clone())
     }
 
     /// The maximum segment size `improved_static` refills early by: the STREAM payload of
@@ -474,12 +476,12 @@ impl QuicConfig {
 
     /// The stream-level allowance: policy and parameters (initial window `stream_window`,
     /// bound `max_stream_window` or its default, [`QuicConfig::stream_mss`]).
-    pub fn stream_allowance(&self) -> (AllowanceKind, AllowanceParams) {
+    pub fn stream_allowance(&self) -> (AllowancePolicy, AllowanceParams) {
         let bound = self
             .max_stream_window
             .unwrap_or(DEFAULT_MAX_STREAM_WINDOW.max(self.stream_window));
         (
-            self.allowance,
+            self.allowance.clone(),
             AllowanceParams {
                 initial_window: self.stream_window,
                 max_window: if self.allowance.grows() {
@@ -495,8 +497,9 @@ impl QuicConfig {
     /// The connection-level allowance: policy and parameters (initial window
     /// `connection_window`, bound `max_connection_window` or its default,
     /// [`QuicConfig::stream_mss`]).
-    pub fn connection_allowance_params(&self) -> (AllowanceKind, AllowanceParams) {
+    pub fn connection_allowance_params(&self) -> (AllowancePolicy, AllowanceParams) {
         let kind = self.connection_allowance_kind();
+        let grows = kind.grows();
         let bound = self
             .max_connection_window
             .unwrap_or(DEFAULT_MAX_CONNECTION_WINDOW.max(self.connection_window));
@@ -504,11 +507,7 @@ impl QuicConfig {
             kind,
             AllowanceParams {
                 initial_window: self.connection_window,
-                max_window: if kind.grows() {
-                    bound
-                } else {
-                    self.connection_window
-                },
+                max_window: if grows { bound } else { self.connection_window },
                 mss: self.stream_mss(),
             },
         )

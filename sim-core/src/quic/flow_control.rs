@@ -11,7 +11,7 @@
 
 use crate::time::{SimDuration, SimTime};
 use crate::transport::allowance::{
-    self, Allowance, AllowanceInput, AllowanceKind, AllowanceParams,
+    Allowance, AllowanceInput, AllowanceKind, AllowanceParams, AllowancePolicy,
 };
 
 /// Receive-side flow-control state of one stream or of the connection.
@@ -37,17 +37,17 @@ impl RecvFlow {
     /// Initial state with a fixed window: the window is the initial limit (a transport
     /// parameter).
     pub fn new(kind: AllowanceKind, window: u64) -> Self {
-        Self::with_params((kind, AllowanceParams::fixed(window)))
+        Self::with_params((kind.into(), AllowanceParams::fixed(window)))
     }
 
     /// Initial state for the allowance `kind` built from `params` (e.g.
     /// [`crate::quic::QuicConfig::stream_allowance`]): the limit is the initial window.
-    pub fn with_params((kind, params): (AllowanceKind, AllowanceParams)) -> Self {
+    pub fn with_params((kind, params): (AllowancePolicy, AllowanceParams)) -> Self {
         RecvFlow {
             limit: params.initial_window,
             received: 0,
             consumed: 0,
-            allowance: allowance::build(kind, params),
+            allowance: kind.build(params),
             update_pending: false,
             updates: 0,
             last_update: None,

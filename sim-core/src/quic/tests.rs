@@ -1256,8 +1256,8 @@ proptest! {
         let quic = QuicConfig {
             stream_window: window,
             connection_window: conn_window,
-            allowance: kind,
-            connection_allowance: conn_kind,
+            allowance: kind.into(),
+            connection_allowance: conn_kind.map(Into::into),
             max_stream_window: kind.grows().then_some(window * bound_factor),
             max_connection_window: conn_policy.grows().then_some(conn_window * bound_factor),
             ..QuicConfig::default()
@@ -1333,7 +1333,7 @@ fn who_autotunes_is_each_sides_config() {
         };
         let with = |k: AllowanceKind| Setup {
             quic: QuicConfig {
-                allowance: k,
+                allowance: k.into(),
                 max_stream_window: k.grows().then_some(256_000),
                 max_connection_window: k.grows().then_some(512_000),
                 ..base.clone()

@@ -1602,7 +1602,10 @@ fn parse_seed(v: &Value) -> Result<u64, ConfigError> {
 /// Builds and validates the `Config` of a document whose `[sweep]` has been removed. Every
 /// rule of [`Config::validate`] is applied on the way, once, at the key where the value
 /// was written.
-pub(super) fn build(doc: &Table, registry: &crate::cc::Registry) -> Result<Config, ConfigError> {
+pub(super) fn build(
+    doc: &Table,
+    registry: &crate::registry::Registry,
+) -> Result<Config, ConfigError> {
     let doc = Value::Table(doc.clone());
     let r = Read::open(&doc, "", &[&TOP])?;
     let empty = Value::Table(Table::new());

@@ -43,8 +43,8 @@ mod workload;
 pub use crate::validate::schema;
 pub use schema::schema;
 
-use crate::cc::Registry;
 use crate::config::Config;
+use crate::registry::Registry;
 pub use crate::validate::ConfigError;
 use crate::validate::MAX_TOML_INT;
 use toml::{Table, Value};

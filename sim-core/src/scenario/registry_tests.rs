@@ -1,7 +1,8 @@
 //! Controller names resolved through a [`Registry`] (issue 16).
 
 use super::{parse_str, parse_str_with, to_toml};
-use crate::cc::{self, CcAlgorithm, CcContext, CongestionController, ControllerFactory, Registry};
+use crate::cc::{self, CcAlgorithm, CcContext, CongestionController, ControllerFactory};
+use crate::registry::Registry;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -157,4 +158,108 @@ fn register_rejects_duplicates_and_bad_names() {
     assert!(r.register("", f.clone()).is_err());
     assert!(r.register("x2_y", f).is_ok());
     assert_eq!(r.names(), ["new_reno", "cubic", "my_reno", "x2_y"]);
+}
+
+/// The static policy under another name, counting the allowances it builds.
+#[derive(Debug, Default)]
+struct CountingAllowance(AtomicUsize);
+
+impl crate::transport::allowance::AllowanceFactory for CountingAllowance {
+    fn build(
+        &self,
+        params: &crate::transport::allowance::AllowanceParams,
+    ) -> Box<dyn crate::transport::allowance::Allowance> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Box::new(crate::transport::allowance::StaticAllowance::new(
+            params.initial_window,
+        ))
+    }
+}
+
+fn allowance_registry() -> (Registry, Arc<CountingAllowance>) {
+    let f = Arc::new(CountingAllowance::default());
+    let mut r = Registry::builtin();
+    r.register_allowance("my_static", f.clone()).unwrap();
+    (r, f)
+}
+
+#[test]
+fn a_registered_allowance_runs_and_matches_the_builtin_it_copies() {
+    let (r, f) = allowance_registry();
+    let keys = |a: &str| format!("allowance = \"{a}\"\nstream_window = \"8kB\"");
+    let s = parse_str_with(&scenario("quic", &keys("my_static")), &r).unwrap();
+    assert_eq!(f.0.load(Ordering::Relaxed), 0, "parsing builds nothing");
+    let user = crate::run(&s.base, 3).unwrap();
+    assert_eq!(user.status, crate::RunStatus::Completed);
+    // Streams and connections of both sides.
+    assert!(f.0.load(Ordering::Relaxed) >= 4);
+    // The same policy under its built-in name, through the same registry: the same run.
+    let b = parse_str_with(&scenario("quic", &keys("static")), &r).unwrap();
+    assert_eq!(crate::run(&b.base, 3).unwrap().digest, user.digest);
+    // The name is written back and read again with the registry.
+    let text = to_toml(&s.base).unwrap();
+    assert!(text.contains("allowance = \"my_static\""), "{text}");
+    assert_eq!(parse_str_with(&text, &r).unwrap().base, s.base);
+}
+
+#[test]
+fn unknown_allowances_are_field_named_errors_listing_the_registered_names() {
+    let e = parse_str(&scenario("quic", "allowance = \"my_static\"")).unwrap_err();
+    assert_eq!(e.field, "flows[0].allowance");
+    assert_eq!(e.value, "my_static");
+    assert_eq!(
+        e.allowed,
+        "one of \"static\", \"improved_static\", \"autotune\", \"fast_autotune\""
+    );
+    let (r, _) = allowance_registry();
+    let e = parse_str_with(&scenario("quic", "connection_allowance = \"lazy\""), &r).unwrap_err();
+    assert_eq!(e.field, "flows[0].connection_allowance");
+    assert!(
+        e.allowed.ends_with("\"fast_autotune\", \"my_static\""),
+        "{e}"
+    );
+    let e = parse_str_with(
+        &scenario("quic", "quic = { server = { allowance = \"lazy\" } }"),
+        &r,
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "flows[0].quic.server.allowance");
+    // Controllers and allowances are separate namespaces.
+    let e = parse_str_with(&scenario("quic", "cc = \"my_static\""), &r).unwrap_err();
+    assert_eq!(e.field, "flows[0].cc");
+    // TCP and SCTP take no allowance: the key is an error naming the field.
+    for transport in ["tcp", "sctp"] {
+        let e = parse_str_with(&scenario(transport, "allowance = \"my_static\""), &r).unwrap_err();
+        assert!(e.field.ends_with("allowance"), "{transport}: {e}");
+    }
+}
+
+#[test]
+fn allowances_in_configs_built_in_code_are_validated_and_resolved() {
+    use crate::transport::allowance::{AllowancePolicy, CustomAllowance};
+    let mut cfg = parse_str(&scenario("quic", "stream_window = \"8kB\""))
+        .unwrap()
+        .base;
+    if let crate::config::AppConfig::Transport(t) = &mut cfg.flows[0].app {
+        if let crate::config::TransportConfig::Quic(q) = &mut t.transport {
+            q.client.allowance = AllowancePolicy::Custom(CustomAllowance::unresolved("my_static"));
+            q.server.allowance = q.client.allowance.clone();
+        }
+    }
+    let e = cfg.validate().unwrap_err();
+    assert_eq!(e.field, "flows[0].allowance");
+    assert!(crate::run(&cfg, 1).is_err(), "run validates first");
+    let e = cfg
+        .clone()
+        .resolve_controllers(&Registry::builtin())
+        .unwrap_err();
+    assert_eq!(e.field, "flows[0].allowance");
+    let (r, f) = allowance_registry();
+    cfg.resolve_controllers(&r).unwrap();
+    cfg.validate().unwrap();
+    assert_eq!(
+        crate::run(&cfg, 1).unwrap().status,
+        crate::RunStatus::Completed
+    );
+    assert!(f.0.load(Ordering::Relaxed) >= 4);
 }

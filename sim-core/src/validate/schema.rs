@@ -105,7 +105,7 @@ pub struct Field {
     /// For [`Kind::Enum`]: the allowed strings, the default first when there is one.
     pub choices: &'static [&'static str],
     /// For [`Kind::Enum`]: the choices are the built-in ones and a
-    /// [`crate::cc::Registry`] may add names (`cc`); the scenario parser accepts any
+    /// [`crate::registry::Registry`] may add names (`cc`); the scenario parser accepts any
     /// controller name here and resolves it against the registry afterwards.
     pub open: bool,
     /// Its default.
@@ -206,7 +206,7 @@ impl Field {
         self.choices = choices;
         self
     }
-    /// Choices a [`crate::cc::Registry`] extends ([`Field::open`]).
+    /// Choices a [`crate::registry::Registry`] extends ([`Field::open`]).
     const fn open(mut self) -> Field {
         self.open = true;
         self
@@ -872,10 +872,12 @@ pub const QUIC: Table = Table {
             .min("1", true)
             .max("1152921504606846976", true)
             .allowed("a count in [1, 2^60] (RFC 9000 §4.6)"),
-        key("allowance", K::Enum, Value("\"static\""), "receive-window policy of the streams (and of the connection unless `connection_allowance`; paper 001, see `docs/algorithms.md`): `\"static\"` advertises `consumed + window` when `limit − consumed < window / 2`; `\"improved_static\"` when `< window / 2 + MSS` (MSS = STREAM payload of a full datagram); `\"autotune\"` (Google quiche) also doubles the window at an update less than 2 RTT after the previous one, up to the bound; `\"fast_autotune\"` (paper 001) multiplies it by 16 / 8 / 4 / 2 by the window's share of the bound (< 25 / < 50 / < 75 / ≥ 75 %)")
-            .choices(ALLOWANCES),
+        key("allowance", K::Enum, Value("\"static\""), "receive-window policy of the streams (and of the connection unless `connection_allowance`; paper 001, see `docs/algorithms.md`): `\"static\"` advertises `consumed + window` when `limit − consumed < window / 2`; `\"improved_static\"` when `< window / 2 + MSS` (MSS = STREAM payload of a full datagram); `\"autotune\"` (Google quiche) also doubles the window at an update less than 2 RTT after the previous one, up to the bound; `\"fast_autotune\"` (paper 001) multiplies it by 16 / 8 / 4 / 2 by the window's share of the bound (< 25 / < 50 / < 75 / ≥ 75 %); or a user's allowance registered in a `Registry` (`docs/property-testing.md`)")
+            .choices(ALLOWANCES)
+            .open(),
         key("connection_allowance", K::Enum, Unset("`allowance`"), "receive-window policy of the connection (same choices as `allowance`)")
-            .choices(ALLOWANCES),
+            .choices(ALLOWANCES)
+            .open(),
         key("max_stream_window", K::Size, Unset("max(16 MiB, `stream_window`) (Google quiche)"), "upper bound of a growing stream window (`autotune`, `fast_autotune` only; an error with a fixed-window `allowance`), ≥ `stream_window`")
             .allowed(crate::config::quic::MAX_STREAM_WINDOW_ALLOWED),
         key("max_connection_window", K::Size, Unset("max(24 MiB, `connection_window`) (Google quiche)"), "upper bound of a growing connection window (`autotune`, `fast_autotune` only; an error with a fixed-window connection policy), ≥ `connection_window`")

@@ -17,6 +17,10 @@
 //! - [`fast_autotune`]: paper 001's Algorithm 1: the same trigger, a factor 2/4/8/16 chosen
 //!   from the window's share of the upper bound (`"fast_autotune"`).
 //!
+//! Users' own policies plug in by name through [`registry`] (issue 16): a user crate
+//! implements [`Allowance`] and an [`AllowanceFactory`], registers it with
+//! `sim_core::Registry::register_allowance`, and writes `allowance = "my_policy"`.
+//!
 //! Every policy refills to `consumed + window` (paper 001 Algorithm 1 line 18: the maximum
 //! offset grows by `window - available`), so the advertised limit never shrinks; the
 //! growing ones never shrink the window either, and never take it past
@@ -28,11 +32,13 @@ use serde::{Deserialize, Serialize};
 pub mod autotune;
 pub mod fast_autotune;
 pub mod improved_static;
+pub mod registry;
 pub mod static_window;
 
 pub use autotune::AutotuneAllowance;
 pub use fast_autotune::FastAutotuneAllowance;
 pub use improved_static::ImprovedStaticAllowance;
+pub use registry::{AllowanceFactory, AllowancePolicy, AllowanceRegistry, CustomAllowance};
 pub use static_window::StaticAllowance;
 
 /// Which allowance policy a receiver uses (the scenario's `allowance` and
@@ -140,6 +146,15 @@ impl AllowanceInput {
 
 /// A receive-window update policy. One instance per flow-controlled receiver (a stream,
 /// or a connection aggregating streams).
+///
+/// Implementations must be deterministic — the rules for a user's allowance
+/// ([`registry`]): time is the `input.now` handed in (integer nanoseconds), never a
+/// clock; integer arithmetic or `libm`; no threads, no `HashMap` / `HashSet` iteration; no
+/// randomness (none is handed in: an allowance is a function of its inputs and state).
+/// The receiver advertises what [`Allowance::update`] returns; `quicsim`'s invariant
+/// checkers (`sim_core::testing`, feature `testing`) check that no sender exceeds an
+/// advertised limit, and a run's status shows a policy that starves its sender (`stalled`
+/// or the time limit).
 pub trait Allowance: std::fmt::Debug {
     /// The current window size in bytes (what `limit - consumed` is refilled to).
     fn window(&self) -> u64;
@@ -160,7 +175,8 @@ pub trait Allowance: std::fmt::Debug {
         0
     }
 
-    /// A short stable name for results (the [`AllowanceKind`] spelling).
+    /// A short stable name for results (the [`AllowanceKind`] spelling; a user's
+    /// allowance: its own).
     fn name(&self) -> &'static str;
 }
 
