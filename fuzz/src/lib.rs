@@ -5,7 +5,9 @@
 //! - an error names a field;
 //! - `to_toml` of each point's `Config` parses back to an equal `Config`;
 //! - time never goes backwards (trace records arrive in time order);
-//! - no QUIC datagram is larger than its sender's `max_udp_payload`;
+//! - no QUIC datagram is larger than its sender's `max_udp_payload`, no SCTP packet than
+//!   `mtu - 20`, no TCP segment than the effective MSS (these two: the kit's
+//!   [`sim_core::testing::Watch::basic`], shared with the property tests);
 //! - every run ends with a status (never `stopped`) within its event budget: live events
 //!   plus series samples at most `sim.max_events`, the end time at most `sim.time_limit`;
 //! - packets are conserved per flow: sent = delivered + dropped (by reason) + in network;
@@ -24,9 +26,9 @@
 use sim_core::config::Config;
 use sim_core::metrics::{RunResult, RunStatus};
 use sim_core::scenario::schema::{self, Kind};
+use sim_core::testing::Watch;
 use sim_core::time::SimDuration;
-use sim_core::trace::{ProtocolPacket, TraceEvent, TraceRecord, TraceSource, Vantage};
-use std::collections::BTreeMap;
+use sim_core::trace::TraceRecord;
 use toml::{Table, Value};
 
 /// The scenarios the generator starts from.
@@ -110,67 +112,10 @@ fn round_trip(cfg: &Config) -> Result<(), String> {
     Ok(())
 }
 
-/// Watches a run: time order and the size of every QUIC datagram.
-struct Watch<'c> {
-    cfg: &'c Config,
-    last: sim_core::time::SimTime,
-    /// (endpoint, connection, datagram) -> bytes of its packets so far.
-    datagrams: BTreeMap<(u32, u32, u64), u64>,
-    violation: Option<String>,
-}
-
-impl Watch<'_> {
-    fn record(&mut self, r: &TraceRecord) {
-        if self.violation.is_some() {
-            return;
-        }
-        if r.time < self.last {
-            self.violation = Some(format!(
-                "time went back from {:?} to {:?}",
-                self.last, r.time
-            ));
-            return;
-        }
-        self.last = r.time;
-        let (
-            TraceSource::Endpoint(id),
-            TraceEvent::PacketSent {
-                packet: ProtocolPacket::Quic(p),
-                datagram_id,
-                ..
-            },
-        ) = (&r.source, &r.event)
-        else {
-            return;
-        };
-        let Some(sides) = self.cfg.flows.get(id.flow as usize).and_then(|f| f.quic()) else {
-            return;
-        };
-        let max = match id.vantage {
-            Vantage::Client => sides.client.max_udp_payload,
-            Vantage::Server => sides.server.max_udp_payload,
-        };
-        let size = self
-            .datagrams
-            .entry((id.endpoint, id.connection, *datagram_id))
-            .or_default();
-        *size += p.size;
-        if *size > max {
-            self.violation = Some(format!(
-                "flow {} {:?} sent a datagram of {size} B > max_udp_payload {max}",
-                id.flow, id.vantage
-            ));
-        }
-    }
-}
-
 fn run_checked(cfg: &Config) -> Result<RunStatus, String> {
-    let mut watch = Watch {
-        cfg,
-        last: sim_core::time::SimTime::ZERO,
-        datagrams: BTreeMap::new(),
-        violation: None,
-    };
+    // The property-testing kit's watch (`sim_core::testing`), its checks that hold for
+    // any valid scenario: time order and every datagram / packet / segment size bound.
+    let mut watch = Watch::basic(cfg);
     let mut tracer = |r: &TraceRecord| watch.record(r);
     let r = sim_core::runner::run_traced(cfg, cfg.seed, &mut tracer)
         .map_err(|e| format!("a validated config failed to run: {e}"))?;

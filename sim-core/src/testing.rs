@@ -43,8 +43,8 @@ use crate::metrics::RunResult;
 use crate::registry::Registry;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
-    ConnectionState, Initiator, ProtocolPacket, ProtocolParameters, TraceEvent, TraceRecord,
-    TraceSource, Vantage,
+    ConnectionState, EndpointId, Initiator, ProtocolPacket, ProtocolParameters, SenderProbe,
+    TraceEvent, TraceRecord, TraceSource, Vantage,
 };
 use crate::wire::quic::Frame;
 use proptest::prelude::*;
@@ -430,15 +430,147 @@ pub fn scenario(b: &Bounds) -> BoxedStrategy<ScenarioSpec> {
 ///
 /// [`Watch::finish`] then checks **exactly-once in-order delivery** against the run's
 /// result. The first violation is kept.
+///
+/// **TCP** (its connections emit the checkers' [`SenderProbe`]s, which the qlog writer
+/// skips, so TCP qlog files are unchanged):
+/// - no segment carries more than the sender's effective MSS (`mss` less the timestamps
+///   option) and no IP packet exceeds the path MTU the MSS stands for, `mss + 40`
+///   (RFC 9293 §3.7.1: MSS = MTU − 40, the IPv4 and TCP fixed headers);
+/// - new data goes out in sequence without gaps, only an outstanding segment is
+///   retransmitted, acknowledged or declared lost;
+/// - **bytes in flight**: every `pipe` the sender reports equals the bytes of its
+///   outstanding segments as the probes show them — each sent segment not acknowledged
+///   and not declared lost, plus each retransmission in flight (RFC 6675 §2 `pipe`);
+/// - the congestion window never falls below the controller's minimum window, and that
+///   minimum is at least 1 SMSS, RFC 5681 §3.1's loss window after a timeout (the model
+///   collapses to the controller's minimum, 2 SMSS: `docs/tcp.md`);
+/// - **in-order exactly-once delivery**: the receiver hands the byte stream (TLS records
+///   and the multiplexer's stream frames) up in order, each byte once, from offset 0.
+///
+/// [`Watch::basic`] checks time and the size bounds only: what holds for any valid
+/// scenario, whatever its keys (the fuzzer's checks, `fuzz/`).
 #[derive(Debug)]
 pub struct Watch<'c> {
     cfg: &'c Config,
+    full: bool,
     last: SimTime,
     datagrams: BTreeMap<(u32, u32, u64), u64>,
     minimum: BTreeMap<(u32, u32), u64>,
     quic: BTreeMap<(u32, u32), QuicWatch>,
+    tcp: BTreeMap<(u32, u32), TcpWatch>,
     /// The first violation seen, if any.
     pub violation: Option<String>,
+}
+
+/// What the [`Watch`] tracks of one TCP connection (one endpoint's side of it).
+#[derive(Debug, Default)]
+struct TcpWatch {
+    /// Outstanding segments: first byte → (length, the original counts in flight, a
+    /// retransmission counts in flight).
+    segs: BTreeMap<u64, (u64, bool, bool)>,
+    /// End of the new data sent so far.
+    sent_end: u64,
+    /// End of the byte stream delivered so far (receiver).
+    delivered_end: u64,
+}
+
+impl TcpWatch {
+    fn bytes_in_flight(&self) -> u64 {
+        self.segs
+            .values()
+            .map(|&(len, orig, rexmit)| len * (orig as u64 + rexmit as u64))
+            .sum()
+    }
+
+    /// Mirrors one probe; the violation if it breaks a rule.
+    fn probe(&mut self, p: &SenderProbe) -> Option<String> {
+        match *p {
+            SenderProbe::Sent {
+                seq,
+                len,
+                retransmission: false,
+                ..
+            } => {
+                if seq != self.sent_end {
+                    return Some(format!(
+                        "new data [{seq}, {}) sent after [0, {}): the sequence space has a gap or an overlap",
+                        seq + len,
+                        self.sent_end
+                    ));
+                }
+                self.sent_end = seq + len;
+                self.segs.insert(seq, (len, true, false));
+            }
+            SenderProbe::Sent {
+                seq,
+                len,
+                retransmission: true,
+                ..
+            } => match self.segs.get_mut(&seq) {
+                Some(s) if s.0 == len => s.2 = true,
+                _ => {
+                    return Some(format!(
+                        "retransmitted [{seq}, {}), which is not an outstanding segment",
+                        seq + len
+                    ))
+                }
+            },
+            SenderProbe::Acked { seq, len } => {
+                if self.segs.remove(&seq).is_none_or(|s| s.0 != len) {
+                    return Some(format!(
+                        "[{seq}, {}) acknowledged, which is not an outstanding segment",
+                        seq + len
+                    ));
+                }
+            }
+            SenderProbe::Lost { seq, len } => match self.segs.get_mut(&seq) {
+                Some(s) if s.0 == len => {
+                    s.1 = false;
+                    s.2 = false;
+                }
+                _ => {
+                    return Some(format!(
+                        "[{seq}, {}) declared lost, which is not an outstanding segment",
+                        seq + len
+                    ))
+                }
+            },
+            SenderProbe::Window {
+                cwnd,
+                minimum,
+                bytes_in_flight,
+                smss,
+            } => {
+                if minimum < smss {
+                    return Some(format!(
+                        "the controller's minimum window {minimum} B is below 1 SMSS = {smss} B, RFC 5681 §3.1's loss window"
+                    ));
+                }
+                if cwnd < minimum {
+                    return Some(format!(
+                        "congestion window {cwnd} B below the controller's minimum window {minimum} B (RFC 5681 §3.1)"
+                    ));
+                }
+                let outstanding = self.bytes_in_flight();
+                if bytes_in_flight != outstanding {
+                    return Some(format!(
+                        "pipe {bytes_in_flight} B != {outstanding} B of outstanding segments and retransmissions in flight (RFC 6675 §2)"
+                    ));
+                }
+            }
+            SenderProbe::Delivered { offset, len } => {
+                if offset != self.delivered_end {
+                    return Some(format!(
+                        "delivered [{offset}, {}) after [0, {}): the byte stream must go up in order, each byte once",
+                        offset + len,
+                        self.delivered_end
+                    ));
+                }
+                self.delivered_end = offset + len;
+            }
+        }
+        None
+    }
 }
 
 /// What the [`Watch`] tracks of one QUIC connection (one endpoint's side of it).
@@ -577,15 +709,91 @@ impl QuicWatch {
 }
 
 impl<'c> Watch<'c> {
-    /// A watch of a run of `cfg`.
+    /// A watch of a run of `cfg`: every check.
     pub fn new(cfg: &'c Config) -> Self {
         Watch {
             cfg,
+            full: true,
             last: SimTime::ZERO,
             datagrams: BTreeMap::new(),
             minimum: BTreeMap::new(),
             quic: BTreeMap::new(),
+            tcp: BTreeMap::new(),
             violation: None,
+        }
+    }
+
+    /// A watch of the checks that hold for any valid scenario of any keys (0-RTT, exotic
+    /// transport parameters): time never goes back, and no QUIC datagram, SCTP packet or
+    /// TCP segment exceeds its bound. The fuzzer (`fuzz/`) runs these on every input.
+    pub fn basic(cfg: &'c Config) -> Self {
+        Watch {
+            full: false,
+            ..Watch::new(cfg)
+        }
+    }
+
+    /// The size bound `ev` breaks, if any: a QUIC datagram above its sender's
+    /// `max_udp_payload` (RFC 9000 §18.2), an SCTP packet above `mtu - 20` (RFC 9260
+    /// §7.3), a TCP segment above the effective MSS or its IP packet above `mss + 40`
+    /// (RFC 9293 §3.7.1).
+    fn size_violation(&mut self, id: &EndpointId, ev: &TraceEvent) -> Option<String> {
+        let flow = self.cfg.flows.get(id.flow as usize)?;
+        let who = format!("flow {} {:?}", id.flow, id.vantage);
+        let client = id.vantage == Vantage::Client;
+        match ev {
+            TraceEvent::PacketSent {
+                packet: ProtocolPacket::Quic(p),
+                datagram_id,
+                ..
+            } => {
+                let sides = flow.quic()?;
+                let max = if client {
+                    sides.client.max_udp_payload
+                } else {
+                    sides.server.max_udp_payload
+                };
+                let size = self
+                    .datagrams
+                    .entry((id.endpoint, id.connection, *datagram_id))
+                    .or_default();
+                *size += p.size;
+                (*size > max)
+                    .then(|| format!("{who} sent a datagram of {size} B > max_udp_payload {max}"))
+            }
+            TraceEvent::PacketSent {
+                packet: ProtocolPacket::Sctp(p),
+                ..
+            } => {
+                let sides = flow.sctp()?;
+                let c = if client { &sides.client } else { &sides.server };
+                (p.size() > c.max_packet()).then(|| {
+                    format!(
+                        "{who} sent an SCTP packet of {} B > mtu - 20 = {} B (RFC 9260 §7.3)",
+                        p.size(),
+                        c.max_packet()
+                    )
+                })
+            }
+            TraceEvent::SenderProbe(SenderProbe::Sent {
+                seq, len, ip_size, ..
+            }) => {
+                let sides = flow.tcp()?;
+                let c = if client { &sides.client } else { &sides.server };
+                let smss = c.effective_mss();
+                if *len > smss {
+                    return Some(format!(
+                        "{who} sent a segment of {len} B at {seq} > the effective MSS {smss} B (RFC 9293 §3.7.1)"
+                    ));
+                }
+                (*ip_size > c.mss + 40).then(|| {
+                    format!(
+                        "{who} sent an IP packet of {ip_size} B > mss + 40 = {} B, the path MTU (RFC 9293 §3.7.1)",
+                        c.mss + 40
+                    )
+                })
+            }
+            _ => None,
         }
     }
 
@@ -605,6 +813,13 @@ impl<'c> Watch<'c> {
         let TraceSource::Endpoint(id) = &r.source else {
             return;
         };
+        if let Some(v) = self.size_violation(id, &r.event) {
+            self.violation = Some(v);
+            return;
+        }
+        if !self.full {
+            return;
+        }
         let conn = (id.endpoint, id.connection);
         let who = format!("flow {} {:?}", id.flow, id.vantage);
         let sctp = self
@@ -625,23 +840,14 @@ impl<'c> Watch<'c> {
                 crate::config::sctp::SctpCc::Rfc9260 => c.mtu,
                 crate::config::sctp::SctpCc::Shared(_) => crate::cc::minimum_window(c.pmdcs()),
             });
-            if let TraceEvent::PacketSent {
-                packet: ProtocolPacket::Sctp(p),
-                ..
-            } = &r.event
-            {
-                // RFC 9260 §7.3: no packet above the path MTU (less the IPv4 header).
-                if p.size() > c.max_packet() {
-                    self.violation = Some(format!(
-                        "{who} sent an SCTP packet of {} B > mtu - 20 = {} B (RFC 9260 §7.3)",
-                        p.size(),
-                        c.max_packet()
-                    ));
-                    return;
-                }
-            }
         }
         match &r.event {
+            TraceEvent::SenderProbe(p) => {
+                let t = self.tcp.entry(conn).or_default();
+                if let Some(v) = t.probe(p) {
+                    self.violation = Some(format!("{who}: {v} at {:?}", r.time));
+                }
+            }
             TraceEvent::RecoveryParametersSet(p) => {
                 self.minimum.insert(conn, p.minimum_congestion_window);
             }
@@ -684,26 +890,8 @@ impl<'c> Watch<'c> {
             }
             TraceEvent::PacketSent {
                 packet: ProtocolPacket::Quic(p),
-                datagram_id,
                 ..
             } => {
-                if let Some(sides) = self.cfg.flows.get(id.flow as usize).and_then(|f| f.quic()) {
-                    let max = match id.vantage {
-                        Vantage::Client => sides.client.max_udp_payload,
-                        Vantage::Server => sides.server.max_udp_payload,
-                    };
-                    let size = self
-                        .datagrams
-                        .entry((id.endpoint, id.connection, *datagram_id))
-                        .or_default();
-                    *size += p.size;
-                    if *size > max {
-                        self.violation = Some(format!(
-                            "{who} sent a datagram of {size} B > max_udp_payload {max}"
-                        ));
-                        return;
-                    }
-                }
                 let q = self
                     .quic
                     .entry(conn)
@@ -1520,5 +1708,251 @@ mod tests {
             run_checked(cfg, seed).map(|_| ())
         });
         assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+    }
+
+    fn tcp_scenario(extra: &str) -> Config {
+        let text = format!(
+            "sim = {{ time_limit = \"30s\" }}\n[topology]\nkind = \"two_hosts\"\n\
+             link = {{ rate = \"4000kbps\", delay = \"15ms\", queue = 20 }}\n\
+             reverse = {{ loss = {{ model = \"bernoulli\", p = 0.03 }} }}\n\
+             [[flows]]\ntransport = \"tcp\"\n{extra}\
+             workload = {{ kind = \"bulk\", bytes = \"150000B\" }}\n"
+        );
+        crate::scenario::parse_str_with(&text, &Registry::builtin())
+            .expect("scenario")
+            .base
+    }
+
+    fn probes(recs: &[TraceRecord]) -> BTreeMap<&'static str, usize> {
+        let mut n = BTreeMap::new();
+        for r in recs {
+            if let TraceEvent::SenderProbe(p) = &r.event {
+                let k = match p {
+                    SenderProbe::Sent {
+                        retransmission: false,
+                        ..
+                    } => "sent",
+                    SenderProbe::Sent { .. } => "retransmitted",
+                    SenderProbe::Acked { .. } => "acked",
+                    SenderProbe::Lost { .. } => "lost",
+                    SenderProbe::Window { .. } => "window",
+                    SenderProbe::Delivered { .. } => "delivered",
+                };
+                *n.entry(k).or_default() += 1;
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn tcp_senders_pass_every_checker_with_sack_and_with_dupacks() {
+        for (cc, extra) in [
+            ("cubic", ""),
+            ("new_reno", ""),
+            ("new_reno", "sack = false\n"),
+            ("cubic", "sack = false\n"),
+        ] {
+            let cfg = tcp_scenario(&format!("cc = \"{cc}\"\n{extra}"));
+            for seed in 1..=3 {
+                let (recs, r) = traced(&cfg, seed);
+                replay(&cfg, &recs, &r).unwrap_or_else(|e| panic!("{cc} {extra} {seed}: {e}"));
+                check_result(&cfg, &r).unwrap();
+                // The probes cover sending, acknowledging, losing, retransmitting,
+                // the window and delivery: the checks above had something to check.
+                let n = probes(&recs);
+                for k in [
+                    "sent",
+                    "acked",
+                    "lost",
+                    "retransmitted",
+                    "window",
+                    "delivered",
+                ] {
+                    assert!(
+                        n.get(k).copied().unwrap_or(0) > 0,
+                        "{cc} {extra}: no {k} in {n:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Forwards to a qlog writer, without the probes when `drop_probes`.
+    struct Filter<'w, 'a>(&'w mut crate::qlog::QlogWriter<'a, Vec<u8>>, bool);
+
+    impl crate::trace::Tracer for Filter<'_, '_> {
+        fn begin(&mut self, info: &crate::trace::RunInfo) {
+            self.0.begin(info)
+        }
+        fn record(&mut self, r: &TraceRecord) {
+            if !(self.1 && matches!(r.event, TraceEvent::SenderProbe(_))) {
+                self.0.record(r)
+            }
+        }
+        fn finish(&mut self, end: SimTime) {
+            self.0.finish(end)
+        }
+    }
+
+    #[test]
+    fn tcp_probes_change_no_output() {
+        // The probes are trace records only: the run's digest and its qlog files are
+        // those of a trace without them.
+        let cfg = tcp_scenario("");
+        let (recs, traced_run) = traced(&cfg, 2);
+        assert!(!probes(&recs).is_empty());
+        assert_eq!(crate::run(&cfg, 2).unwrap().digest, traced_run.digest);
+        let qlog = |drop_probes: bool| {
+            let mut w = crate::qlog::QlogWriter::new(
+                crate::qlog::QlogFormat::Draft,
+                "t",
+                Box::new(|_| Ok(Vec::new())),
+            );
+            crate::runner::run_traced(&cfg, 2, &mut Filter(&mut w, drop_probes)).unwrap();
+            w.into_outputs().unwrap()
+        };
+        assert_eq!(qlog(false), qlog(true));
+    }
+
+    fn tcp_probe_mut(
+        recs: &mut [TraceRecord],
+        nth: usize,
+        f: impl Fn(&SenderProbe) -> bool,
+    ) -> &mut SenderProbe {
+        recs.iter_mut()
+            .filter_map(|r| match &mut r.event {
+                TraceEvent::SenderProbe(p) if f(p) => Some(p),
+                _ => None,
+            })
+            .nth(nth)
+            .expect("a probe")
+    }
+
+    #[test]
+    fn tcp_checkers_catch_planted_violations() {
+        let cfg = tcp_scenario("");
+        let (recs, r) = traced(&cfg, 1);
+        replay(&cfg, &recs, &r).expect("the real trace passes");
+        let smss = cfg.flows[0].tcp().unwrap().server.effective_mss();
+        let window = |p: &SenderProbe| matches!(p, SenderProbe::Window { .. });
+        let caught = |bad: &[TraceRecord], want: &str| {
+            let e = replay(&cfg, bad, &r).expect_err(want);
+            assert!(e.contains(want), "{want}: {e}");
+        };
+        // pipe one byte off.
+        let mut bad = recs.clone();
+        if let SenderProbe::Window {
+            bytes_in_flight, ..
+        } = tcp_probe_mut(&mut bad, 5, window)
+        {
+            *bytes_in_flight += 1;
+        }
+        caught(&bad, "outstanding segments");
+        // A window under the controller's minimum.
+        let mut bad = recs.clone();
+        if let SenderProbe::Window { cwnd, minimum, .. } = tcp_probe_mut(&mut bad, 5, window) {
+            *cwnd = *minimum - 1;
+        }
+        caught(&bad, "below the controller's minimum window");
+        // A controller whose minimum is under 1 SMSS.
+        let mut bad = recs.clone();
+        if let SenderProbe::Window { minimum, cwnd, .. } = tcp_probe_mut(&mut bad, 5, window) {
+            *minimum = smss - 1;
+            *cwnd = smss - 1;
+        }
+        caught(&bad, "below 1 SMSS");
+        // A segment above the MSS.
+        let mut bad = recs.clone();
+        let sent = |p: &SenderProbe| matches!(p, SenderProbe::Sent { .. });
+        if let SenderProbe::Sent { len, .. } = tcp_probe_mut(&mut bad, 3, sent) {
+            *len = smss + 1;
+        }
+        caught(&bad, "effective MSS");
+        // An IP packet above the MTU.
+        let mut bad = recs.clone();
+        if let SenderProbe::Sent { ip_size, .. } = tcp_probe_mut(&mut bad, 3, sent) {
+            *ip_size = cfg.flows[0].tcp().unwrap().server.mss + 41;
+        }
+        caught(&bad, "path MTU");
+        // A loss the sender forgot to take out of pipe: the probe dropped.
+        let mut bad = recs.clone();
+        let i = bad
+            .iter()
+            .position(|r| matches!(r.event, TraceEvent::SenderProbe(SenderProbe::Lost { .. })))
+            .expect("a loss");
+        bad.remove(i);
+        caught(&bad, "outstanding segments");
+        // A byte delivered twice.
+        let mut bad = recs.clone();
+        let delivered = |p: &SenderProbe| matches!(p, SenderProbe::Delivered { .. });
+        if let SenderProbe::Delivered { offset, .. } = tcp_probe_mut(&mut bad, 4, delivered) {
+            *offset -= 1;
+        }
+        caught(&bad, "in order, each byte once");
+    }
+
+    fn tcp_bounds() -> Bounds {
+        Bounds {
+            max_bytes: 60_000,
+            transports: vec!["tcp".into()],
+            ..Bounds::default()
+        }
+    }
+
+    #[test]
+    fn tcp_passes_every_checker_over_generated_scenarios() {
+        let outcome = hunt(&tcp_bounds(), &Registry::builtin(), 8, |cfg, seed| {
+            run_checked(cfg, seed).map(|_| ())
+        });
+        assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+    }
+
+    #[test]
+    #[ignore = "many cases: run in release"]
+    fn tcp_passes_every_checker_over_many_generated_scenarios() {
+        let bounds = Bounds {
+            max_flows: 3,
+            max_bytes: 300_000,
+            ..tcp_bounds()
+        };
+        let outcome = hunt(&bounds, &Registry::builtin(), 256, |cfg, seed| {
+            run_checked(cfg, seed).map(|_| ())
+        });
+        assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
+    }
+
+    #[test]
+    fn basic_watch_checks_time_and_sizes_only() {
+        // A planted pipe error passes the basic watch; a planted oversize segment and a
+        // step back in time do not.
+        let cfg = tcp_scenario("");
+        let (recs, _) = traced(&cfg, 1);
+        let run = |recs: &[TraceRecord]| {
+            let mut w = Watch::basic(&cfg);
+            for r in recs {
+                w.record(r);
+            }
+            w.violation
+        };
+        assert_eq!(run(&recs), None);
+        let mut bad = recs.clone();
+        let window = |p: &SenderProbe| matches!(p, SenderProbe::Window { .. });
+        if let SenderProbe::Window {
+            bytes_in_flight, ..
+        } = tcp_probe_mut(&mut bad, 5, window)
+        {
+            *bytes_in_flight += 1;
+        }
+        assert_eq!(run(&bad), None);
+        let mut bad = recs.clone();
+        let sent = |p: &SenderProbe| matches!(p, SenderProbe::Sent { .. });
+        if let SenderProbe::Sent { len, .. } = tcp_probe_mut(&mut bad, 3, sent) {
+            *len = 100_000;
+        }
+        assert!(run(&bad).unwrap().contains("effective MSS"));
+        let mut bad = recs.clone();
+        let k = bad.len() / 2;
+        bad[k].time = SimTime::ZERO;
+        assert!(run(&bad).unwrap().contains("time went back"));
     }
 }

@@ -510,6 +510,68 @@ pub enum TraceEvent {
         /// At `migration_complete`: the congestion window the window policy set.
         cwnd: Option<u64>,
     },
+    /// A transport's own accounting for invariant checkers ([`SenderProbe`]); never
+    /// written to qlog.
+    SenderProbe(SenderProbe),
+}
+
+/// A stream sender's (and receiver's) own accounting, one step at a time, for invariant
+/// checkers (issue 16: `sim_core::testing::Watch` mirrors it). TCP emits these: it has no
+/// qlog events, and [`crate::qlog::QlogWriter`] skips every probe, so a run's qlog files
+/// stay what they were (they are in the golden manifest). Sequence numbers are the
+/// sender's byte offsets (TCP: the stream's sequence space from 0, the SYN not counted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderProbe {
+    /// `[seq, seq + len)` went out in a packet of `ip_size` bytes (IP header included);
+    /// `retransmission`: it had been sent before.
+    Sent {
+        /// First byte.
+        seq: u64,
+        /// Payload bytes.
+        len: u64,
+        /// The IP packet's size.
+        ip_size: u64,
+        /// A retransmission.
+        retransmission: bool,
+    },
+    /// The segment at `seq` (`len` bytes) left the flight acknowledged (cumulatively or
+    /// selectively): neither it nor a retransmission of it counts in flight any more.
+    Acked {
+        /// First byte.
+        seq: u64,
+        /// Payload bytes.
+        len: u64,
+    },
+    /// The segment at `seq` was declared lost: neither it nor a retransmission of it
+    /// counts in flight until it is retransmitted.
+    Lost {
+        /// First byte.
+        seq: u64,
+        /// Payload bytes.
+        len: u64,
+    },
+    /// The sender's window after an input: the congestion window, the controller's
+    /// minimum ([`crate::cc::CongestionController::minimum_window`]), the bytes in flight
+    /// as the sender counts them (TCP: RFC 6675 `pipe`) and the sender's maximum segment
+    /// payload (TCP: the effective SMSS).
+    Window {
+        /// Congestion window, bytes.
+        cwnd: u64,
+        /// The controller's minimum window, bytes.
+        minimum: u64,
+        /// Bytes in flight.
+        bytes_in_flight: u64,
+        /// Largest segment payload, bytes.
+        smss: u64,
+    },
+    /// The receiver handed `[offset, offset + len)` of the byte stream to the layer above
+    /// (TLS or the stream multiplexer).
+    Delivered {
+        /// First byte.
+        offset: u64,
+        /// Bytes.
+        len: u64,
+    },
 }
 
 impl TraceEvent {
@@ -531,6 +593,7 @@ impl TraceEvent {
             TraceEvent::CongestionStateUpdated { .. } => "congestion_state_updated",
             TraceEvent::DataBlockedUpdated { .. } => "data_blocked_updated",
             TraceEvent::MigrationStateUpdated { .. } => "migration_state_updated",
+            TraceEvent::SenderProbe(_) => "sender_probe",
         }
     }
 }

@@ -30,7 +30,7 @@ use super::mux::{MuxRecv, MuxSend};
 use crate::cc::{self, CongestionController, RttSnapshot};
 use crate::config::tcp::{RtoFormula, TcpConfig, TlsVersion};
 use crate::time::{SimDuration, SimTime};
-use crate::trace::TraceBuffer;
+use crate::trace::{SenderProbe, TraceBuffer, TraceEvent};
 use crate::transport::pacer::Pacer;
 use crate::transport::ranges::RangeSet;
 use crate::transport::rtt::RttEstimator;
@@ -221,7 +221,8 @@ pub struct TcpConnection {
 
     /// Counters.
     pub stats: TcpStats,
-    /// Trace events (none are emitted yet; see `docs/tcp.md`).
+    /// Trace events: only the checkers' [`SenderProbe`]s (no qlog events yet; see
+    /// `docs/tcp.md`).
     pub trace: TraceBuffer,
 }
 
@@ -605,6 +606,7 @@ impl TcpConnection {
         }
         if self.rto_deadline.is_some_and(|d| d <= now) {
             self.on_rto(now);
+            self.probe_window(now);
         }
     }
 
@@ -625,8 +627,31 @@ impl TcpConnection {
         self.stats.sack_blocks_sent += seg.sack.len() as u64;
         if seg.len == 0 {
             self.stats.pure_acks_sent += 1;
+        } else {
+            self.trace.push_with(now, || {
+                TraceEvent::SenderProbe(SenderProbe::Sent {
+                    seq: seg.seq,
+                    len: seg.len,
+                    ip_size: seg.ip_len(),
+                    retransmission: seg.retransmission,
+                })
+            });
+            self.probe_window(now);
         }
         Some(seg)
+    }
+
+    /// The checkers' window probe (issue 16; only while tracing).
+    fn probe_window(&mut self, now: SimTime) {
+        if self.trace.is_on() {
+            let w = SenderProbe::Window {
+                cwnd: self.cc.window(),
+                minimum: self.cc.minimum_window(),
+                bytes_in_flight: self.pipe,
+                smss: self.smss,
+            };
+            self.trace.push(now, TraceEvent::SenderProbe(w));
+        }
     }
 
     fn next_segment(&mut self, now: SimTime) -> Option<Segment> {
@@ -1172,6 +1197,12 @@ impl TcpConnection {
             if r.offset != self.delivered_end {
                 self.stats.records_out_of_order += 1;
             }
+            self.trace.push_with(now, || {
+                TraceEvent::SenderProbe(SenderProbe::Delivered {
+                    offset: r.offset,
+                    len: r.len,
+                })
+            });
             self.delivered_end = r.end();
             match r.kind {
                 RecordKind::Tls(m) => self.on_tls(now, m),
@@ -1300,7 +1331,12 @@ impl TcpConnection {
         self.pipe -= s.len;
         self.retx.insert(s.seq);
         self.stats.segments_lost += 1;
-        Some(s.sent)
+        let (seq, len, sent) = (s.seq, s.len, s.sent);
+        // Called on input only (an ACK, a SYN-ACK): `last_activity` is the input's time.
+        self.trace.push_with(self.last_activity, || {
+            TraceEvent::SenderProbe(SenderProbe::Lost { seq, len })
+        });
+        Some(sent)
     }
 
     /// RFC 9002 §7.8-style test: the window was (nearly) full before this ACK.
@@ -1328,6 +1364,10 @@ impl TcpConnection {
                 self.retx.remove(&s.seq);
                 if !s.sacked {
                     Self::remove_from_pipe(&mut self.pipe, &mut s);
+                    let (seq, len) = (s.seq, s.len);
+                    self.trace.push_with(now, || {
+                        TraceEvent::SenderProbe(SenderProbe::Acked { seq, len })
+                    });
                     newly.push((s.sent, s.len, s.app_limited, s.retransmitted, s.seq));
                 }
             }
@@ -1360,6 +1400,10 @@ impl TcpConnection {
                         new_sack = true;
                         self.retx.remove(&s.seq);
                         Self::remove_from_pipe(&mut self.pipe, s);
+                        let (seq, len) = (s.seq, s.len);
+                        self.trace.push_with(now, || {
+                            TraceEvent::SenderProbe(SenderProbe::Acked { seq, len })
+                        });
                         newly.push((s.sent, s.len, s.app_limited, s.retransmitted, s.seq));
                         self.highest_sacked = self.highest_sacked.max(s.seq + s.len);
                     }
@@ -1432,6 +1476,7 @@ impl TcpConnection {
             self.events.push(StreamEvent::SendComplete(id));
             self.maybe_release(id);
         }
+        self.probe_window(now);
     }
 
     /// RFC 6675 §4 IsLost over the scoreboard: walking down from the highest SACKed
@@ -1530,6 +1575,10 @@ impl TcpConnection {
                 self.stats.segments_lost += 1;
             }
             self.retx.insert(s.seq);
+            let (seq, len) = (s.seq, s.len);
+            self.trace.push_with(now, || {
+                TraceEvent::SenderProbe(SenderProbe::Lost { seq, len })
+            });
         }
         debug_assert_eq!(self.pipe, 0);
         self.recovery_point = Some(self.snd_nxt);
