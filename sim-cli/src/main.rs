@@ -64,7 +64,7 @@ enum Command {
         qlog_format: String,
         /// Also print "where the time went" per run and flow: the data sender's time split
         /// into handshake, slow start, blocked by flow control, blocked by cwnd, loss
-        /// recovery and idle (docs/breakdown.md; QUIC bulk flows only). With --json it is
+        /// recovery and idle (docs/breakdown.md; QUIC, TCP and SCTP senders). With --json it is
         /// the document's extra `breakdown` key; the rest of the output is unchanged.
         #[arg(long, conflicts_with = "qlog")]
         breakdown: bool,
@@ -453,7 +453,11 @@ fn run_cmd(
         let cfg = study.config(j);
         let bad = |e: sim_core::scenario::ConfigError| (EXIT_BAD_INPUT, e.to_string());
         let (result, split) = match &qlog {
-            None if breakdown => sim_core::runner::run_with_breakdown(cfg, j.seed).map_err(bad)?,
+            None if breakdown => {
+                let (r, b) = sim_core::runner::run_with_breakdown(cfg, j.seed).map_err(bad)?;
+                let b = b.into_iter().map(|f| (transport_of(&r, &f), f)).collect();
+                (r, b)
+            }
             None => (sim_core::run(cfg, j.seed).map_err(bad)?, Vec::new()),
             Some((dir, fmt)) => (run_with_qlog(cfg, j, dir, *fmt)?, Vec::new()),
         };
@@ -472,7 +476,7 @@ fn run_cmd(
 /// `--breakdown`) and, in a paired comparison, its observations for the differences.
 struct Ran {
     result: RunResult,
-    split: Vec<FlowBreakdown>,
+    split: Vec<(&'static str, FlowBreakdown)>,
     observed: Option<Vec<(String, f64)>>,
 }
 
@@ -485,11 +489,23 @@ struct RunOpts {
     breakdown: bool,
 }
 
+/// The transport of the endpoint whose split `f` is (`quic`, `tcp`, `sctp`): one bar per
+/// transport in a paired comparison.
+fn transport_of(r: &RunResult, f: &FlowBreakdown) -> &'static str {
+    r.flows
+        .get(f.flow as usize)
+        .and_then(|fl| fl.endpoints.get(f.endpoint as usize))
+        .map_or("-", |m| m.kind())
+}
+
+/// The splits of the jobs run so far: per job (job order), `(transport, split)` per flow.
+type Splits = [(Job, Vec<(&'static str, FlowBreakdown)>)];
+
 /// `--breakdown --json`: per job (job order) and flow, the parts in seconds.
-fn breakdown_json(splits: &[(Job, Vec<FlowBreakdown>)]) -> serde_json::Value {
+fn breakdown_json(splits: &Splits) -> serde_json::Value {
     let mut rows = Vec::new();
     for (j, flows) in splits {
-        for f in flows {
+        for (transport, f) in flows {
             let mut parts = serde_json::Map::new();
             for (p, secs) in f.breakdown.secs() {
                 parts.insert(p.as_str().to_string(), serde_json::json!(secs));
@@ -498,6 +514,7 @@ fn breakdown_json(splits: &[(Job, Vec<FlowBreakdown>)]) -> serde_json::Value {
                 "point": j.point,
                 "seed": j.seed,
                 "flow": f.flow,
+                "transport": transport,
                 "endpoint": f.endpoint,
                 "total_secs": f.breakdown.total().as_secs_f64(),
                 "parts_secs": parts,
@@ -508,14 +525,14 @@ fn breakdown_json(splits: &[(Job, Vec<FlowBreakdown>)]) -> serde_json::Value {
 }
 
 /// `--breakdown`: one line per job and flow, seconds per part.
-fn breakdown_table(splits: &[(Job, Vec<FlowBreakdown>)]) -> String {
+fn breakdown_table(splits: &Splits) -> String {
     use std::fmt::Write as _;
     let mut out = String::from(
         "where the time went — the data sender's time, seconds; the parts sum to its completion time (last byte acknowledged)\n",
     );
     let mut head = format!(
-        "  {:>5} {:>20} {:>4} {:>10}",
-        "point", "seed", "flow", "total"
+        "  {:>5} {:>20} {:>4} {:>9} {:>10}",
+        "point", "seed", "flow", "transport", "total"
     );
     for p in TimePart::ALL {
         head.push_str(&format!(" {:>13}", p.as_str()));
@@ -523,13 +540,14 @@ fn breakdown_table(splits: &[(Job, Vec<FlowBreakdown>)]) -> String {
     let _ = writeln!(out, "{head}");
     let mut any = false;
     for (j, flows) in splits {
-        for f in flows {
+        for (transport, f) in flows {
             any = true;
             let mut line = format!(
-                "  {:>5} {:>20} {:>4} {:>10.6}",
+                "  {:>5} {:>20} {:>4} {:>9} {:>10.6}",
                 j.point,
                 j.seed,
                 f.flow,
+                transport,
                 f.breakdown.total().as_secs_f64()
             );
             for (_, secs) in f.breakdown.secs() {
@@ -541,7 +559,7 @@ fn breakdown_table(splits: &[(Job, Vec<FlowBreakdown>)]) -> String {
     if !any {
         let _ = writeln!(
             out,
-            "  (no flow reports it: only QUIC bulk flows classify their sender's state)"
+            "  (no flow reports it: CBR flows and reconnecting workloads have no single sender connection)"
         );
     }
     out
@@ -581,7 +599,7 @@ where
         }
     };
     let mut collector = study.paired_collector();
-    let mut splits: Vec<(Job, Vec<FlowBreakdown>)> = Vec::new();
+    let mut splits: Vec<(Job, Vec<(&'static str, FlowBreakdown)>)> = Vec::new();
     let mut last_point = usize::MAX;
     for point in 0..study.scenario().points.len() {
         let mut start = 0u32;

@@ -28,9 +28,40 @@
 //!    is the window's (the sender is window-limited between acknowledgements, or paced
 //!    within the window).
 //!
-//! Availability: QUIC bulk transfers (`workload = { kind = "bulk" }` and the flat QUIC
-//! flow). TCP, SCTP and the web_page / video / reconnects workloads do not report it
-//! (`None`): their senders do not classify their state this way yet.
+//! TCP's rules (`tcp/connection/time_split.rs`), the same parts in the same order:
+//! 1. **handshake**: not yet connected: the three-way handshake (RFC 9293 §3.5) and the
+//!    TLS rounds the model charges on the byte stream (TLS 1.3: 1 round trip, TLS 1.2: 2;
+//!    a server is connected when the client's Finished arrives).
+//! 2. **loss recovery**: fast recovery (RFC 6675 §5, NewReno RFC 6582 §3.2) or the
+//!    recovery after an RTO until the recovery point is acknowledged (RFC 6298 §5.4-5.7),
+//!    an RTO backoff not yet reset by a new RTT sample, or segments marked lost waiting
+//!    for retransmission.
+//! 3. **idle**: no byte waits to be sent and `pipe` is 0.
+//! 4. **flow control**: bytes wait but the peer's receive window has no room for them
+//!    (RFC 9293 §3.8.6; the sender waits rather than send less than half a segment, its
+//!    silly-window avoidance, §3.8.6.2.1).
+//! 5. / 6. **slow start** / **congestion window**: otherwise, by `cwnd < ssthresh`
+//!    (RFC 5681 §3.1).
+//!
+//! SCTP's rules (`sctp/association/time_split.rs`):
+//! 1. **handshake**: before the association is established (RFC 9260 §5.1: INIT,
+//!    INIT-ACK, COOKIE-ECHO with DATA bundled, COOKIE-ACK). A server's association, and
+//!    its split, start when the INIT arrives.
+//! 2. **loss recovery**: Fast Recovery (RFC 9260 §7.2.4; a shared controller's recovery
+//!    period), a T3-rtx expiry not yet followed by a SACK of new data (§6.3.3), or chunks
+//!    marked for retransmission waiting.
+//! 3. **idle**: no message waits and nothing is in flight.
+//! 4. **flow control**: the next chunk does not fit the peer's rwnd (a_rwnd less the
+//!    bytes outstanding, §6.1 A, §6.2.1) while data is outstanding.
+//! 5. / 6. **slow start** / **congestion window**: otherwise, by `cwnd <= ssthresh`
+//!    (§7.2.1) or congestion avoidance (§7.2.2).
+//!
+//! Availability: the bulk workload over QUIC, TCP and SCTP (and the flat QUIC flow), and
+//! the web_page and video workloads over all three (one connection, the split frozen at
+//! the workload's completion). A reconnecting workload (`reconnects`, and web_page /
+//! video with `reconnections`) reports `None`: its time spans several connections and the
+//! gaps between them (think time, the wait for a new address), which no single sender's
+//! state covers; CBR flows have no transport sender.
 //!
 //! It is an accessor, not an output: computing it changes neither the run, its digest
 //! nor its JSON ([`crate::sim::Simulation::breakdown`], [`crate::runner::run_with_breakdown`]).
@@ -143,6 +174,8 @@ pub(crate) struct BreakdownClock {
     acc: TimeBreakdown,
     part: TimePart,
     since: SimTime,
+    /// Where the accounting began.
+    origin: SimTime,
     /// Closed at completion: later changes are not counted.
     frozen: bool,
 }
@@ -154,8 +187,14 @@ impl BreakdownClock {
             acc: TimeBreakdown::default(),
             part,
             since: now,
+            origin: now,
             frozen: false,
         }
+    }
+
+    /// Where the accounting began (the `now` given to [`BreakdownClock::new`]).
+    pub(crate) fn origin(&self) -> SimTime {
+        self.origin
     }
 
     /// From `now` on the time goes to `part`.
@@ -335,21 +374,139 @@ mod tests {
         assert!(lr > 0.1, "loss recovery {lr}: {:?}", fb.breakdown.secs());
     }
 
-    /// Transports that do not classify their state report nothing.
-    #[test]
-    fn tcp_reports_no_breakdown() {
-        let sc = crate::scenario::parse_str(
+    /// The other transports' senders: one bulk flow over `transport` with the given link
+    /// and extra flow keys; the parts sum to the sender's completion time.
+    fn run_transport(transport: &str, link: &str, bytes: &str, extra: &str) -> FlowBreakdown {
+        let toml = format!(
             r#"
             [topology]
             kind = "two_hosts"
-            link = { rate = "20Mbps", delay = "20ms" }
+            link = {link}
             [[flows]]
-            transport = "tcp"
-            workload = { kind = "bulk", bytes = "100KB", streams = 1 }
-            "#,
-        )
-        .unwrap();
-        let (_, b) = crate::runner::run_with_breakdown(&sc.base, 1).unwrap();
-        assert!(b.is_empty());
+            transport = "{transport}"
+            workload = {{ kind = "bulk", bytes = "{bytes}", streams = 1 }}
+            {extra}
+            "#
+        );
+        let (fb, t, _) = run_one(&toml);
+        assert_eq!(fb.endpoint, 1, "the server sends the response");
+        sums_to_completion(&fb, t);
+        fb
+    }
+
+    /// A TCP client advertising 16 KB on a 10 Mbit/s, 100 ms RTT path: the server's
+    /// sending is bounded by the peer's window (RFC 9293 §3.8.6), not by cwnd.
+    #[test]
+    fn a_small_receive_window_tcp_transfer_is_mostly_blocked_by_flow_control() {
+        let fb = run_transport(
+            "tcp",
+            r#"{ rate = "10Mbps", delay = "50ms", queue = "unlimited" }"#,
+            "400KB",
+            "[flows.tcp.client]\nrecv_window = \"16KB\"",
+        );
+        let fc = share(&fb.breakdown, TimePart::FlowControl);
+        assert!(fc > 0.7, "flow control {fc}: {:?}", fb.breakdown.secs());
+        assert_eq!(fb.breakdown.get(TimePart::LossRecovery), SimDuration::ZERO);
+    }
+
+    /// SCTP with an a_rwnd of 3 chunks (RFC 9260 §6.2.1): the same.
+    #[test]
+    fn a_small_a_rwnd_sctp_transfer_is_mostly_blocked_by_flow_control() {
+        let fb = run_transport(
+            "sctp",
+            r#"{ rate = "10Mbps", delay = "50ms", queue = "unlimited" }"#,
+            "200KB",
+            "[flows.sctp]\na_rwnd = 4000",
+        );
+        let fc = share(&fb.breakdown, TimePart::FlowControl);
+        assert!(fc > 0.7, "flow control {fc}: {:?}", fb.breakdown.secs());
+        assert_eq!(fb.breakdown.get(TimePart::LossRecovery), SimDuration::ZERO);
+    }
+
+    /// Lossless, large windows, an unlimited queue: the TCP and SCTP senders spend their
+    /// time in the handshake, slow start and the window; the handshake lasts until the
+    /// sender can send data: TCP with TLS 1.3 (3-way handshake + 1 TLS round trip, the
+    /// server connected when the client's Finished arrives: 2.5 RTT = 100 ms after the
+    /// flow start), SCTP from the INIT's arrival (where the server's association starts)
+    /// until the COOKIE-ECHO arrives (1 RTT = 40 ms), plus transmission times.
+    #[test]
+    fn lossless_large_window_tcp_and_sctp_transfers_are_handshake_slow_start_and_cwnd() {
+        for (transport, hs_range) in [("tcp", 0.1..0.12), ("sctp", 0.04..0.06)] {
+            let fb = run_transport(
+                transport,
+                r#"{ rate = "20Mbps", delay = "20ms", queue = "unlimited" }"#,
+                "4MB",
+                "",
+            );
+            let b = &fb.breakdown;
+            let hs = b.get(TimePart::Handshake).as_secs_f64();
+            assert!(hs_range.contains(&hs), "{transport}: handshake {hs}");
+            assert!(
+                b.get(TimePart::SlowStart) > SimDuration::ZERO,
+                "{transport}"
+            );
+            let main = share(b, TimePart::Handshake)
+                + share(b, TimePart::SlowStart)
+                + share(b, TimePart::Cwnd);
+            assert!(
+                main > 0.999,
+                "{transport}: handshake + slow start + cwnd {main}: {:?}",
+                b.secs()
+            );
+        }
+    }
+
+    /// Random loss: both spend time in fast recovery / retransmission.
+    #[test]
+    fn lossy_tcp_and_sctp_transfers_spend_time_in_loss_recovery() {
+        for transport in ["tcp", "sctp"] {
+            let fb = run_transport(
+                transport,
+                r#"{ rate = "20Mbps", delay = "20ms", loss = "2%" }"#,
+                "2MB",
+                "",
+            );
+            let lr = share(&fb.breakdown, TimePart::LossRecovery);
+            assert!(
+                lr > 0.1,
+                "{transport}: loss recovery {lr}: {:?}",
+                fb.breakdown.secs()
+            );
+        }
+    }
+
+    /// The web_page and video workloads over every transport: the server's split sums to
+    /// its completion time; a video server waits for the player's next request (idle).
+    #[test]
+    fn web_page_and_video_splits_sum_to_completion_over_every_transport() {
+        for transport in ["quic", "tcp", "sctp"] {
+            for (workload, idle) in [
+                (r#"{ kind = "web_page", preset = "paper003" }"#, false),
+                (r#"{ kind = "video", length = "8s" }"#, true),
+            ] {
+                let toml = format!(
+                    r#"
+                    [topology]
+                    kind = "two_hosts"
+                    link = {{ rate = "20Mbps", delay = "20ms" }}
+                    [[flows]]
+                    transport = "{transport}"
+                    workload = {workload}
+                    "#
+                );
+                let (fb, t, _) = run_one(&toml);
+                sums_to_completion(&fb, t);
+                let b = &fb.breakdown;
+                assert!(b.get(TimePart::Handshake) > SimDuration::ZERO);
+                if idle {
+                    // The player stops asking while its buffer is full.
+                    assert!(
+                        b.get(TimePart::Idle) > SimDuration::from_secs(1),
+                        "{transport} video: {:?}",
+                        b.secs()
+                    );
+                }
+            }
+        }
     }
 }

@@ -330,6 +330,40 @@ test('where the time went: a stacked bar whose parts sum to the shown completion
   assert.deepEqual(problems, []);
 });
 
+test('a TCP scenario shows its sender\'s breakdown bar, summing to its completion time', async () => {
+  await page.click('button[data-scenario="examples/tcp-bulk.toml"]');
+  await waitDone();
+  await page.waitForSelector('#breakdown-0 .bd-part');
+  const bar = await page.$eval('#breakdown-0', (b) => ({
+    transport: b.dataset.transport,
+    completion: Number(b.dataset.completion),
+    parts: [...b.querySelectorAll('.bd-part')].map((p) => ({ part: p.dataset.part, secs: Number(p.dataset.secs) })),
+  }));
+  assert.equal(bar.transport, 'tcp');
+  const sum = bar.parts.reduce((a, p) => a + p.secs, 0);
+  assert.ok(Math.abs(sum - bar.completion) < 1e-6, `parts ${sum} vs completion ${bar.completion}`);
+  assert.ok(bar.parts.some((p) => p.part === 'handshake'), JSON.stringify(bar.parts));
+  assert.deepEqual(problems, []);
+});
+
+test('a flow-level key of a transport flow is editable, with the inline field-named error', async () => {
+  await page.click('button[data-scenario="examples/tcp-bulk.toml"]');
+  await waitDone();
+  const sel = 'input[data-field="flows[0].copies"]';
+  await page.fill(sel, '0');
+  await page.press(sel, 'Enter');
+  const inline = page.locator('[data-error-for="flows[0].copies"]');
+  await inline.waitFor();
+  assert.match((await inline.textContent()).trim(), /copies/);
+  assert.ok(await page.isDisabled('#run'));
+  await page.fill(sel, '2');
+  await page.press(sel, 'Enter');
+  await page.waitForFunction(() => /copies\s*=\s*2/.test(document.querySelector('#toml').value));
+  // The edit re-runs by itself; two flows now: two breakdown bars.
+  await page.waitForSelector('#breakdown-1 .bd-part', { timeout: 60000 });
+  assert.deepEqual(problems, []);
+});
+
 test('a paired (multi-transport) scenario shows the paired table with mean and 95 % CI', async () => {
   await page.click('button[data-scenario="examples/page-load-h2-h3.toml"]');
   await waitDone(180000);
@@ -337,6 +371,9 @@ test('a paired (multi-transport) scenario shows the paired table with mean and 9
   const head = await page.$eval('#paired table.paired-table', (t) => [...t.querySelectorAll('th')].map((h) => h.textContent));
   assert.deepEqual(head.slice(0, 4), ['seed', 'tcp', 'quic', 'quic-tcp']);
   assert.match(await page.textContent('#paired .paired-diffs li'), /quic - tcp: mean -?[\d.]+, 95 % CI \[/);
+  // One breakdown bar per transport: the first run of each variant.
+  assert.equal(await page.$eval('#breakdown-0', (b) => b.dataset.transport), 'tcp');
+  assert.equal(await page.$eval('#breakdown-1-0', (b) => b.dataset.transport), 'quic');
   await page.locator('#paired').screenshot({ path: join(ART, 'paired.png') });
   assert.deepEqual(problems, []);
 });

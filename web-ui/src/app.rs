@@ -1107,8 +1107,9 @@ fn view_paired(out: &RunOutput) -> Html {
     }
 }
 
-/// "Where the time went": per flow of the first run, a stacked bar of the data sender's
-/// time (`sim_core::breakdown`), each part's width its share of the total.
+/// "Where the time went": per flow of the first run (of each variant in a paired
+/// comparison: one bar per transport), a stacked bar of the data sender's time
+/// (`sim_core::breakdown`), each part's width its share of the total.
 fn view_breakdown(out: &RunOutput) -> Html {
     if out.breakdown.is_empty() {
         return html! {};
@@ -1119,10 +1120,17 @@ fn view_breakdown(out: &RunOutput) -> Html {
             <p><small>{"The data sender's time from its connection start to its completion (last byte acknowledged), first run; rules in docs/breakdown.md."}</small></p>
             { for out.breakdown.iter().map(|b| {
                 let total = b.total_s.max(1e-12);
+                // Point 0 keeps the plain id (`breakdown-<flow>`); a paired comparison's
+                // other variants are `breakdown-<point>-<flow>`.
+                let id = if b.point == 0 {
+                    format!("breakdown-{}", b.flow)
+                } else {
+                    format!("breakdown-{}-{}", b.point, b.flow)
+                };
                 html! {
                     <div class="bd-row">
-                        <span class="bd-label">{format!("flow {}: {:.4} s", b.flow, b.total_s)}</span>
-                        <div class="bd-bar" id={format!("breakdown-{}", b.flow)}
+                        <span class="bd-label">{format!("flow {} ({}): {:.4} s", b.flow, b.transport, b.total_s)}</span>
+                        <div class="bd-bar" id={id} data-transport={b.transport.clone()}
                             data-total={format!("{}", b.total_s)}
                             data-completion={b.completion_s.map(|c| format!("{c}")).unwrap_or_default()}
                             role="img"

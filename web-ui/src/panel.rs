@@ -241,6 +241,16 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
                 true,
                 &["workload", transport.as_str()],
             ));
+            // The keys every flow has (`pair`, `background`, `copies`, ...), but `kind`:
+            // a flow written with `transport` has none.
+            out.push(section(
+                &doc,
+                format!("Flow {name}: {}", schema::FLOW.what),
+                fp.clone(),
+                &schema::FLOW,
+                true,
+                &["kind"],
+            ));
             let wp = {
                 let mut p = fp.clone();
                 p.push(key("workload"));
@@ -574,6 +584,47 @@ mod tests {
         sim_core::scenario::parse_str(&t).unwrap();
         let back = set_loss_model(&t, &ge.path, "none").unwrap();
         sim_core::scenario::parse_str(&back).unwrap();
+    }
+
+    /// A transport × workload flow shows the keys every flow has (`pair`, `background`,
+    /// `copies`, ...) from the flow descriptor, without `kind`; an edit there reaches the
+    /// parser, and a bad value gets its field-named error.
+    #[test]
+    fn a_transport_flow_shows_the_common_flow_keys() {
+        let text = r#"
+[topology]
+kind = "two_hosts"
+link = { rate = "10Mbps", delay = "20ms" }
+
+[[flows]]
+transport = "tcp"
+workload = { kind = "bulk", bytes = "100KB" }
+"#;
+        let s = sections(text).unwrap();
+        let common = s
+            .iter()
+            .find(|x| x.table.id == "flow" && x.path == [Seg::Elem("flows".into(), 0)])
+            .expect("the common flow keys");
+        let want: Vec<&str> = schema::FLOW
+            .fields
+            .iter()
+            .map(|f| f.name)
+            .filter(|&n| n != "kind")
+            .collect();
+        let got: Vec<&str> = common.fields.iter().map(|f| f.field.name).collect();
+        assert_eq!(got, want);
+        let copies = common
+            .fields
+            .iter()
+            .find(|f| f.field.name == "copies")
+            .unwrap();
+        assert_eq!(copies.dotted, "flows[0].copies");
+        let t = set_value(text, &common.path, copies.field, "2").unwrap();
+        let sc = sim_core::scenario::parse_str(&t).unwrap();
+        assert_eq!(sc.base.flows.len(), 2);
+        let bad = set_value(text, &common.path, copies.field, "0").unwrap();
+        let err = sim_core::scenario::parse_str(&bad).unwrap_err();
+        assert_eq!(err.field, "flows[0].copies", "{err}");
     }
 
     #[test]

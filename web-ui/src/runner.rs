@@ -38,7 +38,8 @@ pub struct RunOutput {
     /// The first run's time series.
     pub series: Option<PlotSeries>,
     /// "Where the time went" in the first run, one bar per flow that reports it
-    /// (`sim_core::breakdown`: QUIC bulk flows).
+    /// (`sim_core::breakdown`); in a paired comparison the first run of every variant
+    /// (one bar per transport).
     #[serde(default)]
     pub breakdown: Vec<BreakdownBar>,
     /// The paired comparison of a multi-transport scenario (`transports = [...]`), as
@@ -131,6 +132,12 @@ impl PairedTable {
 /// One flow's "where the time went" stacked bar.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BreakdownBar {
+    /// The sweep point (a paired comparison's variant) of the run.
+    #[serde(default)]
+    pub point: usize,
+    /// The sender's transport (`quic`, `tcp`, `sctp`).
+    #[serde(default)]
+    pub transport: String,
     /// The flow's index.
     pub flow: u32,
     /// The data sender's index within the flow's endpoints.
@@ -145,15 +152,18 @@ pub struct BreakdownBar {
 }
 
 impl BreakdownBar {
-    /// The bar of `b` in `result`.
-    pub fn of(b: &FlowBreakdown, result: &RunResult) -> BreakdownBar {
-        let completion_s = result
+    /// The bar of `b` in `result`, a run of sweep point `point`.
+    pub fn of(point: usize, b: &FlowBreakdown, result: &RunResult) -> BreakdownBar {
+        let m = result
             .flows
             .get(b.flow as usize)
-            .and_then(|f| f.endpoints.get(b.endpoint as usize))
+            .and_then(|f| f.endpoints.get(b.endpoint as usize));
+        let completion_s = m
             .and_then(|m| m.transport())
             .and_then(|t| t.completion_secs);
         BreakdownBar {
+            point,
+            transport: m.map_or("", |m| m.kind()).to_string(),
             flow: b.flow,
             endpoint: b.endpoint,
             total_s: b.breakdown.total().as_secs_f64(),
@@ -199,8 +209,9 @@ pub struct Runner {
     study: Study,
     current: Option<Simulation<'static>>,
     results: Vec<RunResult>,
-    /// The first job's "where the time went", taken just before it finished.
-    breakdown: Vec<FlowBreakdown>,
+    /// "Where the time went" of the first job (of every point's first job in a paired
+    /// comparison), taken just before it finished: `(point, result index, splits)`.
+    breakdown: Vec<(usize, usize, Vec<FlowBreakdown>)>,
 }
 
 impl Runner {
@@ -235,8 +246,10 @@ impl Runner {
             left = left.saturating_sub(out.events.max(1));
             if out.is_finished() {
                 let sim = self.current.take().expect("set above");
-                if self.results.is_empty() {
-                    self.breakdown = sim.breakdown();
+                let paired = self.study.scenario().is_paired();
+                if self.results.is_empty() || (paired && job.run == 0) {
+                    self.breakdown
+                        .push((job.point, self.results.len(), sim.breakdown()));
                 }
                 self.results.push(sim.finish());
             }
@@ -316,14 +329,12 @@ impl Runner {
                 .first()
                 .and_then(|r| r.series.as_ref())
                 .map(PlotSeries::of),
-            breakdown: match self.results.first() {
-                Some(r) => self
-                    .breakdown
-                    .iter()
-                    .map(|b| BreakdownBar::of(b, r))
-                    .collect(),
-                None => Vec::new(),
-            },
+            breakdown: self
+                .breakdown
+                .iter()
+                .filter_map(|(point, i, bs)| Some((point, self.results.get(*i)?, bs)))
+                .flat_map(|(&point, r, bs)| bs.iter().map(move |b| BreakdownBar::of(point, b, r)))
+                .collect(),
             paired,
         }
     }
@@ -422,6 +433,34 @@ mod tests {
         let base = parse_str(crate::gallery::SANDBOX).unwrap().base;
         let (_, b) = sim_core::runner::run_with_breakdown(&base, 1).unwrap();
         assert_eq!(b[0].breakdown.total().as_secs_f64(), bar.total_s);
+    }
+
+    /// A paired comparison gets one bar per transport (the first run of each variant),
+    /// each summing to its sender's completion time.
+    #[test]
+    fn a_paired_scenario_has_one_breakdown_bar_per_transport() {
+        let text = r#"
+            runs = 2
+            [topology]
+            kind = "two_hosts"
+            link = { rate = "20Mbps", delay = "20ms" }
+            [[flows]]
+            transports = ["tcp", "sctp", "quic"]
+            workload = { kind = "bulk", bytes = "200KB" }
+        "#;
+        let mut r = Runner::new(text).unwrap();
+        while !r.step(5000).unwrap() {}
+        let out = r.output();
+        let seen: Vec<(usize, &str)> = out
+            .breakdown
+            .iter()
+            .map(|b| (b.point, b.transport.as_str()))
+            .collect();
+        assert_eq!(seen, [(0, "tcp"), (1, "sctp"), (2, "quic")]);
+        for b in &out.breakdown {
+            let completion = b.completion_s.expect("completed");
+            assert!((b.total_s - completion).abs() < 1e-9, "{b:?}");
+        }
     }
 
     /// A multi-transport scenario gets the paired table with the numbers the CLI's

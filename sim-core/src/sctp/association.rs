@@ -30,6 +30,7 @@
 //!   at most once; Fast Recovery;
 //! - congestion control (§7.2): [`SctpReno`] by default, or a shared controller.
 
+use crate::breakdown::{BreakdownClock, TimePart};
 use crate::cc::sctp::{SackInput, SctpReno};
 use crate::cc::{CcParams, CongestionController};
 use crate::config::sctp::{SctpCc, SctpConfig};
@@ -46,6 +47,8 @@ use crate::wire::sctp::{
     DATA_HEADER,
 };
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+mod time_split;
 
 /// The first TSN each side sends (§5.1 says random; the model starts at 1 so that a
 /// cumulative ack of 0 means "nothing yet", and numbers without wrapping).
@@ -281,6 +284,8 @@ pub struct SctpAssociation {
     packets_unacked: u64,
     sack_timer: Option<SimTime>,
     next_packet_number: u64,
+    /// "Where the time went" ([`crate::breakdown`]): never read by the protocol.
+    breakdown: BreakdownClock,
     /// Every delivery to the application, `(stream, start, end)`, in order (tests).
     #[cfg(test)]
     pub(crate) delivery_log: Vec<(StreamId, u64, u64)>,
@@ -368,6 +373,7 @@ impl SctpAssociation {
             packets_unacked: 0,
             sack_timer: None,
             next_packet_number: 0,
+            breakdown: BreakdownClock::new(SimTime::ZERO, TimePart::Handshake),
             #[cfg(test)]
             delivery_log: Vec::new(),
             cfg,

@@ -10,6 +10,7 @@
 //! a no-op and a ticket carries nothing.
 
 use super::association::SctpAssociation;
+use crate::breakdown::TimeBreakdown;
 use crate::config::sctp::SctpConfig;
 use crate::config::workload::ConnectionSpec;
 use crate::driver::{Hello, TransportDriver};
@@ -201,6 +202,7 @@ impl TransportDriver for SctpAssociation {
 
     fn start(&mut self, now: SimTime) {
         SctpAssociation::start(self, now);
+        self.start_breakdown(now);
     }
 
     /// The reader is not consulted: SCTP's application consumes at once (see
@@ -229,7 +231,10 @@ impl TransportDriver for SctpAssociation {
         if let Some(k) = number {
             self.set_vtag(k);
         }
-        let p = self.poll_transmit(now)?;
+        let Some(p) = self.poll_transmit(now) else {
+            self.note_send_opportunity(now);
+            return None;
+        };
         let size = u32::try_from(p.size()).expect("packet size fits u32");
         Some(Datagram::new(
             local,
@@ -254,6 +259,14 @@ impl TransportDriver for SctpAssociation {
 
     fn drain_trace(&mut self, sink: &mut dyn FnMut(SimTime, TraceEvent)) {
         self.trace.drain(sink);
+    }
+
+    fn time_breakdown(&self, now: SimTime) -> Option<TimeBreakdown> {
+        Some(SctpAssociation::time_breakdown(self, now))
+    }
+
+    fn freeze_breakdown(&mut self, at: SimTime) {
+        SctpAssociation::freeze_breakdown(self, at);
     }
 
     fn metrics(&self, completed_at: Option<SimTime>, now: SimTime) -> EndpointMetrics {

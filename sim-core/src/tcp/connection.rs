@@ -27,6 +27,7 @@
 //! Deviations are listed in `docs/tcp.md`.
 
 use super::mux::{MuxRecv, MuxSend};
+use crate::breakdown::{BreakdownClock, TimePart};
 use crate::cc::{self, CongestionController, RttSnapshot};
 use crate::config::tcp::{RtoFormula, TcpConfig, TlsVersion};
 use crate::time::{SimDuration, SimTime};
@@ -40,6 +41,8 @@ use crate::wire::tcp::{
     FAST_OPEN_COOKIE_LEN,
 };
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+mod time_split;
 
 /// RFC 6298 §2 clock granularity G: 1 ms (Linux with HZ = 1000).
 pub const CLOCK_GRANULARITY: SimDuration = SimDuration::from_millis(1);
@@ -224,6 +227,8 @@ pub struct TcpConnection {
     /// Trace events: only the checkers' [`SenderProbe`]s (no qlog events yet; see
     /// `docs/tcp.md`).
     pub trace: TraceBuffer,
+    /// "Where the time went" ([`crate::breakdown`]): never read by the protocol.
+    breakdown: BreakdownClock,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -315,6 +320,7 @@ impl TcpConnection {
             events: Vec::new(),
             stats: TcpStats::default(),
             trace: TraceBuffer::default(),
+            breakdown: BreakdownClock::new(SimTime::ZERO, TimePart::Handshake),
             cfg,
         }
     }

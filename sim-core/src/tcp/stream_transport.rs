@@ -9,6 +9,7 @@
 
 use super::connection::TcpConnection;
 use super::metrics::connection_metrics;
+use crate::breakdown::TimeBreakdown;
 use crate::config::tcp::TcpConfig;
 use crate::config::workload::ConnectionSpec;
 use crate::driver::{Hello, TransportDriver};
@@ -110,6 +111,7 @@ impl TransportDriver for TcpConnection {
 
     fn start(&mut self, now: SimTime) {
         TcpConnection::start(self, now);
+        self.start_breakdown(now);
     }
 
     /// The reader is not consulted: TCP's application consumes at once (see
@@ -135,7 +137,10 @@ impl TransportDriver for TcpConnection {
         flow: FlowId,
         number: Option<u64>,
     ) -> Option<Datagram> {
-        let mut s = self.poll_transmit(now)?;
+        let Some(mut s) = self.poll_transmit(now) else {
+            self.note_send_opportunity(now);
+            return None;
+        };
         if let Some(k) = number {
             s.conn = k;
         }
@@ -167,6 +172,14 @@ impl TransportDriver for TcpConnection {
 
     fn metrics(&self, completed_at: Option<SimTime>, now: SimTime) -> EndpointMetrics {
         EndpointMetrics::Tcp(Box::new(connection_metrics(self, completed_at, now)))
+    }
+
+    fn time_breakdown(&self, now: SimTime) -> Option<TimeBreakdown> {
+        Some(TcpConnection::time_breakdown(self, now))
+    }
+
+    fn freeze_breakdown(&mut self, at: SimTime) {
+        TcpConnection::freeze_breakdown(self, at);
     }
 
     /// Congestion window, ssthresh (infinite until the first reduction), pipe, SRTT and

@@ -11,6 +11,7 @@
 //! `reconnects` with `on = "address_change"` ([`super::sequence::SequenceClient`]), for a
 //! workload whose state spans the connections (a video player's buffer).
 
+use crate::breakdown::TimeBreakdown;
 use crate::config::workload::ConnectionSpec;
 use crate::driver::TransportDriver;
 use crate::endpoint::Endpoint;
@@ -177,6 +178,9 @@ impl<T: TransportDriver, W: Workload> AppEndpoint<T, W> {
                 r.ticket_taken = true;
                 r.ticket = Some(self.conn.ticket(r.current));
             }
+        }
+        if let Some(t) = self.app.completed_at() {
+            self.conn.freeze_breakdown(t);
         }
     }
 
@@ -393,5 +397,14 @@ impl<T: TransportDriver, W: Workload> Endpoint for AppEndpoint<T, W> {
 
     fn series_values(&self, out: &mut Vec<f64>) {
         out.extend(self.conn.series_sample().into_iter().map(|(_, v)| v));
+    }
+
+    /// The connection's split ([`crate::breakdown`]); `None` for a reconnecting endpoint,
+    /// whose workload spans several connections.
+    fn time_breakdown(&self, now: SimTime) -> Option<TimeBreakdown> {
+        if self.redial.is_some() {
+            return None;
+        }
+        self.conn.time_breakdown(now)
     }
 }
