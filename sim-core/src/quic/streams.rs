@@ -164,7 +164,15 @@ impl SendBuf {
 
     /// Everything written, including the FIN, was acknowledged.
     pub fn is_complete(&self) -> bool {
-        self.fin && self.fin_acked && self.acked.covered(0, self.written) == self.written
+        // `[0, written)` wholly acknowledged: the ranges are kept merged, so that is the
+        // first range starting at 0 and reaching `written` (no walk over later ranges).
+        self.fin
+            && self.fin_acked
+            && (self.written == 0
+                || self
+                    .acked
+                    .first()
+                    .is_some_and(|(s, e)| s == 0 && e >= self.written))
     }
 }
 
@@ -675,6 +683,23 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+
+        /// `SendBuf::is_complete`'s first-range test says what counting the acknowledged
+        /// bytes of `[0, written)` says, whatever was acknowledged in whichever order.
+        #[test]
+        fn is_complete_matches_covered_count(
+            written in 0u64..60,
+            acks in proptest::collection::vec((0u64..70, 0u64..20), 0..12),
+        ) {
+            let mut b = SendBuf::default();
+            b.write(written, true);
+            b.fin_acked = true;
+            for (offset, len) in acks {
+                b.on_ack(offset, len, false);
+                let want = b.acked.covered(0, b.written) == b.written;
+                proptest::prop_assert_eq!(b.is_complete(), want);
+            }
+        }
 
         /// `IdSet` (vector or tree, across the switch both ways) answers every query as a
         /// `BTreeSet` does.

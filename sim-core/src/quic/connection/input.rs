@@ -399,8 +399,16 @@ impl Connection {
             // RFC 9000 §13.2.4: stop acknowledging what the peer has seen acknowledged
             // (exactly the ranges that ACK carried, so a late packet below its Largest
             // Acknowledged is still reported).
+            // The ranges come largest first (`packetizer::build_ack`): once one lies wholly
+            // below what is left to acknowledge, so do the rest, and removing them would
+            // change nothing.
+            let to_ack = &mut self.spaces[i].to_ack;
+            debug_assert!(ranges.windows(2).all(|w| w[1].1 < w[0].0));
             for &(lo, hi) in ranges {
-                self.spaces[i].to_ack.remove(lo, hi + 1);
+                match to_ack.first() {
+                    Some((start, _)) if hi >= start => to_ack.remove(lo, hi + 1),
+                    _ => break,
+                }
             }
         }
         for f in &info.frames {
