@@ -216,7 +216,7 @@ pub struct QuicConfig {
     pub max_streams_bidi: u64,
     /// Receive-window update policy of the streams, and of the connection unless
     /// `connection_allowance` is set ([`crate::transport::allowance::AllowanceKind`], or a
-    /// user's allowance registered in a [`crate::cc::Registry`]). Default `static`.
+    /// user's allowance registered in a [`crate::Registry`]). Default `static`.
     pub allowance: AllowancePolicy,
     /// Receive-window update policy of the connection; unset = `allowance` (paper 001
     /// runs the same policy at both levels). Default unset.
