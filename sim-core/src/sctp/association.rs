@@ -30,6 +30,7 @@
 //!   at most once; Fast Recovery;
 //! - congestion control (§7.2): [`SctpReno`] by default, or a shared controller.
 
+use super::sent::TsnQueue;
 use crate::breakdown::{BreakdownClock, TimePart};
 use crate::cc::sctp::{SackInput, SctpReno};
 use crate::cc::{CcParams, CongestionController};
@@ -251,7 +252,7 @@ pub struct SctpAssociation {
     /// chunk does not grow with idle or finished streams (issue 15 item 3).
     sendable: BTreeSet<StreamId>,
     rr_cursor: Option<StreamId>,
-    sent: BTreeMap<u64, SentChunk>,
+    sent: TsnQueue<SentChunk>,
     /// TSNs marked for retransmission (lost, not yet resent), lowest first.
     rtx: BTreeSet<u64>,
     /// One packet of marked chunks may go regardless of cwnd (§7.2.4 step 3).
@@ -348,7 +349,7 @@ impl SctpAssociation {
             send_streams: BTreeMap::new(),
             sendable: BTreeSet::new(),
             rr_cursor: None,
-            sent: BTreeMap::new(),
+            sent: TsnQueue::new(),
             rtx: BTreeSet::new(),
             fast_rtx_packet: false,
             t3_hold: None,
@@ -753,13 +754,7 @@ impl SctpAssociation {
         let mut rtt_sample = None;
         let mut touched = BTreeSet::new();
         // Cumulatively acknowledged chunks leave the sent map.
-        let acked: Vec<u64> = self
-            .sent
-            .range(..=s.cum_tsn)
-            .map(|(&t, _)| t)
-            .collect::<Vec<_>>();
-        for tsn in acked {
-            let c = self.sent.remove(&tsn).expect("listed");
+        while let Some((tsn, c)) = self.sent.pop_upto(s.cum_tsn) {
             if !c.gap_acked {
                 self.outstanding_user -= c.chunk.len;
                 self.newly_acked(now, &c, tsn, &mut bytes_acked, &mut rtt_sample);
@@ -779,17 +774,17 @@ impl SctpAssociation {
         self.cum_ack = s.cum_tsn;
         // Gap ack blocks.
         for &(gs, ge) in &s.gaps {
-            let tsns: Vec<u64> = self.sent.range(gs..=ge).map(|(&t, _)| t).collect();
-            for tsn in tsns {
-                let c = self.sent.get(&tsn).expect("listed").clone();
+            for tsn in self.sent.tsns_in(gs, ge.saturating_add(1)) {
+                let c = self.sent.get(tsn).expect("listed");
                 if c.gap_acked {
                     continue;
                 }
+                let c = c.clone();
                 self.newly_acked(now, &c, tsn, &mut bytes_acked, &mut rtt_sample);
                 highest_newly_acked = Some(highest_newly_acked.map_or(tsn, |h: u64| h.max(tsn)));
                 newly_acked.push((c.sent_at, c.size));
                 self.outstanding_user -= c.chunk.len;
-                let e = self.sent.get_mut(&tsn).expect("listed");
+                let e = self.sent.get_mut(tsn).expect("listed");
                 e.gap_acked = true;
                 if e.in_flight {
                     e.in_flight = false;
@@ -824,7 +819,7 @@ impl SctpAssociation {
         };
         let mut newly_marked = Vec::new();
         if let Some(limit) = limit {
-            for (&tsn, c) in self.sent.range_mut(..limit) {
+            for (tsn, c) in self.sent.range_mut(0, limit) {
                 if c.gap_acked || c.marked {
                     continue;
                 }
@@ -839,7 +834,7 @@ impl SctpAssociation {
         if !newly_marked.is_empty() {
             let mut newest_sent = SimTime::ZERO;
             for &tsn in &newly_marked {
-                let c = self.sent.get_mut(&tsn).expect("listed");
+                let c = self.sent.get_mut(tsn).expect("listed");
                 if c.in_flight {
                     c.in_flight = false;
                     self.flight -= c.size;
@@ -1026,10 +1021,10 @@ impl SctpAssociation {
             .sent
             .iter()
             .filter(|(_, c)| !c.gap_acked && !c.marked)
-            .map(|(&t, _)| t)
+            .map(|(t, _)| t)
             .collect();
         for tsn in tsns {
-            let c = self.sent.get_mut(&tsn).expect("listed");
+            let c = self.sent.get_mut(tsn).expect("listed");
             c.marked = true;
             c.misses = 0;
             if c.in_flight {
@@ -1101,7 +1096,7 @@ impl SctpAssociation {
             if self.cookie_echo_resend {
                 self.cookie_echo_resend = false;
                 for tsn in self.cookie_echo_tsns.clone() {
-                    if let Some(c) = self.sent.get_mut(&tsn) {
+                    if let Some(c) = self.sent.get_mut(tsn) {
                         c.retransmitted = true;
                         c.sent_at = now;
                         self.stats.chunks_retransmitted += 1;
@@ -1153,12 +1148,12 @@ impl SctpAssociation {
         } else if ignore_cwnd || self.flight < self.cc.window() {
             let tsns: Vec<u64> = self.rtx.iter().copied().collect();
             for tsn in tsns {
-                let c = self.sent.get(&tsn).expect("marked chunk is outstanding");
+                let c = self.sent.get(tsn).expect("marked chunk is outstanding");
                 if c.size > room || (!ignore_cwnd && self.flight >= self.cc.window()) {
                     break;
                 }
                 room -= c.size;
-                let c = self.sent.get_mut(&tsn).expect("listed");
+                let c = self.sent.get_mut(tsn).expect("listed");
                 c.marked = false;
                 c.retransmitted = true;
                 c.in_flight = true;
@@ -1282,7 +1277,7 @@ impl SctpAssociation {
         if self.timed.is_none() {
             self.timed = Some((d.tsn, now));
         }
-        self.sent.insert(
+        self.sent.push(
             d.tsn,
             SentChunk {
                 chunk: d,
@@ -1352,7 +1347,7 @@ impl SctpAssociation {
     // ----- tracing --------------------------------------------------------------------------
 
     fn lost_packet(&self, tsn: u64) -> ProtocolPacket {
-        let c = &self.sent[&tsn];
+        let c = self.sent.get(tsn).expect("outstanding");
         ProtocolPacket::Sctp(SctpPacket {
             vtag: self.vtag,
             number: tsn,

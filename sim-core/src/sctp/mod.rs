@@ -18,6 +18,7 @@
 
 pub use crate::config::sctp::{SctpCc, SctpConfig};
 pub mod association;
+mod sent;
 pub mod stream_transport;
 
 pub use association::{AssocState, SctpAssociation, SctpStats};
