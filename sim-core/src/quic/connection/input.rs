@@ -454,7 +454,7 @@ impl Connection {
                         },
                         pn: p.pn,
                         size: p.size,
-                        frames: p.info.frames.clone(),
+                        frames: p.info.frames.iter().cloned().collect(),
                     }),
                     trigger,
                 },
