@@ -1457,7 +1457,8 @@ mod tests {
                 offset: end,
                 len: 1,
                 fin: true,
-            }];
+            }]
+            .into();
         }
         recs.insert(i + 1, extra);
         let err = replay(&cfg, &recs, &r).expect_err("caught");
@@ -1487,7 +1488,7 @@ mod tests {
         {
             p.pn = u64::MAX; // never acknowledged
             p.size = 30;
-            p.frames = vec![Frame::Ping];
+            p.frames = vec![Frame::Ping].into();
             *datagram_id = u64::MAX;
         }
         recs.insert(i + 1, extra);

@@ -410,7 +410,8 @@ fn golden_stream(w: &mut dyn Tracer) {
                             len: 280,
                         },
                         Frame::Padding { len: 904 },
-                    ],
+                    ]
+                    .into(),
                 }),
                 datagram_id: 0,
                 trigger: None,
@@ -440,7 +441,8 @@ fn golden_stream(w: &mut dyn Tracer) {
                         },
                         Frame::Crypto { offset: 0, len: 90 },
                         Frame::Padding { len: 1099 },
-                    ],
+                    ]
+                    .into(),
                 }),
                 datagram_id: 0,
             },
@@ -486,7 +488,8 @@ fn golden_stream(w: &mut dyn Tracer) {
                         offset: 0,
                         len: 100,
                         fin: true,
-                    }],
+                    }]
+                    .into(),
                 }),
                 datagram_id: 1,
                 trigger: None,
@@ -543,7 +546,8 @@ fn golden_stream(w: &mut dyn Tracer) {
                             len: 1180,
                             fin: false,
                         },
-                    ],
+                    ]
+                    .into(),
                 }),
                 datagram_id: 1,
             },
@@ -560,7 +564,8 @@ fn golden_stream(w: &mut dyn Tracer) {
                         offset: 0,
                         len: 1200,
                         fin: false,
-                    }],
+                    }]
+                    .into(),
                 }),
                 trigger: LossTrigger::TimeThreshold,
             },
@@ -611,7 +616,7 @@ fn golden_stream(w: &mut dyn Tracer) {
                     ty: PacketType::OneRtt,
                     pn: 5,
                     size: 41,
-                    frames: vec![Frame::Ping, Frame::Padding { len: 15 }],
+                    frames: vec![Frame::Ping, Frame::Padding { len: 15 }].into(),
                 }),
                 datagram_id: 2,
                 trigger: Some(SendTrigger::PtoProbe),

@@ -42,8 +42,9 @@ use crate::trace::{
 use crate::transport::pacer::Pacer;
 use crate::transport::stream::AppReader;
 use crate::wire::quic::{
-    header_len_without_pn, packet_size, pn_len, ClientHelloInfo, Frame, PacketType, QuicDatagram,
-    QuicPacket, ServerHelloInfo, TransportParameters, AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
+    header_len_without_pn, packet_size, pn_len, ClientHelloInfo, Frame, FrameVec, PacketType,
+    PacketVec, QuicDatagram, QuicPacket, ServerHelloInfo, TransportParameters, AEAD_TAG_LEN,
+    MIN_PN_PLUS_PAYLOAD,
 };
 use std::collections::BTreeMap;
 
@@ -280,9 +281,9 @@ pub struct Connection {
     initial_token_len: u64,
     /// Connection migration (RFC 9000 §9), when the config enables it.
     migration: Option<Migration>,
-    /// The packets of the datagram being assembled (empty between polls; kept for its
-    /// allocation).
-    scratch_packets: Vec<(QuicPacket, SentInfo)>,
+    /// The sent-packet records of the datagram being assembled (empty between polls;
+    /// kept for its allocation). The packets themselves are built in the datagram.
+    scratch_infos: Vec<SentInfo>,
     /// Buffers of sent-packet records kept for reuse (no allocation per packet).
     buf_pool: packetizer::BufPool,
 }
@@ -364,7 +365,7 @@ impl Connection {
             peer_server_hello: None,
             initial_token_len: 0,
             migration: cfg.migration.map(Migration::new),
-            scratch_packets: Vec::new(),
+            scratch_infos: Vec::new(),
             buf_pool: packetizer::BufPool::default(),
             cfg,
         }

@@ -11,10 +11,10 @@ use super::flow_control::SendFlow;
 use super::spaces::PnSpace;
 use super::streams::{max_data_len, Chunk, SendBuf, Stream, StreamTable};
 use crate::time::{SimDuration, SimTime};
-use crate::wire::quic::{ack_frame_size, varint_len, Frame};
+use crate::wire::quic::{ack_frame_size, varint_len, AckRanges, Frame, FrameVec};
 
 /// Appends `f` if it fits in `room` (and takes its bytes from `room`).
-pub(crate) fn push_frame(f: Frame, frames: &mut Vec<Frame>, room: &mut u64) -> bool {
+pub(crate) fn push_frame(f: Frame, frames: &mut FrameVec, room: &mut u64) -> bool {
     let n = f.wire_size();
     if n <= *room {
         *room -= n;
@@ -94,7 +94,7 @@ pub(crate) fn build_ack(
     max_ack_ranges: usize,
     ack_delay_exponent: u32,
 ) -> Option<(Frame, u64)> {
-    let mut ranges: Vec<(u64, u64)> = sp
+    let mut ranges: AckRanges = sp
         .to_ack
         .iter()
         .rev()
@@ -132,7 +132,7 @@ pub(crate) fn build_ack(
 /// new bytes.
 pub(crate) fn write_crypto_frames(
     cs: &mut SendBuf,
-    frames: &mut Vec<Frame>,
+    frames: &mut FrameVec,
     room: &mut u64,
     info: &mut SentInfo,
 ) -> bool {
@@ -194,7 +194,7 @@ pub(crate) struct StreamSource<'a> {
 /// scheduler order within stream and connection flow control.
 pub(crate) fn write_stream_frames(
     src: StreamSource<'_>,
-    frames: &mut Vec<Frame>,
+    frames: &mut FrameVec,
     room: &mut u64,
     info: &mut SentInfo,
 ) -> bool {

@@ -6,6 +6,7 @@
 //! [`crate::trace`], [`crate::qlog`] and the protocol modules import from it. One file per
 //! protocol: [`quic`], [`tcp`], [`sctp`].
 
+pub mod inline;
 pub mod quic;
 pub mod sctp;
 pub mod tcp;

@@ -23,6 +23,20 @@
 //! ([`PacketRef`]) for traces of dropped datagrams.
 
 use crate::time::SimDuration;
+pub use crate::wire::inline::InlineVec;
+
+/// The frames of a packet: up to 2 in place (a data packet carries a STREAM frame, maybe
+/// with an ACK or a flow-control update), more on the heap.
+pub type FrameVec = InlineVec<Frame, 2>;
+
+/// The ranges of an ACK frame. A plain vector: ranges kept inline made every frame (and
+/// so every packet and datagram) larger, and the bulk benchmarks' ACK frames mostly carry
+/// more ranges than a few inline slots would hold (measured, issue 14 session 7).
+pub type AckRanges = Vec<(u64, u64)>;
+
+/// The packets of a datagram: one in place (every datagram after the handshake), the
+/// coalesced handshake packets on the heap.
+pub type PacketVec = InlineVec<QuicPacket, 1>;
 
 /// Length of the AEAD authentication tag of every protected packet (RFC 9001 §5.3:
 /// AEAD_AES_128_GCM and AEAD_CHACHA20_POLY1305 both have a 16-byte tag).
@@ -62,10 +76,12 @@ pub fn pn_len(pn: u64, largest_acked: Option<u64>) -> u64 {
     bits.div_ceil(8).clamp(1, 4)
 }
 
-/// The packet types the model sends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// The packet types the model sends. (`Default` is Initial: only the placeholder of an
+/// empty [`PacketVec`] slot.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum PacketType {
     /// Long header, Initial packet number space (RFC 9000 §17.2.2).
+    #[default]
     Initial,
     /// Long header, Handshake packet number space (RFC 9000 §17.2.4).
     Handshake,
@@ -136,7 +152,7 @@ pub enum Frame {
     /// ACK (0x02, §19.3) without ECN counts.
     Ack {
         /// Acknowledged ranges, largest first, inclusive `(smallest, largest)`.
-        ranges: Vec<(u64, u64)>,
+        ranges: AckRanges,
         /// The ACK Delay field as encoded: microseconds >> ack_delay_exponent.
         ack_delay_encoded: u64,
     },
@@ -206,6 +222,14 @@ pub enum Frame {
     },
     /// HANDSHAKE_DONE (0x1e, §19.20).
     HandshakeDone,
+}
+
+impl Default for Frame {
+    /// Zero bytes of PADDING: only the placeholder of an empty [`FrameVec`] slot, never
+    /// put on the wire.
+    fn default() -> Self {
+        Frame::Padding { len: 0 }
+    }
 }
 
 impl Frame {
@@ -278,8 +302,9 @@ pub fn ack_frame_size(ranges: &[(u64, u64)], ack_delay_encoded: u64) -> u64 {
     n
 }
 
-/// One QUIC packet inside a datagram.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One QUIC packet inside a datagram. (`Default`: only the placeholder of an empty
+/// [`PacketVec`] slot.)
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct QuicPacket {
     /// Packet type (and so packet number space).
     pub ty: PacketType,
@@ -288,7 +313,7 @@ pub struct QuicPacket {
     /// Size in bytes: header + packet number + frames + AEAD tag.
     pub size: u64,
     /// Frames, in order.
-    pub frames: Vec<Frame>,
+    pub frames: FrameVec,
 }
 
 impl QuicPacket {
@@ -334,7 +359,7 @@ pub struct ServerHelloInfo {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct QuicDatagram {
     /// The packets, in order (a short-header packet, if any, is last).
-    pub packets: Vec<QuicPacket>,
+    pub packets: PacketVec,
     /// Which connection of the client-server pair the packets belong to: stands for the
     /// Destination Connection ID, which all coalesced packets share (RFC 9000 §12.2).
     /// 0 for a lone connection.

@@ -462,7 +462,7 @@ impl Connection {
                         },
                         pn: p.pn,
                         size: p.size,
-                        frames: p.info.frames.clone(),
+                        frames: p.info.frames.iter().cloned().collect(),
                     }),
                     trigger,
                 },
@@ -690,8 +690,13 @@ impl Connection {
             self.path.recovery.loss_detection_timer(),
         );
         t.set(Timer::Reader, reader);
-        if self.has_paced_work() {
-            t.set(Timer::Pacing, self.path.pacer_release_time());
+        // The release time first: it is cheap and `None` whenever the bucket holds a
+        // datagram, and then the timer stays disarmed whatever `has_paced_work` (a walk of
+        // the streams) would say.
+        if let Some(at) = self.path.pacer_release_time() {
+            if self.has_paced_work() {
+                t.set(Timer::Pacing, Some(at));
+            }
         }
         t.set(Timer::PathValidation, self.path.validation.deadline);
         t

@@ -54,9 +54,11 @@ impl Connection {
         let cc_ok = self.path.recovery.can_send(mds);
         let paced_ok = self.path.pacer.can_send();
         let send_ok = cc_ok && paced_ok;
-        // Reused buffer (empty between calls): no allocation per poll.
-        let mut packets = std::mem::take(&mut self.scratch_packets);
-        debug_assert!(packets.is_empty());
+        // The packets go straight into the datagram (one move each), their records into a
+        // reused buffer (empty between calls): no allocation per poll.
+        let mut out = QuicDatagram::default();
+        let mut infos = std::mem::take(&mut self.scratch_infos);
+        debug_assert!(infos.is_empty());
         let mut size = 0u64;
         for i in 0..3 {
             if !self.can_send_space(i) {
@@ -70,13 +72,14 @@ impl Connection {
             if let Some((pkt, info)) = self.build_packet(now, i, remaining, send_ok, initial_ok) {
                 size += pkt.size;
                 let short = pkt.ty == PacketType::OneRtt;
-                packets.push((pkt, info));
+                out.packets.push(pkt);
+                infos.push(info);
                 if short {
                     break; // a short-header packet must be last (RFC 9000 §12.2)
                 }
             }
         }
-        if packets.is_empty() {
+        if out.packets.is_empty() {
             if self.role == Role::Server && amp < mds && self.has_unsent_anything() {
                 self.stats.amplification_blocked_events += 1;
             }
@@ -84,19 +87,20 @@ impl Connection {
             self.update_amplification_state();
             let part = self.breakdown_part();
             self.breakdown.set(now, part);
-            self.scratch_packets = packets;
+            self.scratch_infos = infos;
             return None;
         }
         // Padding (RFC 9000 §14.1): a client pads every datagram carrying an Initial
         // packet; a server every datagram carrying an ack-eliciting Initial packet.
-        let has_initial = packets.iter().any(|(p, _)| p.ty == PacketType::Initial);
-        let eliciting_initial = packets
+        let has_initial = out.packets.iter().any(|p| p.ty == PacketType::Initial);
+        let eliciting_initial = out
+            .packets
             .iter()
-            .any(|(p, _)| p.ty == PacketType::Initial && p.is_ack_eliciting());
+            .any(|p| p.ty == PacketType::Initial && p.is_ack_eliciting());
         // RFC 9000 §8.2.1, §8.2.2: a datagram carrying PATH_CHALLENGE or PATH_RESPONSE
         // is expanded to 1200 bytes, unless the anti-amplification limit forbids it.
         let path_frames = self.migration.is_some()
-            && packets.iter().any(|(p, _)| {
+            && out.packets.iter().any(|p| {
                 p.frames
                     .iter()
                     .any(|f| matches!(f, Frame::PathChallenge(_) | Frame::PathResponse(_)))
@@ -111,7 +115,7 @@ impl Connection {
             // with the padding, so the size is recomputed, not just added.
             let want = (MIN_INITIAL_DATAGRAM - size).min(budget - size);
             let cid = self.cfg.cid_len;
-            let last = &mut packets.last_mut().expect("non-empty").0;
+            let last = out.packets.last_mut().expect("non-empty");
             let token = if last.ty == PacketType::Initial && self.role == Role::Client {
                 self.initial_token_len
             } else {
@@ -141,7 +145,7 @@ impl Connection {
         let mut probe = false;
         // At most one packet per space.
         let mut probe_flags = [false; 3];
-        for ((pkt, _), flag) in packets.iter().zip(probe_flags.iter_mut()) {
+        for (pkt, flag) in out.packets.iter().zip(probe_flags.iter_mut()) {
             let i = pkt.ty.space_index();
             let is_probe = pkt.is_ack_eliciting() && self.spaces[i].probes > 0;
             if is_probe {
@@ -152,12 +156,9 @@ impl Connection {
         }
         let datagram_id = self.stats.datagrams_sent;
         let app_limited = !self.has_sendable_stream_data();
-        let mut out = QuicDatagram {
-            packets: Vec::with_capacity(packets.len()),
-            ..QuicDatagram::default()
-        };
         self.stamp_datagram(&mut out);
-        for ((pkt, info), is_probe) in packets.drain(..).zip(probe_flags) {
+        for (k, (info, is_probe)) in infos.drain(..).zip(probe_flags).enumerate() {
+            let pkt = &out.packets[k];
             let i = pkt.ty.space_index();
             if pkt.ty == PacketType::ZeroRtt {
                 self.stats.zero_rtt_packets_sent += 1;
@@ -214,11 +215,8 @@ impl Connection {
             if self.role == Role::Client && i == 1 && !self.spaces[0].discarded {
                 // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
                 // Handshake packet.
-                out.packets.push(pkt);
                 self.discard_space(0);
-                continue;
             }
-            out.packets.push(pkt);
         }
         // Only ack-eliciting datagrams are congestion controlled: an ACK-only Initial that
         // a client must pad to 1200 B (RFC 9000 §14.1) is in flight (PADDING, RFC 9002 §2)
@@ -235,7 +233,7 @@ impl Connection {
             self.eliciting_sent_since_recv = true;
             self.last_activity = now;
         }
-        self.scratch_packets = packets;
+        self.scratch_infos = infos;
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += size;
         self.path.amplification.on_sent(size);
@@ -399,7 +397,7 @@ impl Connection {
             let four = remaining.saturating_sub(hdr + 4 + pnl + AEAD_TAG_LEN);
             room = capped.max(four);
         }
-        let mut frames: Vec<Frame> = Vec::new();
+        let mut frames = FrameVec::new();
         let mut info = SentInfo {
             space: i,
             zero_rtt: ty == PacketType::ZeroRtt,
@@ -494,7 +492,7 @@ impl Connection {
     pub(super) fn write_control_frames(
         &mut self,
         now: SimTime,
-        frames: &mut Vec<Frame>,
+        frames: &mut FrameVec,
         room: &mut u64,
     ) -> bool {
         let mut wrote = false;
@@ -645,14 +643,14 @@ impl Connection {
             }
         };
         let cid = self.cfg.cid_len;
-        let mut packets = Vec::new();
+        let mut packets = PacketVec::new();
         let mut size = 0;
         for &i in &spaces {
             let ty = PacketType::of_space(i);
             let hdr = header_len_without_pn(ty, cid, cid, self.token_len(ty));
             let pn = self.spaces[i].next_pn;
             let pnl = pn_len(pn, self.spaces[i].largest_acked_by_peer);
-            let mut frames = Vec::new();
+            let mut frames = FrameVec::new();
             if !self.spaces[i].to_ack.is_empty() {
                 let (ranges, exp) = (self.cfg.max_ack_ranges, self.cfg.ack_delay_exponent);
                 if let Some((f, _)) = packetizer::build_ack(&self.spaces[i], now, 1000, ranges, exp)
