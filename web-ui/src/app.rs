@@ -104,6 +104,15 @@ pub struct App {
     ran_toml: String,
     /// The chart under the pointer and the series row nearest to it.
     hover: Option<(usize, usize)>,
+    /// Callbacks made once, so the memoised gallery and panel see equal props.
+    cbs: Callbacks,
+}
+
+/// The callbacks handed to the gallery and the panel (equal from render to render).
+struct Callbacks {
+    select: Callback<String>,
+    field: Callback<FieldEdit>,
+    loss: Callback<(Vec<Seg>, String)>,
 }
 
 /// The pinned configuration (A).
@@ -293,6 +302,15 @@ impl Component for App {
             notice,
             ran_toml: String::new(),
             hover: None,
+            cbs: Callbacks {
+                select: ctx.link().callback(Msg::Select),
+                field: ctx
+                    .link()
+                    .callback(|(path, field, value): FieldEdit| Msg::SetField(path, field, value)),
+                loss: ctx
+                    .link()
+                    .callback(|(path, model): (Vec<Seg>, String)| Msg::SetLoss(path, model)),
+            },
         };
         app.set_text(ctx, toml, false);
         app.start(ctx);
@@ -394,7 +412,21 @@ impl Component for App {
                         let ms = get(&data, "ms").as_f64().unwrap_or(0.0);
                         self.last_ms = Some(ms);
                         self.state = match serde_json::from_str::<RunOutput>(&out) {
-                            Ok(o) => RunState::Done(Box::new(o), ms),
+                            Ok(mut o) => {
+                                // The series come apart (worker.js): names as JSON, the
+                                // samples as a Float64Array.
+                                let cols = get(&data, "columns").as_string().unwrap_or_default();
+                                if let Ok(Some(columns)) =
+                                    serde_json::from_str::<Option<Vec<String>>>(&cols)
+                                {
+                                    let values = js_sys::Float64Array::new(&get(&data, "values"));
+                                    o.series = Some(crate::runner::PlotSeries::from_flat(
+                                        columns,
+                                        &values.to_vec(),
+                                    ));
+                                }
+                                RunState::Done(Box::new(o), ms)
+                            }
                             Err(e) => RunState::Failed(format!("result: {e}")),
                         };
                         self.redraw = true;
@@ -553,8 +585,13 @@ impl Component for App {
                     <button onclick={ctx.link().callback(|_| Msg::DismissNotice)}>{"OK"}</button></div>
             }) }
             <main>
-                <nav class="col" aria-label="Scenario gallery">{ self.view_gallery(ctx) }</nav>
-                <section class="col" aria-label="Scenario">{ self.view_editor(ctx) }{ self.view_panel(ctx) }</section>
+                <nav class="col" aria-label="Scenario gallery">
+                    <Gallery selected={self.selected.clone()} on_select={self.cbs.select.clone()} />
+                </nav>
+                <section class="col" aria-label="Scenario">{ self.view_editor(ctx) }
+                    <Panel toml={AttrValue::from(self.toml.clone())} error={self.error.clone()}
+                        edited={self.edited.clone()} on_field={self.cbs.field.clone()}
+                        on_loss={self.cbs.loss.clone()} /></section>
                 <section class="col" aria-label="Run">{ self.view_run(ctx) }</section>
             </main>
             </>
@@ -562,7 +599,110 @@ impl Component for App {
     }
 }
 
-fn field_input(ctx: &Context<App>, sec: &Section, fv: &panel::FieldView) -> Html {
+/// A panel field edit: (section path, field, typed text).
+type FieldEdit = (Vec<Seg>, &'static Field, String);
+
+/// The gallery's props: re-rendered only when the selection changes (its entries'
+/// names and descriptions are read off their TOML).
+#[derive(Properties, PartialEq)]
+struct GalleryProps {
+    selected: String,
+    on_select: Callback<String>,
+}
+
+#[function_component]
+fn Gallery(props: &GalleryProps) -> Html {
+    let item = |id: String, name: String, desc: String| {
+        let sel = if props.selected == id { "sel" } else { "" };
+        let onclick = {
+            let id = id.clone();
+            props.on_select.reform(move |_| id.clone())
+        };
+        html! {
+            <button class={sel} {onclick} data-scenario={id.clone()} title={id}>
+                <b>{name}</b><small>{desc}</small>
+            </button>
+        }
+    };
+    html! {
+        <>
+        <h2>{"Sandbox"}</h2>
+        { item(String::new(), "blank sandbox".into(), "start from scratch".into()) }
+        { for gallery::groups().into_iter().map(|(g, entries)| html! {
+            <>
+            <h2>{g}</h2>
+            { for entries.into_iter().map(|e| item(e.id(), e.name(), e.description())) }
+            </>
+        }) }
+        </>
+    }
+}
+
+/// The parameter panel's props: it is regenerated from the TOML only when they change
+/// (not when only a run's progress or result did).
+#[derive(Properties, PartialEq)]
+struct PanelProps {
+    toml: AttrValue,
+    error: Option<ConfigError>,
+    edited: Option<String>,
+    on_field: Callback<FieldEdit>,
+    on_loss: Callback<(Vec<Seg>, String)>,
+}
+
+#[function_component]
+fn Panel(props: &PanelProps) -> Html {
+    let sections = match panel::sections(&props.toml) {
+        Ok(s) => s,
+        Err(_) => return html! { <p>{"Fix the TOML syntax to use the parameter panel."}</p> },
+    };
+    let err = props.error.as_ref();
+    html! {
+        <>
+        <h2>{"Parameters"}</h2>
+        { for sections.iter().map(|sec| {
+            let loss = panel::loss_model_of(sec).map(|model| {
+                let path = sec.path.clone();
+                let onchange = props.on_loss.reform(move |e: Event| {
+                    (path.clone(), e.target_unchecked_into::<HtmlSelectElement>().value())
+                });
+                let id = format!("f-{}.model", panel::dotted(&sec.path));
+                html! {
+                    <div class="field">
+                        <label for={id.clone()}>{"model"}</label>
+                        <select id={id} {onchange}>
+                            { for panel::loss_models().iter().map(|m| html! {
+                                <option value={m.to_string()} selected={*m == model}>{*m}</option>
+                            }) }
+                        </select>
+                    </div>
+                }
+            });
+            html! {
+                <details open={sec.open}>
+                    <summary>{&sec.title}</summary>
+                    { for loss }
+                    { for sec.fields.iter().filter(|f| !(loss_model_of_is(sec) && f.field.name == "model")).map(|fv| {
+                        let show_err = err.filter(|e| {
+                            e.field == fv.dotted || props.edited.as_deref() == Some(fv.dotted.as_str())
+                        });
+                        html! {
+                            <div class="field">
+                                <label for={format!("f-{}", fv.dotted)} title={fv.field.help}>{fv.field.name}</label>
+                                { field_input(&props.on_field, sec, fv) }
+                                { for show_err.map(|e| html! {
+                                    <div class="error field-error" data-error-for={fv.dotted.clone()}>{e.to_string()}</div>
+                                }) }
+                            </div>
+                        }
+                    }) }
+                </details>
+            }
+        }) }
+        </>
+    }
+}
+
+fn field_input(on_field: &Callback<FieldEdit>, sec: &Section, fv: &panel::FieldView) -> Html {
     let path = sec.path.clone();
     let field = fv.field;
     let id = format!("f-{}", fv.dotted);
@@ -586,9 +726,9 @@ fn field_input(ctx: &Context<App>, sec: &Section, fv: &panel::FieldView) -> Html
     };
     match choices {
         Some(choices) if !choices.is_empty() => {
-            let onchange = ctx.link().callback(move |e: Event| {
+            let onchange = on_field.reform(move |e: Event| {
                 let v = e.target_unchecked_into::<HtmlSelectElement>().value();
-                Msg::SetField(path.clone(), field, v)
+                (path.clone(), field, v)
             });
             html! {
                 <select id={id} {title} {onchange} data-field={fv.dotted.clone()}>
@@ -600,18 +740,18 @@ fn field_input(ctx: &Context<App>, sec: &Section, fv: &panel::FieldView) -> Html
             }
         }
         _ => {
-            let onchange = ctx.link().callback(move |e: Event| {
+            let onchange = on_field.reform(move |e: Event| {
                 let v = e.target_unchecked_into::<HtmlInputElement>().value();
-                Msg::SetField(path.clone(), field, v)
+                (path.clone(), field, v)
             });
             let slider = crate::slider::slider(field, fv.value.as_deref()).map(|s| {
                 let pos = s
                     .position(if value.is_empty() { &default } else { &value })
                     .unwrap_or(0);
                 let path = sec.path.clone();
-                let oninput = ctx.link().callback(move |e: InputEvent| {
+                let oninput = on_field.reform(move |e: InputEvent| {
                     let p = e.target_unchecked_into::<HtmlInputElement>().value();
-                    Msg::SetField(path.clone(), field, s.value(p.parse().unwrap_or(0)))
+                    (path.clone(), field, s.value(p.parse().unwrap_or(0)))
                 });
                 let shown = if value.is_empty() {
                     default.clone()
@@ -637,33 +777,6 @@ fn field_input(ctx: &Context<App>, sec: &Section, fv: &panel::FieldView) -> Html
 }
 
 impl App {
-    fn view_gallery(&self, ctx: &Context<Self>) -> Html {
-        let item = |id: String, name: String, desc: String| {
-            let sel = if self.selected == id { "sel" } else { "" };
-            let onclick = {
-                let id = id.clone();
-                ctx.link().callback(move |_| Msg::Select(id.clone()))
-            };
-            html! {
-                <button class={sel} {onclick} data-scenario={id.clone()} title={id}>
-                    <b>{name}</b><small>{desc}</small>
-                </button>
-            }
-        };
-        html! {
-            <>
-            <h2>{"Sandbox"}</h2>
-            { item(String::new(), "blank sandbox".into(), "start from scratch".into()) }
-            { for gallery::groups().into_iter().map(|(g, entries)| html! {
-                <>
-                <h2>{g}</h2>
-                { for entries.into_iter().map(|e| item(e.id(), e.name(), e.description())) }
-                </>
-            }) }
-            </>
-        }
-    }
-
     fn view_editor(&self, ctx: &Context<Self>) -> Html {
         let oninput = ctx.link().callback(|e: InputEvent| {
             Msg::Edit(e.target_unchecked_into::<HtmlTextAreaElement>().value())
@@ -687,58 +800,6 @@ impl App {
             </div>
             { for self.error.as_ref().map(|e| html! {
                 <div id="error" class="error" role="alert">{e.to_string()}</div>
-            }) }
-            </>
-        }
-    }
-
-    fn view_panel(&self, ctx: &Context<Self>) -> Html {
-        let sections = match panel::sections(&self.toml) {
-            Ok(s) => s,
-            Err(_) => return html! { <p>{"Fix the TOML syntax to use the parameter panel."}</p> },
-        };
-        let err = self.error.as_ref();
-        html! {
-            <>
-            <h2>{"Parameters"}</h2>
-            { for sections.iter().map(|sec| {
-                let loss = panel::loss_model_of(sec).map(|model| {
-                    let path = sec.path.clone();
-                    let onchange = ctx.link().callback(move |e: Event| {
-                        Msg::SetLoss(path.clone(), e.target_unchecked_into::<HtmlSelectElement>().value())
-                    });
-                    let id = format!("f-{}.model", panel::dotted(&sec.path));
-                    html! {
-                        <div class="field">
-                            <label for={id.clone()}>{"model"}</label>
-                            <select id={id} {onchange}>
-                                { for panel::loss_models().iter().map(|m| html! {
-                                    <option value={m.to_string()} selected={*m == model}>{*m}</option>
-                                }) }
-                            </select>
-                        </div>
-                    }
-                });
-                html! {
-                    <details open={sec.open}>
-                        <summary>{&sec.title}</summary>
-                        { for loss }
-                        { for sec.fields.iter().filter(|f| !(loss_model_of_is(sec) && f.field.name == "model")).map(|fv| {
-                            let show_err = err.filter(|e| {
-                                e.field == fv.dotted || self.edited.as_deref() == Some(fv.dotted.as_str())
-                            });
-                            html! {
-                                <div class="field">
-                                    <label for={format!("f-{}", fv.dotted)} title={fv.field.help}>{fv.field.name}</label>
-                                    { field_input(ctx, sec, fv) }
-                                    { for show_err.map(|e| html! {
-                                        <div class="error field-error" data-error-for={fv.dotted.clone()}>{e.to_string()}</div>
-                                    }) }
-                                </div>
-                            }
-                        }) }
-                    </details>
-                }
             }) }
             </>
         }

@@ -201,6 +201,29 @@ impl PlotSeries {
     }
 }
 
+impl PlotSeries {
+    /// The rows flattened row-major, a missing sample as NaN: what the worker transfers
+    /// to the page as a `Float64Array` (no JSON text to write and parse).
+    pub fn flat(&self) -> Vec<f64> {
+        self.rows
+            .iter()
+            .flat_map(|r| r.iter().map(|v| v.unwrap_or(f64::NAN)))
+            .collect()
+    }
+
+    /// The inverse of [`PlotSeries::flat`]: `values` cut into rows of `columns.len()`.
+    pub fn from_flat(columns: Vec<String>, values: &[f64]) -> PlotSeries {
+        let n = columns.len().max(1);
+        PlotSeries {
+            rows: values
+                .chunks(n)
+                .map(|r| r.iter().map(|v| v.is_finite().then_some(*v)).collect())
+                .collect(),
+            columns,
+        }
+    }
+}
+
 /// Events per slice of [`Runner::smoke`] (the worker's slice size).
 const SMOKE_SLICE: u64 = 20_000;
 
@@ -413,6 +436,22 @@ mod tests {
             back.series.unwrap().columns.len(),
             out.series.unwrap().columns.len()
         );
+    }
+
+    /// The flat form the worker transfers gives back the same series.
+    #[test]
+    fn the_flat_series_round_trips() {
+        let mut r = Runner::new(crate::gallery::SANDBOX).unwrap();
+        while !r.step(5000).unwrap() {}
+        let s = r.output().series.expect("series on");
+        let flat = s.flat();
+        assert_eq!(flat.len(), s.rows.len() * s.columns.len());
+        assert_eq!(PlotSeries::from_flat(s.columns.clone(), &flat), s);
+        let gap = PlotSeries {
+            columns: vec!["time_s".into(), "x".into()],
+            rows: vec![vec![Some(0.0), None], vec![Some(1.0), Some(2.5)]],
+        };
+        assert_eq!(PlotSeries::from_flat(gap.columns.clone(), &gap.flat()), gap);
     }
 
     /// The sandbox (a QUIC bulk flow) gets a bar whose parts sum to the sender's

@@ -1,6 +1,6 @@
 //! What JavaScript calls: `start_app` (the page) and `WasmRun` (the worker's stepped run).
 
-use crate::runner::Runner;
+use crate::runner::{PlotSeries, Runner};
 use wasm_bindgen::prelude::*;
 
 /// Mounts the app into the page's `<body>`.
@@ -29,7 +29,7 @@ pub fn qlog(toml: &str) -> Result<String, JsValue> {
 
 /// A scenario run stepped by `worker.js` a slice of events at a time.
 #[wasm_bindgen]
-pub struct WasmRun(Runner);
+pub struct WasmRun(Runner, Option<PlotSeries>);
 
 #[wasm_bindgen]
 impl WasmRun {
@@ -37,7 +37,7 @@ impl WasmRun {
     #[wasm_bindgen(constructor)]
     pub fn new(toml: &str) -> Result<WasmRun, JsValue> {
         Runner::new(toml)
-            .map(WasmRun)
+            .map(|r| WasmRun(r, None))
             .map_err(|e| JsValue::from_str(&e.to_string()))
     }
 
@@ -53,8 +53,21 @@ impl WasmRun {
         serde_json::to_string(&self.0.progress()).expect("JSON")
     }
 
-    /// [`crate::runner::RunOutput`] as JSON.
-    pub fn output(&self) -> String {
-        serde_json::to_string(&self.0.output()).expect("JSON")
+    /// [`crate::runner::RunOutput`] as JSON without its series: those are kept for
+    /// [`WasmRun::series_columns`] and [`WasmRun::series_values`].
+    pub fn output(&mut self) -> String {
+        let mut out = self.0.output();
+        self.1 = out.series.take();
+        serde_json::to_string(&out).expect("JSON")
+    }
+
+    /// The series' column names as JSON (`null` without series); after `output`.
+    pub fn series_columns(&self) -> String {
+        serde_json::to_string(&self.1.as_ref().map(|s| &s.columns)).expect("JSON")
+    }
+
+    /// The series' samples, row-major, NaN where missing (a `Float64Array`); after `output`.
+    pub fn series_values(&self) -> Vec<f64> {
+        self.1.as_ref().map(PlotSeries::flat).unwrap_or_default()
     }
 }
