@@ -359,6 +359,37 @@ workload = { kind = "bulk", bytes = "20MB" }
     assert_eq!(migration(&r, "client").outcome, "failed");
 }
 
+/// The server's first packet on the new path (its PATH_RESPONSE and its own
+/// PATH_CHALLENGE) is lost on a 2.5 % loss link, while the client's challenge is
+/// acknowledged. Neither side has a PTO to probe with (ACKs keep flowing), so each must
+/// send a new PATH_CHALLENGE a PTO after the last one (RFC 9000 §8.2.1, §13.3): both
+/// validate and the transfer completes. Before that rule the client abandoned the path
+/// after 3 PTOs (§8.2.4), closed, and the run stalled (a case the property below found).
+#[test]
+fn a_lost_path_response_is_answered_by_a_new_challenge() {
+    let r = run(&scenario(
+        r#"{ rate = "20Mbps", delay = "30ms", loss = 0 }"#,
+        r#"{ rate = "120Mbps", delay = "15ms", loss = 0.025 }"#,
+        "227ms",
+        "ip",
+        "migration = { policy = \"reset\" }",
+        "3MB",
+        "",
+    ));
+    assert_eq!(r.status, RunStatus::Completed);
+    assert_eq!(quic(&r, "client").transport.stream_bytes_read, 3_000_000);
+    for role in ["client", "server"] {
+        let m = migration(&r, role);
+        assert_eq!(m.outcome, "validated", "{role}");
+        // Not at the first round trip (its response was lost): a later challenge did it.
+        assert!(
+            m.validation_secs.unwrap() > 0.1,
+            "{role}: {:?}",
+            m.validation_secs
+        );
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
 

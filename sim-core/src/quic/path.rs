@@ -109,6 +109,14 @@ pub struct PathValidation {
     pub deadline: Option<crate::time::SimTime>,
     /// Challenges sent so far (makes each challenge's data distinct).
     pub challenges_sent: u64,
+    /// A new PATH_CHALLENGE is owed at this instant if no PATH_RESPONSE came by then
+    /// (`None`: none sent yet, or validation over). Either frame can be lost, and an
+    /// acknowledged challenge does not mean its response arrived, so the challenger
+    /// probes again: never more often than an Initial packet would be sent (RFC 9000
+    /// §8.2.1), i.e. a PTO after the first challenge, doubling for each further one
+    /// (RFC 9002 §6.2.1 backoff); PATH_CHALLENGE is never retransmitted, a new one with
+    /// new data is sent (§13.3).
+    pub retry_at: Option<crate::time::SimTime>,
 }
 
 impl PathValidation {
@@ -121,7 +129,24 @@ impl PathValidation {
     pub fn start(&mut self, deadline: crate::time::SimTime) {
         self.challenge_pending = true;
         self.challenges.clear();
+        self.retry_at = None;
         self.deadline = Some(deadline);
+    }
+
+    /// After a challenge was sent at `now` (the `n`-th of this validation, counting
+    /// from 1), the next one is owed at `now + pto · 2^(n-1)` unless a response comes
+    /// first (RFC 9000 §8.2.1: no more often than Initial packets, whose PTO backs off
+    /// exponentially, RFC 9002 §6.2.1).
+    pub fn arm_retry(&mut self, now: crate::time::SimTime, pto: crate::time::SimDuration) {
+        let n = self.challenges.len().max(1) as u32;
+        let factor = 1u64.checked_shl(n - 1).unwrap_or(u64::MAX);
+        self.retry_at = Some(now.saturating_add(pto.saturating_mul(factor)));
+    }
+
+    /// The retry instant passed without a response: a new challenge is owed.
+    pub fn on_retry(&mut self) {
+        self.retry_at = None;
+        self.challenge_pending = true;
     }
 
     /// The data of the next PATH_CHALLENGE, recorded as sent at `now`. RFC 9000 §8.2.1
@@ -147,6 +172,7 @@ impl PathValidation {
     pub fn stop(&mut self) {
         self.challenges.clear();
         self.challenge_pending = false;
+        self.retry_at = None;
         self.deadline = None;
     }
 }

@@ -31,13 +31,16 @@ pub enum Timer {
     Pacing,
     /// Path validation is abandoned (RFC 9000 §8.2.4).
     PathValidation,
+    /// No PATH_RESPONSE came for the last PATH_CHALLENGE: a new challenge is owed
+    /// (RFC 9000 §8.2.1, §13.3).
+    PathChallenge,
     /// End of the closing or draining period (RFC 9000 §10.2).
     Close,
 }
 
 impl Timer {
     /// Every timer, in table order.
-    pub const ALL: [Timer; 9] = [
+    pub const ALL: [Timer; 10] = [
         Timer::Idle,
         Timer::AckInitial,
         Timer::AckHandshake,
@@ -46,6 +49,7 @@ impl Timer {
         Timer::Reader,
         Timer::Pacing,
         Timer::PathValidation,
+        Timer::PathChallenge,
         Timer::Close,
     ];
 
@@ -58,7 +62,7 @@ impl Timer {
 /// The deadline of every timer (`None`: not armed).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TimerTable {
-    deadlines: [Option<SimTime>; 9],
+    deadlines: [Option<SimTime>; 10],
 }
 
 impl TimerTable {
@@ -100,6 +104,6 @@ mod tests {
         assert!(t.expired(Timer::AckData, at(25)) && !t.expired(Timer::Reader, at(99)));
         t.set(Timer::Pacing, None);
         assert_eq!(t.next(), Some(at(25)));
-        assert_eq!(Timer::ALL.len(), 9);
+        assert_eq!(Timer::ALL.len(), 10);
     }
 }

@@ -699,6 +699,7 @@ impl Connection {
             }
         }
         t.set(Timer::PathValidation, self.path.validation.deadline);
+        t.set(Timer::PathChallenge, self.path.validation.retry_at);
         t
     }
 
@@ -743,6 +744,8 @@ impl Connection {
             if self.state.is_closed() {
                 return;
             }
+        } else if timers.expired(Timer::PathChallenge, now) {
+            self.path.validation.on_retry();
         }
         if timers.expired(Timer::LossDetection, now) {
             let out = self.path.recovery.on_loss_detection_timeout(now);

@@ -511,6 +511,8 @@ impl Connection {
         if self.path.validation.challenge_pending && *room >= Frame::PathChallenge(0).wire_size() {
             let salt = super::migrate::challenge_salt(self.role);
             let data = self.path.validation.next_challenge(now, salt);
+            let pto = self.path.recovery.pto_period(Space::ApplicationData);
+            self.path.validation.arm_retry(now, pto);
             push(Frame::PathChallenge(data), frames, room);
             wrote = true;
         }
