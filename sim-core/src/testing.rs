@@ -447,6 +447,23 @@ pub fn scenario(b: &Bounds) -> BoxedStrategy<ScenarioSpec> {
 /// - **in-order exactly-once delivery**: the receiver hands the byte stream (TLS records
 ///   and the multiplexer's stream frames) up in order, each byte once, from offset 0.
 ///
+/// **SCTP** (its associations emit the `Chunk*`, `StreamDelivered` and `Window`
+/// [`SenderProbe`]s; the qlog writer skips them, so SCTP qlog files are unchanged):
+/// - no packet exceeds `mtu - 20` (RFC 9260 §7.3);
+/// - new TSNs go out in sequence; only an outstanding chunk not gap-acknowledged is
+///   retransmitted, acknowledged or marked for retransmission (a stale SACK, whose
+///   cumulative TSN ack is below the current one, is discarded by the association, RFC
+///   9260 §6.2.1 D i, and emits nothing);
+/// - **flight size**: every flight size the sender reports equals the bytes of its
+///   outstanding chunks neither gap-acknowledged nor marked for retransmission (RFC 9260
+///   §6.1, §7.2);
+/// - the congestion window never falls below the floor the controller keeps, and that
+///   floor is at least the configuration's: 1 MTU for RFC 9260's controller (§7.2.3 and
+///   §6.3.3: a T3-rtx expiry sets cwnd = 1 MTU), a shared controller's RFC 9002 §7.2
+///   minimum of 2 PMDCS;
+/// - **in-order exactly-once delivery per stream**: each stream's bytes go up in order,
+///   each once, from offset 0 (the model has no unordered DATA).
+///
 /// [`Watch::basic`] checks time and the size bounds only: what holds for any valid
 /// scenario, whatever its keys (the fuzzer's checks, `fuzz/`).
 #[derive(Debug)]
@@ -458,6 +475,7 @@ pub struct Watch<'c> {
     minimum: BTreeMap<(u32, u32), u64>,
     quic: BTreeMap<(u32, u32), QuicWatch>,
     tcp: BTreeMap<(u32, u32), TcpWatch>,
+    sctp: BTreeMap<(u32, u32), SctpWatch>,
     /// The first violation seen, if any.
     pub violation: Option<String>,
 }
@@ -558,6 +576,12 @@ impl TcpWatch {
                     ));
                 }
             }
+            SenderProbe::ChunkSent { .. }
+            | SenderProbe::ChunkAcked { .. }
+            | SenderProbe::ChunkLost { .. }
+            | SenderProbe::StreamDelivered { .. } => {
+                return Some("an SCTP probe from a TCP connection".to_string())
+            }
             SenderProbe::Delivered { offset, len } => {
                 if offset != self.delivered_end {
                     return Some(format!(
@@ -567,6 +591,133 @@ impl TcpWatch {
                     ));
                 }
                 self.delivered_end = offset + len;
+            }
+        }
+        None
+    }
+}
+
+/// What the [`Watch`] tracks of one SCTP association (one endpoint's side of it).
+#[derive(Debug, Default)]
+struct SctpWatch {
+    /// Outstanding chunks: TSN → (bytes counted in the flight size, in flight, gap-acked).
+    chunks: BTreeMap<u64, (u64, bool, bool)>,
+    /// The next new TSN expected.
+    next_tsn: Option<u64>,
+    /// Bytes delivered in order per stream (receiver).
+    delivered: BTreeMap<u64, u64>,
+}
+
+impl SctpWatch {
+    fn flight_size(&self) -> u64 {
+        self.chunks.values().filter(|c| c.1).map(|c| c.0).sum()
+    }
+
+    /// Mirrors one probe; the violation if it breaks a rule. `floor`: the window floor
+    /// the configuration implies.
+    fn probe(&mut self, p: &SenderProbe, floor: u64) -> Option<String> {
+        match *p {
+            SenderProbe::ChunkSent {
+                tsn,
+                size,
+                retransmission: false,
+                ..
+            } => {
+                if self.next_tsn.is_some_and(|n| n != tsn) {
+                    return Some(format!(
+                        "new chunk TSN {tsn} sent when TSN {} was next: TSNs go out in sequence (RFC 9260 §3.3.1)",
+                        self.next_tsn.unwrap_or(0)
+                    ));
+                }
+                self.next_tsn = Some(tsn + 1);
+                self.chunks.insert(tsn, (size, true, false));
+            }
+            SenderProbe::ChunkSent {
+                tsn,
+                size,
+                retransmission: true,
+                ..
+            } => match self.chunks.get_mut(&tsn) {
+                // A chunk still in flight may go again (the model resends the DATA
+                // bundled with a retransmitted COOKIE ECHO, RFC 9260 §5.1): it counts
+                // once in the flight size.
+                Some(c) if c.0 == size && !c.2 => c.1 = true,
+                _ => {
+                    return Some(format!(
+                        "retransmitted TSN {tsn}, which is not an outstanding chunk missing at the peer"
+                    ))
+                }
+            },
+            SenderProbe::ChunkAcked { tsn, cumulative } => {
+                let ok = if cumulative {
+                    self.chunks.remove(&tsn).is_some()
+                } else {
+                    match self.chunks.get_mut(&tsn) {
+                        Some(c) if !c.2 => {
+                            c.1 = false;
+                            c.2 = true;
+                            true
+                        }
+                        _ => false,
+                    }
+                };
+                if !ok {
+                    return Some(format!(
+                        "TSN {tsn} acknowledged ({}), which is not an outstanding chunk (RFC 9260 §6.2.1)",
+                        if cumulative { "cumulatively" } else { "by a gap ack block" }
+                    ));
+                }
+            }
+            SenderProbe::ChunkLost { tsn } => match self.chunks.get_mut(&tsn) {
+                Some(c) if !c.2 => c.1 = false,
+                _ => {
+                    return Some(format!(
+                        "TSN {tsn} marked for retransmission, which is not an outstanding chunk missing at the peer"
+                    ))
+                }
+            },
+            SenderProbe::Window {
+                cwnd,
+                minimum,
+                bytes_in_flight,
+                ..
+            } => {
+                if minimum < floor {
+                    return Some(format!(
+                        "the reported minimum window {minimum} B is below the controller's floor {floor} B (RFC 9260 §7.2.3, §6.3.3: 1 MTU)"
+                    ));
+                }
+                if cwnd < minimum {
+                    return Some(format!(
+                        "congestion window {cwnd} B below the minimum window {minimum} B (RFC 9260 §7.2.3, §6.3.3)"
+                    ));
+                }
+                let outstanding = self.flight_size();
+                if bytes_in_flight != outstanding {
+                    return Some(format!(
+                        "flight size {bytes_in_flight} B != {outstanding} B of outstanding chunks neither acknowledged nor marked for retransmission (RFC 9260 §6.1, §7.2)"
+                    ));
+                }
+            }
+            SenderProbe::StreamDelivered {
+                stream,
+                offset,
+                len,
+            } => {
+                let end = self.delivered.entry(stream).or_default();
+                if offset != *end {
+                    return Some(format!(
+                        "stream {stream}: delivered [{offset}, {}) after [0, {end}): each stream's data goes up in order, each byte once (RFC 9260 §6.6)",
+                        offset + len
+                    ));
+                }
+                *end = offset + len;
+            }
+            SenderProbe::Sent { .. }
+            | SenderProbe::Acked { .. }
+            | SenderProbe::Lost { .. }
+            | SenderProbe::Delivered { .. } => {
+                return Some("a TCP probe from an SCTP association".to_string())
             }
         }
         None
@@ -719,6 +870,7 @@ impl<'c> Watch<'c> {
             minimum: BTreeMap::new(),
             quic: BTreeMap::new(),
             tcp: BTreeMap::new(),
+            sctp: BTreeMap::new(),
             violation: None,
         }
     }
@@ -771,6 +923,18 @@ impl<'c> Watch<'c> {
                     format!(
                         "{who} sent an SCTP packet of {} B > mtu - 20 = {} B (RFC 9260 §7.3)",
                         p.size(),
+                        c.max_packet()
+                    )
+                })
+            }
+            TraceEvent::SenderProbe(SenderProbe::ChunkSent {
+                tsn, packet_size, ..
+            }) => {
+                let sides = flow.sctp()?;
+                let c = if client { &sides.client } else { &sides.server };
+                (*packet_size > c.max_packet()).then(|| {
+                    format!(
+                        "{who} sent TSN {tsn} in an SCTP packet of {packet_size} B > mtu - 20 = {} B (RFC 9260 §7.3)",
                         c.max_packet()
                     )
                 })
@@ -842,6 +1006,13 @@ impl<'c> Watch<'c> {
             });
         }
         match &r.event {
+            TraceEvent::SenderProbe(p) if sctp.is_some() => {
+                let floor = self.minimum.get(&conn).copied().unwrap_or(0);
+                let t = self.sctp.entry(conn).or_default();
+                if let Some(v) = t.probe(p, floor) {
+                    self.violation = Some(format!("{who}: {v} at {:?}", r.time));
+                }
+            }
             TraceEvent::SenderProbe(p) => {
                 let t = self.tcp.entry(conn).or_default();
                 if let Some(v) = t.probe(p) {
@@ -1738,6 +1909,17 @@ mod tests {
                     SenderProbe::Lost { .. } => "lost",
                     SenderProbe::Window { .. } => "window",
                     SenderProbe::Delivered { .. } => "delivered",
+                    SenderProbe::ChunkSent {
+                        retransmission: false,
+                        ..
+                    } => "chunk_sent",
+                    SenderProbe::ChunkSent { .. } => "chunk_retransmitted",
+                    SenderProbe::ChunkAcked {
+                        cumulative: true, ..
+                    } => "chunk_cum_acked",
+                    SenderProbe::ChunkAcked { .. } => "chunk_gap_acked",
+                    SenderProbe::ChunkLost { .. } => "chunk_lost",
+                    SenderProbe::StreamDelivered { .. } => "stream_delivered",
                 };
                 *n.entry(k).or_default() += 1;
             }
@@ -1887,6 +2069,152 @@ mod tests {
         let mut bad = recs.clone();
         let delivered = |p: &SenderProbe| matches!(p, SenderProbe::Delivered { .. });
         if let SenderProbe::Delivered { offset, .. } = tcp_probe_mut(&mut bad, 4, delivered) {
+            *offset -= 1;
+        }
+        caught(&bad, "in order, each byte once");
+    }
+
+    /// SCTP with losses both ways over two streams.
+    fn sctp_lossy(cc: &str) -> Config {
+        let text = format!(
+            "sim = {{ time_limit = \"60s\" }}\n[topology]\nkind = \"two_hosts\"\n\
+             link = {{ rate = \"4000kbps\", delay = \"15ms\", queue = 20, loss = {{ model = \"bernoulli\", p = 0.03 }} }}\n\
+             reverse = {{ loss = {{ model = \"bernoulli\", p = 0.05 }} }}\n\
+             [[flows]]\ntransport = \"sctp\"\ncc = \"{cc}\"\n\
+             workload = {{ kind = \"bulk\", bytes = \"200000B\", streams = 2 }}\n"
+        );
+        crate::scenario::parse_str_with(&text, &Registry::builtin())
+            .expect("scenario")
+            .base
+    }
+
+    #[test]
+    fn sctp_associations_pass_every_probe_checker_with_each_controller() {
+        for cc in ["rfc9260", "new_reno", "cubic"] {
+            for seed in 1..=3 {
+                let cfg = sctp_lossy(cc);
+                let (recs, r) = traced(&cfg, seed);
+                replay(&cfg, &recs, &r).unwrap_or_else(|e| panic!("{cc} seed {seed}: {e}"));
+                check_completed(&r).unwrap_or_else(|e| panic!("{cc} seed {seed}: {e}"));
+                let n = probes(&recs);
+                for k in [
+                    "chunk_sent",
+                    "chunk_cum_acked",
+                    "chunk_lost",
+                    "chunk_retransmitted",
+                    "window",
+                    "stream_delivered",
+                ] {
+                    assert!(n.contains_key(k), "{cc} seed {seed}: no {k} probe: {n:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sctp_probes_change_no_output() {
+        let cfg = sctp_lossy("rfc9260");
+        let (recs, traced_run) = traced(&cfg, 2);
+        assert!(!probes(&recs).is_empty());
+        assert_eq!(crate::run(&cfg, 2).unwrap().digest, traced_run.digest);
+        let qlog = |drop_probes: bool| {
+            let mut w = crate::qlog::QlogWriter::new(
+                crate::qlog::QlogFormat::Draft,
+                "t",
+                Box::new(|_| Ok(Vec::new())),
+            );
+            crate::runner::run_traced(&cfg, 2, &mut Filter(&mut w, drop_probes)).unwrap();
+            w.into_outputs().unwrap()
+        };
+        assert_eq!(qlog(false), qlog(true));
+    }
+
+    #[test]
+    fn sctp_probe_checkers_catch_planted_violations() {
+        let cfg = sctp_lossy("rfc9260");
+        let (recs, r) = traced(&cfg, 1);
+        replay(&cfg, &recs, &r).expect("the real trace passes");
+        let mtu = cfg.flows[0].sctp().unwrap().server.mtu;
+        let caught = |bad: &[TraceRecord], want: &str| {
+            let e = replay(&cfg, bad, &r).expect_err(want);
+            assert!(e.contains(want), "{want}: {e}");
+        };
+        let window = |p: &SenderProbe| matches!(p, SenderProbe::Window { .. });
+        // Flight size one byte off.
+        let mut bad = recs.clone();
+        if let SenderProbe::Window {
+            bytes_in_flight, ..
+        } = tcp_probe_mut(&mut bad, 5, window)
+        {
+            *bytes_in_flight += 1;
+        }
+        caught(&bad, "outstanding chunks");
+        // cwnd under the reported minimum.
+        let mut bad = recs.clone();
+        if let SenderProbe::Window { cwnd, minimum, .. } = tcp_probe_mut(&mut bad, 5, window) {
+            *cwnd = *minimum - 1;
+        }
+        caught(&bad, "below the minimum window");
+        // A minimum under 1 MTU (RFC 9260 §7.2.3).
+        let mut bad = recs.clone();
+        if let SenderProbe::Window { minimum, cwnd, .. } = tcp_probe_mut(&mut bad, 5, window) {
+            *minimum = mtu - 1;
+            *cwnd = mtu - 1;
+        }
+        caught(&bad, "below the controller's floor");
+        // A packet above mtu - 20.
+        let mut bad = recs.clone();
+        let sent = |p: &SenderProbe| matches!(p, SenderProbe::ChunkSent { .. });
+        if let SenderProbe::ChunkSent { packet_size, .. } = tcp_probe_mut(&mut bad, 3, sent) {
+            *packet_size = mtu - 19;
+        }
+        caught(&bad, "in an SCTP packet of");
+        // A gap in the TSNs.
+        let mut bad = recs.clone();
+        let new = |p: &SenderProbe| {
+            matches!(
+                p,
+                SenderProbe::ChunkSent {
+                    retransmission: false,
+                    ..
+                }
+            )
+        };
+        if let SenderProbe::ChunkSent { tsn, .. } = tcp_probe_mut(&mut bad, 3, new) {
+            *tsn += 1;
+        }
+        caught(&bad, "TSNs go out in sequence");
+        // A mark for retransmission the sender forgot to take out of the flight size.
+        let mut bad = recs.clone();
+        let i = bad
+            .iter()
+            .position(|r| {
+                matches!(
+                    r.event,
+                    TraceEvent::SenderProbe(SenderProbe::ChunkLost { .. })
+                )
+            })
+            .expect("a loss");
+        bad.remove(i);
+        caught(&bad, "outstanding chunks");
+        // An acknowledgement of a TSN never sent.
+        let mut bad = recs.clone();
+        let acked = |p: &SenderProbe| matches!(p, SenderProbe::ChunkAcked { .. });
+        if let SenderProbe::ChunkAcked { tsn, .. } = tcp_probe_mut(&mut bad, 3, acked) {
+            *tsn += 1_000_000;
+        }
+        caught(&bad, "not an outstanding chunk");
+        // A loss of a TSN already cumulatively acknowledged.
+        let mut bad = recs.clone();
+        let lost = |p: &SenderProbe| matches!(p, SenderProbe::ChunkLost { .. });
+        if let SenderProbe::ChunkLost { tsn } = tcp_probe_mut(&mut bad, 0, lost) {
+            *tsn = 0;
+        }
+        caught(&bad, "not an outstanding chunk");
+        // A stream's bytes delivered twice.
+        let mut bad = recs.clone();
+        let delivered = |p: &SenderProbe| matches!(p, SenderProbe::StreamDelivered { .. });
+        if let SenderProbe::StreamDelivered { offset, .. } = tcp_probe_mut(&mut bad, 4, delivered) {
             *offset -= 1;
         }
         caught(&bad, "in order, each byte once");

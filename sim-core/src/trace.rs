@@ -520,6 +520,7 @@ pub enum TraceEvent {
 /// qlog events, and [`crate::qlog::QlogWriter`] skips every probe, so a run's qlog files
 /// stay what they were (they are in the golden manifest). Sequence numbers are the
 /// sender's byte offsets (TCP: the stream's sequence space from 0, the SYN not counted).
+/// SCTP associations emit the `Chunk*` and `StreamDelivered` variants and `Window`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SenderProbe {
     /// `[seq, seq + len)` went out in a packet of `ip_size` bytes (IP header included);
@@ -552,8 +553,8 @@ pub enum SenderProbe {
     },
     /// The sender's window after an input: the congestion window, the controller's
     /// minimum ([`crate::cc::CongestionController::minimum_window`]), the bytes in flight
-    /// as the sender counts them (TCP: RFC 6675 `pipe`) and the sender's maximum segment
-    /// payload (TCP: the effective SMSS).
+    /// as the sender counts them (TCP: RFC 6675 `pipe`; SCTP: the flight size) and the
+    /// sender's maximum segment payload (TCP: the effective SMSS; SCTP: the path MTU).
     Window {
         /// Congestion window, bytes.
         cwnd: u64,
@@ -568,6 +569,47 @@ pub enum SenderProbe {
     /// (TLS or the stream multiplexer).
     Delivered {
         /// First byte.
+        offset: u64,
+        /// Bytes.
+        len: u64,
+    },
+    /// SCTP: the DATA chunk `tsn` (stream `stream`, `len` user bytes, `size` bytes on the
+    /// wire as the flight size counts it) went out in a packet of `packet_size` bytes
+    /// (SCTP common header included, IP header not: RFC 9260 §7.3's `mtu - 20` bound).
+    ChunkSent {
+        /// Transmission sequence number.
+        tsn: u64,
+        /// Stream identifier.
+        stream: u64,
+        /// User data bytes.
+        len: u64,
+        /// Chunk bytes counted in the flight size (header and padding included).
+        size: u64,
+        /// The SCTP packet's size.
+        packet_size: u64,
+        /// A retransmission (RFC 9260 §6.3.3 / §7.2.4).
+        retransmission: bool,
+    },
+    /// SCTP: the chunk `tsn` was acknowledged, by the cumulative TSN ack (it leaves the
+    /// outstanding chunks) or by a gap ack block (it leaves the flight size, RFC 9260
+    /// §6.2.1, but stays outstanding until the cumulative ack passes it).
+    ChunkAcked {
+        /// Transmission sequence number.
+        tsn: u64,
+        /// Cumulatively acknowledged.
+        cumulative: bool,
+    },
+    /// SCTP: the chunk `tsn` was marked for retransmission (fast retransmit, RFC 9260
+    /// §7.2.4, or a T3-rtx expiry, §6.3.3): it leaves the flight size until resent.
+    ChunkLost {
+        /// Transmission sequence number.
+        tsn: u64,
+    },
+    /// SCTP receiver: stream `stream`'s bytes `[offset, offset + len)` went up in order.
+    StreamDelivered {
+        /// Stream identifier.
+        stream: u64,
+        /// First byte of the stream.
         offset: u64,
         /// Bytes.
         len: u64,

@@ -37,8 +37,8 @@ use crate::cc::{CcParams, CongestionController};
 use crate::config::sctp::{SctpCc, SctpConfig};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
-    ConnectionState, LossTrigger, ProtocolPacket, RecoveryMetrics, SendTrigger, TraceBuffer,
-    TraceEvent,
+    ConnectionState, LossTrigger, ProtocolPacket, RecoveryMetrics, SendTrigger, SenderProbe,
+    TraceBuffer, TraceEvent,
 };
 use crate::transport::ranges::RangeSet;
 use crate::transport::rtt::RttEstimator;
@@ -729,6 +729,14 @@ impl SctpAssociation {
             let n = end - rs.delivered;
             #[cfg(test)]
             self.delivery_log.push((d.stream, rs.delivered, end));
+            let (stream, offset) = (d.stream, rs.delivered);
+            self.trace.push_with(now, || {
+                TraceEvent::SenderProbe(SenderProbe::StreamDelivered {
+                    stream,
+                    offset,
+                    len: n,
+                })
+            });
             rs.delivered = end;
             self.held -= n;
             self.stats.stream_bytes_read += n;
@@ -755,6 +763,12 @@ impl SctpAssociation {
         let mut touched = BTreeSet::new();
         // Cumulatively acknowledged chunks leave the sent map.
         while let Some((tsn, c)) = self.sent.pop_upto(s.cum_tsn) {
+            self.trace.push_with(now, || {
+                TraceEvent::SenderProbe(SenderProbe::ChunkAcked {
+                    tsn,
+                    cumulative: true,
+                })
+            });
             if !c.gap_acked {
                 self.outstanding_user -= c.chunk.len;
                 self.newly_acked(now, &c, tsn, &mut bytes_acked, &mut rtt_sample);
@@ -780,6 +794,12 @@ impl SctpAssociation {
                     continue;
                 }
                 let c = c.clone();
+                self.trace.push_with(now, || {
+                    TraceEvent::SenderProbe(SenderProbe::ChunkAcked {
+                        tsn,
+                        cumulative: false,
+                    })
+                });
                 self.newly_acked(now, &c, tsn, &mut bytes_acked, &mut rtt_sample);
                 highest_newly_acked = Some(highest_newly_acked.map_or(tsn, |h: u64| h.max(tsn)));
                 newly_acked.push((c.sent_at, c.size));
@@ -849,6 +869,9 @@ impl SctpAssociation {
                 self.trace.push_with(now, || TraceEvent::PacketLost {
                     packet: pkt,
                     trigger: LossTrigger::ReorderingThreshold,
+                });
+                self.trace.push_with(now, || {
+                    TraceEvent::SenderProbe(SenderProbe::ChunkLost { tsn })
                 });
             }
             self.stats.fast_retransmits += 1;
@@ -1038,6 +1061,9 @@ impl SctpAssociation {
                 packet: pkt,
                 trigger: LossTrigger::PtoExpired,
             });
+            self.trace.push_with(now, || {
+                TraceEvent::SenderProbe(SenderProbe::ChunkLost { tsn })
+            });
         }
     }
 
@@ -1210,7 +1236,9 @@ impl SctpAssociation {
         if has_data && self.t3.is_none() {
             self.t3 = Some(now + self.rto);
         }
-        Some(self.finish_packet(now, chunks, trigger))
+        let pkt = self.finish_packet(now, chunks, trigger);
+        self.probe_window(now);
+        Some(pkt)
     }
 
     fn has_data_to_send(&self) -> bool {
@@ -1341,7 +1369,42 @@ impl SctpAssociation {
             datagram_id: pkt.number,
             trigger,
         });
+        if self.trace.is_on() {
+            let packet_size = pkt.size();
+            for d in pkt.data() {
+                let c = self.sent.get(d.tsn).expect("a sent chunk is outstanding");
+                let p = SenderProbe::ChunkSent {
+                    tsn: d.tsn,
+                    stream: d.stream,
+                    len: d.len,
+                    size: c.size,
+                    packet_size,
+                    retransmission: c.retransmitted,
+                };
+                self.trace.push(now, TraceEvent::SenderProbe(p));
+            }
+        }
         pkt
+    }
+
+    /// The checkers' window probe: cwnd, the floor the controller keeps (RFC 9260 §7.2.3
+    /// and §6.3.3: 1 MTU after a T3-rtx expiry; a shared controller's own minimum), the
+    /// flight size and the path MTU.
+    fn probe_window(&mut self, now: SimTime) {
+        if !self.trace.is_on() {
+            return;
+        }
+        let minimum = match &self.cc {
+            Controller::Rfc(_) => self.cfg.mtu,
+            Controller::Shared(c) => c.minimum_window(),
+        };
+        let p = SenderProbe::Window {
+            cwnd: self.cc.window(),
+            minimum,
+            bytes_in_flight: self.flight,
+            smss: self.cfg.mtu,
+        };
+        self.trace.push(now, TraceEvent::SenderProbe(p));
     }
 
     // ----- tracing --------------------------------------------------------------------------
@@ -1368,6 +1431,7 @@ impl SctpAssociation {
         if !self.trace.is_on() {
             return;
         }
+        self.probe_window(now);
         let m = RecoveryMetrics {
             min_rtt: self.rtt.has_sample().then(|| self.rtt.min_rtt()),
             smoothed_rtt: Some(self.rtt.smoothed_rtt()),
