@@ -88,6 +88,17 @@ pub enum TimePart {
 }
 
 impl TimePart {
+    /// The part of a sender that is limited only by its congestion window: slow start
+    /// while its controller is in slow start (rule 5), the window otherwise (rule 6).
+    /// Every transport's classifier ends in it.
+    pub fn window_phase(slow_start: bool) -> TimePart {
+        if slow_start {
+            TimePart::SlowStart
+        } else {
+            TimePart::Cwnd
+        }
+    }
+
     /// Every part, in display order.
     pub const ALL: [TimePart; 6] = [
         TimePart::Handshake,
@@ -394,33 +405,29 @@ mod tests {
         fb
     }
 
-    /// A TCP client advertising 16 KB on a 10 Mbit/s, 100 ms RTT path: the server's
-    /// sending is bounded by the peer's window (RFC 9293 §3.8.6), not by cwnd.
+    /// A small receive window on a 10 Mbit/s, 100 ms RTT path bounds the sender by the
+    /// peer's window, not by cwnd: a TCP client advertising 16 KB (RFC 9293 §3.8.6), an
+    /// SCTP receiver with an a_rwnd of 3 chunks (RFC 9260 §6.2.1).
     #[test]
-    fn a_small_receive_window_tcp_transfer_is_mostly_blocked_by_flow_control() {
-        let fb = run_transport(
-            "tcp",
-            r#"{ rate = "10Mbps", delay = "50ms", queue = "unlimited" }"#,
-            "400KB",
-            "[flows.tcp.client]\nrecv_window = \"16KB\"",
-        );
-        let fc = share(&fb.breakdown, TimePart::FlowControl);
-        assert!(fc > 0.7, "flow control {fc}: {:?}", fb.breakdown.secs());
-        assert_eq!(fb.breakdown.get(TimePart::LossRecovery), SimDuration::ZERO);
-    }
-
-    /// SCTP with an a_rwnd of 3 chunks (RFC 9260 §6.2.1): the same.
-    #[test]
-    fn a_small_a_rwnd_sctp_transfer_is_mostly_blocked_by_flow_control() {
-        let fb = run_transport(
-            "sctp",
-            r#"{ rate = "10Mbps", delay = "50ms", queue = "unlimited" }"#,
-            "200KB",
-            "[flows.sctp]\na_rwnd = 4000",
-        );
-        let fc = share(&fb.breakdown, TimePart::FlowControl);
-        assert!(fc > 0.7, "flow control {fc}: {:?}", fb.breakdown.secs());
-        assert_eq!(fb.breakdown.get(TimePart::LossRecovery), SimDuration::ZERO);
+    fn a_small_receive_window_tcp_or_sctp_transfer_is_mostly_blocked_by_flow_control() {
+        for (transport, bytes, keys) in [
+            ("tcp", "400KB", "[flows.tcp.client]\nrecv_window = \"16KB\""),
+            ("sctp", "200KB", "[flows.sctp]\na_rwnd = 4000"),
+        ] {
+            let fb = run_transport(
+                transport,
+                r#"{ rate = "10Mbps", delay = "50ms", queue = "unlimited" }"#,
+                bytes,
+                keys,
+            );
+            let fc = share(&fb.breakdown, TimePart::FlowControl);
+            assert!(
+                fc > 0.7,
+                "{transport}: flow control {fc}: {:?}",
+                fb.breakdown.secs()
+            );
+            assert_eq!(fb.breakdown.get(TimePart::LossRecovery), SimDuration::ZERO);
+        }
     }
 
     /// Lossless, large windows, an unlimited queue: the TCP and SCTP senders spend their

@@ -271,11 +271,7 @@ impl Connection {
 
     /// Slow start or congestion avoidance (RFC 9002 §7.3.1, §7.3.3).
     fn window_phase(&self) -> TimePart {
-        if self.path.recovery.cc().in_slow_start() {
-            TimePart::SlowStart
-        } else {
-            TimePart::Cwnd
-        }
+        TimePart::window_phase(self.path.recovery.cc().in_slow_start())
     }
 
     /// Closes the [`crate::breakdown`] accounting at `now` (the transfer completed).

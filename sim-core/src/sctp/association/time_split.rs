@@ -46,15 +46,10 @@ impl SctpAssociation {
 
     /// Slow start (`cwnd <= ssthresh`, RFC 9260 §7.2.1) or congestion avoidance (§7.2.2).
     fn window_phase(&self) -> TimePart {
-        let slow_start = match &self.cc {
+        TimePart::window_phase(match &self.cc {
             Controller::Rfc(c) => c.in_slow_start(),
             Controller::Shared(c) => c.in_slow_start(),
-        };
-        if slow_start {
-            TimePart::SlowStart
-        } else {
-            TimePart::Cwnd
-        }
+        })
     }
 
     /// A send opportunity found nothing to send at `now`: the time from now on goes to

@@ -39,11 +39,7 @@ impl TcpConnection {
 
     /// Slow start (`cwnd < ssthresh`, RFC 5681 §3.1) or congestion avoidance.
     fn window_phase(&self) -> TimePart {
-        if self.cc.in_slow_start() {
-            TimePart::SlowStart
-        } else {
-            TimePart::Cwnd
-        }
+        TimePart::window_phase(self.cc.in_slow_start())
     }
 
     /// A send opportunity found nothing to send at `now`: the time from now on goes to
