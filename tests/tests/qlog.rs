@@ -436,7 +436,7 @@ fn golden_stream(w: &mut dyn Tracer) {
                     size: 1250,
                     frames: vec![
                         Frame::Ack {
-                            ranges: vec![(0, 0)],
+                            ranges: vec![(0, 0)].into(),
                             ack_delay_encoded: 0,
                         },
                         Frame::Crypto { offset: 0, len: 90 },
@@ -532,7 +532,7 @@ fn golden_stream(w: &mut dyn Tracer) {
                     size: 1250,
                     frames: vec![
                         Frame::Ack {
-                            ranges: vec![(2, 4), (0, 0)],
+                            ranges: vec![(2, 4), (0, 0)].into(),
                             ack_delay_encoded: 125,
                         },
                         Frame::MaxStreamData {

@@ -42,9 +42,9 @@ use crate::trace::{
 use crate::transport::pacer::Pacer;
 use crate::transport::stream::AppReader;
 use crate::wire::quic::{
-    header_len_without_pn, packet_size, pn_len, ClientHelloInfo, Frame, FrameVec, PacketType,
-    PacketVec, QuicDatagram, QuicPacket, ServerHelloInfo, TransportParameters, AEAD_TAG_LEN,
-    MIN_PN_PLUS_PAYLOAD,
+    header_len_without_pn, packet_size, pn_len, AckRanges, ClientHelloInfo, Frame, FrameVec,
+    PacketType, PacketVec, QuicDatagram, QuicPacket, ServerHelloInfo, TransportParameters,
+    AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
 };
 use std::collections::BTreeMap;
 
@@ -135,8 +135,8 @@ pub struct SentInfo {
     /// Retransmittable frames (ACK and PADDING are never retransmitted).
     pub frames: Vec<Frame>,
     /// Ranges of the ACK frame the packet carried, if any (to stop acknowledging what the
-    /// peer knows, RFC 9000 §13.2.4).
-    pub ack_ranges: Option<Vec<(u64, u64)>>,
+    /// peer knows, RFC 9000 §13.2.4): the frame's own buffer, shared ([`AckRanges`]).
+    pub ack_ranges: Option<AckRanges>,
     /// The packet carried retransmitted data.
     pub retransmission: bool,
     /// Packet number space index (0 Initial, 1 Handshake, 2 application data).

@@ -15,8 +15,22 @@ pub(crate) struct PnSpace {
     pub largest_acked_by_peer: Option<u64>,
     /// Every packet number received (duplicate detection).
     pub received: RangeSet,
-    /// Packet numbers still to report in ACK frames.
+    /// Packet numbers still to report in ACK frames. Changed only through
+    /// [`PnSpace::ack_insert`] and [`PnSpace::ack_remove`] (they keep `ack_cache` honest).
     pub to_ack: RangeSet,
+    /// The ranges of the last ACK frame built, before trimming to a packet's room: the
+    /// `ack_cache_max` highest ranges of `to_ack`, largest first, inclusive (see
+    /// `packetizer::plan_ack`).
+    pub ack_cache: Vec<(u64, u64)>,
+    /// The `max_ack_ranges` that `ack_cache` was collected with.
+    pub ack_cache_max: usize,
+    /// Wire bytes of `ack_cache`'s ranges after the first (gaps and lengths, RFC 9000
+    /// §19.3.1): they do not change when only the first range grows.
+    pub ack_cache_rest: u64,
+    /// Since `ack_cache` was collected, `to_ack` changed at most by growing its highest
+    /// range upwards, so `ack_cache` with its first range's top patched is what
+    /// collecting again would give.
+    pub ack_cache_ok: bool,
     /// Largest packet number received.
     pub largest_recv: Option<u64>,
     /// When it arrived (ACK Delay, RFC 9000 §13.2.5).
@@ -40,6 +54,22 @@ pub(crate) struct PnSpace {
 }
 
 impl PnSpace {
+    /// Packet `pn` must be acknowledged.
+    pub fn ack_insert(&mut self, pn: u64) {
+        // Growing the highest range by its next number keeps `ack_cache` valid; anything
+        // else (a new range, a hole filled, a range grown downwards) may not.
+        if self.to_ack.last().is_none_or(|(_, end)| end != pn) {
+            self.ack_cache_ok = false;
+        }
+        self.to_ack.insert(pn, pn + 1);
+    }
+
+    /// Packets `[lo, end)` need no more acknowledging.
+    pub fn ack_remove(&mut self, lo: u64, end: u64) {
+        self.ack_cache_ok = false;
+        self.to_ack.remove(lo, end);
+    }
+
     /// An ACK is owed now (immediately, or the delayed ACK's deadline passed).
     pub fn ack_due(&self, now: SimTime) -> bool {
         self.ack_immediate || self.ack_deadline.is_some_and(|d| d <= now)

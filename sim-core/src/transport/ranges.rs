@@ -55,22 +55,34 @@ impl RangeSet {
     }
 
     /// Inserts `[start, end)`; returns the number of values that were not yet present.
+    #[inline]
     pub fn insert(&mut self, start: u64, end: u64) -> u64 {
+        // Fast path (in-order data, packet numbers), inlined at the callers: `start` at
+        // or after the start of the last range and touching it, so only that range
+        // changes.
+        if let Some(last) = self.ranges.back_mut() {
+            if start >= last.0 && start <= last.1 && start < end {
+                if end > last.1 {
+                    let n = end - last.1;
+                    last.1 = end;
+                    return n;
+                }
+                return 0;
+            }
+        }
+        self.insert_slow(start, end)
+    }
+
+    /// [`RangeSet::insert`] past its fast path.
+    #[inline(never)]
+    fn insert_slow(&mut self, start: u64, end: u64) -> u64 {
         if start >= end {
             return 0;
         }
-        // Fast path (in-order data, packet numbers): `start` at or after the start of the
-        // last range, so only that range can overlap or touch.
-        match self.ranges.back_mut() {
-            Some(last) if start >= last.0 => {
-                if start <= last.1 {
-                    if end > last.1 {
-                        let n = end - last.1;
-                        last.1 = end;
-                        return n;
-                    }
-                    return 0;
-                }
+        // `start` at or after the start of the last range (and past its end): a new
+        // last range.
+        match self.ranges.back() {
+            Some(&(s, _)) if start >= s => {
                 self.ranges.push_back((start, end));
                 return end - start;
             }
@@ -106,7 +118,16 @@ impl RangeSet {
         }
         // Nothing there (often: ranges already removed).
         match (self.ranges.front(), self.ranges.back()) {
-            (Some(&(f, _)), Some(&(_, l))) if end > f && start < l => {}
+            (Some(&(f, fe)), Some(&(_, l))) if end > f && start < l => {
+                // Fast path (acknowledged packet numbers pruned, data acknowledged in
+                // order): the front of the first range goes, the rest of it stays.
+                if start <= f && end < fe {
+                    if let Some(first) = self.ranges.front_mut() {
+                        first.0 = end;
+                    }
+                    return;
+                }
+            }
             _ => return,
         }
         // Ranges i..j overlap [start, end).
@@ -175,6 +196,13 @@ impl RangeSet {
     /// The end of the contiguous run of values starting at `from` (`from` itself if
     /// `from` is absent).
     pub fn contiguous_end(&self, from: u64) -> u64 {
+        // Fast path (reading from the front): `from` below or in the first range.
+        match self.ranges.front() {
+            None => return from,
+            Some(&(s, _)) if from < s => return from,
+            Some(&(_, e)) if from < e => return e,
+            Some(_) => {}
+        }
         match self.ranges.get(self.first_ending_after(from)) {
             Some(&(s, e)) if s <= from => e,
             _ => from,

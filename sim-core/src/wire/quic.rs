@@ -24,15 +24,77 @@
 
 use crate::time::SimDuration;
 pub use crate::wire::inline::InlineVec;
+use std::sync::Arc;
 
 /// The frames of a packet: up to 2 in place (a data packet carries a STREAM frame, maybe
 /// with an ACK or a flow-control update), more on the heap.
 pub type FrameVec = InlineVec<Frame, 2>;
 
-/// The ranges of an ACK frame. A plain vector: ranges kept inline made every frame (and
-/// so every packet and datagram) larger, and the bulk benchmarks' ACK frames mostly carry
-/// more ranges than a few inline slots would hold (measured, issue 14 session 7).
-pub type AckRanges = Vec<(u64, u64)>;
+/// The ranges of an ACK frame: inclusive `(smallest, largest)`, read as a slice.
+///
+/// A shared buffer, so that the sender's recovery record of the packet that carried the
+/// frame holds the same ranges without a copy (RFC 9000 §13.2.4 pruning needs them), and
+/// the buffer goes back to the sender's pool for its next ACK frame once both the record
+/// and the delivered frame are gone ([`AckRanges::make_mut`] writes in place when no
+/// other holder is left). Not inline: ranges kept inline made every frame (and so every
+/// packet and datagram) larger, and the bulk benchmarks' ACK frames mostly carry more
+/// ranges than a few inline slots would hold (measured, issue 14 session 7). The empty
+/// value holds no buffer. `==` and `Debug` are the slice's.
+#[derive(Clone, Default)]
+pub struct AckRanges(Option<Arc<Vec<(u64, u64)>>>);
+
+impl AckRanges {
+    /// The ranges as a slice.
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// The ranges for writing: in place when no other value shares the buffer, else in a
+    /// copy (then this value holds its own buffer).
+    pub fn make_mut(&mut self) -> &mut Vec<(u64, u64)> {
+        Arc::make_mut(self.0.get_or_insert_with(Default::default))
+    }
+
+    /// No other value shares the buffer (an empty value shares nothing).
+    pub fn is_unique(&mut self) -> bool {
+        self.0.as_mut().is_none_or(|a| Arc::get_mut(a).is_some())
+    }
+}
+
+impl From<Vec<(u64, u64)>> for AckRanges {
+    fn from(v: Vec<(u64, u64)>) -> Self {
+        AckRanges(Some(Arc::new(v)))
+    }
+}
+
+impl std::ops::Deref for AckRanges {
+    type Target = [(u64, u64)];
+    fn deref(&self) -> &[(u64, u64)] {
+        self.as_slice()
+    }
+}
+
+impl<'a> IntoIterator for &'a AckRanges {
+    type Item = &'a (u64, u64);
+    type IntoIter = std::slice::Iter<'a, (u64, u64)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl PartialEq for AckRanges {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for AckRanges {}
+
+impl std::fmt::Debug for AckRanges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}
 
 /// The packets of a datagram: one in place (every datagram after the handshake), the
 /// coalesced handshake packets on the heap.

@@ -93,12 +93,12 @@ impl Connection {
             let threshold = self.cfg.ack_eliciting_threshold;
             let max_ack_delay = self.cfg.max_ack_delay;
             let sp = &mut self.spaces[i];
-            if sp.received.contains(pn) {
+            // A duplicate adds nothing to the set (and leaves it as it was).
+            if sp.received.insert(pn, pn + 1) == 0 {
                 self.stats.duplicate_packets += 1;
                 return;
             }
-            sp.received.insert(pn, pn + 1);
-            sp.to_ack.insert(pn, pn + 1);
+            sp.ack_insert(pn);
             let prev_largest = sp.largest_recv;
             if prev_largest.is_none_or(|l| pn > l) {
                 sp.largest_recv = Some(pn);
@@ -369,15 +369,16 @@ impl Connection {
     ) {
         // Acknowledgements of packets never sent are a PROTOCOL_VIOLATION (RFC 9000
         // §13.1); the model never produces them.
-        let out = self
+        let mut out = self
             .path
             .recovery
             .on_ack_received(now, space_of(i), ranges, delay);
-        for p in out.acked {
+        for p in out.acked.drain(..) {
             let sp = &mut self.spaces[i];
             sp.largest_acked_by_peer = Some(sp.largest_acked_by_peer.map_or(p.pn, |l| l.max(p.pn)));
             self.on_packet_acked(now, i, p.info);
         }
+        self.path.recovery.recycle_acked(out.acked);
         let largest = self.spaces[i].largest_acked_by_peer.unwrap_or(0);
         let threshold = self.cfg.packet_threshold;
         for p in out.lost {
@@ -399,14 +400,14 @@ impl Connection {
             // RFC 9000 §13.2.4: stop acknowledging what the peer has seen acknowledged
             // (exactly the ranges that ACK carried, so a late packet below its Largest
             // Acknowledged is still reported).
-            // The ranges come largest first (`packetizer::build_ack`): once one lies wholly
+            // The ranges come largest first (`packetizer::plan_ack`): once one lies wholly
             // below what is left to acknowledge, so do the rest, and removing them would
             // change nothing.
-            let to_ack = &mut self.spaces[i].to_ack;
+            let sp = &mut self.spaces[i];
             debug_assert!(ranges.windows(2).all(|w| w[1].1 < w[0].0));
             for &(lo, hi) in ranges {
-                match to_ack.first() {
-                    Some((start, _)) if hi >= start => to_ack.remove(lo, hi + 1),
+                match sp.to_ack.first() {
+                    Some((start, _)) if hi >= start => sp.ack_remove(lo, hi + 1),
                     _ => break,
                 }
             }

@@ -413,16 +413,17 @@ impl Connection {
             return None;
         }
         let room_before = room;
+        let mut ack_plan = None;
         if ack_wanted {
             let (ranges, exp) = (self.cfg.max_ack_ranges, self.cfg.ack_delay_exponent);
-            if let Some((f, n)) = packetizer::build_ack(&self.spaces[i], now, room, ranges, exp) {
-                if let Frame::Ack { ref ranges, .. } = f {
-                    let mut kept = self.buf_pool.ranges();
-                    kept.extend_from_slice(ranges);
-                    info.ack_ranges = Some(kept);
-                }
-                room -= n;
-                frames.push(f);
+            if let Some(plan) = packetizer::plan_ack(&mut self.spaces[i], now, room, ranges, exp) {
+                room -= plan.size;
+                // Its ranges are written below, once the packet is sure to go.
+                frames.push(Frame::Ack {
+                    ranges: AckRanges::default(),
+                    ack_delay_encoded: plan.ack_delay_encoded,
+                });
+                ack_plan = Some(plan);
             }
         }
         let mut eliciting = false;
@@ -452,6 +453,15 @@ impl Connection {
         }
         if frames.is_empty() || (!eliciting && !ack_due) {
             return None;
+        }
+        if let Some(plan) = ack_plan {
+            // The ACK frame (first) gets its ranges; the packet's record shares them.
+            let mut kept = self.buf_pool.ranges();
+            packetizer::fill_ack(&self.spaces[i], &plan, kept.make_mut());
+            info.ack_ranges = Some(kept.clone());
+            if let Some(Frame::Ack { ranges, .. }) = frames.first_mut() {
+                *ranges = kept;
+            }
         }
         // Every frame took exactly its size from the room.
         let mut frames_len = room_before - room;
@@ -651,8 +661,8 @@ impl Connection {
             let mut frames = FrameVec::new();
             if !self.spaces[i].to_ack.is_empty() {
                 let (ranges, exp) = (self.cfg.max_ack_ranges, self.cfg.ack_delay_exponent);
-                if let Some((f, _)) = packetizer::build_ack(&self.spaces[i], now, 1000, ranges, exp)
-                {
+                let (sp, pool) = (&mut self.spaces[i], &mut self.buf_pool);
+                if let Some((f, _)) = packetizer::build_ack(sp, now, 1000, ranges, exp, pool) {
                     frames.push(f);
                 }
             }
