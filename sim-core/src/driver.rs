@@ -13,7 +13,7 @@ use crate::breakdown::TimeBreakdown;
 use crate::config::workload::ConnectionSpec;
 use crate::metrics::workload::{ConnectionReport, HistorySample};
 use crate::metrics::EndpointMetrics;
-use crate::packet::{Addr, Datagram, FlowId};
+use crate::packet::{Addr, Datagram, FlowId, PayloadPool};
 use crate::time::SimTime;
 use crate::trace::TraceEvent;
 use crate::transport::initial_window::{DefaultWindow, InitialWindowPolicy};
@@ -65,6 +65,21 @@ pub trait TransportDriver: StreamTransport + std::fmt::Debug + Sized {
         flow: FlowId,
         number: Option<u64>,
     ) -> Option<Datagram>;
+
+    /// [`TransportDriver::poll_datagram`] building the payload in a box from `pool` when
+    /// it has one. Default: a new box.
+    fn poll_datagram_pooled(
+        &mut self,
+        now: SimTime,
+        local: Addr,
+        remote: Addr,
+        flow: FlowId,
+        number: Option<u64>,
+        pool: &mut PayloadPool,
+    ) -> Option<Datagram> {
+        let _ = pool;
+        self.poll_datagram(now, local, remote, flow, number)
+    }
 
     /// The client's host changed address (`port_only`: only the port, NAT rebinding).
     /// Returns whether the connection follows it to the new address (connection

@@ -17,7 +17,7 @@
 
 use crate::breakdown::TimeBreakdown;
 use crate::metrics::EndpointMetrics;
-use crate::packet::{Addr, Datagram};
+use crate::packet::{Addr, Datagram, PayloadPool};
 use crate::time::SimTime;
 use crate::trace::TraceEvent;
 
@@ -34,6 +34,20 @@ pub trait Endpoint {
 
     /// The next datagram to send now, if any.
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram>;
+
+    /// [`Endpoint::handle_datagram`], handing the datagram's payload box back to the run's
+    /// `pool` when done with it (the engine calls this one). Default: the box is dropped.
+    fn handle_datagram_pooled(&mut self, now: SimTime, datagram: Datagram, pool: &mut PayloadPool) {
+        let _ = pool;
+        self.handle_datagram(now, datagram);
+    }
+
+    /// [`Endpoint::poll_transmit`], building the datagram in a box from the run's `pool`
+    /// when it can (the engine calls this one). Default: a new box.
+    fn poll_transmit_pooled(&mut self, now: SimTime, pool: &mut PayloadPool) -> Option<Datagram> {
+        let _ = pool;
+        self.poll_transmit(now)
+    }
 
     /// The earliest instant at which the endpoint wants [`Endpoint::handle_timeout`].
     fn poll_timeout(&self) -> Option<SimTime>;

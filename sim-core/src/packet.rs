@@ -90,3 +90,83 @@ impl Datagram {
         }
     }
 }
+
+/// Emptied payload boxes for the next datagrams (issue 14: no allocation per packet in
+/// steady state). The run owns one; a delivered or dropped datagram's payload box goes
+/// back into it, and an endpoint building a datagram takes one out and overwrites the
+/// whole content, so what a box held before never shows (every output is the same with
+/// or without the pool). At most [`PayloadPool::CAP`] boxes of each kind are kept: the
+/// pool holds at most what was in flight at once.
+// The boxes themselves are what is kept: a `Vec<T>` of the contents would move them out of
+// and back into new boxes, the allocation this pool is for.
+#[allow(clippy::vec_box)]
+#[derive(Debug, Default)]
+pub struct PayloadPool {
+    quic: Vec<Box<crate::wire::quic::QuicDatagram>>,
+    tcp: Vec<Box<crate::wire::tcp::Segment>>,
+    sctp: Vec<Box<crate::wire::sctp::SctpPacket>>,
+}
+
+impl PayloadPool {
+    /// The most boxes of each kind kept.
+    pub const CAP: usize = 4096;
+
+    /// Keeps `payload`'s box for a later datagram (other payloads are dropped).
+    pub fn recycle(&mut self, payload: Payload) {
+        match payload {
+            Payload::Quic(b) if self.quic.len() < Self::CAP => self.quic.push(b),
+            Payload::Tcp(b) if self.tcp.len() < Self::CAP => self.tcp.push(b),
+            Payload::Sctp(b) if self.sctp.len() < Self::CAP => self.sctp.push(b),
+            _ => {}
+        }
+    }
+
+    /// `d` in a box, a recycled one if the pool has one (its old content is dropped).
+    pub fn boxed_quic(
+        &mut self,
+        d: crate::wire::quic::QuicDatagram,
+    ) -> Box<crate::wire::quic::QuicDatagram> {
+        match self.quic.pop() {
+            Some(mut b) => {
+                *b = d;
+                b
+            }
+            None => Box::new(d),
+        }
+    }
+
+    /// `s` in a box, and the box's old content if it was a recycled one (so the sender
+    /// can reuse its vectors).
+    pub fn boxed_tcp(
+        &mut self,
+        s: crate::wire::tcp::Segment,
+    ) -> (
+        Box<crate::wire::tcp::Segment>,
+        Option<crate::wire::tcp::Segment>,
+    ) {
+        match self.tcp.pop() {
+            Some(mut b) => {
+                let old = std::mem::replace(&mut *b, s);
+                (b, Some(old))
+            }
+            None => (Box::new(s), None),
+        }
+    }
+
+    /// `p` in a box, and the box's old content if it was a recycled one.
+    pub fn boxed_sctp(
+        &mut self,
+        p: crate::wire::sctp::SctpPacket,
+    ) -> (
+        Box<crate::wire::sctp::SctpPacket>,
+        Option<crate::wire::sctp::SctpPacket>,
+    ) {
+        match self.sctp.pop() {
+            Some(mut b) => {
+                let old = std::mem::replace(&mut *b, p);
+                (b, Some(old))
+            }
+            None => (Box::new(p), None),
+        }
+    }
+}

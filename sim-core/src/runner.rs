@@ -36,7 +36,7 @@ use crate::metrics::{
     DropCounts, DropReason, FlowReport, RunResult, RunStatus, Series, SCHEMA_VERSION,
 };
 use crate::network::{server_ip, Network, NodeKind};
-use crate::packet::{Addr, Datagram};
+use crate::packet::{Addr, Datagram, PayloadPool};
 use crate::time::SimTime;
 use crate::trace::{
     DatagramContent, EndpointId, EndpointInfo, NoopTracer, RunInfo, TraceEvent, TraceRecord,
@@ -210,6 +210,9 @@ pub(crate) struct Sim<'t> {
     undone: usize,
     /// Flows marked dirty since the last [`Sim::all_done`].
     dirty: Vec<usize>,
+    /// Emptied payload boxes: delivered and dropped datagrams' boxes, lent to the
+    /// endpoints for their next datagrams (issue 14).
+    pool: PayloadPool,
 }
 
 /// What [`Sim::process_next`] did with the front of the queue.
@@ -261,6 +264,7 @@ impl<'t> Sim<'t> {
             reached: SimTime::ZERO,
             undone: 0,
             dirty: Vec::new(),
+            pool: PayloadPool::default(),
         };
         for f in 0..sim.flows.len() {
             let done = sim.flow_done(f);
@@ -447,13 +451,13 @@ impl Sim<'_> {
     }
 
     /// Accounts a dropped datagram; `link` is where it happened (`None`: at a node).
-    fn drop_packet(&mut self, d: &Datagram, reason: DropReason, link: Option<LinkId>) {
+    fn drop_packet(&mut self, d: Datagram, reason: DropReason, link: Option<LinkId>) {
         if self.tracing {
             let event = TraceEvent::LinkDrop {
                 link: link.map(|l| self.net.links[l].name.clone()),
                 reason,
                 size: d.size,
-                content: DatagramContent::of(d),
+                content: DatagramContent::of(&d),
             };
             self.trace_net(Some(d.flow), event);
         }
@@ -464,12 +468,13 @@ impl Sim<'_> {
         f.in_network -= 1;
         self.digest.write(&[0xd0, reason as u8]);
         self.digest.write_u64(d.flow as u64);
+        self.pool.recycle(d.payload);
     }
 
     /// Offers a packet to a link and schedules what follows.
     fn offer(&mut self, now: SimTime, link: LinkId, d: Datagram) {
         match self.net.links[link].offer(now, d) {
-            Offer::Dropped(reason, d) => self.drop_packet(&d, reason, Some(link)),
+            Offer::Dropped(reason, d) => self.drop_packet(d, reason, Some(link)),
             Offer::Accepted => {}
             Offer::StartedTx(at) => {
                 let g = self.net.links[link].generation;
@@ -482,7 +487,7 @@ impl Sim<'_> {
     fn at_node(&mut self, now: SimTime, node: usize, d: Datagram) {
         if self.net.nodes[node].kind == NodeKind::Host {
             if d.dst.ip != self.net.nodes[node].ip {
-                return self.drop_packet(&d, DropReason::NoRoute, None);
+                return self.drop_packet(d, DropReason::NoRoute, None);
             }
             let target = self.net.nodes[node]
                 .endpoints
@@ -498,15 +503,17 @@ impl Sim<'_> {
                     f.in_network -= 1;
                     self.digest.write_u8(0xde);
                     self.digest.write_u64(d.flow as u64);
-                    self.eps[e].ep.handle_datagram(now, d);
+                    self.eps[e]
+                        .ep
+                        .handle_datagram_pooled(now, d, &mut self.pool);
                     self.service(now, e);
                 }
-                None => self.drop_packet(&d, DropReason::NoEndpoint, None),
+                None => self.drop_packet(d, DropReason::NoEndpoint, None),
             }
         } else {
             match self.net.route(node, d.dst.ip) {
                 Some(l) => self.offer(now, l, d),
-                None => self.drop_packet(&d, DropReason::NoRoute, None),
+                None => self.drop_packet(d, DropReason::NoRoute, None),
             }
         }
     }
@@ -524,7 +531,7 @@ impl Sim<'_> {
             if burst > 0 && self.budget_spent() {
                 break;
             }
-            let next = self.eps[e].ep.poll_transmit(now);
+            let next = self.eps[e].ep.poll_transmit_pooled(now, &mut self.pool);
             // Events of this call (also of the last, empty one) before anything it causes.
             self.drain_trace(e);
             let Some(mut d) = next else { break };
@@ -541,7 +548,7 @@ impl Sim<'_> {
             let host = self.eps[e].host;
             match self.net.route(host, d.dst.ip) {
                 Some(l) => self.offer(now, l, d),
-                None => self.drop_packet(&d, DropReason::NoRoute, None),
+                None => self.drop_packet(d, DropReason::NoRoute, None),
             }
         }
         // Re-arm. A scheduler entry is pushed only when the new instant is earlier than the
@@ -810,7 +817,7 @@ impl Sim<'_> {
             Ev::TxDone(l, g) => {
                 let done = self.net.links[l].tx_done(now);
                 if let Some((reason, d)) = done.dropped {
-                    self.drop_packet(&d, reason, Some(l));
+                    self.drop_packet(d, reason, Some(l));
                 }
                 if let Some(at) = done.arrival {
                     // A link's arrivals come in the order it sends them (unless it
@@ -828,7 +835,7 @@ impl Sim<'_> {
                         .report
                         .drops
                         .add(DropReason::Corruption, 1);
-                    return self.drop_packet(&d, DropReason::Corruption, Some(l));
+                    return self.drop_packet(d, DropReason::Corruption, Some(l));
                 }
                 let to = self.net.links[l].to;
                 self.at_node(now, to, d);
@@ -857,7 +864,7 @@ impl Sim<'_> {
                 handovers[i].clone()
             }
         };
-        let effect = self.net.handover(&h);
+        let mut effect = self.net.handover(&h);
         if self.tracing {
             let n = self.net.links.len();
             let event = TraceEvent::Handover {
@@ -872,7 +879,7 @@ impl Sim<'_> {
             };
             self.trace_net(None, event);
         }
-        for d in &effect.flushed {
+        for d in std::mem::take(&mut effect.flushed) {
             self.drop_packet(d, DropReason::Handover, None);
         }
         // Scheduled changes of the new links.

@@ -11,7 +11,7 @@ use crate::config::workload::ConnectionSpec;
 use crate::driver::{Hello, TransportDriver};
 use crate::metrics::workload::{ConnectionReport, ConnectionStatus, HistorySample};
 use crate::metrics::EndpointMetrics;
-use crate::packet::{Addr, Datagram, FlowId, Payload};
+use crate::packet::{Addr, Datagram, FlowId, Payload, PayloadPool};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceEvent;
 use crate::transport::initial_window::{self, InitialWindowPolicy};
@@ -173,6 +173,25 @@ impl TransportDriver for Connection {
         flow: FlowId,
         number: Option<u64>,
     ) -> Option<Datagram> {
+        self.poll_datagram_pooled(
+            now,
+            local,
+            remote,
+            flow,
+            number,
+            &mut PayloadPool::default(),
+        )
+    }
+
+    fn poll_datagram_pooled(
+        &mut self,
+        now: SimTime,
+        local: Addr,
+        remote: Addr,
+        flow: FlowId,
+        number: Option<u64>,
+        pool: &mut PayloadPool,
+    ) -> Option<Datagram> {
         let (mut d, size) = self.poll_transmit(now)?;
         // With migration on, a server sends to its active path's peer address (the one it
         // validated, or the one it fell back to), whatever the workload last saw.
@@ -186,7 +205,7 @@ impl TransportDriver for Connection {
             remote,
             size,
             flow,
-            Payload::Quic(Box::new(d)),
+            Payload::Quic(pool.boxed_quic(d)),
         ))
     }
 

@@ -285,6 +285,8 @@ pub struct SctpAssociation {
     packets_unacked: u64,
     sack_timer: Option<SimTime>,
     next_packet_number: u64,
+    /// An emptied chunk vector for the next packet ([`SctpAssociation::recycle_packet`]).
+    spare_chunks: Vec<Chunk>,
     /// "Where the time went" ([`crate::breakdown`]): never read by the protocol.
     breakdown: BreakdownClock,
     /// Every delivery to the application, `(stream, start, end)`, in order (tests).
@@ -374,6 +376,7 @@ impl SctpAssociation {
             packets_unacked: 0,
             sack_timer: None,
             next_packet_number: 0,
+            spare_chunks: Vec::new(),
             breakdown: BreakdownClock::new(SimTime::ZERO, TimePart::Handshake),
             #[cfg(test)]
             delivery_log: Vec::new(),
@@ -1071,7 +1074,10 @@ impl SctpAssociation {
 
     /// The next packet to send now, if any.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<SctpPacket> {
-        let mut chunks: Vec<Chunk> = Vec::new();
+        // The spare vector (issue 14: no allocation per packet); every path that sends
+        // nothing puts it back.
+        let mut chunks: Vec<Chunk> = std::mem::take(&mut self.spare_chunks);
+        chunks.clear();
         let mut room = self.cfg.max_packet() - COMMON_HEADER;
         let mut trigger = None;
         // Shutdown chunks end the association's traffic.
@@ -1091,6 +1097,7 @@ impl SctpAssociation {
             return Some(self.finish_packet(now, vec![Chunk::ShutdownComplete], None));
         }
         if self.is_closed() {
+            self.spare_chunks = chunks;
             return None;
         }
         // Handshake.
@@ -1110,6 +1117,7 @@ impl SctpAssociation {
         }
         if self.state == AssocState::CookieEchoed {
             if !self.send_cookie_echo {
+                self.spare_chunks = chunks;
                 return None; // §5.1: nothing else until COOKIE-ACK
             }
             self.send_cookie_echo = false;
@@ -1156,7 +1164,11 @@ impl SctpAssociation {
             room -= 4;
         }
         if self.state != AssocState::Established {
-            return (!chunks.is_empty()).then(|| self.finish_packet(now, chunks, None));
+            if chunks.is_empty() {
+                self.spare_chunks = chunks;
+                return None;
+            }
+            return Some(self.finish_packet(now, chunks, None));
         }
         // A SACK goes first when due, and rides along with anything else sent.
         let data_possible = self.has_data_to_send();
@@ -1226,6 +1238,7 @@ impl SctpAssociation {
             }
         }
         if chunks.is_empty() {
+            self.spare_chunks = chunks;
             return None;
         }
         if any_rtx {
@@ -1347,6 +1360,18 @@ impl SctpAssociation {
             gaps,
             dups,
         })
+    }
+
+    /// `pkt` was just put in a recycled box whose old content was `old`: keeps `old`'s
+    /// chunk vector (emptied) for the next packet, so that steady state allocates none.
+    /// Only capacity moves: `pkt` keeps its chunks.
+    pub fn recycle_packet(&mut self, pkt: &mut SctpPacket, old: SctpPacket) {
+        let mut chunks = old.chunks;
+        chunks.clear();
+        if self.spare_chunks.capacity() < chunks.capacity() {
+            self.spare_chunks = chunks;
+        }
+        let _ = pkt;
     }
 
     fn finish_packet(

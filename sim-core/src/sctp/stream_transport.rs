@@ -20,7 +20,7 @@ use crate::metrics::workload::{
     ConnectionReport, ConnectionStatus, HistorySample, WorkloadMetrics,
 };
 use crate::metrics::EndpointMetrics;
-use crate::packet::{Addr, Datagram, FlowId, Payload};
+use crate::packet::{Addr, Datagram, FlowId, Payload, PayloadPool};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceEvent;
 use crate::transport::stream::{
@@ -228,6 +228,25 @@ impl TransportDriver for SctpAssociation {
         flow: FlowId,
         number: Option<u64>,
     ) -> Option<Datagram> {
+        self.poll_datagram_pooled(
+            now,
+            local,
+            remote,
+            flow,
+            number,
+            &mut PayloadPool::default(),
+        )
+    }
+
+    fn poll_datagram_pooled(
+        &mut self,
+        now: SimTime,
+        local: Addr,
+        remote: Addr,
+        flow: FlowId,
+        number: Option<u64>,
+        pool: &mut PayloadPool,
+    ) -> Option<Datagram> {
         if let Some(k) = number {
             self.set_vtag(k);
         }
@@ -236,13 +255,11 @@ impl TransportDriver for SctpAssociation {
             return None;
         };
         let size = u32::try_from(p.size()).expect("packet size fits u32");
-        Some(Datagram::new(
-            local,
-            remote,
-            size,
-            flow,
-            Payload::Sctp(Box::new(p)),
-        ))
+        let (mut b, old) = pool.boxed_sctp(p);
+        if let Some(old) = old {
+            self.recycle_packet(&mut b, old);
+        }
+        Some(Datagram::new(local, remote, size, flow, Payload::Sctp(b)))
     }
 
     fn poll_timeout(&self, _reader: &dyn AppReader) -> Option<SimTime> {

@@ -17,7 +17,7 @@ use crate::metrics::tcp::TcpMetrics;
 use crate::metrics::transport::TransportMetrics;
 use crate::metrics::workload::{ConnectionReport, ConnectionStatus, HistorySample};
 use crate::metrics::EndpointMetrics;
-use crate::packet::{Addr, Datagram, FlowId, Payload};
+use crate::packet::{Addr, Datagram, FlowId, Payload, PayloadPool};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceEvent;
 use crate::transport::stream::{
@@ -137,6 +137,25 @@ impl TransportDriver for TcpConnection {
         flow: FlowId,
         number: Option<u64>,
     ) -> Option<Datagram> {
+        self.poll_datagram_pooled(
+            now,
+            local,
+            remote,
+            flow,
+            number,
+            &mut PayloadPool::default(),
+        )
+    }
+
+    fn poll_datagram_pooled(
+        &mut self,
+        now: SimTime,
+        local: Addr,
+        remote: Addr,
+        flow: FlowId,
+        number: Option<u64>,
+        pool: &mut PayloadPool,
+    ) -> Option<Datagram> {
         let Some(mut s) = self.poll_transmit(now) else {
             self.note_send_opportunity(now);
             return None;
@@ -145,13 +164,11 @@ impl TransportDriver for TcpConnection {
             s.conn = k;
         }
         let size = u32::try_from(s.datagram_size()).expect("segment size fits u32");
-        Some(Datagram::new(
-            local,
-            remote,
-            size,
-            flow,
-            Payload::Tcp(Box::new(s)),
-        ))
+        let (mut b, old) = pool.boxed_tcp(s);
+        if let Some(old) = old {
+            self.recycle_segment(&mut b, old);
+        }
+        Some(Datagram::new(local, remote, size, flow, Payload::Tcp(b)))
     }
 
     fn poll_timeout(&self, _reader: &dyn AppReader) -> Option<SimTime> {

@@ -17,7 +17,7 @@ use crate::breakdown::TimeBreakdown;
 use crate::driver::TransportDriver;
 use crate::endpoint::Endpoint;
 use crate::metrics::EndpointMetrics;
-use crate::packet::{Addr, Datagram, FlowId};
+use crate::packet::{Addr, Datagram, FlowId, PayloadPool};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceEvent;
 use crate::transport::stream::{AppReader, Side, StreamEvent, StreamId, StreamTransport};
@@ -261,11 +261,16 @@ impl<T: TransportDriver> Endpoint for BulkEndpoint<T> {
     }
 
     fn handle_datagram(&mut self, now: SimTime, datagram: Datagram) {
+        self.handle_datagram_pooled(now, datagram, &mut PayloadPool::default());
+    }
+
+    fn handle_datagram_pooled(&mut self, now: SimTime, datagram: Datagram, pool: &mut PayloadPool) {
         if self.conn.handle_datagram(now, &datagram, &mut self.app) {
             // Answer from where the peer sends (a server learns the client's address).
             self.remote = datagram.src;
             self.drive(now);
         }
+        pool.recycle(datagram.payload);
     }
 
     fn handle_timeout(&mut self, now: SimTime) {
@@ -285,6 +290,11 @@ impl<T: TransportDriver> Endpoint for BulkEndpoint<T> {
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
         self.conn
             .poll_datagram(now, self.local, self.remote, self.flow, None)
+    }
+
+    fn poll_transmit_pooled(&mut self, now: SimTime, pool: &mut PayloadPool) -> Option<Datagram> {
+        self.conn
+            .poll_datagram_pooled(now, self.local, self.remote, self.flow, None, pool)
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {

@@ -17,7 +17,7 @@ use crate::driver::TransportDriver;
 use crate::endpoint::Endpoint;
 use crate::metrics::workload::{AddressChangeReport, ReconnectsReport, WorkloadMetrics};
 use crate::metrics::EndpointMetrics;
-use crate::packet::{Addr, Datagram, FlowId};
+use crate::packet::{Addr, Datagram, FlowId, PayloadPool};
 use crate::time::SimTime;
 use crate::trace::TraceEvent;
 use crate::transport::stream::{AppReader, Side, StreamEvent, StreamTransport};
@@ -249,6 +249,10 @@ impl<T: TransportDriver, W: Workload> Endpoint for AppEndpoint<T, W> {
     }
 
     fn handle_datagram(&mut self, now: SimTime, datagram: Datagram) {
+        self.handle_datagram_pooled(now, datagram, &mut PayloadPool::default());
+    }
+
+    fn handle_datagram_pooled(&mut self, now: SimTime, datagram: Datagram, pool: &mut PayloadPool) {
         if self.redial.is_some() {
             let Some(k) = T::connection_number(&datagram) else {
                 return;
@@ -263,6 +267,7 @@ impl<T: TransportDriver, W: Workload> Endpoint for AppEndpoint<T, W> {
             self.drive(now);
         }
         self.note_reads(now);
+        pool.recycle(datagram.payload);
     }
 
     fn handle_timeout(&mut self, now: SimTime) {
@@ -278,9 +283,13 @@ impl<T: TransportDriver, W: Workload> Endpoint for AppEndpoint<T, W> {
     }
 
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
+        self.poll_transmit_pooled(now, &mut PayloadPool::default())
+    }
+
+    fn poll_transmit_pooled(&mut self, now: SimTime, pool: &mut PayloadPool) -> Option<Datagram> {
         let number = self.redial.as_ref().map(|r| r.current);
         self.conn
-            .poll_datagram(now, self.local, self.remote, self.flow, number)
+            .poll_datagram_pooled(now, self.local, self.remote, self.flow, number, pool)
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
