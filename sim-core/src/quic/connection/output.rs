@@ -9,6 +9,10 @@ use super::*;
 /// The largest value a 2-byte QUIC varint holds (RFC 9000 §16).
 const VARINT_2_MAX: u64 = (1 << 14) - 1;
 
+/// A sent packet's copy of its ACK frame's ranges is allocated for at least this many
+/// ranges (the default `max_ack_ranges`), or `max_ack_ranges` if smaller: 512 bytes.
+const KEPT_RANGES: usize = 32;
+
 impl Connection {
     // ----- output --------------------------------------------------------------------------
 
@@ -83,9 +87,13 @@ impl Connection {
             if self.role == Role::Server && amp < mds && self.has_unsent_anything() {
                 self.stats.amplification_blocked_events += 1;
             }
-            self.update_block_state(now, cc_ok);
+            // The block state and the breakdown ask the same two stream questions: asked
+            // once (nothing in between changes the streams or the flow control).
+            let unsent = self.has_unsent_stream_data();
+            let sendable = unsent && self.has_sendable_stream_data();
+            self.update_block_state(now, cc_ok, unsent, sendable);
             self.update_amplification_state();
-            let part = self.breakdown_part();
+            let part = self.breakdown_part_with(unsent, sendable);
             self.breakdown.set(now, part);
             self.scratch_infos = infos;
             return None;
@@ -244,23 +252,28 @@ impl Connection {
         Some((out, size))
     }
 
-    /// The [`crate::breakdown`] part the sender is in now (the module's rules, in order).
-    fn breakdown_part(&self) -> TimePart {
+    /// The [`crate::breakdown`] part the sender is in now (the module's rules, in order);
+    /// `unsent` is `has_unsent_stream_data()`, `sendable` is `unsent &&
+    /// has_sendable_stream_data()`.
+    fn breakdown_part_with(&self, unsent: bool, sendable: bool) -> TimePart {
+        debug_assert_eq!(unsent, self.has_unsent_stream_data());
+        debug_assert_eq!(sendable, unsent && self.has_sendable_stream_data());
+        // Some stream has data to retransmit: the retransmission index holds exactly
+        // those (re-filed after every change, `StreamTable`), no walk of the streams.
+        let retx = self.streams.any_retx();
+        debug_assert_eq!(retx, self.streams.values().any(|s| s.send.has_retx()));
         let r = &self.path.recovery;
         if self.handshake_complete_at.is_none() {
             TimePart::Handshake
-        } else if r.cc().recovering()
-            || r.pto_count() > 0
-            || self.streams.values().any(|s| s.send.has_retx())
-        {
+        } else if r.cc().recovering() || r.pto_count() > 0 || retx {
             TimePart::LossRecovery
-        } else if !self.has_unsent_stream_data() {
+        } else if !unsent {
             if r.bytes_in_flight() == 0 {
                 TimePart::Idle
             } else {
                 self.window_phase() // the last flight on its way
             }
-        } else if !self.has_sendable_stream_data() {
+        } else if !sendable {
             TimePart::FlowControl
         } else if self.amplification_budget() < self.cfg.max_udp_payload {
             TimePart::Handshake
@@ -289,10 +302,13 @@ impl Connection {
             || self.has_unsent_stream_data()
     }
 
-    pub(super) fn update_block_state(&mut self, now: SimTime, cc_ok: bool) {
-        let st = if !self.has_unsent_stream_data() {
+    /// The block state from the window (`cc_ok`) and the streams: `unsent` is
+    /// `has_unsent_stream_data()`, `sendable` is `unsent && has_sendable_stream_data()`
+    /// (asked by the caller, which needs them too).
+    fn update_block_state(&mut self, now: SimTime, cc_ok: bool, unsent: bool, sendable: bool) {
+        let st = if !unsent {
             BlockState::None
-        } else if self.has_sendable_stream_data() {
+        } else if sendable {
             if self.amplification_budget() < self.cfg.max_udp_payload {
                 BlockState::Amplification
             } else if !cc_ok {
@@ -418,6 +434,9 @@ impl Connection {
             if let Some((f, n)) = packetizer::build_ack(&self.spaces[i], now, room, ranges, exp) {
                 if let Frame::Ack { ref ranges, .. } = f {
                     let mut kept = self.buf_pool.ranges();
+                    // Room for the most ranges an ACK frame carries (up to a bound), so a
+                    // kept buffer grows at most once over the run, not once per size.
+                    kept.reserve(ranges.len().max(self.cfg.max_ack_ranges.min(KEPT_RANGES)));
                     kept.extend_from_slice(ranges);
                     info.ack_ranges = Some(kept);
                 }
