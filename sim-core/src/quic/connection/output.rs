@@ -470,6 +470,10 @@ impl Connection {
             }
         }
         if frames.is_empty() || (!eliciting && !ack_due) {
+            // No packet: the ACK frame built above goes unsent, and the record's copy of
+            // its ranges goes back to the pool (a server with the window open and no data
+            // to send came here on every poll and dropped a new buffer each time).
+            self.buf_pool.recycle(info);
             return None;
         }
         // Every frame took exactly its size from the room.
