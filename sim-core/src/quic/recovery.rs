@@ -698,6 +698,21 @@ impl<F> Recovery<F> {
     /// A server is (or no longer is) blocked by the anti-amplification limit; while it is,
     /// no timer is armed (§6.2.2.1).
     pub fn set_at_anti_amplification_limit(&mut self, at_limit: bool) {
+        if at_limit == self.at_anti_amplification_limit && !self.is_client {
+            // Unchanged (the server calls this after every datagram): re-arming would
+            // give the timer it has. Every other input of A.8's SetLossDetectionTimer
+            // re-arms the timer where it changes (sent in-flight packet, ACK, timeout,
+            // discarded space, path change, confirmation, max_ack_delay), and a server
+            // never takes the anti-deadlock branch, the one that depends on `now`
+            // (`peer_completed_address_validation` is always true for it).
+            #[cfg(debug_assertions)]
+            {
+                let kept = self.timer;
+                self.set_loss_detection_timer(self.last_now);
+                debug_assert_eq!(kept, self.timer, "the skipped re-arm would move the timer");
+            }
+            return;
+        }
         self.at_anti_amplification_limit = at_limit;
         self.set_loss_detection_timer(self.last_now);
     }

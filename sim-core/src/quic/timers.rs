@@ -7,7 +7,9 @@
 //! The table is a snapshot taken from the state owners (the packet number spaces' ACK
 //! deadlines, [`Recovery`](super::recovery::Recovery)'s loss-detection timer, the pacer,
 //! the close state, the workload's application reader passed in), so no deadline is kept
-//! twice.
+//! twice. The per-call paths (`poll_timeout` after every service, `handle_timeout` at
+//! every timer) read the same owners without building the table, and builds with debug
+//! assertions check them against it on every call.
 
 use crate::time::SimTime;
 

@@ -673,6 +673,9 @@ impl Connection {
     /// The connection's deadlines, read from their owners: the close state, the idle
     /// timer, the spaces' delayed ACKs, recovery's loss-detection timer, the workload's
     /// reader (`reader`, its deadline) and the pacer (only when it alone holds data back).
+    /// The reference the per-call paths ([`Connection::poll_timeout`],
+    /// [`Connection::handle_timeout`]) are checked against in builds with debug
+    /// assertions; they read the same owners without building the table.
     pub(super) fn timers(&self, reader: Option<SimTime>) -> TimerTable {
         let mut t = TimerTable::default();
         if self.state.is_closed() {
@@ -691,23 +694,60 @@ impl Connection {
             self.path.recovery.loss_detection_timer(),
         );
         t.set(Timer::Reader, reader);
-        // The release time first: it is cheap and `None` whenever the bucket holds a
-        // datagram, and then the timer stays disarmed whatever `has_paced_work` (a walk of
-        // the streams) would say.
-        if let Some(at) = self.path.pacer_release_time() {
-            if self.has_paced_work() {
-                t.set(Timer::Pacing, Some(at));
-            }
-        }
+        t.set(Timer::Pacing, self.pacing_deadline());
         t.set(Timer::PathValidation, self.path.validation.deadline);
         t.set(Timer::PathChallenge, self.path.validation.retry_at);
         t
     }
 
+    /// The pacing timer: when the pacer releases the next datagram, armed only while
+    /// ack-eliciting data waits and the pacer alone holds it back. The cheap tests first:
+    /// a bucket holding a datagram (or pacing off) has no release time, whatever the walk
+    /// of the streams in `has_paced_work` would say; the release time's division last.
+    fn pacing_deadline(&self) -> Option<SimTime> {
+        if self.path.pacer.can_send() || !self.has_paced_work() {
+            return None;
+        }
+        self.path.pacer_release_time()
+    }
+
+    /// The earliest deadline of [`Connection::timers`] (its `next()`), read from the
+    /// owners without building the table.
+    fn next_deadline(&self, reader: Option<SimTime>) -> Option<SimTime> {
+        if self.state.is_closed() {
+            return self.state.close_deadline();
+        }
+        // The idle timer is always armed, so the minimum is an instant.
+        let mut next = self.idle_deadline();
+        let mut arm = |at: Option<SimTime>| {
+            if let Some(at) = at {
+                next = next.min(at);
+            }
+        };
+        for sp in &self.spaces {
+            if !sp.discarded {
+                arm(sp.ack_deadline);
+            }
+        }
+        arm(self.path.recovery.loss_detection_timer());
+        arm(reader);
+        arm(self.path.validation.deadline);
+        arm(self.path.validation.retry_at);
+        arm(self.pacing_deadline());
+        Some(next)
+    }
+
     /// The earliest instant the connection needs [`Connection::handle_timeout`] (with
     /// `reader`'s deadline while the connection is open).
     pub fn poll_timeout(&self, reader: &dyn AppReader) -> Option<SimTime> {
-        self.timers(reader.deadline()).next()
+        let at = reader.deadline();
+        let next = self.next_deadline(at);
+        debug_assert_eq!(
+            next,
+            self.timers(at).next(),
+            "poll_timeout: not the table's"
+        );
+        next
     }
 
     /// Ack-eliciting data waits and only the pacer holds it back.
@@ -718,37 +758,58 @@ impl Connection {
     }
 
     /// Timers that are due fire (`reader`'s deadline after the delayed ACKs, before loss
-    /// detection).
+    /// detection). Which ones are due is decided once, before any fires (as a snapshot of
+    /// the table of `timers`; the pacing timer only makes the caller poll for a datagram,
+    /// so it is not looked at here).
     pub fn handle_timeout(&mut self, now: SimTime, reader: &mut dyn AppReader) {
         if self.state.is_closed() {
             self.state.on_timeout(now);
             return;
         }
-        let timers = self.timers(reader.deadline());
-        if timers.expired(Timer::Idle, now) {
+        let due = |at: Option<SimTime>| at.is_some_and(|t| t <= now);
+        let reader_at = reader.deadline();
+        let idle = due(Some(self.idle_deadline()));
+        let ack = [0, 1, 2].map(|i| !self.spaces[i].discarded && due(self.spaces[i].ack_deadline));
+        let reader_due = due(reader_at);
+        let validation = due(self.path.validation.deadline);
+        let challenge = due(self.path.validation.retry_at);
+        let loss = due(self.path.recovery.loss_detection_timer());
+        #[cfg(debug_assertions)]
+        {
+            let t = self.timers(reader_at);
+            debug_assert_eq!(idle, t.expired(Timer::Idle, now));
+            for (i, &a) in ack.iter().enumerate() {
+                debug_assert_eq!(a, t.expired(Timer::ack(i), now));
+            }
+            debug_assert_eq!(reader_due, t.expired(Timer::Reader, now));
+            debug_assert_eq!(validation, t.expired(Timer::PathValidation, now));
+            debug_assert_eq!(challenge, t.expired(Timer::PathChallenge, now));
+            debug_assert_eq!(loss, t.expired(Timer::LossDetection, now));
+        }
+        if idle {
             self.state.idle_timeout(now); // RFC 9000 §10.1: silently closed
             self.events
                 .push(ConnEvent::Closed(CloseReason::IdleTimeout));
             self.trace_connection_state(now, ConnectionState::Closed);
             return;
         }
-        for (i, sp) in self.spaces.iter_mut().enumerate() {
-            if timers.expired(Timer::ack(i), now) {
+        for (sp, a) in self.spaces.iter_mut().zip(ack) {
+            if a {
                 sp.ack_immediate = true;
             }
         }
-        if timers.expired(Timer::Reader, now) {
+        if reader_due {
             reader.on_deadline(now, self);
         }
-        if timers.expired(Timer::PathValidation, now) {
+        if validation {
             self.on_path_validation_timeout(now);
             if self.state.is_closed() {
                 return;
             }
-        } else if timers.expired(Timer::PathChallenge, now) {
+        } else if challenge {
             self.path.validation.on_retry();
         }
-        if timers.expired(Timer::LossDetection, now) {
+        if loss {
             let out = self.path.recovery.on_loss_detection_timeout(now);
             for p in out.lost {
                 let si = p.info.space;

@@ -83,9 +83,13 @@ impl Connection {
             if self.role == Role::Server && amp < mds && self.has_unsent_anything() {
                 self.stats.amplification_blocked_events += 1;
             }
-            self.update_block_state(now, cc_ok);
+            // The block state and the breakdown ask the same two stream questions: asked
+            // once (nothing in between changes the streams or the flow control).
+            let unsent = self.has_unsent_stream_data();
+            let sendable = unsent && self.has_sendable_stream_data();
+            self.update_block_state(now, cc_ok, unsent, sendable);
             self.update_amplification_state();
-            let part = self.breakdown_part();
+            let part = self.breakdown_part_with(unsent, sendable);
             self.breakdown.set(now, part);
             self.scratch_infos = infos;
             return None;
@@ -244,23 +248,28 @@ impl Connection {
         Some((out, size))
     }
 
-    /// The [`crate::breakdown`] part the sender is in now (the module's rules, in order).
-    fn breakdown_part(&self) -> TimePart {
+    /// The [`crate::breakdown`] part the sender is in now (the module's rules, in order);
+    /// `unsent` is `has_unsent_stream_data()`, `sendable` is `unsent &&
+    /// has_sendable_stream_data()`.
+    fn breakdown_part_with(&self, unsent: bool, sendable: bool) -> TimePart {
+        debug_assert_eq!(unsent, self.has_unsent_stream_data());
+        debug_assert_eq!(sendable, unsent && self.has_sendable_stream_data());
+        // Some stream has data to retransmit: the retransmission index holds exactly
+        // those (re-filed after every change, `StreamTable`), no walk of the streams.
+        let retx = self.streams.any_retx();
+        debug_assert_eq!(retx, self.streams.values().any(|s| s.send.has_retx()));
         let r = &self.path.recovery;
         if self.handshake_complete_at.is_none() {
             TimePart::Handshake
-        } else if r.cc().recovering()
-            || r.pto_count() > 0
-            || self.streams.values().any(|s| s.send.has_retx())
-        {
+        } else if r.cc().recovering() || r.pto_count() > 0 || retx {
             TimePart::LossRecovery
-        } else if !self.has_unsent_stream_data() {
+        } else if !unsent {
             if r.bytes_in_flight() == 0 {
                 TimePart::Idle
             } else {
                 self.window_phase() // the last flight on its way
             }
-        } else if !self.has_sendable_stream_data() {
+        } else if !sendable {
             TimePart::FlowControl
         } else if self.amplification_budget() < self.cfg.max_udp_payload {
             TimePart::Handshake
@@ -289,10 +298,13 @@ impl Connection {
             || self.has_unsent_stream_data()
     }
 
-    pub(super) fn update_block_state(&mut self, now: SimTime, cc_ok: bool) {
-        let st = if !self.has_unsent_stream_data() {
+    /// The block state from the window (`cc_ok`) and the streams: `unsent` is
+    /// `has_unsent_stream_data()`, `sendable` is `unsent && has_sendable_stream_data()`
+    /// (asked by the caller, which needs them too).
+    fn update_block_state(&mut self, now: SimTime, cc_ok: bool, unsent: bool, sendable: bool) {
+        let st = if !unsent {
             BlockState::None
-        } else if self.has_sendable_stream_data() {
+        } else if sendable {
             if self.amplification_budget() < self.cfg.max_udp_payload {
                 BlockState::Amplification
             } else if !cc_ok {
@@ -452,6 +464,10 @@ impl Connection {
             }
         }
         if frames.is_empty() || (!eliciting && !ack_due) {
+            // No packet: the ACK frame built above goes unsent, and the record's copy of
+            // its ranges goes back to the pool (a server with the window open and no data
+            // to send came here on every poll and dropped a new buffer each time).
+            self.buf_pool.recycle(info);
             return None;
         }
         if let Some(plan) = ack_plan {
