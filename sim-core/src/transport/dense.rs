@@ -48,6 +48,13 @@ impl<V> DenseMap<V> {
             self.base = key;
         }
         let idx = (key - self.base) as usize;
+        if idx == self.slots.len() {
+            // The usual insert (packet numbers, send-order numbers): the next key, moved
+            // once into a new last slot.
+            self.slots.push_back(Some(value));
+            self.len += 1;
+            return None;
+        }
         while self.slots.len() <= idx {
             self.slots.push_back(None);
         }
