@@ -114,7 +114,13 @@ impl PayloadPool {
     /// Keeps `payload`'s box for a later datagram (other payloads are dropped).
     pub fn recycle(&mut self, payload: Payload) {
         match payload {
-            Payload::Quic(b) if self.quic.len() < Self::CAP => self.quic.push(b),
+            Payload::Quic(mut b) if self.quic.len() < Self::CAP => {
+                // The content goes now, not when the box is next used: its ACK frames'
+                // range buffers are shared with the sender's recovery records, which hand
+                // them back to their connection's pool only once the frame is gone.
+                *b = crate::wire::quic::QuicDatagram::default();
+                self.quic.push(b)
+            }
             Payload::Tcp(b) if self.tcp.len() < Self::CAP => self.tcp.push(b),
             Payload::Sctp(b) if self.sctp.len() < Self::CAP => self.sctp.push(b),
             _ => {}

@@ -287,6 +287,10 @@ pub struct SctpAssociation {
     next_packet_number: u64,
     /// An emptied chunk vector for the next packet ([`SctpAssociation::recycle_packet`]).
     spare_chunks: Vec<Chunk>,
+    /// Reused by every SACK (no allocation per SACK): the newly acknowledged chunks'
+    /// `(sent_at, size)` and the streams they belong to.
+    sack_acked: Vec<(SimTime, u64)>,
+    sack_touched: Vec<StreamId>,
     /// "Where the time went" ([`crate::breakdown`]): never read by the protocol.
     breakdown: BreakdownClock,
     /// Every delivery to the application, `(stream, start, end)`, in order (tests).
@@ -377,6 +381,8 @@ impl SctpAssociation {
             sack_timer: None,
             next_packet_number: 0,
             spare_chunks: Vec::new(),
+            sack_acked: Vec::new(),
+            sack_touched: Vec::new(),
             breakdown: BreakdownClock::new(SimTime::ZERO, TimePart::Handshake),
             #[cfg(test)]
             delivery_log: Vec::new(),
@@ -761,9 +767,11 @@ impl SctpAssociation {
         let cum_advanced = s.cum_tsn > self.cum_ack;
         let mut bytes_acked = 0;
         let mut highest_newly_acked = None;
-        let mut newly_acked: Vec<(SimTime, u64)> = Vec::new();
+        let mut newly_acked = std::mem::take(&mut self.sack_acked);
+        newly_acked.clear();
         let mut rtt_sample = None;
-        let mut touched = BTreeSet::new();
+        let mut touched = std::mem::take(&mut self.sack_touched);
+        touched.clear();
         // Cumulatively acknowledged chunks leave the sent map.
         while let Some((tsn, c)) = self.sent.pop_upto(s.cum_tsn) {
             self.trace.push_with(now, || {
@@ -786,7 +794,7 @@ impl SctpAssociation {
                 self.stats.spurious_losses += 1;
             }
             self.mark_stream_acked(&c.chunk);
-            touched.insert(c.chunk.stream);
+            touched.push(c.chunk.stream);
         }
         self.cum_ack = s.cum_tsn;
         // Gap ack blocks.
@@ -819,7 +827,7 @@ impl SctpAssociation {
                     self.stats.spurious_losses += 1;
                 }
                 self.mark_stream_acked(&c.chunk);
-                touched.insert(c.chunk.stream);
+                touched.push(c.chunk.stream);
             }
         }
         if let Some(r) = rtt_sample {
@@ -907,7 +915,7 @@ impl SctpAssociation {
             }),
             Controller::Shared(c) => {
                 let snap = self.rtt.snapshot();
-                for (sent_at, size) in newly_acked {
+                for &(sent_at, size) in &newly_acked {
                     c.on_packet_acked(now, sent_at, size, !fully_utilized, &snap);
                 }
             }
@@ -918,9 +926,14 @@ impl SctpAssociation {
         } else if cum_advanced {
             self.t3 = Some(now + self.rto);
         }
-        for id in touched {
+        // Each stream once, in ascending order (as the set it replaces visited them).
+        touched.sort_unstable();
+        touched.dedup();
+        for &id in &touched {
             self.check_send_complete(now, id);
         }
+        self.sack_acked = newly_acked;
+        self.sack_touched = touched;
     }
 
     /// Counts a newly acknowledged chunk; takes the RTT sample if it was the timed one
