@@ -630,16 +630,21 @@ impl Connection {
     }
 
     pub(super) fn check_read_complete(&mut self, now: SimTime, id: u64) {
-        let Some(mut s) = self.streams.get_mut(&id) else {
+        // Looked at without `get_mut` first: a stream left unchanged needs no re-filing
+        // (twice per received STREAM frame, completing once per stream).
+        let completes = self
+            .streams
+            .get(&id)
+            .is_some_and(|s| s.recv_complete_at.is_none() && s.recv.is_fully_read());
+        if !completes {
             return;
-        };
-        if s.recv_complete_at.is_none() && s.recv.is_fully_read() {
-            s.recv_complete_at = Some(now);
-            s.recv_fc.update_pending = false;
-            drop(s);
-            self.events.push(ConnEvent::StreamReadComplete(id));
-            self.maybe_close_stream(id);
         }
+        let mut s = self.streams.get_mut(&id).expect("looked at above");
+        s.recv_complete_at = Some(now);
+        s.recv_fc.update_pending = false;
+        drop(s);
+        self.events.push(ConnEvent::StreamReadComplete(id));
+        self.maybe_close_stream(id);
     }
 
     /// A remote-initiated stream finished in both directions frees a stream credit:

@@ -249,10 +249,7 @@ impl Connection {
         let r = &self.path.recovery;
         if self.handshake_complete_at.is_none() {
             TimePart::Handshake
-        } else if r.cc().recovering()
-            || r.pto_count() > 0
-            || self.streams.values().any(|s| s.send.has_retx())
-        {
+        } else if r.cc().recovering() || r.pto_count() > 0 || self.streams.any_retx() {
             TimePart::LossRecovery
         } else if !self.has_unsent_stream_data() {
             if r.bytes_in_flight() == 0 {
