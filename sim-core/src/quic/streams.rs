@@ -202,10 +202,16 @@ impl RecvBuf {
             self.final_size = Some(offset + len);
         }
         let before = self.delivered;
-        self.delivered = self
-            .received
-            .contiguous_end(self.delivered)
-            .max(self.delivered);
+        // `[0, delivered)` is all received, so the range holding byte `delivered - 1` is
+        // the first one and starts at 0: the contiguous end from `delivered` is that
+        // range's end (or `delivered` itself when no range starts at 0), without a search.
+        if let Some((0, end)) = self.received.first() {
+            self.delivered = self.delivered.max(end);
+        }
+        debug_assert_eq!(
+            self.delivered,
+            self.received.contiguous_end(before).max(before)
+        );
         (new, self.delivered - before)
     }
 
@@ -323,7 +329,7 @@ struct StreamIndex {
 /// non-zero word (`summary`), so that finding the next member skips 4 096 absent IDs per
 /// summary word. Insert and remove are a few bit operations; with IDs below 64 (a
 /// connection with up to 16 streams of a type) every operation touches one word of each.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct IdSet {
     /// Bit `id % 64` of word `id / 64`: `id` is a member.
     words: Vec<u64>,
@@ -382,6 +388,24 @@ impl IdSet {
 
     fn is_empty(&self) -> bool {
         self.count == 0
+    }
+
+    /// Takes the smallest member out and returns it.
+    #[inline]
+    fn pop_first(&mut self) -> Option<u64> {
+        if self.count == 0 {
+            return None;
+        }
+        let sw = self.summary.iter().position(|&m| m != 0)?;
+        let w = sw * 64 + self.summary[sw].trailing_zeros() as usize;
+        let word = &mut self.words[w];
+        let i = w * 64 + word.trailing_zeros() as usize;
+        *word &= *word - 1; // the lowest set bit cleared
+        self.count -= 1;
+        if *word == 0 {
+            self.summary[sw] &= !bit(w);
+        }
+        Some(i as u64)
     }
 
     #[inline]
@@ -464,11 +488,9 @@ impl StreamIndex {
         self.visits.set(self.visits.get() + n);
     }
 
-    /// Re-files stream `s` in every index (only the indexes whose membership changed
-    /// are touched).
+    /// The indexes stream `s` belongs in (`IN_*` bits, without `IN_UNCHECKED`).
     #[inline]
-    fn refile(&mut self, s: &mut Stream) {
-        let id = s.id;
+    fn wanted(s: &Stream) -> u8 {
         let mut want = 0u8;
         if s.send.has_retx() {
             want |= IN_RETX;
@@ -482,6 +504,15 @@ impl StreamIndex {
         if s.recv.readable() > 0 {
             want |= IN_READABLE;
         }
+        want
+    }
+
+    /// Re-files stream `s` in every index (only the indexes whose membership changed
+    /// are touched).
+    #[inline]
+    fn refile(&mut self, s: &mut Stream) {
+        let id = s.id;
+        let want = Self::wanted(s);
         let mut filed = s.filed;
         if (filed ^ want) & !IN_UNCHECKED != 0 {
             let wants = |bit: u8| want & bit != 0;
@@ -608,6 +639,40 @@ impl StreamTable {
         })
     }
 
+    /// STREAM frame data `[offset, offset + len)` (and the FIN when `fin`) of stream `id`
+    /// was acknowledged ([`SendBuf::on_ack`]); returns `true` when that completed the
+    /// stream's send half (its `send_complete_at` is then set to `now`). An
+    /// acknowledgement changes only the acknowledged and to-retransmit ranges and the FIN
+    /// flags: of the indexes only `retx` can change (not `written` or `sent`, so not
+    /// new data nor the blocked check; not the limits; not the receive half), so only
+    /// that one is re-filed (checked against a full re-file in debug builds).
+    pub fn on_send_acked(
+        &mut self,
+        id: u64,
+        offset: u64,
+        len: u64,
+        fin: bool,
+        now: SimTime,
+    ) -> bool {
+        let (t, n) = slot(id);
+        let Some(s) = self.by_type[t].get_mut(n).and_then(Option::as_mut) else {
+            return false;
+        };
+        s.send.on_ack(offset, len, fin);
+        let done = s.send_complete_at.is_none() && s.send.is_complete();
+        if done {
+            s.send_complete_at = Some(now);
+        }
+        let retx = s.send.has_retx();
+        file(&mut self.idx.retx, &mut s.filed, IN_RETX, id, retx);
+        debug_assert_eq!(
+            s.filed & !IN_UNCHECKED,
+            StreamIndex::wanted(s),
+            "an acknowledgement changed more than the retransmission index"
+        );
+        done
+    }
+
     /// Stream `id`, indexed (the caller found it in an index).
     fn indexed(&self, id: u64) -> &Stream {
         self.get(&id).expect("an indexed stream exists")
@@ -715,8 +780,7 @@ impl StreamTable {
     pub fn check_blocked(&mut self) {
         let StreamTable { by_type, idx, .. } = self;
         // Ascending ID order, as the walk over the whole table had.
-        while let Some(id) = idx.unchecked.first() {
-            idx.unchecked.remove(id);
+        while let Some(id) = idx.unchecked.pop_first() {
             idx.visit(1);
             let (t, n) = slot(id);
             if let Some(s) = by_type[t].get_mut(n).and_then(Option::as_mut) {
@@ -855,7 +919,14 @@ mod tests {
                     all.push(x);
                     cur = Some(x);
                 }
-                proptest::prop_assert_eq!(all, model.iter().copied().collect::<Vec<_>>());
+                proptest::prop_assert_eq!(&all, &model.iter().copied().collect::<Vec<_>>());
+                let mut drained = set.clone();
+                let mut popped = Vec::new();
+                while let Some(x) = drained.pop_first() {
+                    popped.push(x);
+                }
+                proptest::prop_assert!(drained.is_empty());
+                proptest::prop_assert_eq!(popped, all);
             }
         }
 
@@ -865,7 +936,7 @@ mod tests {
         /// order and mutated through `get_mut`.
         #[test]
         fn table_matches_walking_a_btree_map(
-            ops in proptest::collection::vec((0u8..8, 0u64..4, 0u64..40, 0u64..3000), 1..200),
+            ops in proptest::collection::vec((0u8..9, 0u64..4, 0u64..40, 0u64..3000), 1..200),
         ) {
             let mut table = StreamTable::default();
             let mut opened = [0u64; 4];
@@ -875,6 +946,14 @@ mod tests {
                     opened[ty as usize] += 1;
                     let fc = RecvFlow::new(crate::transport::allowance::AllowanceKind::Static, 1000);
                     table.insert(Stream::new(id, v, fc));
+                } else if op == 8 {
+                    // An acknowledgement through the table's own path (re-files `retx` only).
+                    let ids: Vec<u64> = table.keys().copied().collect();
+                    let id = ids[(pick as usize) % ids.len()];
+                    let sent = table[&id].send.sent;
+                    let o = v % (sent + 1);
+                    let fin = table[&id].send.fin_sent && v % 2 == 0;
+                    table.on_send_acked(id, o, sent - o, fin, SimTime::ZERO);
                 } else {
                     let ids: Vec<u64> = table.keys().copied().collect();
                     let id = ids[(pick as usize) % ids.len()];

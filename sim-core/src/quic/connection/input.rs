@@ -418,19 +418,10 @@ impl Connection {
                     offset,
                     len,
                     fin,
-                } => {
-                    let completed = self.streams.get_mut(&id).is_some_and(|mut s| {
-                        s.send.on_ack(offset, len, fin);
-                        let done = s.send_complete_at.is_none() && s.send.is_complete();
-                        if done {
-                            s.send_complete_at = Some(now);
-                        }
-                        done
-                    });
-                    if completed {
-                        self.events.push(ConnEvent::StreamSendComplete(id));
-                        self.maybe_close_stream(id);
-                    }
+                } if self.streams.on_send_acked(id, offset, len, fin, now) => {
+                    // That acknowledgement completed the stream's send half.
+                    self.events.push(ConnEvent::StreamSendComplete(id));
+                    self.maybe_close_stream(id);
                 }
                 Frame::Crypto { offset, len } => {
                     self.spaces[i].crypto_send.on_ack(offset, len, false);
