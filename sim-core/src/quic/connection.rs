@@ -46,7 +46,6 @@ use crate::wire::quic::{
     PacketType, PacketVec, QuicDatagram, QuicPacket, ServerHelloInfo, TransportParameters,
     AEAD_TAG_LEN, MIN_PN_PLUS_PAYLOAD,
 };
-use std::collections::BTreeMap;
 
 /// Smallest datagram carrying an ack-eliciting Initial packet (RFC 9000 §14.1: clients
 /// pad every Initial-carrying datagram, servers every ack-eliciting one).
@@ -397,9 +396,9 @@ impl Connection {
         self.streams.visits()
     }
 
-    /// The streams, by ID.
-    pub fn streams(&self) -> &BTreeMap<u64, Stream> {
-        self.streams.map()
+    /// The streams, by ID (`get`, `values` and `iter` in ID order, `len`, indexing).
+    pub fn streams(&self) -> &StreamTable {
+        &self.streams
     }
     /// The handshake completed.
     pub fn is_handshake_complete(&self) -> bool {

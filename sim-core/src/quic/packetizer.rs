@@ -285,6 +285,11 @@ pub(crate) struct StreamSource<'a> {
 
 /// STREAM frames: retransmissions first (lowest stream ID first), then new data in
 /// scheduler order within stream and connection flow control.
+/// The smallest STREAM frame: type, a one-byte stream ID and a one-byte length (RFC 9000
+/// §19.8; offset 0 has no Offset field). With less room `max_data_len` of every stream's
+/// header (at least type and ID: 2 bytes, plus the length field's byte) is `None`.
+const MIN_STREAM_FRAME: u64 = 3;
+
 pub(crate) fn write_stream_frames(
     src: StreamSource<'_>,
     frames: &mut FrameVec,
@@ -300,7 +305,12 @@ pub(crate) fn write_stream_frames(
     } = src;
     let mut wrote = false;
     // Retransmissions (the index holds exactly the streams with something to resend).
-    while let Some(id) = streams.first_retx() {
+    // Below `MIN_STREAM_FRAME` bytes of room no STREAM frame fits, whatever the stream
+    // (`max_data_len` is `None` for every one): the loops stop without a scan.
+    while *room >= MIN_STREAM_FRAME {
+        let Some(id) = streams.first_retx() else {
+            break;
+        };
         let mut s = streams.get_mut(&id).expect("indexed");
         let offset = s.send.retx.first().map_or(s.send.written, |r| r.0);
         let fixed = 1 + varint_len(id) + if offset > 0 { varint_len(offset) } else { 0 };
@@ -327,19 +337,14 @@ pub(crate) fn write_stream_frames(
         wrote = true;
     }
     // New data.
-    loop {
+    while *room >= MIN_STREAM_FRAME {
         let conn_credit = send_fc.credit();
         let eligible = |s: &Stream| {
             s.send.has_new() && (s.send.unsent() == 0 || (s.send_credit() > 0 && conn_credit > 0))
         };
         let pick = match scheduler {
             SchedulerKind::Sequential => streams.find_new(None, eligible),
-            SchedulerKind::RoundRobin => {
-                let after = *rr_cursor;
-                streams
-                    .find_new(after, eligible)
-                    .or_else(|| streams.find_new(None, eligible))
-            }
+            SchedulerKind::RoundRobin => streams.find_new_round_robin(*rr_cursor, eligible),
         };
         let Some(id) = pick else { break };
         let mut s = streams.get_mut(&id).expect("picked");

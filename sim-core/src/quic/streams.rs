@@ -6,8 +6,7 @@
 
 use super::flow_control::{RecvFlow, SendFlow};
 use crate::transport::ranges::RangeSet;
-use std::collections::{BTreeMap, BTreeSet};
-use std::ops::{Bound, Deref, DerefMut};
+use std::ops::{Deref, DerefMut};
 
 use crate::time::SimTime;
 
@@ -203,10 +202,16 @@ impl RecvBuf {
             self.final_size = Some(offset + len);
         }
         let before = self.delivered;
-        self.delivered = self
-            .received
-            .contiguous_end(self.delivered)
-            .max(self.delivered);
+        // `[0, delivered)` is all received, so the range holding byte `delivered - 1` is
+        // the first one and starts at 0: the contiguous end from `delivered` is that
+        // range's end (or `delivered` itself when no range starts at 0), without a search.
+        if let Some((0, end)) = self.received.first() {
+            self.delivered = self.delivered.max(end);
+        }
+        debug_assert_eq!(
+            self.delivered,
+            self.received.contiguous_end(before).max(before)
+        );
         (new, self.delivered - before)
     }
 
@@ -276,6 +281,12 @@ impl Stream {
 /// The streams of a connection, by ID, with indexes of the streams that have work so that
 /// per-packet work never walks finished or idle streams (issue 15 item 3).
 ///
+/// Storage: a stream ID is `4·n + type` (RFC 9000 §2.1: the two low bits are the
+/// initiator and the direction), and the streams of one type open in order (a local one
+/// per [`crate::quic::Connection::open_stream`], a remote one with every lower-numbered one
+/// of its type, §3.2), so each type keeps its streams in a vector indexed by `n`: a lookup
+/// is an index, not a tree walk.
+///
 /// Every mutable access goes through [`StreamTable::get_mut`], whose guard re-files the
 /// stream in the indexes when it is dropped, so each index holds exactly the streams whose
 /// predicate is true:
@@ -287,12 +298,16 @@ impl Stream {
 ///
 /// `unchecked` holds the streams changed since the last look for newly blocked streams
 /// ([`StreamTable::check_blocked`]): a stream's blocked state can only change when the
-/// stream changes. Iterating an index in ascending ID order visits the same streams, in
-/// the same order, as walking the whole map and filtering by the predicate did, so the
-/// output is unchanged.
+/// stream changes. The indexes are bit sets keyed by the stream ID (`IdSet`), so
+/// iterating one in ascending ID order visits the same streams, in the same order, as
+/// walking the whole table and filtering by the predicate did, and the output is
+/// unchanged. With few streams (IDs below 64) every index operation touches one word.
 #[derive(Debug, Default)]
 pub struct StreamTable {
-    map: BTreeMap<u64, Stream>,
+    /// The streams of each type (ID `& 3`), by ordinal (ID `>> 2`).
+    by_type: [Vec<Option<Stream>>; 4],
+    /// Streams in the table.
+    len: usize,
     idx: StreamIndex,
 }
 
@@ -303,80 +318,140 @@ struct StreamIndex {
     new_data: IdSet,
     ctrl: IdSet,
     readable: IdSet,
-    /// Streams changed since the last [`StreamTable::check_blocked`], each once (the
-    /// stream's `IN_UNCHECKED` bit), in no particular order; the buffer is kept.
-    unchecked: Vec<u64>,
+    /// Streams changed since the last [`StreamTable::check_blocked`] (the stream's
+    /// `IN_UNCHECKED` bit mirrors membership).
+    unchecked: IdSet,
     /// Streams looked at by the per-packet scans (a work counter for tests and benches).
     visits: std::cell::Cell<u64>,
 }
 
-/// Largest [`IdSet`] kept as a sorted vector; a larger one moves to a `BTreeSet` (a
-/// stream joins or leaves an index about once per packet: a short vector does that
-/// without walking tree nodes, a long one would shift too many entries).
-const ID_SET_VEC_MAX: usize = 64;
-
-/// A set of stream IDs iterated in ascending order: a sorted vector while it is small,
-/// a `BTreeSet` once it has grown past [`ID_SET_VEC_MAX`] (until it empties again).
-#[derive(Debug, Default)]
+/// A set of stream IDs iterated in ascending order: a bit per ID (`words`), and a bit per
+/// non-zero word (`summary`), so that finding the next member skips 4 096 absent IDs per
+/// summary word. Insert and remove are a few bit operations; with IDs below 64 (a
+/// connection with up to 16 streams of a type) every operation touches one word of each.
+#[derive(Clone, Debug, Default)]
 struct IdSet {
-    /// The members, ascending (when `big` is empty).
-    vec: Vec<u64>,
-    /// The members, once there were too many for `vec` (then `vec` is empty).
-    big: BTreeSet<u64>,
+    /// Bit `id % 64` of word `id / 64`: `id` is a member.
+    words: Vec<u64>,
+    /// Bit `w % 64` of word `w / 64`: `words[w]` is not zero.
+    summary: Vec<u64>,
+    /// Members.
+    count: usize,
+}
+
+/// Bit `i % 64` of a word, as a mask.
+fn bit(i: usize) -> u64 {
+    1u64 << (i % 64)
 }
 
 impl IdSet {
+    #[inline]
     fn insert(&mut self, id: u64) {
-        if !self.big.is_empty() {
-            self.big.insert(id);
-            return;
-        }
-        match self.vec.last() {
-            None => self.vec.push(id),
-            Some(&last) if id > last => self.vec.push(id),
-            _ => {
-                if let Err(at) = self.vec.binary_search(&id) {
-                    self.vec.insert(at, id);
-                }
-            }
-        }
-        if self.vec.len() > ID_SET_VEC_MAX {
-            self.big.extend(self.vec.drain(..));
+        let i = usize::try_from(id).expect("stream ID fits usize");
+        let w = i / 64;
+        let Some(word) = self.words.get_mut(w) else {
+            return self.insert_growing(i);
+        };
+        if *word & bit(i) == 0 {
+            *word |= bit(i);
+            self.count += 1;
+            self.summary[w / 64] |= bit(w);
         }
     }
 
+    /// [`IdSet::insert`] of an ID beyond the words: grows them first.
+    #[cold]
+    fn insert_growing(&mut self, i: usize) {
+        let w = i / 64;
+        self.words.resize(w + 1, 0);
+        self.summary.resize(w / 64 + 1, 0);
+        self.words[w] |= bit(i);
+        self.count += 1;
+        self.summary[w / 64] |= bit(w);
+    }
+
+    #[inline]
     fn remove(&mut self, id: u64) {
-        if !self.big.is_empty() {
-            self.big.remove(&id);
-        } else if let Ok(at) = self.vec.binary_search(&id) {
-            self.vec.remove(at);
+        let Ok(i) = usize::try_from(id) else { return };
+        let w = i / 64;
+        let Some(word) = self.words.get_mut(w) else {
+            return;
+        };
+        if *word & bit(i) != 0 {
+            *word &= !bit(i);
+            self.count -= 1;
+            if *word == 0 {
+                self.summary[w / 64] &= !bit(w);
+            }
         }
     }
 
     fn is_empty(&self) -> bool {
-        self.vec.is_empty() && self.big.is_empty()
+        self.count == 0
     }
 
+    /// Takes the smallest member out and returns it.
+    #[inline]
+    fn pop_first(&mut self) -> Option<u64> {
+        if self.count == 0 {
+            return None;
+        }
+        let sw = self.summary.iter().position(|&m| m != 0)?;
+        let w = sw * 64 + self.summary[sw].trailing_zeros() as usize;
+        let word = &mut self.words[w];
+        let i = w * 64 + word.trailing_zeros() as usize;
+        *word &= *word - 1; // the lowest set bit cleared
+        self.count -= 1;
+        if *word == 0 {
+            self.summary[sw] &= !bit(w);
+        }
+        Some(i as u64)
+    }
+
+    #[inline]
     fn first(&self) -> Option<u64> {
-        match self.vec.first() {
-            Some(&id) => Some(id),
-            None => self.big.first().copied(),
+        if self.count == 0 {
+            return None;
+        }
+        self.first_from(0)
+    }
+
+    /// The smallest member `>= from`.
+    #[inline]
+    fn first_from(&self, from: usize) -> Option<u64> {
+        let w = from / 64;
+        let m = *self.words.get(w)? & (!0u64 << (from % 64));
+        if m != 0 {
+            return Some((w * 64 + m.trailing_zeros() as usize) as u64);
+        }
+        // The next non-zero word after `w`, from the summary.
+        let w1 = w + 1;
+        let mut sw = w1 / 64;
+        let mut sm = *self.summary.get(sw)? & (!0u64 << (w1 % 64));
+        loop {
+            if sm != 0 {
+                let w = sw * 64 + sm.trailing_zeros() as usize;
+                let m = self.words[w];
+                debug_assert!(m != 0, "summary bit of an empty word");
+                return Some((w * 64 + m.trailing_zeros() as usize) as u64);
+            }
+            sw += 1;
+            sm = *self.summary.get(sw)?;
         }
     }
 
     /// The smallest member above `after` (the smallest of all when `None`).
+    #[inline]
     fn next_after(&self, after: Option<u64>) -> Option<u64> {
-        let Some(a) = after else {
-            return self.first();
-        };
-        if self.big.is_empty() {
-            let at = self.vec.partition_point(|&id| id <= a);
-            self.vec.get(at).copied()
-        } else {
-            self.big
-                .range((Bound::Excluded(a), Bound::Unbounded))
-                .next()
-                .copied()
+        match after {
+            None => self.first(),
+            Some(a) => {
+                if self.count == 0 {
+                    return None;
+                }
+                let from = usize::try_from(a).ok()?.checked_add(1)?;
+                self.first_from(from)
+            }
         }
     }
 }
@@ -394,6 +469,7 @@ const IN_UNCHECKED: u8 = 16;
 
 /// Files stream `id` in `set` (membership bit `bit` of `filed`) or takes it out; the set
 /// is touched only when the membership changes.
+#[inline]
 fn file(set: &mut IdSet, filed: &mut u8, bit: u8, id: u64, member: bool) {
     if member == (*filed & bit != 0) {
         return;
@@ -412,11 +488,9 @@ impl StreamIndex {
         self.visits.set(self.visits.get() + n);
     }
 
-    /// Re-files stream `s` in every index (only the indexes whose membership changed
-    /// are touched).
+    /// The indexes stream `s` belongs in (`IN_*` bits, without `IN_UNCHECKED`).
     #[inline]
-    fn refile(&mut self, s: &mut Stream) {
-        let id = s.id;
+    fn wanted(s: &Stream) -> u8 {
         let mut want = 0u8;
         if s.send.has_retx() {
             want |= IN_RETX;
@@ -430,6 +504,15 @@ impl StreamIndex {
         if s.recv.readable() > 0 {
             want |= IN_READABLE;
         }
+        want
+    }
+
+    /// Re-files stream `s` in every index (only the indexes whose membership changed
+    /// are touched).
+    #[inline]
+    fn refile(&mut self, s: &mut Stream) {
+        let id = s.id;
+        let want = Self::wanted(s);
         let mut filed = s.filed;
         if (filed ^ want) & !IN_UNCHECKED != 0 {
             let wants = |bit: u8| want & bit != 0;
@@ -446,7 +529,7 @@ impl StreamIndex {
         }
         if filed & IN_UNCHECKED == 0 {
             filed |= IN_UNCHECKED;
-            self.unchecked.push(id);
+            self.unchecked.insert(id);
         }
         s.filed = filed;
     }
@@ -479,41 +562,120 @@ impl Drop for StreamMut<'_> {
     }
 }
 
-impl StreamTable {
-    /// All streams, by ID (read-only).
-    pub fn map(&self) -> &BTreeMap<u64, Stream> {
-        &self.map
-    }
+/// The slot of stream `id`: its type (RFC 9000 §2.1: the two low bits) and its ordinal.
+#[inline]
+fn slot(id: u64) -> (usize, usize) {
+    (
+        (id & 3) as usize,
+        usize::try_from(id >> 2).unwrap_or(usize::MAX),
+    )
+}
 
+impl StreamTable {
     /// Stream `id`.
+    #[inline]
     pub fn get(&self, id: &u64) -> Option<&Stream> {
-        self.map.get(id)
+        let (t, n) = slot(*id);
+        self.by_type[t].get(n)?.as_ref()
     }
 
     /// Stream `id` exists.
     pub fn contains_key(&self, id: &u64) -> bool {
-        self.map.contains_key(id)
+        self.get(id).is_some()
+    }
+
+    /// Streams in the table.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// No stream yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// Every stream, in ID order (read-only).
     pub fn values(&self) -> impl Iterator<Item = &Stream> {
-        self.map.values()
+        let rows = self.by_type.iter().map(Vec::len).max().unwrap_or(0);
+        (0..rows).flat_map(move |n| {
+            self.by_type
+                .iter()
+                .filter_map(move |v| v.get(n).and_then(Option::as_ref))
+        })
     }
 
-    /// Adds stream `s` (under `s.id`).
+    /// Every stream with its ID, in ID order (read-only).
+    pub fn iter(&self) -> impl Iterator<Item = (&u64, &Stream)> {
+        self.values().map(|s| (&s.id, s))
+    }
+
+    /// Every stream ID, in ID order.
+    pub fn keys(&self) -> impl Iterator<Item = &u64> {
+        self.values().map(|s| &s.id)
+    }
+
+    /// Adds stream `s` (under `s.id`; the ID must be new).
     pub fn insert(&mut self, mut s: Stream) {
-        let id = s.id;
+        let (t, n) = slot(s.id);
+        let v = &mut self.by_type[t];
+        if n >= v.len() {
+            v.resize_with(n + 1, || None);
+        }
+        debug_assert!(v[n].is_none(), "stream {} inserted twice", s.id);
         self.idx.refile(&mut s);
-        self.map.insert(id, s);
+        if v[n].replace(s).is_none() {
+            self.len += 1;
+        }
     }
 
     /// Mutable access to stream `id`; the stream is re-filed in the indexes afterwards.
+    #[inline]
     pub fn get_mut(&mut self, id: &u64) -> Option<StreamMut<'_>> {
-        let s = self.map.get_mut(id)?;
+        let (t, n) = slot(*id);
+        let s = self.by_type[t].get_mut(n)?.as_mut()?;
         Some(StreamMut {
             s,
             idx: &mut self.idx,
         })
+    }
+
+    /// STREAM frame data `[offset, offset + len)` (and the FIN when `fin`) of stream `id`
+    /// was acknowledged ([`SendBuf::on_ack`]); returns `true` when that completed the
+    /// stream's send half (its `send_complete_at` is then set to `now`). An
+    /// acknowledgement changes only the acknowledged and to-retransmit ranges and the FIN
+    /// flags: of the indexes only `retx` can change (not `written` or `sent`, so not
+    /// new data nor the blocked check; not the limits; not the receive half), so only
+    /// that one is re-filed (checked against a full re-file in debug builds).
+    pub fn on_send_acked(
+        &mut self,
+        id: u64,
+        offset: u64,
+        len: u64,
+        fin: bool,
+        now: SimTime,
+    ) -> bool {
+        let (t, n) = slot(id);
+        let Some(s) = self.by_type[t].get_mut(n).and_then(Option::as_mut) else {
+            return false;
+        };
+        s.send.on_ack(offset, len, fin);
+        let done = s.send_complete_at.is_none() && s.send.is_complete();
+        if done {
+            s.send_complete_at = Some(now);
+        }
+        let retx = s.send.has_retx();
+        file(&mut self.idx.retx, &mut s.filed, IN_RETX, id, retx);
+        debug_assert_eq!(
+            s.filed & !IN_UNCHECKED,
+            StreamIndex::wanted(s),
+            "an acknowledgement changed more than the retransmission index"
+        );
+        done
+    }
+
+    /// Stream `id`, indexed (the caller found it in an index).
+    fn indexed(&self, id: u64) -> &Stream {
+        self.get(&id).expect("an indexed stream exists")
     }
 
     /// Streams looked at by the per-packet scans so far (a work counter).
@@ -546,7 +708,35 @@ impl StreamTable {
         let mut cur = after;
         while let Some(id) = self.idx.new_data.next_after(cur) {
             self.idx.visit(1);
-            if pred(&self.map[&id]) {
+            if pred(self.indexed(id)) {
+                return Some(id);
+            }
+            cur = Some(id);
+        }
+        None
+    }
+
+    /// [`StreamTable::find_new`] round robin: the first stream after `after` for which
+    /// `pred` holds, else the first from the start up to `after`. The same answer as
+    /// `find_new(after, pred).or_else(|| find_new(None, pred))` for a `pred` without
+    /// side effects (the streams above `after` failed it in the first scan), without
+    /// looking at them twice.
+    pub fn find_new_round_robin(
+        &self,
+        after: Option<u64>,
+        mut pred: impl FnMut(&Stream) -> bool,
+    ) -> Option<u64> {
+        if let Some(id) = self.find_new(after, &mut pred) {
+            return Some(id);
+        }
+        let a = after?; // `None`: the first scan looked at every stream
+        let mut cur = None;
+        while let Some(id) = self.idx.new_data.next_after(cur) {
+            if id > a {
+                break;
+            }
+            self.idx.visit(1);
+            if pred(self.indexed(id)) {
                 return Some(id);
             }
             cur = Some(id);
@@ -576,7 +766,7 @@ impl StreamTable {
         let mut cur = None;
         while let Some(id) = self.idx.ctrl.next_after(cur) {
             self.idx.visit(1);
-            if pred(&self.map[&id]) {
+            if pred(self.indexed(id)) {
                 return true;
             }
             cur = Some(id);
@@ -588,13 +778,12 @@ impl StreamTable {
     /// and no stream credit (RFC 9000 §4.1; at most once per limit, so a stream that did
     /// not change since needs no second look).
     pub fn check_blocked(&mut self) {
-        let StreamTable { map, idx } = self;
-        let mut unchecked = std::mem::take(&mut idx.unchecked);
-        // Ascending ID order, as the walk over the whole map had.
-        unchecked.sort_unstable();
-        for &id in &unchecked {
+        let StreamTable { by_type, idx, .. } = self;
+        // Ascending ID order, as the walk over the whole table had.
+        while let Some(id) = idx.unchecked.pop_first() {
             idx.visit(1);
-            if let Some(s) = map.get_mut(&id) {
+            let (t, n) = slot(id);
+            if let Some(s) = by_type[t].get_mut(n).and_then(Option::as_mut) {
                 s.filed &= !IN_UNCHECKED;
                 if s.send.unsent() > 0 && s.send_credit() == 0 {
                     s.send_fc.on_blocked();
@@ -603,8 +792,6 @@ impl StreamTable {
                 }
             }
         }
-        unchecked.clear();
-        idx.unchecked = unchecked;
     }
 
     /// The lowest-numbered stream above `after` (any when `None`) with readable bytes,
@@ -613,7 +800,7 @@ impl StreamTable {
         let mut cur = after;
         while let Some(id) = self.idx.readable.next_after(cur) {
             self.idx.visit(1);
-            let n = self.map[&id].recv.readable();
+            let n = self.indexed(id).recv.readable();
             if n > 0 {
                 return Some((id, n));
             }
@@ -626,7 +813,7 @@ impl StreamTable {
 impl std::ops::Index<&u64> for StreamTable {
     type Output = Stream;
     fn index(&self, id: &u64) -> &Stream {
-        &self.map[id]
+        self.get(id).expect("no stream with this ID")
     }
 }
 
@@ -634,6 +821,8 @@ impl std::ops::Index<&u64> for StreamTable {
 mod tests {
     use super::*;
     use crate::wire::quic::varint_len;
+    use std::collections::BTreeSet;
+    use std::ops::Bound;
 
     #[test]
     fn data_len_fits_budget() {
@@ -701,13 +890,16 @@ mod tests {
             }
         }
 
-        /// `IdSet` (vector or tree, across the switch both ways) answers every query as a
-        /// `BTreeSet` does.
+        /// `IdSet` (bit words and summary words, IDs within one word and spread over
+        /// several summary words) answers every query as a `BTreeSet` does.
         #[test]
-        fn id_set_matches_btree_set(ops in proptest::collection::vec((0u8..2, 0u64..200), 1..600)) {
+        fn id_set_matches_btree_set(
+            ops in proptest::collection::vec((0u8..2, proptest::bool::ANY, 0u64..20_000), 1..600),
+        ) {
             let mut set = IdSet::default();
             let mut model = BTreeSet::new();
-            for (op, id) in ops {
+            for (op, small, x) in ops {
+                let id = if small { x % 200 } else { x };
                 if op == 0 {
                     set.insert(id);
                     model.insert(id);
@@ -717,16 +909,145 @@ mod tests {
                 }
                 proptest::prop_assert_eq!(set.is_empty(), model.is_empty());
                 proptest::prop_assert_eq!(set.first(), model.first().copied());
-                let after = Some(id);
-                let want = model.range((Bound::Excluded(id), Bound::Unbounded)).next().copied();
-                proptest::prop_assert_eq!(set.next_after(after), want);
+                for a in [id, id.saturating_sub(1), id + 63, id + 64, id + 4096, u64::MAX] {
+                    let want = model.range((Bound::Excluded(a), Bound::Unbounded)).next().copied();
+                    proptest::prop_assert_eq!(set.next_after(Some(a)), want, "after {}", a);
+                }
                 let mut all = Vec::new();
                 let mut cur = None;
                 while let Some(x) = set.next_after(cur) {
                     all.push(x);
                     cur = Some(x);
                 }
-                proptest::prop_assert_eq!(all, model.iter().copied().collect::<Vec<_>>());
+                proptest::prop_assert_eq!(&all, &model.iter().copied().collect::<Vec<_>>());
+                let mut drained = set.clone();
+                let mut popped = Vec::new();
+                while let Some(x) = drained.pop_first() {
+                    popped.push(x);
+                }
+                proptest::prop_assert!(drained.is_empty());
+                proptest::prop_assert_eq!(popped, all);
+            }
+        }
+
+        /// The table (streams in per-type vectors, bit-set indexes) answers every scan as
+        /// the table it replaced did: a `BTreeMap` by ID walked in ID order and filtered by
+        /// each index's predicate, through any mix of streams of the four types opened in
+        /// order and mutated through `get_mut`.
+        #[test]
+        fn table_matches_walking_a_btree_map(
+            ops in proptest::collection::vec((0u8..9, 0u64..4, 0u64..40, 0u64..3000), 1..200),
+        ) {
+            let mut table = StreamTable::default();
+            let mut opened = [0u64; 4];
+            for (op, ty, pick, v) in ops {
+                if op == 0 || table.is_empty() {
+                    let id = 4 * opened[ty as usize] + ty;
+                    opened[ty as usize] += 1;
+                    let fc = RecvFlow::new(crate::transport::allowance::AllowanceKind::Static, 1000);
+                    table.insert(Stream::new(id, v, fc));
+                } else if op == 8 {
+                    // An acknowledgement through the table's own path (re-files `retx` only).
+                    let ids: Vec<u64> = table.keys().copied().collect();
+                    let id = ids[(pick as usize) % ids.len()];
+                    let sent = table[&id].send.sent;
+                    let o = v % (sent + 1);
+                    let fin = table[&id].send.fin_sent && v % 2 == 0;
+                    table.on_send_acked(id, o, sent - o, fin, SimTime::ZERO);
+                } else {
+                    let ids: Vec<u64> = table.keys().copied().collect();
+                    let id = ids[(pick as usize) % ids.len()];
+                    let mut s = table.get_mut(&id).expect("listed");
+                    match op {
+                        1 => {
+                            if !s.send.fin {
+                                s.send.write(v, v % 7 == 0);
+                            }
+                        }
+                        2 => {
+                            let credit = s.send_credit();
+                            if let Some(c) = s.send.next_new(v, credit) {
+                                s.send_fc.on_sent(c.len);
+                            }
+                        }
+                        3 => {
+                            let sent = s.send.sent;
+                            let o = v % (sent + 1);
+                            s.send.on_lost(o, (sent - o).min(pick * 10), false);
+                        }
+                        4 => {
+                            let sent = s.send.sent;
+                            let o = v % (sent + 1);
+                            s.send.on_ack(o, (sent - o).min(pick * 10), false);
+                            let _ = s.send.next_retx(pick * 5);
+                        }
+                        5 => {
+                            let o = s.recv.delivered;
+                            s.recv.on_data(o, v % 500, false);
+                        }
+                        6 => {
+                            let n = s.recv.readable().min(v);
+                            s.recv.consumed += n;
+                        }
+                        _ => {
+                            s.recv_fc.update_pending = v % 2 == 0;
+                            let limit = s.send_fc.limit() + v % 3;
+                            s.send_fc.raise(limit);
+                            if v % 5 == 0 {
+                                s.send_fc.on_blocked_sent();
+                            }
+                        }
+                    }
+                }
+                // A check for blocked streams now and then, as `poll_transmit` does.
+                if v % 3 == 0 {
+                    table.check_blocked();
+                }
+                let mut ctrl = Vec::new();
+                table.ctrl_ids(&mut ctrl);
+                // The model: every stream in ID order, filtered by each predicate.
+                let model: std::collections::BTreeMap<u64, &Stream> =
+                    table.values().map(|s| (s.id, s)).collect();
+                proptest::prop_assert_eq!(model.len(), table.len());
+                let ids: Vec<u64> = model.keys().copied().collect();
+                let order: Vec<u64> = table.keys().copied().collect();
+                proptest::prop_assert_eq!(&order, &ids, "values in ID order");
+                let walk = |p: &dyn Fn(&Stream) -> bool| -> Vec<u64> {
+                    model.values().filter(|s| p(s)).map(|s| s.id).collect()
+                };
+                let scan = |next: &dyn Fn(Option<u64>) -> Option<u64>| -> Vec<u64> {
+                    let mut out = Vec::new();
+                    let mut cur = None;
+                    while let Some(id) = next(cur) {
+                        out.push(id);
+                        cur = Some(id);
+                    }
+                    out
+                };
+                proptest::prop_assert_eq!(
+                    scan(&|a| table.find_new(a, |_| true)),
+                    walk(&|s| s.send.has_new())
+                );
+                proptest::prop_assert_eq!(
+                    table.first_retx(),
+                    walk(&|s| s.send.has_retx()).first().copied()
+                );
+                proptest::prop_assert_eq!(table.any_retx(), !walk(&|s| s.send.has_retx()).is_empty());
+                proptest::prop_assert_eq!(
+                    scan(&|a| table.next_readable(a).map(|r| r.0)),
+                    walk(&|s| s.recv.readable() > 0)
+                );
+                let ctrl_want: Vec<u64> = table
+                    .values()
+                    .filter(|s| s.send_fc.blocked_pending() || s.recv_fc.update_pending)
+                    .map(|s| s.id)
+                    .collect();
+                proptest::prop_assert_eq!(ctrl, ctrl_want);
+                for &id in &ids {
+                    proptest::prop_assert_eq!(table.get(&id).map(|s| s.id), Some(id));
+                }
+                let absent = 4 * opened[(pick % 4) as usize] + pick % 4;
+                proptest::prop_assert!(table.get(&absent).is_none());
             }
         }
     }

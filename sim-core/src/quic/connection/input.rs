@@ -419,19 +419,10 @@ impl Connection {
                     offset,
                     len,
                     fin,
-                } => {
-                    let completed = self.streams.get_mut(&id).is_some_and(|mut s| {
-                        s.send.on_ack(offset, len, fin);
-                        let done = s.send_complete_at.is_none() && s.send.is_complete();
-                        if done {
-                            s.send_complete_at = Some(now);
-                        }
-                        done
-                    });
-                    if completed {
-                        self.events.push(ConnEvent::StreamSendComplete(id));
-                        self.maybe_close_stream(id);
-                    }
+                } if self.streams.on_send_acked(id, offset, len, fin, now) => {
+                    // That acknowledgement completed the stream's send half.
+                    self.events.push(ConnEvent::StreamSendComplete(id));
+                    self.maybe_close_stream(id);
                 }
                 Frame::Crypto { offset, len } => {
                     self.spaces[i].crypto_send.on_ack(offset, len, false);
@@ -631,16 +622,21 @@ impl Connection {
     }
 
     pub(super) fn check_read_complete(&mut self, now: SimTime, id: u64) {
-        let Some(mut s) = self.streams.get_mut(&id) else {
+        // Looked at without `get_mut` first: a stream left unchanged needs no re-filing
+        // (twice per received STREAM frame, completing once per stream).
+        let completes = self
+            .streams
+            .get(&id)
+            .is_some_and(|s| s.recv_complete_at.is_none() && s.recv.is_fully_read());
+        if !completes {
             return;
-        };
-        if s.recv_complete_at.is_none() && s.recv.is_fully_read() {
-            s.recv_complete_at = Some(now);
-            s.recv_fc.update_pending = false;
-            drop(s);
-            self.events.push(ConnEvent::StreamReadComplete(id));
-            self.maybe_close_stream(id);
         }
+        let mut s = self.streams.get_mut(&id).expect("looked at above");
+        s.recv_complete_at = Some(now);
+        s.recv_fc.update_pending = false;
+        drop(s);
+        self.events.push(ConnEvent::StreamReadComplete(id));
+        self.maybe_close_stream(id);
     }
 
     /// A remote-initiated stream finished in both directions frees a stream credit:
