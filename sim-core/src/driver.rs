@@ -56,18 +56,8 @@ pub trait TransportDriver: StreamTransport + std::fmt::Debug + Sized {
 
     /// The next datagram to send now, from `local` to `remote` on `flow`; `number`, when
     /// set, tags it with the connection's number in a sequence (the transport's connection
-    /// identifier on the wire).
-    fn poll_datagram(
-        &mut self,
-        now: SimTime,
-        local: Addr,
-        remote: Addr,
-        flow: FlowId,
-        number: Option<u64>,
-    ) -> Option<Datagram>;
-
-    /// [`TransportDriver::poll_datagram`] building the payload in a box from `pool` when
-    /// it has one. Default: a new box.
+    /// identifier on the wire). The payload goes in a box from `pool` when it has one (the
+    /// run's pool: no allocation per packet in steady state).
     fn poll_datagram_pooled(
         &mut self,
         now: SimTime,
@@ -76,9 +66,20 @@ pub trait TransportDriver: StreamTransport + std::fmt::Debug + Sized {
         flow: FlowId,
         number: Option<u64>,
         pool: &mut PayloadPool,
+    ) -> Option<Datagram>;
+
+    /// [`TransportDriver::poll_datagram_pooled`] without a pool: the payload gets a new
+    /// box.
+    fn poll_datagram(
+        &mut self,
+        now: SimTime,
+        local: Addr,
+        remote: Addr,
+        flow: FlowId,
+        number: Option<u64>,
     ) -> Option<Datagram> {
-        let _ = pool;
-        self.poll_datagram(now, local, remote, flow, number)
+        let pool = &mut PayloadPool::default();
+        self.poll_datagram_pooled(now, local, remote, flow, number, pool)
     }
 
     /// The client's host changed address (`port_only`: only the port, NAT rebinding).

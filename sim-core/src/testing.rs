@@ -1997,6 +1997,38 @@ mod tests {
         assert_eq!(qlog(false), qlog(true));
     }
 
+    /// Plants the three window violations a TCP or SCTP sender's `Window` probe can show,
+    /// each in its own copy of `recs`, and has `caught` check the checker's message: the
+    /// flight one byte off (`wants[0]`), cwnd one below the reported minimum (`wants[1]`),
+    /// and a minimum (and cwnd) one below the transport's floor `floor` (`wants[2]`).
+    fn window_violations_caught(
+        recs: &[TraceRecord],
+        floor: u64,
+        wants: [&str; 3],
+        caught: impl Fn(&[TraceRecord], &str),
+    ) {
+        let window = |p: &SenderProbe| matches!(p, SenderProbe::Window { .. });
+        let mut bad = recs.to_vec();
+        if let SenderProbe::Window {
+            bytes_in_flight, ..
+        } = tcp_probe_mut(&mut bad, 5, window)
+        {
+            *bytes_in_flight += 1;
+        }
+        caught(&bad, wants[0]);
+        let mut bad = recs.to_vec();
+        if let SenderProbe::Window { cwnd, minimum, .. } = tcp_probe_mut(&mut bad, 5, window) {
+            *cwnd = *minimum - 1;
+        }
+        caught(&bad, wants[1]);
+        let mut bad = recs.to_vec();
+        if let SenderProbe::Window { minimum, cwnd, .. } = tcp_probe_mut(&mut bad, 5, window) {
+            *minimum = floor - 1;
+            *cwnd = floor - 1;
+        }
+        caught(&bad, wants[2]);
+    }
+
     fn tcp_probe_mut(
         recs: &mut [TraceRecord],
         nth: usize,
@@ -2017,33 +2049,18 @@ mod tests {
         let (recs, r) = traced(&cfg, 1);
         replay(&cfg, &recs, &r).expect("the real trace passes");
         let smss = cfg.flows[0].tcp().unwrap().server.effective_mss();
-        let window = |p: &SenderProbe| matches!(p, SenderProbe::Window { .. });
         let caught = |bad: &[TraceRecord], want: &str| {
             let e = replay(&cfg, bad, &r).expect_err(want);
             assert!(e.contains(want), "{want}: {e}");
         };
-        // pipe one byte off.
-        let mut bad = recs.clone();
-        if let SenderProbe::Window {
-            bytes_in_flight, ..
-        } = tcp_probe_mut(&mut bad, 5, window)
-        {
-            *bytes_in_flight += 1;
-        }
-        caught(&bad, "outstanding segments");
-        // A window under the controller's minimum.
-        let mut bad = recs.clone();
-        if let SenderProbe::Window { cwnd, minimum, .. } = tcp_probe_mut(&mut bad, 5, window) {
-            *cwnd = *minimum - 1;
-        }
-        caught(&bad, "below the controller's minimum window");
-        // A controller whose minimum is under 1 SMSS.
-        let mut bad = recs.clone();
-        if let SenderProbe::Window { minimum, cwnd, .. } = tcp_probe_mut(&mut bad, 5, window) {
-            *minimum = smss - 1;
-            *cwnd = smss - 1;
-        }
-        caught(&bad, "below 1 SMSS");
+        // pipe one byte off; a window under the controller's minimum; a controller whose
+        // minimum is under 1 SMSS.
+        let wants = [
+            "outstanding segments",
+            "below the controller's minimum window",
+            "below 1 SMSS",
+        ];
+        window_violations_caught(&recs, smss, wants, caught);
         // A segment above the MSS.
         let mut bad = recs.clone();
         let sent = |p: &SenderProbe| matches!(p, SenderProbe::Sent { .. });
@@ -2139,29 +2156,14 @@ mod tests {
             let e = replay(&cfg, bad, &r).expect_err(want);
             assert!(e.contains(want), "{want}: {e}");
         };
-        let window = |p: &SenderProbe| matches!(p, SenderProbe::Window { .. });
-        // Flight size one byte off.
-        let mut bad = recs.clone();
-        if let SenderProbe::Window {
-            bytes_in_flight, ..
-        } = tcp_probe_mut(&mut bad, 5, window)
-        {
-            *bytes_in_flight += 1;
-        }
-        caught(&bad, "outstanding chunks");
-        // cwnd under the reported minimum.
-        let mut bad = recs.clone();
-        if let SenderProbe::Window { cwnd, minimum, .. } = tcp_probe_mut(&mut bad, 5, window) {
-            *cwnd = *minimum - 1;
-        }
-        caught(&bad, "below the minimum window");
-        // A minimum under 1 MTU (RFC 9260 §7.2.3).
-        let mut bad = recs.clone();
-        if let SenderProbe::Window { minimum, cwnd, .. } = tcp_probe_mut(&mut bad, 5, window) {
-            *minimum = mtu - 1;
-            *cwnd = mtu - 1;
-        }
-        caught(&bad, "below the controller's floor");
+        // Flight size one byte off; cwnd under the reported minimum; a minimum under
+        // 1 MTU (RFC 9260 §7.2.3).
+        let wants = [
+            "outstanding chunks",
+            "below the minimum window",
+            "below the controller's floor",
+        ];
+        window_violations_caught(&recs, mtu, wants, caught);
         // A packet above mtu - 20.
         let mut bad = recs.clone();
         let sent = |p: &SenderProbe| matches!(p, SenderProbe::ChunkSent { .. });

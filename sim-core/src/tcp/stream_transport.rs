@@ -129,24 +129,6 @@ impl TransportDriver for TcpConnection {
         true
     }
 
-    fn poll_datagram(
-        &mut self,
-        now: SimTime,
-        local: Addr,
-        remote: Addr,
-        flow: FlowId,
-        number: Option<u64>,
-    ) -> Option<Datagram> {
-        self.poll_datagram_pooled(
-            now,
-            local,
-            remote,
-            flow,
-            number,
-            &mut PayloadPool::default(),
-        )
-    }
-
     fn poll_datagram_pooled(
         &mut self,
         now: SimTime,
