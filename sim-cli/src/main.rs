@@ -1035,7 +1035,7 @@ fn print_protocol_extras(e: &EndpointMetrics) {
         EndpointMetrics::Tcp(m) => {
             let x = &m.tcp;
             print!(
-                "\n        tcp: tls {} established {} fast recoveries {} max RTO backoff {} SYN retransmissions {}; sent header bytes {} pure ACKs {} (delayed-ACK timeouts {}) SACK blocks {}",
+                "\n        tcp: tls {} established {} fast recoveries {} max RTO backoff {} SYN retransmissions {}; sent header bytes {} pure ACKs {} (delayed-ACK timeouts {}) SACK blocks {}; RACK losses {} lost retransmissions {} TLPs {} (recoveries {}) spurious RTOs {} D-SACKs received {}",
                 x.tls,
                 x.tcp_established_secs
                     .map_or("-".to_string(), |v| format!("{v:.6} s")),
@@ -1045,7 +1045,13 @@ fn print_protocol_extras(e: &EndpointMetrics) {
                 x.header_bytes_sent,
                 x.pure_acks_sent,
                 x.delayed_ack_timeouts,
-                x.sack_blocks_sent
+                x.sack_blocks_sent,
+                x.rack_losses,
+                x.lost_retransmissions,
+                x.tlp_probes,
+                x.tlp_recoveries,
+                x.spurious_rtos,
+                x.dsacks_received
             );
         }
         EndpointMetrics::Sctp(m) => {

@@ -553,6 +553,15 @@ impl TcpWatch {
                     ))
                 }
             },
+            SenderProbe::Restored { seq, len } => match self.segs.get_mut(&seq) {
+                Some(s) if s.0 == len && !s.1 => s.1 = true,
+                _ => {
+                    return Some(format!(
+                        "[{seq}, {}) counted in flight again, which is not a segment declared lost",
+                        seq + len
+                    ))
+                }
+            },
             SenderProbe::Window {
                 cwnd,
                 minimum,
@@ -716,6 +725,7 @@ impl SctpWatch {
             SenderProbe::Sent { .. }
             | SenderProbe::Acked { .. }
             | SenderProbe::Lost { .. }
+            | SenderProbe::Restored { .. }
             | SenderProbe::Delivered { .. } => {
                 return Some("a TCP probe from an SCTP association".to_string())
             }
@@ -1907,6 +1917,7 @@ mod tests {
                     SenderProbe::Sent { .. } => "retransmitted",
                     SenderProbe::Acked { .. } => "acked",
                     SenderProbe::Lost { .. } => "lost",
+                    SenderProbe::Restored { .. } => "restored",
                     SenderProbe::Window { .. } => "window",
                     SenderProbe::Delivered { .. } => "delivered",
                     SenderProbe::ChunkSent {

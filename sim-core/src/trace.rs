@@ -551,6 +551,14 @@ pub enum SenderProbe {
         /// Payload bytes.
         len: u64,
     },
+    /// The segment at `seq`, declared lost before, counts in flight again: the loss was
+    /// spurious (an undone timeout, RFC 5682).
+    Restored {
+        /// First byte.
+        seq: u64,
+        /// Payload bytes.
+        len: u64,
+    },
     /// The sender's window after an input: the congestion window, the controller's
     /// minimum ([`crate::cc::CongestionController::minimum_window`]), the bytes in flight
     /// as the sender counts them (TCP: RFC 6675 `pipe`; SCTP: the flight size) and the

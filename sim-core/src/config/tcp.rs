@@ -58,6 +58,22 @@ pub enum RtoFormula {
     Rfc6298,
 }
 
+/// The sender's loss recovery (`docs/tcp.md`, "Loss recovery").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpRecovery {
+    /// Linux's defaults (`net.ipv4.tcp_recovery = 1`, `tcp_frto = 2`, `tcp_early_retrans
+    /// = 3`): RACK-TLP loss detection (RFC 8985), PRR during fast recovery (RFC 6937),
+    /// F-RTO (RFC 5682) and the undo of spurious reductions by DSACK (RFC 2883 / RFC 3708)
+    /// and timestamps (RFC 3522). Default.
+    #[default]
+    Linux,
+    /// The RFCs' conservative baseline: RFC 6675's DupThresh loss detection and `pipe`
+    /// with the window at ssthresh during recovery (RFC 5681 §3.2), no RACK, TLP, PRR,
+    /// F-RTO or undo.
+    Rfc6675,
+}
+
 /// Parameters of one TCP endpoint, each with its documented default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -205,6 +221,17 @@ pub struct TcpConfig {
     pub ack_every: u64,
     /// DupThresh (RFC 6675 §2, RFC 5681 §3.2). Default 3.
     pub dup_thresh: u64,
+    /// Loss recovery ([`TcpRecovery`]). Default `linux`.
+    pub recovery: TcpRecovery,
+    /// Quick-ACK mode at the start of a connection: the receiver acknowledges every
+    /// segment until it has sent this many ACKs (Linux `tcp_incr_quickack` with
+    /// `TCP_MAX_QUICKACKS` = 16; 0 = off, RFC 5681 §4.2's every-second-segment rule from
+    /// the start). Default 16.
+    pub quickack: u64,
+    /// SYN retransmissions sent at a constant `initial_rto` before the timer starts
+    /// doubling (Linux `net.ipv4.tcp_syn_linear_timeouts`, default 4; 0 = RFC 6298 §5.5
+    /// doubling from the first). Default 4.
+    pub syn_linear_timeouts: u32,
 
     // ---- multiplexer ----------------------------------------------------------------------
     /// Streams one side may have open at once (RFC 9113 §6.5.2
@@ -253,6 +280,9 @@ impl Default for TcpConfig {
             delayed_ack: SimDuration::from_millis(40), // Linux TCP_DELACK_MIN
             ack_every: 2,                           // RFC 5681 §4.2
             dup_thresh: 3,                          // RFC 6675 §2
+            recovery: TcpRecovery::Linux,           // Linux tcp_recovery = 1
+            quickack: 16,                           // Linux TCP_MAX_QUICKACKS
+            syn_linear_timeouts: 4,                 // Linux tcp_syn_linear_timeouts
             max_concurrent_streams: 100,            // RFC 9113 §6.5.2
             frame_size: 16_384,                     // RFC 9113 §6.5.2
             cc: CcParams {
@@ -446,6 +476,16 @@ impl TcpConfig {
                 "dup_thresh",
                 self.dup_thresh,
                 "a number of segments in [1, 1000]",
+            );
+        }
+        if self.quickack > 1000 {
+            return bad("quickack", self.quickack, "a number of ACKs in [0, 1000]");
+        }
+        if self.syn_linear_timeouts > 100 {
+            return bad(
+                "syn_linear_timeouts",
+                self.syn_linear_timeouts,
+                "a number of retransmissions in [0, 100]",
             );
         }
         if self.max_concurrent_streams == 0 {

@@ -44,4 +44,22 @@ pub struct TcpExtras {
     pub max_rto_backoff: u32,
     /// SYN / SYN-ACK retransmissions.
     pub syn_retransmissions: u64,
+    /// Segments found lost by RACK's time rule (RFC 8985 §6.2).
+    #[serde(default)]
+    pub rack_losses: u64,
+    /// Lost retransmissions found without a timeout (RFC 8985 §6.2).
+    #[serde(default)]
+    pub lost_retransmissions: u64,
+    /// Tail loss probes sent (RFC 8985 §7).
+    #[serde(default)]
+    pub tlp_probes: u64,
+    /// Losses repaired by a retransmitted probe (RFC 8985 §7.4), each a reduction.
+    #[serde(default)]
+    pub tlp_recoveries: u64,
+    /// Retransmission timeouts found spurious and undone (RFC 5682, RFC 3522).
+    #[serde(default)]
+    pub spurious_rtos: u64,
+    /// D-SACK blocks received (RFC 2883).
+    #[serde(default)]
+    pub dsacks_received: u64,
 }

@@ -27,9 +27,10 @@
 //! Deviations are listed in `docs/tcp.md`.
 
 use super::mux::{MuxRecv, MuxSend};
+use super::recovery::{ts_ticks, CaState, Frto, Prr, Rack, Tlp, Undo};
 use crate::breakdown::{BreakdownClock, TimePart};
 use crate::cc::{self, CongestionController, RttSnapshot};
-use crate::config::tcp::{RtoFormula, TcpConfig, TlsVersion};
+use crate::config::tcp::{RtoFormula, TcpConfig, TcpRecovery, TlsVersion};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{SenderProbe, TraceBuffer, TraceEvent};
 use crate::transport::pacer::Pacer;
@@ -112,9 +113,24 @@ pub struct TcpStats {
     pub duplicate_bytes: u64,
     /// Application bytes delivered to this side.
     pub app_bytes_read: u64,
-    /// Segments that carried a SACK-detected or duplicate-ACK-detected loss, later
-    /// acknowledged by the original transmission are not distinguished: always 0.
+    /// Reductions undone as spurious (DSACK, timestamps or F-RTO; RFC 3708, RFC 3522,
+    /// RFC 5682).
     pub spurious_losses: u64,
+    /// Of those, retransmission timeouts found spurious by F-RTO (RFC 5682; Linux
+    /// `TCPSpuriousRTOs`).
+    pub spurious_rtos: u64,
+    /// Segments found lost by RACK's time rule (RFC 8985 §6.2).
+    pub rack_losses: u64,
+    /// Lost retransmissions found without a timeout (RFC 8985 §6.2; Linux
+    /// `TCPLostRetransmit`).
+    pub lost_retransmissions: u64,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub tlp_probes: u64,
+    /// Losses repaired by a retransmitted probe, each with a reduction (RFC 8985 §7.4.2;
+    /// Linux `TCPLossProbeRecovery`).
+    pub tlp_recoveries: u64,
+    /// DSACK blocks received (RFC 2883).
+    pub dsacks_received: u64,
     /// Records delivered with a gap or overlap before them (a bug if ever non-zero:
     /// every byte is delivered exactly once, in order).
     pub records_out_of_order: u64,
@@ -198,10 +214,31 @@ pub struct TcpConnection {
     cc: Box<dyn CongestionController>,
     rtt: RttEstimator,
     pacer: Pacer,
-    recovery_point: Option<u64>,
-    /// The recovery under way is a fast recovery (RFC 6675 §5 / RFC 6582), not the loss
-    /// recovery after a timeout (which slow-starts, RFC 5681 §3.1).
-    fast_recovery: bool,
+    /// The congestion state (`tcp/recovery.rs`).
+    ca: CaState,
+    /// Linux `high_seq` (RFC 6675 RecoveryPoint): the recovery or loss state ends when
+    /// the cumulative ACK reaches it.
+    high_seq: u64,
+    /// Proportional Rate Reduction during fast recovery (Linux preset).
+    prr: Prr,
+    /// RACK (Linux preset).
+    rack: Rack,
+    /// RACK's reordering timer (RFC 8985 §6.3).
+    reo_deadline: Option<SimTime>,
+    /// The tail loss probe (Linux preset).
+    tlp: Tlp,
+    /// A probe is due: send one segment now whatever the window.
+    tlp_pending: bool,
+    /// Undo bookkeeping.
+    undo: Undo,
+    /// F-RTO (Linux preset).
+    frto: Frto,
+    /// Timeouts since the cumulative ACK last advanced (Linux `icsk_retransmits`).
+    rto_retransmits: u32,
+    /// Segments marked lost and not yet acknowledged (Linux `lost_out`).
+    lost_out: u64,
+    /// SACKed segments above `snd_una` (Linux `sacked_out`).
+    sacked_out: u64,
     force_retransmit: bool,
     dupacks: u64,
     dupack_credit: u64,
@@ -217,6 +254,18 @@ pub struct TcpConnection {
     unacked_bytes: u64,
     ack_now: bool,
     delack_deadline: Option<SimTime>,
+    /// TS.Recent (RFC 7323 §4.3): the timestamp this end echoes.
+    ts_recent: u64,
+    /// Last.ACK.sent (RFC 7323 §4.3; Linux `rcv_wup`): the cumulative ACK last sent.
+    rcv_wup: u64,
+    /// The clock of the segment being built, in timestamp ticks.
+    ts_now: u64,
+    /// ACKs still to send at once in quick-ACK mode (Linux `icsk_ack.quick`).
+    quick: u64,
+    /// The first data segment arrived (quick-ACK mode entered).
+    quick_started: bool,
+    /// A duplicate to report in the next ACK's first SACK block (RFC 2883 §4).
+    dsack: Option<(u64, u64)>,
     mux_recv: MuxRecv,
     delivered_end: u64,
     /// Receive window advertised beyond `rcv_nxt`: `recv_window`, grown by auto-tuning.
@@ -307,8 +356,18 @@ impl TcpConnection {
             cc,
             rtt: RttEstimator::new(cfg.initial_rto),
             pacer,
-            recovery_point: None,
-            fast_recovery: false,
+            ca: CaState::Open,
+            high_seq: 0,
+            prr: Prr::default(),
+            rack: Rack::default(),
+            reo_deadline: None,
+            tlp: Tlp::default(),
+            tlp_pending: false,
+            undo: Undo::default(),
+            frto: Frto::Off,
+            rto_retransmits: 0,
+            lost_out: 0,
+            sacked_out: 0,
             force_retransmit: false,
             dupacks: 0,
             dupack_credit: 0,
@@ -322,6 +381,12 @@ impl TcpConnection {
             unacked_bytes: 0,
             ack_now: false,
             delack_deadline: None,
+            ts_recent: 0,
+            rcv_wup: 0,
+            ts_now: 1,
+            quick: 0,
+            quick_started: false,
+            dsack: None,
             mux_recv: MuxRecv::default(),
             delivered_end: 0,
             rcv_wnd: cfg.recv_window,
@@ -455,7 +520,20 @@ impl TcpConnection {
     /// In fast recovery (or loss recovery after an RTO) until the cumulative ACK reaches
     /// this point.
     pub fn recovery_point(&self) -> Option<u64> {
-        self.recovery_point
+        (self.ca != CaState::Open).then_some(self.high_seq)
+    }
+    /// The congestion state.
+    pub fn ca_state(&self) -> CaState {
+        self.ca
+    }
+    /// The window the sender uses now: the controller's, or PRR's during a fast recovery
+    /// of the Linux preset (at least one segment).
+    pub fn send_window(&self) -> u64 {
+        if self.ca == CaState::Recovery && self.cfg.recovery == TcpRecovery::Linux {
+            self.prr.cwnd.max(self.smss)
+        } else {
+            self.cc.window()
+        }
     }
     /// Payload bytes in flight (RFC 6675 pipe).
     pub fn bytes_in_flight(&self) -> u64 {
@@ -599,14 +677,19 @@ impl TcpConnection {
         if self.closed.is_some() {
             return None;
         }
-        let mut t = [self.rto_deadline, self.delack_deadline]
-            .into_iter()
-            .flatten()
-            .min();
+        let mut t = [
+            self.rto_deadline,
+            self.delack_deadline,
+            self.reo_deadline,
+            self.tlp.deadline,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         if self.pacer.is_enabled() && self.state == TcpState::Established && self.has_sendable() {
             if let Some(r) = self.pacer.release_time(
                 self.rtt.smoothed_rtt(),
-                self.cc.window(),
+                self.send_window(),
                 self.cc.in_slow_start(),
             ) {
                 t = Some(t.map_or(r, |x| x.min(r)));
@@ -627,14 +710,28 @@ impl TcpConnection {
                 self.stats.delayed_ack_timeouts += 1;
             }
         }
+        // Linux keeps one transmission timer: the probe and reordering timers replace the
+        // RTO while armed (they are never later than it), so they win a tie.
+        if self.tlp.deadline.is_some_and(|d| d <= now) {
+            self.tlp.deadline = None;
+            self.on_tlp_timeout(now);
+        }
+        if self.reo_deadline.is_some_and(|d| d <= now) {
+            self.reo_deadline = None;
+            self.on_reo_timeout(now);
+            self.probe_window(now);
+        }
         if self.rto_deadline.is_some_and(|d| d <= now) {
+            self.reo_deadline = None;
+            self.tlp.deadline = None;
             self.on_rto(now);
             self.probe_window(now);
         }
     }
 
     fn has_sendable(&self) -> bool {
-        !self.retx.is_empty()
+        self.tlp_pending
+            || !self.retx.is_empty()
             || (self.connected_at.is_some()
                 && (self.stream_end > self.snd_nxt || self.mux.has_pending()))
     }
@@ -643,6 +740,9 @@ impl TcpConnection {
 
     /// The next segment to send now, if any.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+        // RFC 7323 §3.2: TSval from a clock ticking in ms (Linux TCP_TS_HZ), offset by one
+        // so that no timestamp is 0 (Linux never echoes 0).
+        self.ts_now = ts_ticks(now) + 1;
         let seg = self.next_segment(now)?;
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += seg.datagram_size();
@@ -668,8 +768,9 @@ impl TcpConnection {
     fn probe_window(&mut self, now: SimTime) {
         if self.trace.is_on() {
             let w = SenderProbe::Window {
-                cwnd: self.cc.window(),
-                minimum: self.cc.minimum_window(),
+                cwnd: self.send_window(),
+                // RFC 5681 §3.1: TCP's floor is the loss window, one segment.
+                minimum: self.cc.minimum_window().min(self.smss),
                 bytes_in_flight: self.pipe,
                 smss: self.smss,
             };
@@ -791,6 +892,8 @@ impl TcpConnection {
             sack: Vec::new(),
             syn_options: Some(options),
             timestamps: false,
+            ts_val: self.ts_now,
+            ts_ecr: self.ts_recent,
             records: self.records_in(0, len),
             retransmission: self.syn_retransmitted,
         }
@@ -814,27 +917,42 @@ impl TcpConnection {
             sack,
             syn_options: None,
             timestamps: self.cfg.timestamps,
+            ts_val: self.ts_now,
+            ts_ecr: self.ts_recent,
             records: Vec::new(),
             retransmission: false,
         }
     }
 
     fn ack_sent(&mut self) {
+        // Linux tcp_event_ack_sent / tcp_dec_quickack_mode: an ACK of new data uses one
+        // quick ACK.
+        if self.rcv_nxt > self.rcv_wup && self.quick > 0 {
+            self.quick -= 1;
+        }
         self.ack_now = false;
         self.unacked_bytes = 0;
         self.delack_deadline = None;
+        // RFC 7323 §4.3 Last.ACK.sent (Linux rcv_wup).
+        self.rcv_wup = self.rcv_nxt;
     }
 
     /// RFC 2018 §4: the block holding the most recent segment first, then the others,
     /// highest first, as many as fit.
     fn sack_blocks(&mut self) -> Vec<(u64, u64)> {
-        if !self.cfg.sack || self.ooo.is_empty() {
+        let dsack = self.dsack.take();
+        if !self.cfg.sack || (self.ooo.is_empty() && dsack.is_none()) {
             return Vec::new();
         }
         let max = max_sack_blocks(self.cfg.timestamps);
         let mut out = std::mem::take(&mut self.spare_sack);
         out.clear();
         out.reserve(max);
+        // RFC 2883 §4: a duplicate is reported in the first block (a D-SACK), the
+        // ordinary blocks follow.
+        if let Some(d) = dsack {
+            out.push(d);
+        }
         let first = self
             .last_rx
             .and_then(|v| self.ooo.iter().find(|&(a, b)| a <= v && v < b));
@@ -942,13 +1060,29 @@ impl TcpConnection {
     }
 
     fn next_data_segment(&mut self, now: SimTime) -> Option<Segment> {
-        let cwnd = self.cc.window();
+        let cwnd = self.send_window();
         let pipe = self.pipe.saturating_sub(self.dupack_credit);
         // RFC 6675 §5 (4.2) / RFC 6298 §5.4: the first hole goes out whatever the window.
         if self.force_retransmit {
             self.force_retransmit = false;
             if let Some(&seq) = self.retx.first() {
                 return Some(self.retransmit(now, seq));
+            }
+        }
+        if self.tlp_pending {
+            // RFC 8985 §7.3 (Linux tcp_send_loss_probe): one segment whatever the window:
+            // new data if the peer's window allows, else the last segment again.
+            self.tlp_pending = false;
+            if let Some(s) = self.new_data_segment(now, u64::MAX, pipe) {
+                self.tlp.retrans = false;
+                self.tlp.high_seq = Some(self.snd_nxt);
+                return Some(s);
+            }
+            if let Some(last) = self.segs.back().filter(|s| !s.sacked).map(|s| s.seq) {
+                self.tlp.retrans = true;
+                self.tlp.seq = last;
+                self.tlp.high_seq = Some(self.snd_nxt);
+                return Some(self.retransmit(now, last));
             }
         }
         if self.pacer.is_enabled() {
@@ -958,15 +1092,24 @@ impl TcpConnection {
                 return None;
             }
         }
-        // RFC 6675 NextSeg (1): retransmissions before new data.
-        if let Some(&seq) = self.retx.first() {
-            let len = self.seg_at(seq).len;
-            if pipe + len <= cwnd {
-                return Some(self.retransmit(now, seq));
+        // RFC 6675 NextSeg (1): retransmissions before new data; F-RTO's step 2.b sends
+        // new data instead (RFC 5682 §3.1; Linux REXMIT_NEW).
+        if self.frto != Frto::NewDataSent {
+            if let Some(&seq) = self.retx.first() {
+                let len = self.seg_at(seq).len;
+                if pipe + len <= cwnd {
+                    return Some(self.retransmit(now, seq));
+                }
+                self.set_blocked(now, Some(Blocked::Cwnd));
+                return None;
             }
-            self.set_blocked(now, Some(Blocked::Cwnd));
-            return None;
         }
+        self.new_data_segment(now, cwnd, pipe)
+    }
+
+    /// The next segment of new data if `pipe` leaves room in `cwnd` and the peer's window
+    /// allows it.
+    fn new_data_segment(&mut self, now: SimTime, cwnd: u64, pipe: u64) -> Option<Segment> {
         self.fill_stream(self.snd_nxt + self.smss);
         let avail = self.stream_end - self.snd_nxt;
         if avail == 0 {
@@ -983,7 +1126,7 @@ impl TcpConnection {
             }
             len = room;
         }
-        if pipe + len > cwnd {
+        if pipe.saturating_add(len) > cwnd {
             self.set_blocked(now, Some(Blocked::Cwnd));
             return None;
         }
@@ -991,6 +1134,9 @@ impl TcpConnection {
         let seq = self.snd_nxt;
         self.snd_nxt += len;
         self.pipe += len;
+        if self.ca == CaState::Recovery {
+            self.prr.out += len;
+        }
         self.fill_stream(self.snd_nxt + 1);
         let app_limited = self.stream_end == self.snd_nxt && !self.mux.has_pending();
         self.segs.push_back(SentSeg {
@@ -1008,6 +1154,7 @@ impl TcpConnection {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto());
         }
+        self.schedule_tlp(now);
         Some(self.data_segment(seq, len, false))
     }
 
@@ -1030,6 +1177,15 @@ impl TcpConnection {
         s.sent = now;
         let len = s.len;
         self.pipe += len;
+        if self.ca == CaState::Recovery {
+            self.prr.out += len;
+        }
+        // Linux tcp_retransmit_skb: the episode's first retransmission time (for Eifel
+        // detection) and the count a DSACK may show spurious.
+        if self.undo.first_retrans_ts.is_none() {
+            self.undo.first_retrans_ts = Some(self.ts_now);
+        }
+        self.undo.retrans = self.undo.retrans.max(0) + 1;
         self.stats.segments_retransmitted += 1;
         self.stats.bytes_retransmitted += len;
         self.cc.on_packet_sent(now, len, self.pipe);
@@ -1048,6 +1204,15 @@ impl TcpConnection {
             return;
         }
         self.last_activity = now;
+        if self.cfg.timestamps {
+            // RFC 7323 §4.3 (2) (Linux tcp_replace_ts_recent): TS.Recent follows the
+            // segments at or below Last.ACK.sent, so an ACK echoes the segment that last
+            // advanced the left window edge; a SYN sets it.
+            let in_window = seg.flags.syn || (seg.timestamps && seg.seq <= self.rcv_wup);
+            if in_window && seg.ts_val >= self.ts_recent {
+                self.ts_recent = seg.ts_val;
+            }
+        }
         if seg.flags.syn {
             self.on_syn(now, seg);
             return;
@@ -1162,10 +1327,24 @@ impl TcpConnection {
 
     fn on_data(&mut self, now: SimTime, seg: &Segment) {
         let end = seg.seq + seg.len;
+        if !self.quick_started {
+            // Linux tcp_event_data_recv: the first data enters quick-ACK mode
+            // (tcp_incr_quickack: min(rcv_wnd / (2 MSS), TCP_MAX_QUICKACKS)).
+            self.quick_started = true;
+            self.quick = match self.rcv_wnd / (2 * self.smss) {
+                _ if self.cfg.quickack == 0 => 0,
+                0 => 2.min(self.cfg.quickack),
+                q => q.min(self.cfg.quickack),
+            };
+        }
         if end <= self.rcv_nxt {
-            // RFC 5681 §4.2 / RFC 2883: acknowledge a duplicate at once.
+            // RFC 5681 §4.2 / RFC 2883: acknowledge a duplicate at once, reporting it in
+            // a D-SACK block.
             self.stats.duplicate_bytes += seg.len;
             self.ack_now = true;
+            if self.cfg.sack {
+                self.dsack = Some((seg.seq, end));
+            }
             return;
         }
         if end > self.rcv_nxt + self.rcv_wnd {
@@ -1175,6 +1354,10 @@ impl TcpConnection {
         let had_gap = !self.ooo.is_empty();
         let fresh = self.ooo.insert(start, end);
         self.stats.duplicate_bytes += seg.len - fresh;
+        if fresh == 0 && self.cfg.sack {
+            // RFC 2883 §4.2: a duplicate of out-of-order data is a D-SACK too.
+            self.dsack = Some((start, end));
+        }
         for r in &seg.records {
             if r.end() > self.rcv_nxt {
                 self.rx_records.entry(r.offset).or_insert(*r);
@@ -1195,7 +1378,7 @@ impl TcpConnection {
             self.ack_now = true;
         } else {
             self.unacked_bytes += seg.len;
-            if self.unacked_bytes >= self.cfg.ack_every * self.smss {
+            if self.quick > 0 || self.unacked_bytes >= self.cfg.ack_every * self.smss {
                 self.ack_now = true;
             } else if self.delack_deadline.is_none() {
                 self.delack_deadline = Some(now + self.cfg.delayed_ack);
@@ -1384,9 +1567,11 @@ impl TcpConnection {
         s.lost = true;
         self.pipe -= s.len;
         self.retx.insert(s.seq);
+        self.lost_out += 1;
         self.stats.segments_lost += 1;
         let (seq, len, sent) = (s.seq, s.len, s.sent);
-        // Called on input only (an ACK, a SYN-ACK): `last_activity` is the input's time.
+        // Called on input only (an ACK, a SYN-ACK, a timer): `last_activity` or the
+        // timer's time.
         self.trace.push_with(self.last_activity, || {
             TraceEvent::SenderProbe(SenderProbe::Lost { seq, len })
         });
@@ -1401,14 +1586,34 @@ impl TcpConnection {
             || (self.cc.in_slow_start() && prior_pipe > cwnd / 2)
     }
 
+    fn linux(&self) -> bool {
+        self.cfg.recovery == TcpRecovery::Linux
+    }
+
     fn on_ack(&mut self, now: SimTime, seg: &Segment) {
         let ack = seg.ack.min(self.snd_nxt);
         self.peer_right_edge = self.peer_right_edge.max(ack + seg.window);
+        let linux = self.linux();
         let prior_pipe = self.pipe.saturating_sub(self.dupack_credit);
+        let prior_lost = self.stats.segments_lost;
         // (sent, len, app_limited, retransmitted, seq)
         let mut newly = std::mem::take(&mut self.newly);
         newly.clear();
+        // RFC 2883 §4 / RFC 3708 §3: the first block is a D-SACK when it lies below the
+        // cumulative ACK or inside the second block.
+        let dsack = if self.cfg.sack {
+            seg.sack.first().copied().filter(|&(a, b)| {
+                b <= ack || seg.sack.get(1).is_some_and(|&(c, d)| c <= a && b <= d)
+            })
+        } else {
+            None
+        };
+        if let Some(d) = dsack {
+            self.on_dsack(d);
+        }
         let mut new_data = false;
+        let mut cum_retrans = false;
+        let mut cum_count = 0usize;
         if ack > self.snd_una {
             new_data = true;
             while let Some(front) = self.segs.front() {
@@ -1417,7 +1622,12 @@ impl TcpConnection {
                 }
                 let mut s = self.segs.pop_front().expect("front");
                 self.retx.remove(&s.seq);
-                if !s.sacked {
+                if s.lost && !s.sacked {
+                    self.lost_out -= 1;
+                }
+                if s.sacked {
+                    self.sacked_out -= 1;
+                } else {
                     if s.seq < self.highest_sacked {
                         self.holes.remove(&s.seq);
                     }
@@ -1426,15 +1636,18 @@ impl TcpConnection {
                     self.trace.push_with(now, || {
                         TraceEvent::SenderProbe(SenderProbe::Acked { seq, len })
                     });
+                    cum_retrans |= s.retransmitted;
                     newly.push((s.sent, s.len, s.app_limited, s.retransmitted, s.seq));
                 }
             }
+            cum_count = newly.len();
             self.snd_una = ack;
             while self.records.front().is_some_and(|r| r.end() <= ack) {
                 self.records.pop_front();
             }
             self.dupacks = 0;
             self.dupack_credit = 0;
+            self.rto_retransmits = 0;
         } else if !self.cfg.sack
             && ack == self.snd_una
             && seg.len == 0
@@ -1443,6 +1656,7 @@ impl TcpConnection {
         {
             self.dupacks += 1;
         }
+        let hs_before = self.highest_sacked;
         let mut new_sack = false;
         if self.cfg.sack {
             for &(a, b) in &seg.sack {
@@ -1489,44 +1703,78 @@ impl TcpConnection {
             }
         }
         self.debug_check_holes();
-        // RTT (RFC 6298 §3, Karn): the newest newly covered, never retransmitted segment.
-        if let Some(&(sent, ..)) = newly.iter().filter(|n| !n.3).max_by_key(|n| n.4) {
+        let newly_bytes: u64 = newly.iter().map(|n| n.1).sum();
+        // Data never retransmitted was delivered (Linux FLAG_ORIG_SACK_ACKED).
+        let orig_delivered = newly.iter().any(|n| !n.3);
+        if linux {
+            // RFC 8985 §6.2 step 3 (Linux tcp_check_sack_reordering): a never
+            // retransmitted segment delivered below what was SACKed before arrived out of
+            // order.
+            if newly.iter().any(|n| !n.3 && n.4 + n.1 <= hs_before) {
+                self.rack.reord_seen = true;
+            }
+            self.update_rtt_linux(now, seg, &newly, cum_count, cum_retrans, new_data);
+            let min_rtt = self.rtt.min_rtt();
+            for &(sent, len, _, retransmitted, seq) in &newly {
+                self.rack
+                    .advance(now, sent, seq + len, retransmitted, min_rtt);
+            }
+        } else if let Some(&(sent, ..)) = newly.iter().filter(|n| !n.3).max_by_key(|n| n.4) {
+            // RTT (RFC 6298 §3, Karn): the newest newly covered, never retransmitted
+            // segment.
             self.rtt
                 .update(now, now.saturating_since(sent), SimDuration::ZERO, None);
             self.backoff = 0;
         }
-        // Recovery ends when the cumulative ACK reaches the recovery point (RFC 6675 §5,
-        // RFC 6582 §3.2).
-        let partial = self.recovery_point.is_some_and(|rp| new_data && ack < rp);
-        if self.recovery_point.is_some_and(|rp| self.snd_una >= rp) {
-            self.recovery_point = None;
-            self.fast_recovery = false;
+        if linux && self.tlp.high_seq.is_some() {
+            self.process_tlp_ack(now, ack, new_data, new_sack, seg.len > 0, dsack);
         }
-        // Loss detection.
-        let mut lost_newest: Option<SimTime> = None;
-        if self.cfg.sack {
-            if new_sack {
-                lost_newest = self.detect_losses_sack();
-            }
-        } else {
-            lost_newest = self.detect_losses_dupack(partial);
+        let partial = self.ca != CaState::Open && new_data && ack < self.high_seq;
+        // The end of a recovery or loss episode (RFC 6675 §5, RFC 6582 §3.2; Linux
+        // tcp_fastretrans_alert "E. Process state").
+        if self.ca == CaState::Recovery && self.snd_una >= self.high_seq {
+            self.try_undo(now, seg, false);
+            // Linux tcp_end_cwnd_reduction: the window is ssthresh (the controller's,
+            // which saw no ACK during the recovery).
+            self.ca = CaState::Open;
         }
-        if let Some(t) = lost_newest {
-            if self.recovery_point.is_none() {
-                // RFC 6675 §5 (4.1-4.2): enter recovery, reduce once, retransmit the
-                // first hole now.
-                self.recovery_point = Some(self.snd_nxt);
-                self.fast_recovery = true;
-                self.cc.on_congestion_event(now, t, self.pipe);
-                self.stats.congestion_events += 1;
-                self.stats.fast_recoveries += 1;
-                self.force_retransmit = true;
-                if !self.cfg.sack {
-                    // RFC 6582 §3.2 step 2: cwnd = ssthresh + 3 SMSS, as credit.
-                    self.dupack_credit = self.cfg.dup_thresh * self.smss;
+        let mut lost_retrans = false;
+        let mut enter = false;
+        match self.ca {
+            CaState::Recovery => {
+                if linux && dsack.is_some() && self.undo.marker.is_some() && self.undo.retrans == 0
+                {
+                    // Linux tcp_try_undo_dsack: every retransmission was a duplicate.
+                    self.undo_reduction(now, false);
+                    self.ca = CaState::Open;
+                } else if linux && new_data && self.eifel(seg) && !self.any_rexmit_in_flight() {
+                    // Linux tcp_try_undo_partial: the original was delivered.
+                    self.undo_reduction(now, true);
+                    self.ca = CaState::Open;
+                }
+                if self.ca == CaState::Recovery {
+                    lost_retrans = self.detect_losses(now, new_sack, partial);
                 }
             }
+            CaState::Loss => {
+                if self.process_loss(now, seg, new_data, new_sack, orig_delivered) {
+                    lost_retrans = self.detect_losses(now, new_sack, partial);
+                    // Linux: a lost retransmission in the loss state starts a fast
+                    // recovery (a new reduction, from the loss state's window).
+                    enter = lost_retrans && self.ca == CaState::Loss;
+                }
+            }
+            CaState::Open => {}
         }
+        if self.ca == CaState::Open {
+            self.detect_losses(now, new_sack, partial);
+            // Linux tcp_time_to_recover: any segment marked lost.
+            enter = self.lost_out > 0 || (!self.cfg.sack && !self.retx.is_empty());
+        }
+        if enter {
+            self.enter_recovery(now);
+        }
+        let newly_lost = self.stats.segments_lost > prior_lost || lost_retrans;
         let snap = RttSnapshot {
             min_rtt: self.rtt.min_rtt(),
             smoothed_rtt: self.rtt.smoothed_rtt(),
@@ -1534,28 +1782,440 @@ impl TcpConnection {
             rttvar: self.rtt.rttvar(),
         };
         let limited = self.cwnd_limited(prior_pipe);
-        // RFC 5681 §3.2 steps 4-6, RFC 6675 §5: no window growth during fast recovery
-        // (the window is ssthresh until the recovery point is acknowledged). The shared
-        // controllers would end their recovery period one round trip after the reduction
-        // (RFC 9002 §7.3.2), so they see no ACKs while TCP's recovery lasts.
-        let acked: &[_] = if self.fast_recovery { &[] } else { &newly };
-        for &(sent, len, app_limited, _, _) in acked {
-            self.cc
-                .on_packet_acked(now, sent, len, app_limited || !limited, &snap);
+        if self.ca == CaState::Recovery {
+            // RFC 5681 §3.2 steps 4-6, RFC 6675 §5: no window growth during fast
+            // recovery. The Linux preset shapes the sending by PRR (RFC 6937).
+            if linux {
+                let ssthresh = self.cc.ssthresh().unwrap_or(self.cc.window());
+                self.prr.on_ack(
+                    newly_bytes,
+                    self.pipe,
+                    ssthresh,
+                    self.smss,
+                    new_data,
+                    newly_lost,
+                );
+            }
+        } else if !linux || new_data {
+            // Linux tcp_may_raise_cwnd: the window grows on ACKs that advance the
+            // cumulative ACK, by everything they newly delivered.
+            for &(sent, len, app_limited, _, _) in newly.iter() {
+                self.cc
+                    .on_packet_acked(now, sent, len, app_limited || !limited, &snap);
+            }
         }
         self.newly = newly;
         // RFC 6298 §5.2 / §5.3.
         if self.snd_una == self.snd_nxt {
             self.rto_deadline = None;
+            self.reo_deadline = None;
         } else if new_data {
             self.rto_deadline = Some(now + self.rto());
         }
+        self.schedule_tlp(now);
         for id in self.mux.completed(self.snd_una) {
             self.send_done.insert(id, now);
             self.events.push(StreamEvent::SendComplete(id));
             self.maybe_release(id);
         }
         self.probe_window(now);
+    }
+
+    /// Linux `tcp_ack_update_rtt` (RFC 6298 §3 with RFC 7323 §4): the oldest newly
+    /// cumulatively acknowledged segment when none of them was retransmitted (Karn), else
+    /// the oldest newly SACKed one never retransmitted, else, with timestamps and an
+    /// advancing cumulative ACK, the echoed timestamp (valid for retransmitted data,
+    /// RFC 7323 §4). A sample resets the backoff (RFC 6298 §5.7).
+    fn update_rtt_linux(
+        &mut self,
+        now: SimTime,
+        seg: &Segment,
+        newly: &[(SimTime, u64, bool, bool, u64)],
+        cum_count: usize,
+        cum_retrans: bool,
+        new_data: bool,
+    ) {
+        let cum = &newly[..cum_count];
+        let sacked = &newly[cum_count..];
+        let oldest =
+            |v: &[(SimTime, u64, bool, bool, u64)]| v.iter().filter(|n| !n.3).map(|n| n.0).min();
+        let sample = if !cum.is_empty() && !cum_retrans {
+            oldest(cum).map(|t| now.saturating_since(t))
+        } else {
+            None
+        };
+        let sample = sample.or_else(|| oldest(sacked).map(|t| now.saturating_since(t)));
+        let sample = sample.or_else(|| {
+            (self.cfg.timestamps && seg.timestamps && new_data && seg.ts_ecr > 0).then(|| {
+                // Linux: at least one tick.
+                let ticks = (ts_ticks(now) + 1).saturating_sub(seg.ts_ecr).max(1);
+                SimDuration::from_millis(ticks)
+            })
+        });
+        if let Some(r) = sample {
+            self.rtt.update(now, r, SimDuration::ZERO, None);
+            self.backoff = 0;
+        }
+    }
+
+    /// A D-SACK `(a, b)` arrived (RFC 2883, RFC 3708 §3; Linux `tcp_check_dsack`): one
+    /// retransmission of the current episode was a duplicate.
+    fn on_dsack(&mut self, (a, b): (u64, u64)) {
+        self.stats.dsacks_received += 1;
+        if let Some(marker) = self.undo.marker {
+            if b > marker && self.undo.retrans > 0 {
+                self.undo.retrans -= 1;
+            }
+        }
+        let _ = a;
+    }
+
+    /// RFC 3522 Eifel detection (Linux `tcp_packet_delayed`): the ACK echoes a timestamp
+    /// older than the episode's first retransmission, so an original transmission caused
+    /// it.
+    fn eifel(&self, seg: &Segment) -> bool {
+        self.cfg.timestamps
+            && seg.timestamps
+            && seg.ts_ecr > 0
+            && self.undo.first_retrans_ts.is_some_and(|t| seg.ts_ecr < t)
+    }
+
+    fn any_rexmit_in_flight(&self) -> bool {
+        self.segs.iter().any(|s| s.rexmit_in_flight)
+    }
+
+    /// Linux `tcp_may_undo`: every retransmission shown a duplicate by D-SACKs, or the
+    /// timestamps show the original arrived.
+    fn may_undo(&self, seg: &Segment) -> bool {
+        self.linux() && self.undo.marker.is_some() && (self.undo.retrans == 0 || self.eifel(seg))
+    }
+
+    /// Linux `tcp_try_undo_recovery` / `tcp_try_undo_loss`: undoes the reduction if it
+    /// was spurious. Returns whether it did.
+    fn try_undo(&mut self, now: SimTime, seg: &Segment, unmark: bool) -> bool {
+        if self.may_undo(seg) {
+            self.undo_reduction(now, unmark);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction`: the window and ssthresh back to their values
+    /// before the reduction; with `unmark`, segments marked lost count in flight again
+    /// (they were not lost).
+    fn undo_reduction(&mut self, now: SimTime, unmark: bool) {
+        self.cc
+            .undo_reduction(now, self.undo.prior_cwnd, self.undo.prior_ssthresh);
+        self.undo.marker = None;
+        self.stats.spurious_losses += 1;
+        if unmark {
+            for i in 0..self.segs.len() {
+                let s = &mut self.segs[i];
+                if s.lost && !s.sacked {
+                    s.lost = false;
+                    self.pipe += s.len;
+                    self.retx.remove(&s.seq);
+                    let (seq, len) = (s.seq, s.len);
+                    self.trace.push_with(now, || {
+                        TraceEvent::SenderProbe(SenderProbe::Restored { seq, len })
+                    });
+                }
+            }
+            self.lost_out = 0;
+        }
+        self.frto = Frto::Off;
+    }
+
+    /// Linux `tcp_process_loss` (RFC 5682 §3.1 with SACK). Returns whether loss
+    /// detection and retransmission go on as usual.
+    fn process_loss(
+        &mut self,
+        now: SimTime,
+        seg: &Segment,
+        new_data: bool,
+        new_sack: bool,
+        orig_delivered: bool,
+    ) -> bool {
+        let recovered = self.snd_una >= self.high_seq;
+        if new_data && self.try_undo(now, seg, true) {
+            // Eifel (timestamps) or D-SACKs showed the timeout spurious.
+            self.stats.spurious_rtos += 1;
+            self.ca = CaState::Open;
+            return false;
+        }
+        if self.frto != Frto::Off {
+            // Step 3.b: data never retransmitted was delivered: the timeout was spurious.
+            if orig_delivered {
+                self.undo_reduction(now, true);
+                self.stats.spurious_rtos += 1;
+                self.ca = CaState::Open;
+                return false;
+            }
+            if self.snd_nxt > self.high_seq {
+                if new_sack || !new_data {
+                    // Step 3.a: the loss was real.
+                    self.frto = Frto::Off;
+                }
+            } else if new_data && !recovered {
+                // Step 2.b: send new data rather than retransmissions, if there is any
+                // and the peer's window allows.
+                self.high_seq = self.snd_nxt;
+                self.fill_stream(self.snd_nxt + self.smss);
+                if self.stream_end > self.snd_nxt && self.peer_right_edge > self.snd_nxt {
+                    self.frto = Frto::NewDataSent;
+                    return false;
+                }
+                self.frto = Frto::Off;
+            }
+        }
+        if recovered {
+            // Step 2.a and the first part of 3.a: the episode is over.
+            self.try_undo(now, seg, false);
+            self.ca = CaState::Open;
+            self.frto = Frto::Off;
+            return false;
+        }
+        true
+    }
+
+    /// Enters fast recovery (RFC 6675 §5 (4.1-4.2); Linux `tcp_enter_recovery`): one
+    /// window reduction, PRR from the current window, the first hole at once.
+    fn enter_recovery(&mut self, now: SimTime) {
+        let prior_cwnd = self.cc.window();
+        self.undo = Undo {
+            marker: Some(self.snd_una),
+            retrans: -1,
+            prior_cwnd,
+            prior_ssthresh: self.cc.ssthresh(),
+            first_retrans_ts: None,
+        };
+        // `now` as the newest loss's send time: the controller reduces whatever its own
+        // recovery period says (the transport decides, once per round).
+        self.cc.on_congestion_event(now, now, self.pipe);
+        self.stats.congestion_events += 1;
+        self.stats.fast_recoveries += 1;
+        self.prr = Prr::start(prior_cwnd);
+        self.ca = CaState::Recovery;
+        self.high_seq = self.snd_nxt;
+        self.frto = Frto::Off;
+        self.tlp.deadline = None;
+        if !self.linux() {
+            self.force_retransmit = true;
+        }
+        if !self.cfg.sack {
+            // RFC 6582 §3.2 step 2: cwnd = ssthresh + 3 SMSS, as credit.
+            self.dupack_credit = self.cfg.dup_thresh * self.smss;
+            self.force_retransmit = true;
+        }
+    }
+
+    /// Marks lost what the preset's rule finds. Returns whether a retransmission was
+    /// found lost (RACK).
+    fn detect_losses(&mut self, now: SimTime, new_sack: bool, partial: bool) -> bool {
+        if !self.cfg.sack {
+            self.detect_losses_dupack(partial);
+            false
+        } else if self.linux() {
+            self.rack_detect(now)
+        } else {
+            if new_sack {
+                self.detect_losses_sack();
+            }
+            false
+        }
+    }
+
+    /// RFC 8985 §6.2 step 5 (Linux `tcp_rack_detect_loss`): every segment sent before
+    /// the most recently sent delivered one (RACK.xmit_ts) and outstanding longer than
+    /// `RACK.rtt + reo_wnd` is lost (a retransmission too); those not yet due arm the
+    /// reordering timer (§6.3) for the first of them, plus Linux's 2 ms slack
+    /// (`TCP_TIMEOUT_MIN_US`). Returns whether a retransmission was found lost.
+    fn rack_detect(&mut self, now: SimTime) -> bool {
+        self.reo_deadline = None;
+        if !self.rack.valid {
+            return false;
+        }
+        let reo = self.rack.reo_wnd(
+            self.ca,
+            self.sacked_out,
+            self.cfg.dup_thresh,
+            self.rtt.min_rtt(),
+            self.rtt.smoothed_rtt(),
+        );
+        let limit = self.rack.rtt.saturating_add(reo);
+        let (rx, rend) = (self.rack.xmit, self.rack.end_seq);
+        let mut lost_retrans = false;
+        let mut wait: Option<SimDuration> = None;
+        // Candidates: the holes below the highest SACKed byte, then the segments from
+        // there up to the first never-retransmitted one sent after RACK.xmit_ts (new
+        // data goes out in sequence order, so later ones are later still).
+        let mut cand: Vec<usize> = Vec::new();
+        for &seq in self.holes.iter() {
+            cand.push(self.seg_index(seq));
+        }
+        let start = self.segs.partition_point(|s| s.seq < self.highest_sacked);
+        for i in start..self.segs.len() {
+            let s = &self.segs[i];
+            if !s.retransmitted && !Rack::sent_after(rx, rend, s.sent, s.seq + s.len) {
+                break;
+            }
+            cand.push(i);
+        }
+        for i in cand {
+            let s = &self.segs[i];
+            if s.sacked || (s.lost && !s.rexmit_in_flight) {
+                continue;
+            }
+            if !Rack::sent_after(rx, rend, s.sent, s.seq + s.len) {
+                continue;
+            }
+            let elapsed = now.saturating_since(s.sent);
+            if elapsed >= limit {
+                self.stats.rack_losses += 1;
+                if s.lost {
+                    // A lost retransmission (RFC 8985 §6.2: RACK applies to them too).
+                    let s = &mut self.segs[i];
+                    s.rexmit_in_flight = false;
+                    self.pipe -= s.len;
+                    self.retx.insert(s.seq);
+                    self.stats.lost_retransmissions += 1;
+                    self.stats.segments_lost += 1;
+                    let (seq, len) = (s.seq, s.len);
+                    self.trace.push_with(now, || {
+                        TraceEvent::SenderProbe(SenderProbe::Lost { seq, len })
+                    });
+                    lost_retrans = true;
+                } else {
+                    self.mark_lost(i);
+                }
+            } else {
+                let left = limit - elapsed;
+                wait = Some(wait.map_or(left, |w| w.max(left)));
+            }
+        }
+        if let Some(w) = wait {
+            self.reo_deadline = Some(now + w + SimDuration::from_millis(2));
+        }
+        lost_retrans
+    }
+
+    /// RACK's reordering timer expired (RFC 8985 §6.3; Linux `tcp_rack_reo_timeout`).
+    fn on_reo_timeout(&mut self, now: SimTime) {
+        self.last_activity = self.last_activity.max(now);
+        let prior_pipe = self.pipe;
+        let prior_lost = self.lost_out;
+        self.rack_detect(now);
+        if self.pipe != prior_pipe || self.lost_out != prior_lost {
+            if self.ca == CaState::Open {
+                self.enter_recovery(now);
+            }
+            if self.ca == CaState::Recovery {
+                let ssthresh = self.cc.ssthresh().unwrap_or(self.cc.window());
+                self.prr
+                    .on_ack(self.smss, self.pipe, ssthresh, self.smss, false, true);
+            }
+        }
+    }
+
+    /// RFC 8985 §7.2 (Linux `tcp_schedule_loss_probe`): in the open state with data
+    /// outstanding and no probe outstanding, a probe after `2·SRTT` (+ the 200 ms
+    /// minimum RTO for a lone segment, the delayed ACK it may wait for; + 2 ms
+    /// otherwise; 1 s before an RTT sample), no later than the RTO.
+    fn schedule_tlp(&mut self, now: SimTime) {
+        self.tlp.deadline = None;
+        if !self.linux()
+            || !self.cfg.sack
+            || self.ca != CaState::Open
+            || self.segs.is_empty()
+            || self.tlp.high_seq.is_some()
+            || self.state != TcpState::Established
+        {
+            return;
+        }
+        let pto = if self.rtt.has_sample() {
+            let extra = if self.segs.len() == 1 {
+                self.cfg.rto_min
+            } else {
+                SimDuration::from_millis(2)
+            };
+            self.rtt
+                .smoothed_rtt()
+                .saturating_mul(2)
+                .saturating_add(extra)
+        } else {
+            self.cfg.initial_rto
+        };
+        let at = now + pto;
+        self.tlp.deadline = Some(match self.rto_deadline {
+            Some(r) => at.min(r),
+            None => at,
+        });
+    }
+
+    /// The probe timer expired (RFC 8985 §7.3; Linux `tcp_send_loss_probe`).
+    fn on_tlp_timeout(&mut self, now: SimTime) {
+        if self.ca != CaState::Open || self.segs.is_empty() || self.tlp.high_seq.is_some() {
+            return;
+        }
+        self.tlp_pending = true;
+        self.stats.tlp_probes += 1;
+        // Linux rearms the RTO after the probe.
+        self.rto_deadline = Some(now + self.rto());
+    }
+
+    /// RFC 8985 §7.4 (Linux `tcp_process_tlp_ack`): a probe that repaired a loss (its
+    /// retransmission acknowledged beyond it, no D-SACK) costs one reduction.
+    fn process_tlp_ack(
+        &mut self,
+        now: SimTime,
+        ack: u64,
+        new_data: bool,
+        new_sack: bool,
+        has_data: bool,
+        dsack: Option<(u64, u64)>,
+    ) {
+        let Some(h) = self.tlp.high_seq else {
+            return;
+        };
+        if ack < h {
+            return;
+        }
+        if !self.tlp.retrans || dsack.is_some_and(|(a, b)| a <= self.tlp.seq && self.tlp.seq < b) {
+            self.tlp.high_seq = None;
+        } else if ack > h {
+            self.cc.on_congestion_event(now, now, self.pipe);
+            self.stats.congestion_events += 1;
+            self.stats.tlp_recoveries += 1;
+            self.tlp.high_seq = None;
+        } else if !(new_data || new_sack || has_data) {
+            // A pure duplicate ACK: the original and the probe both arrived.
+            self.tlp.high_seq = None;
+        }
+    }
+
+    /// Marks segment `i` (not SACKed before) SACKed and notes it in `newly`.
+    fn sack_segment(
+        &mut self,
+        now: SimTime,
+        i: usize,
+        newly: &mut Vec<(SimTime, u64, bool, bool, u64)>,
+    ) {
+        let s = &mut self.segs[i];
+        debug_assert!(!s.sacked);
+        s.sacked = true;
+        self.sacked_out += 1;
+        if s.lost {
+            self.lost_out -= 1;
+        }
+        self.retx.remove(&s.seq);
+        Self::remove_from_pipe(&mut self.pipe, s);
+        let (seq, len) = (s.seq, s.len);
+        self.trace.push_with(now, || {
+            TraceEvent::SenderProbe(SenderProbe::Acked { seq, len })
+        });
+        newly.push((s.sent, s.len, s.app_limited, s.retransmitted, s.seq));
+        self.highest_sacked = self.highest_sacked.max(s.seq + s.len);
     }
 
     /// RFC 6675 §4 IsLost over the scoreboard: walking down from the highest SACKed
@@ -1601,26 +2261,6 @@ impl TcpConnection {
         newest
     }
 
-    /// Marks segment `i` (not SACKed before) SACKed and notes it in `newly`.
-    fn sack_segment(
-        &mut self,
-        now: SimTime,
-        i: usize,
-        newly: &mut Vec<(SimTime, u64, bool, bool, u64)>,
-    ) {
-        let s = &mut self.segs[i];
-        debug_assert!(!s.sacked);
-        s.sacked = true;
-        self.retx.remove(&s.seq);
-        Self::remove_from_pipe(&mut self.pipe, s);
-        let (seq, len) = (s.seq, s.len);
-        self.trace.push_with(now, || {
-            TraceEvent::SenderProbe(SenderProbe::Acked { seq, len })
-        });
-        newly.push((s.sent, s.len, s.app_limited, s.retransmitted, s.seq));
-        self.highest_sacked = self.highest_sacked.max(s.seq + s.len);
-    }
-
     /// Debug builds: `holes` is exactly the un-SACKed segments below `highest_sacked`.
     fn debug_check_holes(&self) {
         if cfg!(debug_assertions) {
@@ -1640,7 +2280,7 @@ impl TcpConnection {
         if self.segs.is_empty() {
             return None;
         }
-        if self.recovery_point.is_some() {
+        if self.ca != CaState::Open {
             if partial {
                 // RFC 6582 §3.2 step 5: retransmit the first unacknowledged segment; no
                 // second reduction.
@@ -1648,7 +2288,7 @@ impl TcpConnection {
                 self.mark_lost(0);
                 return None;
             }
-            if self.dupacks > self.cfg.dup_thresh {
+            if self.ca == CaState::Recovery && self.dupacks > self.cfg.dup_thresh {
                 self.dupack_credit += self.smss;
             }
             return None;
@@ -1662,12 +2302,22 @@ impl TcpConnection {
     /// RFC 6298 §5.4-5.6: the retransmission timer expired.
     fn on_rto(&mut self, now: SimTime) {
         self.stats.rto_count += 1;
+        self.last_activity = self.last_activity.max(now);
         if self.state != TcpState::Established {
-            // SYN or SYN-ACK lost: send it again, back off.
+            // SYN or SYN-ACK lost: send it again, back off; a client's first
+            // `syn_linear_timeouts` retries keep the initial RTO (Linux
+            // tcp_syn_linear_timeouts), the later ones double (RFC 6298 §5.5).
             self.syn_pending = true;
             self.syn_retransmitted = true;
             self.stats.syn_retransmissions += 1;
-            self.backoff += 1;
+            // Linux tcp_retransmit_timer: after the k-th retransmission the timer doubles
+            // unless k < tcp_syn_linear_timeouts.
+            let linear = match self.side {
+                Side::Client => u64::from(self.cfg.syn_linear_timeouts),
+                Side::Server => 0,
+            };
+            let k = self.stats.syn_retransmissions;
+            self.backoff = (k + 1).saturating_sub(linear.max(1)) as u32;
             self.stats.max_backoff = self.stats.max_backoff.max(self.backoff);
             self.rto_deadline = Some(now + self.rto());
             return;
@@ -1676,15 +2326,27 @@ impl TcpConnection {
             self.rto_deadline = None;
             return;
         }
-        if self.backoff == 0 {
-            // RFC 5681 §3.1: ssthresh = FlightSize / 2 (the controller's reduction), then
-            // the loss window (here the controller's minimum window, 2 segments).
-            let newest = self.segs.iter().map(|s| s.sent).max().unwrap_or(now);
-            self.cc.on_congestion_event(now, newest, 0);
-            self.cc.on_persistent_congestion(now);
+        // Linux tcp_enter_loss: ssthresh is reduced unless this window already was (a
+        // timeout during a fast recovery, or a repeated timeout).
+        let new_recovery = self.ca == CaState::Open;
+        let reduce = new_recovery
+            || self.high_seq <= self.snd_una
+            || (self.ca == CaState::Loss && self.rto_retransmits == 0);
+        if reduce {
+            self.undo = Undo {
+                marker: Some(self.snd_una),
+                retrans: -1,
+                prior_cwnd: self.send_window(),
+                prior_ssthresh: self.cc.ssthresh(),
+                first_retrans_ts: None,
+            };
             self.stats.congestion_events += 1;
         }
-        // Linux tcp_enter_loss: every un-SACKed segment is lost, retransmissions too.
+        // RFC 5681 §3.1: ssthresh = max(FlightSize / 2, 2 SMSS) (the controller's
+        // reduction), then the loss window, one segment.
+        self.cc.on_retransmission_timeout(now, reduce);
+        // Linux tcp_timeout_mark_lost: every un-SACKed segment is lost, retransmissions
+        // too.
         for i in 0..self.segs.len() {
             let s = &mut self.segs[i];
             if s.sacked {
@@ -1697,6 +2359,7 @@ impl TcpConnection {
             if !s.lost {
                 s.lost = true;
                 self.pipe -= s.len;
+                self.lost_out += 1;
                 self.stats.segments_lost += 1;
             }
             self.retx.insert(s.seq);
@@ -1706,8 +2369,19 @@ impl TcpConnection {
             });
         }
         debug_assert_eq!(self.pipe, 0);
-        self.recovery_point = Some(self.snd_nxt);
-        self.fast_recovery = false;
+        self.ca = CaState::Loss;
+        self.high_seq = self.snd_nxt;
+        self.tlp = Tlp::default();
+        self.tlp_pending = false;
+        self.reo_deadline = None;
+        // RFC 5682 §3.1 step 1 (Linux: not after a timeout during a fast recovery, except
+        // for a repeated timeout on the same SND.UNA, §3.2).
+        self.frto = if self.linux() && (new_recovery || self.rto_retransmits > 0) {
+            Frto::Armed
+        } else {
+            Frto::Off
+        };
+        self.rto_retransmits += 1;
         self.dupacks = 0;
         self.dupack_credit = 0;
         self.backoff += 1;

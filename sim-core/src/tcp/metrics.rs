@@ -85,6 +85,12 @@ pub fn connection_metrics(
             fast_recoveries: st.fast_recoveries,
             max_rto_backoff: st.max_backoff,
             syn_retransmissions: st.syn_retransmissions,
+            rack_losses: st.rack_losses,
+            lost_retransmissions: st.lost_retransmissions,
+            tlp_probes: st.tlp_probes,
+            tlp_recoveries: st.tlp_recoveries,
+            spurious_rtos: st.spurious_rtos,
+            dsacks_received: st.dsacks_received,
         },
         workload: WorkloadMetrics {
             stream_completion_secs,

@@ -12,6 +12,7 @@
 pub mod connection;
 pub mod metrics;
 pub mod mux;
+pub mod recovery;
 pub mod stream_transport;
 
 #[cfg(test)]

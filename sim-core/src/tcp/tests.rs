@@ -56,6 +56,8 @@ mod harness {
     }
 
     type DropFn = Box<dyn FnMut(usize, u64, &Datagram, SimTime) -> bool>;
+    /// A drop rule.
+    pub type DropFnPub = DropFn;
     type DelayFn = Box<dyn FnMut(usize, u64) -> SimDuration>;
 
     /// The network.
@@ -208,9 +210,12 @@ fn secs(s: u64) -> SimTime {
     SimTime(s * 1_000_000_000)
 }
 
+/// NewReno without HyStart and without quick ACKs (the analytic model's delayed ACKs from
+/// the first segment); the other defaults (Linux loss recovery).
 fn cfg(tls: TlsVersion) -> TcpConfig {
     let mut c = TcpConfig {
         tls,
+        quickack: 0,
         ..TcpConfig::default()
     };
     c.cc.algorithm = CcAlgorithm::NewReno;
@@ -299,10 +304,13 @@ fn check_lossless(rate: u64, rtt_ms: u64, bytes: u64, hystart_hi: f64) -> f64 {
         // NewReno without HyStart (the model's pure slow start), and the default CUBIC
         // with HyStart++, whose conservative slow start may begin a little before the
         // pipe is full (measured: < 0.3 % slower).
+        // Both without quick ACKs: the model acknowledges every second segment from the
+        // first (`quick_ack_acknowledges_every_segment_at_the_start` checks the mode).
         for c in [
             cfg(tls),
             TcpConfig {
                 tls,
+                quickack: 0,
                 ..TcpConfig::default()
             },
         ] {
@@ -447,25 +455,35 @@ fn sack_recovery_retransmits_only_the_holes() {
 
 #[test]
 fn syn_retransmissions_back_off_from_the_initial_rto() {
-    // RFC 6298 §2.1 / §5.5: the SYN is repeated after 1 s, then 2 s, then 4 s.
-    let mut n = net(cfg(TlsVersion::Tls13), 1, 10_000, 10_000_000, 40);
-    n.drop = Box::new(|dir, idx, _, _| dir == UP && idx < 3);
-    assert!(n.run(secs(60)));
-    let syns: Vec<SimTime> = n
-        .log
-        .iter()
-        .filter(|s| s.dir == UP && s.syn)
-        .map(|s| s.at)
-        .collect();
-    assert_eq!(syns, vec![secs(0), secs(1), secs(3), secs(7)]);
-    assert_eq!(n.client().stats.syn_retransmissions, 3);
-    assert_eq!(n.client().stats.max_backoff, 3);
+    // RFC 6298 §2.1 / §5.5 (`syn_linear_timeouts = 0`): the SYN is repeated after 1 s,
+    // then 2 s, 4 s, 8 s, 16 s. Linux 6.x (`tcp_syn_linear_timeouts` = 4, the default):
+    // the first four retries 1 s apart, then doubling.
+    for (linear, want, backoff) in [
+        (0u32, [0u64, 1, 3, 7, 15, 31], 5u32),
+        (4, [0, 1, 2, 3, 4, 6], 2),
+    ] {
+        let mut c = cfg(TlsVersion::Tls13);
+        c.syn_linear_timeouts = linear;
+        let mut n = net(c, 1, 10_000, 10_000_000, 40);
+        n.drop = Box::new(|dir, idx, _, _| dir == UP && idx < 5);
+        assert!(n.run(secs(60)));
+        let syns: Vec<SimTime> = n
+            .log
+            .iter()
+            .filter(|s| s.dir == UP && s.syn)
+            .map(|s| s.at)
+            .collect();
+        assert_eq!(syns, want.map(secs).to_vec(), "linear {linear}");
+        assert_eq!(n.client().stats.syn_retransmissions, 5);
+        assert_eq!(n.client().stats.max_backoff, backoff);
+    }
 }
 
 #[test]
 fn data_rto_doubles_and_respects_the_minimum() {
     for (rto_min_ms, first_ms) in [(1000u64, Some(1000u64)), (200, None)] {
-        let mut c = cfg(TlsVersion::None);
+        // The RFC preset: no tail loss probe before the first timeout, Karn's rule only.
+        let mut c = preset(RFC6675);
         c.rto_min = SimDuration::from_millis(rto_min_ms);
         // RFC 6298 §2.4's rule (the minimum bounds the whole RTO).
         c.rto_formula = crate::config::tcp::RtoFormula::Rfc6298;
@@ -502,6 +520,29 @@ fn data_rto_doubles_and_respects_the_minimum() {
         // Karn (RFC 6298 §3, §5.7): the ACK of a retransmitted segment gives no RTT
         // sample, so the backed-off RTO stays until one does.
         assert_eq!(n.server().backoff(), 3);
+    }
+    // The Linux preset with timestamps (RFC 7323 §4, Linux tcp_ack_update_rtt): the ACK
+    // of the retransmission is a valid RTT sample and resets the backoff; without
+    // timestamps Karn's rule keeps it. The first retransmission is the tail loss probe.
+    for (ts, backoff) in [(true, 0u32), (false, 2)] {
+        let mut c = preset(LINUX);
+        c.timestamps = ts;
+        let mut n = net(c, 1, 500, 10_000_000, 100);
+        let mut k = 0;
+        n.drop = Box::new(move |dir, _, d, _| {
+            let crate::packet::Payload::Tcp(s) = &d.payload else {
+                return false;
+            };
+            if dir == DOWN && s.len > 0 {
+                k += 1;
+                return k <= 3;
+            }
+            false
+        });
+        assert!(n.run(secs(60)));
+        assert_eq!(n.server().stats.tlp_probes, 1);
+        assert_eq!(n.server().stats.rto_count, 2);
+        assert_eq!(n.server().backoff(), backoff, "timestamps {ts}");
     }
 }
 
@@ -1041,6 +1082,9 @@ fn cwnd_does_not_grow_during_a_long_fast_recovery() {
             let mut c = cfg(TlsVersion::None);
             c.sack = sack;
             c.cc.algorithm = cc.clone();
+            // The RFC preset: RACK would find the delayed retransmission lost and end
+            // the recovery early (`rack_finds_a_lost_retransmission_without_a_timeout`).
+            c.recovery = crate::config::tcp::TcpRecovery::Rfc6675;
             let mut n = net(c, 1, 4_000_000, 20_000_000, 20);
             let retx_idx: Rc<Cell<Option<u64>>> = Rc::new(Cell::new(None));
             let (seen, mark) = (retx_idx.clone(), retx_idx.clone());
@@ -1186,4 +1230,233 @@ fn send_records_are_bounded_by_what_is_in_flight() {
         "{} records kept after the whole transfer was acknowledged",
         s.send_records_kept()
     );
+}
+
+// ----- Linux loss recovery (issue 25; `docs/tcp.md`, "Loss recovery") ----------------------
+
+fn preset(recovery: crate::config::tcp::TcpRecovery) -> TcpConfig {
+    let mut c = cfg(TlsVersion::None);
+    c.recovery = recovery;
+    c
+}
+
+const LINUX: crate::config::tcp::TcpRecovery = crate::config::tcp::TcpRecovery::Linux;
+const RFC6675: crate::config::tcp::TcpRecovery = crate::config::tcp::TcpRecovery::Rfc6675;
+
+/// Drops the downlink's original data segments whose 1-based index is in `orig` and the
+/// retransmissions whose 1-based index (over all retransmissions) is in `rexmit`.
+fn drop_data(orig: &'static [u64], rexmit: &'static [u64]) -> harness::DropFnPub {
+    let (mut k, mut r) = (0u64, 0u64);
+    Box::new(move |dir, _, d, _| {
+        let crate::packet::Payload::Tcp(s) = &d.payload else {
+            return false;
+        };
+        if dir != DOWN || s.len == 0 {
+            return false;
+        }
+        if s.retransmission {
+            r += 1;
+            rexmit.contains(&r)
+        } else {
+            k += 1;
+            orig.contains(&k)
+        }
+    })
+}
+
+#[test]
+fn rack_finds_a_lost_retransmission_without_a_timeout() {
+    // RFC 8985 §6.2: a retransmission is lost like any segment once a segment sent after
+    // it is delivered and RACK.rtt + reo_wnd has passed. RFC 6675 alone waits for the RTO.
+    for (recovery, rtos) in [(LINUX, 0), (RFC6675, 1)] {
+        let mut n = net(preset(recovery), 1, 1_000_000, 20_000_000, 50);
+        n.drop = drop_data(&[40], &[1]);
+        assert!(n.run(secs(60)));
+        let st = &n.server().stats;
+        assert_eq!(st.rto_count, rtos, "{recovery:?}");
+        if recovery == LINUX {
+            assert_eq!(st.lost_retransmissions, 1);
+            let sends = data_sends(&n, DOWN);
+            let lost_seq = sends.iter().find(|s| s.3).unwrap().1;
+            assert_eq!(sends.iter().filter(|s| s.1 == lost_seq).count(), 3);
+        }
+        assert_eq!(n.client().stats.app_bytes_read, 1_000_000);
+    }
+}
+
+#[test]
+fn a_tail_loss_probe_repairs_a_tail_loss_before_the_rto() {
+    // RFC 8985 §7: the last three segments of the response are lost; the probe (2·SRTT
+    // after the last ACK) retransmits the last one, its SACK lets RACK find the other two:
+    // no timeout. RFC 6675 alone waits for the RTO.
+    let mut done = Vec::new();
+    for recovery in [LINUX, RFC6675] {
+        let bytes = 300_000u64;
+        let total = bytes.div_ceil(1448) + 1;
+        let mut n = net(preset(recovery), 1, bytes, 20_000_000, 50);
+        let tail: &'static [u64] = Box::leak(vec![total - 2, total - 1, total].into_boxed_slice());
+        n.drop = drop_data(tail, &[]);
+        assert!(n.run(secs(60)));
+        let st = &n.server().stats;
+        if recovery == LINUX {
+            assert_eq!(st.tlp_probes, 1);
+            assert_eq!(st.rto_count, 0);
+        } else {
+            assert_eq!(st.tlp_probes, 0);
+            assert_eq!(st.rto_count, 1);
+        }
+        assert_eq!(n.client().stats.app_bytes_read, bytes);
+        done.push(n.ep[0].workload().completed_at().unwrap());
+    }
+    assert!(done[0] < done[1], "the probe finishes first: {done:?}");
+}
+
+#[test]
+fn prr_spreads_the_retransmissions_and_new_data_over_the_recovery() {
+    // RFC 6937: with PRR the sender keeps sending through the recovery, about β of what
+    // is delivered (NewReno: one segment per two delivered), from the first ACKs on;
+    // RFC 6675's pipe rule is silent until pipe falls below ssthresh (half a window).
+    let mut first_new = Vec::new();
+    for recovery in [LINUX, RFC6675] {
+        let mut n = net(preset(recovery), 1, 4_000_000, 20_000_000, 40);
+        n.drop = drop_data(&[300], &[]);
+        let mut entered = None;
+        let mut t = SimTime::ZERO;
+        while !n.run(t) && t < secs(30) {
+            t += SimDuration::from_micros(200);
+            let s = n.server();
+            if entered.is_none() && s.stats.fast_recoveries == 1 {
+                entered = Some((t, s.snd_nxt()));
+            }
+            if entered.is_some() && s.recovery_point().is_none() {
+                break;
+            }
+        }
+        let (at, nxt) = entered.expect("a recovery");
+        let after: Vec<_> = data_sends(&n, DOWN)
+            .into_iter()
+            .filter(|s| s.0 >= at && !s.2 && s.1 >= nxt)
+            .collect();
+        let first = after.first().expect("new data during the recovery").0;
+        first_new.push(first.saturating_since(at));
+        assert_eq!(n.server().stats.congestion_events, 1);
+    }
+    assert!(
+        first_new[0].as_nanos() * 4 < first_new[1].as_nanos(),
+        "PRR sends new data early in the recovery: {first_new:?}"
+    );
+}
+
+#[test]
+fn a_loss_in_the_next_round_is_a_second_reduction() {
+    // RFC 6675 §5 / RFC 5681 §3.2 / RFC 9002 §7.3.2 (Linux: the recovery ends at high_seq,
+    // a loss found then starts a new one): a segment sent after the first reduction is
+    // lost: two reductions. Several losses of one round make one
+    // (`sack_recovery_retransmits_only_the_holes`).
+    for recovery in [LINUX, RFC6675] {
+        let mut n = net(preset(recovery), 1, 2_000_000, 20_000_000, 40);
+        // The 40th segment, then one sent well after the reduction (the window then
+        // holds ~40 segments).
+        n.drop = drop_data(&[40, 100], &[]);
+        assert!(n.run(secs(60)));
+        let st = &n.server().stats;
+        assert_eq!(st.congestion_events, 2, "{recovery:?}");
+        assert_eq!(st.fast_recoveries, 2, "{recovery:?}");
+        assert_eq!(st.rto_count, 0, "{recovery:?}");
+    }
+}
+
+#[test]
+fn the_window_is_one_segment_after_a_timeout() {
+    // RFC 5681 §3.1: after an RTO, cwnd = LW = 1 SMSS (the old model kept 2 segments).
+    for recovery in [LINUX, RFC6675] {
+        let mut n = net(preset(recovery), 1, 500, 10_000_000, 100);
+        // The response and its first retransmission (the Linux preset's probe).
+        n.drop = drop_data(&[1], &[1]);
+        let mut t = SimTime::ZERO;
+        while n.server().stats.rto_count == 0 {
+            t += SimDuration::from_millis(1);
+            assert!(!n.run(t), "finished before a timeout");
+        }
+        assert_eq!(n.server().cc().window(), n.server().smss(), "{recovery:?}");
+        assert!(n.run(secs(60)));
+    }
+}
+
+#[test]
+fn frto_undoes_a_spurious_timeout() {
+    // From the 60th ACK on the ACK path is 1 s longer (a delay spike that stays): the RTO
+    // fires and resends the first segment; the late ACKs then acknowledge data sent
+    // before it. With timestamps the echoed timestamp shows it (RFC 3522, Linux
+    // tcp_try_undo_loss), without them F-RTO does (RFC 5682 §3.1 step 3.b: data never
+    // retransmitted was acknowledged): the window is restored and the segments marked
+    // lost are not all sent again.
+    for ts in [true, false] {
+        let mut c = preset(LINUX);
+        c.timestamps = ts;
+        let mut n = net(c, 1, 2_000_000, 20_000_000, 40);
+        n.extra = Box::new(|dir, idx| {
+            if dir == UP && idx >= 60 {
+                SimDuration::from_secs(1)
+            } else {
+                SimDuration::ZERO
+            }
+        });
+        let mut before = 0;
+        let mut t = SimTime::ZERO;
+        while n.server().stats.rto_count == 0 {
+            before = n.server().cc().window();
+            t += SimDuration::from_millis(1);
+            assert!(!n.run(t));
+        }
+        let at_rto = n.server().snd_nxt() - n.server().snd_una();
+        assert!(n.run(secs(60)));
+        let st = &n.server().stats;
+        assert!(st.rto_count >= 1);
+        // The first timeout is undone (a later one may come while the estimator catches
+        // up with the longer path).
+        assert!(st.spurious_rtos >= 1, "timestamps {ts}");
+        assert!(
+            st.bytes_retransmitted < at_rto / 2,
+            "timestamps {ts}: {} B sent again of {at_rto} B outstanding at the timeout",
+            st.bytes_retransmitted
+        );
+        assert!(n.server().cc().window() >= before.min(n.server().smss() * 4));
+        assert_eq!(n.client().stats.app_bytes_read, 2_000_000);
+    }
+}
+
+#[test]
+fn quick_ack_acknowledges_every_segment_at_the_start() {
+    // Linux tcp_incr_quickack: the first data puts the receiver in quick-ACK mode, one
+    // ACK per segment for 16 ACKs; then every second full segment (RFC 5681 §4.2).
+    let acks = |quick: u64| {
+        let mut c = cfg(TlsVersion::None);
+        c.quickack = quick;
+        let mut n = net(c, 1, 40 * 1448, 20_000_000, 40);
+        assert!(n.run(secs(60)));
+        n.log
+            .iter()
+            .filter(|s| s.dir == UP && s.len == 0 && !s.syn)
+            .count()
+    };
+    let (on, off) = (acks(16), acks(0));
+    assert!(on >= off + 7, "quick ACKs {on}, delayed {off}");
+}
+
+#[test]
+fn duplicates_are_reported_as_dsack_and_timestamps_echo_the_left_edge() {
+    // RFC 2883 §4: a duplicate segment is reported in the first SACK block. A spurious
+    // retransmission (the original delayed past the RTO) is DSACKed.
+    let mut n = net(preset(LINUX), 1, 2_000_000, 20_000_000, 40);
+    n.extra = Box::new(|dir, idx| {
+        if dir == DOWN && idx == 20 {
+            SimDuration::from_millis(100)
+        } else {
+            SimDuration::ZERO
+        }
+    });
+    assert!(n.run(secs(60)));
+    assert!(n.server().stats.dsacks_received >= 1);
+    assert!(n.client().stats.duplicate_bytes > 0);
 }

@@ -1095,6 +1095,16 @@ pub const TCP: Table = Table {
             .min("1", true)
             .max("1000", true)
             .allowed("a number of segments in [1, 1000]"),
+        key("recovery", K::Enum, Value("\"linux\""), "loss recovery: `\"linux\"` (RACK-TLP, RFC 8985; PRR, RFC 6937; F-RTO, RFC 5682; undo by DSACK and timestamps; Linux tcp_recovery = 1) or `\"rfc6675\"` (DupThresh and pipe, RFC 6675; window at ssthresh during recovery)")
+            .choices(&["linux", "rfc6675"]),
+        key("quickack", K::Integer, Value("16"), "quick-ACK mode at connection start: ACK every segment for the first N ACKs (Linux TCP_MAX_QUICKACKS; 0: every second segment from the start, RFC 5681 §4.2)")
+            .min("0", true)
+            .max("1000", true)
+            .allowed("a number of ACKs in [0, 1000]"),
+        key("syn_linear_timeouts", K::Integer, Value("4"), "SYN retransmissions at a constant initial_rto before the timer doubles (Linux tcp_syn_linear_timeouts; 0: doubling from the first, RFC 6298 §5.5)")
+            .min("0", true)
+            .max("100", true)
+            .allowed("a number of retransmissions in [0, 100]"),
         key("max_concurrent_streams", K::Integer, Value("100"), "HTTP/2-style streams one side may have open (RFC 9113 §6.5.2 SETTINGS_MAX_CONCURRENT_STREAMS)")
             .min("1", true)
             .allowed("at least 1 stream"),

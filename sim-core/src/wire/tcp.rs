@@ -195,6 +195,11 @@ pub struct Segment {
     pub syn_options: Option<SynOptions>,
     /// Carries the timestamps option (RFC 7323 §3.2: on every segment once negotiated).
     pub timestamps: bool,
+    /// TSval (RFC 7323 §3.2): the sender's clock in ms ticks when it was sent (with
+    /// `timestamps`).
+    pub ts_val: u64,
+    /// TSecr (RFC 7323 §4.3): the TSval this end echoes (`TS.Recent`).
+    pub ts_ecr: u64,
     /// The records overlapping `[seq, seq + len)` (whole records, in offset order).
     pub records: Vec<Record>,
     /// Sent again (a retransmission), for traces.
@@ -276,6 +281,8 @@ mod tests {
             sack: vec![(0, 1); sack],
             syn_options: None,
             timestamps: ts,
+            ts_val: 0,
+            ts_ecr: 0,
             records: Vec::new(),
             retransmission: false,
         }

@@ -15,7 +15,7 @@ impl TcpConnection {
         // Fast recovery (RFC 6675 §5 / RFC 6582 §3.2) or the recovery after an RTO (the
         // recovery point is set on both, RFC 6298 §5.4-5.7), an RTO backed off and not yet
         // reset by a new RTT sample, or segments marked lost waiting for retransmission.
-        if self.recovery_point.is_some() || self.backoff > 0 || !self.retx.is_empty() {
+        if self.ca != super::CaState::Open || self.backoff > 0 || !self.retx.is_empty() {
             return TimePart::LossRecovery;
         }
         let waiting = self.stream_end > self.snd_nxt || self.mux.has_pending();
