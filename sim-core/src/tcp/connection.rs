@@ -1205,10 +1205,15 @@ impl TcpConnection {
         }
         self.last_activity = now;
         if self.cfg.timestamps {
-            // RFC 7323 §4.3 (2) (Linux tcp_replace_ts_recent): TS.Recent follows the
-            // segments at or below Last.ACK.sent, so an ACK echoes the segment that last
-            // advanced the left window edge; a SYN sets it.
-            let in_window = seg.flags.syn || (seg.timestamps && seg.seq <= self.rcv_wup);
+            // RFC 7323 §4.3 (2) and §5.3 R3 (Linux tcp_replace_ts_recent): TS.Recent
+            // follows the acceptable segments at or below Last.ACK.sent, so an ACK echoes
+            // the segment that last advanced the left window edge; a SYN sets it. A
+            // wholly old duplicate is not acceptable (RFC 9293 §3.10.7.4; Linux
+            // tcp_sequence: its end before rcv_wup): its ACK echoes the older value, which
+            // is how a retransmission's RTT sample grows under heavy loss.
+            let acceptable = seg.seq + seg.len >= self.rcv_wup;
+            let in_window =
+                seg.flags.syn || (seg.timestamps && seg.seq <= self.rcv_wup && acceptable);
             if in_window && seg.ts_val >= self.ts_recent {
                 self.ts_recent = seg.ts_val;
             }
