@@ -18,7 +18,7 @@ use quicsim_tests::pair::{carries_stream, ser, Pair, DOWN, OVERHEAD};
 use sim_core::cc::CcAlgorithm;
 use sim_core::config::quic::QuicConfig;
 use sim_core::config::sctp::SctpConfig;
-use sim_core::config::tcp::{RtoFormula, TcpConfig, TlsVersion};
+use sim_core::config::tcp::{RtoFormula, TcpConfig, TcpRecovery, TlsVersion};
 use sim_core::driver::TransportDriver;
 use sim_core::packet::Payload;
 use sim_core::quic::{Connection, Role};
@@ -817,12 +817,20 @@ struct HighLoss {
     rto_wait: f64,
     rtos: u64,
     fast_recoveries: u64,
+    /// Segments declared lost, window reductions, RACK detections, tail loss probes,
+    /// undone reductions (the counts that explain the time, `docs/validation.md` §6.5).
+    lost: u64,
+    reductions: u64,
+    rack: u64,
+    tlps: u64,
+    undos: u64,
 }
 
-fn high_loss_transfer(p: f64, seed: u64, bytes: u64) -> HighLoss {
+fn high_loss_transfer(p: f64, seed: u64, bytes: u64, recovery: TcpRecovery) -> HighLoss {
     let c = tcp_cfg(CcAlgorithm::NewReno, 2);
     let c = TcpConfig {
         rto_min: TcpConfig::default().rto_min,
+        recovery,
         ..c
     };
     let mut pair = Pair::new(
@@ -881,6 +889,11 @@ fn high_loss_transfer(p: f64, seed: u64, bytes: u64) -> HighLoss {
         rto_wait,
         rtos: s.rto_count,
         fast_recoveries: s.fast_recoveries,
+        lost: s.segments_lost,
+        reductions: s.congestion_events,
+        rack: s.rack_losses,
+        tlps: s.tlp_probes,
+        undos: s.spurious_losses,
     }
 }
 
@@ -906,15 +919,21 @@ fn check_padhye(p: f64, sim: f64, pftk: f64, rtos: f64) {
 }
 
 fn padhye_rows(ps: &[f64], seeds: u64, bytes: u64) {
-    println!("\nTCP NewReno at high loss, 10 Mbit/s, 100 ms, {bytes} B, mean of {seeds} seeds");
-    println!("| p | simulated (s) | PFTK (s) | sim / PFTK | TD-only (s) | T0 (s) | PFTK timeout share | RTO wait share | RTOs | fast recoveries |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for recovery in [TcpRecovery::Linux, TcpRecovery::Rfc6675] {
+        padhye_preset(ps, seeds, bytes, recovery);
+    }
+}
+
+fn padhye_preset(ps: &[f64], seeds: u64, bytes: u64, recovery: TcpRecovery) {
+    println!("\nTCP NewReno at high loss, recovery = {recovery:?}, 10 Mbit/s, 100 ms, {bytes} B, mean of {seeds} seeds");
+    println!("| p | simulated (s) | PFTK (s) | sim / PFTK | TD-only (s) | T0 (s) | PFTK timeout share | RTO wait share | RTOs | fast recoveries | reductions / loss | RACK losses | TLPs | undos |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let c = tcp_cfg(CcAlgorithm::NewReno, 2);
     let rtt = tcp_base_rtt(&c, 100);
     let segs = bytes.div_ceil(c.effective_mss()) as f64;
     for &p in ps {
         let runs: Vec<HighLoss> = (1..=seeds)
-            .map(|s| high_loss_transfer(p, s, bytes))
+            .map(|s| high_loss_transfer(p, s, bytes, recovery))
             .collect();
         let k = runs.len() as f64;
         let mean = |f: &dyn Fn(&HighLoss) -> f64| runs.iter().map(f).sum::<f64>() / k;
@@ -923,6 +942,10 @@ fn padhye_rows(ps: &[f64], seeds: u64, bytes: u64) {
         let wait = mean(&|r| r.rto_wait) / sim;
         let rtos = mean(&|r| r.rtos as f64);
         let frs = mean(&|r| r.fast_recoveries as f64);
+        let per_loss = mean(&|r| r.reductions as f64) / mean(&|r| r.lost as f64).max(1.0);
+        let rack = mean(&|r| r.rack as f64);
+        let tlps = mean(&|r| r.tlps as f64);
+        let undos = mean(&|r| r.undos as f64);
         // PFTK's rate counts packets sent (retransmissions included): a transfer of
         // `segs` new segments sends about segs / (1 − p).
         let sent = segs / (1.0 - p);
@@ -931,7 +954,7 @@ fn padhye_rows(ps: &[f64], seeds: u64, bytes: u64) {
         // Share of PFTK's time per packet taken by its timeout term.
         let to_share = 1.0 - td / pftk;
         println!(
-            "| {p} | {sim:.2} | {pftk:.2} | {:.3} | {td:.2} | {t0:.3} | {to_share:.2} | {wait:.2} | {rtos:.1} | {frs:.1} |",
+            "| {p} | {sim:.2} | {pftk:.2} | {:.3} | {td:.2} | {t0:.3} | {to_share:.2} | {wait:.2} | {rtos:.1} | {frs:.1} | {per_loss:.2} | {rack:.1} | {tlps:.1} | {undos:.1} |",
             sim / pftk
         );
         check_padhye(p, sim, pftk, rtos);

@@ -1445,7 +1445,7 @@ fn quick_ack_acknowledges_every_segment_at_the_start() {
 }
 
 #[test]
-fn duplicates_are_reported_as_dsack_and_timestamps_echo_the_left_edge() {
+fn duplicates_are_reported_as_dsack() {
     // RFC 2883 §4: a duplicate segment is reported in the first SACK block. A spurious
     // retransmission (the original delayed past the RTO) is DSACKed.
     let mut n = net(preset(LINUX), 1, 2_000_000, 20_000_000, 40);
