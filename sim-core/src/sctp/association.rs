@@ -444,6 +444,14 @@ impl SctpAssociation {
     pub fn t3(&self) -> Option<SimTime> {
         self.t3
     }
+    /// The Cumulative TSN Ack Point: every TSN up to it is acknowledged (§6.2.1).
+    pub fn cumulative_tsn_ack(&self) -> u64 {
+        self.cum_ack
+    }
+    /// In Fast Recovery (§7.2.4; RFC 9260 controller only, else `false`).
+    pub fn in_fast_recovery(&self) -> bool {
+        matches!(&self.cc, Controller::Rfc(c) if c.in_fast_recovery())
+    }
     /// The peer's receive window as this sender tracks it (§6.2.1).
     pub fn peer_rwnd(&self) -> u64 {
         self.peer_rwnd
