@@ -100,9 +100,11 @@ pub struct SctpStats {
     pub spurious_losses: u64,
     /// Fast retransmit events (entries into the marking, §7.2.4).
     pub fast_retransmits: u64,
+    /// Fast Recoveries entered (§7.2.4; each one a window reduction).
+    pub fast_recoveries: u64,
     /// T3-rtx expirations (§6.3.3).
     pub t3_expirations: u64,
-    /// Window reductions.
+    /// Window reductions: Fast Recoveries entered and T3-rtx expirations.
     pub congestion_events: u64,
     /// SACK chunks sent.
     pub sacks_sent: u64,
@@ -894,8 +896,11 @@ impl SctpAssociation {
                 });
             }
             self.stats.fast_retransmits += 1;
+            let highest_marked = *newly_marked.last().expect("not empty");
             let reduced = match &mut self.cc {
-                Controller::Rfc(c) => c.on_fast_retransmit(self.next_tsn - 1),
+                // §7.2.4 step 2; a TSN above the exit point marked in Fast Recovery
+                // reduces when it ends (`SctpReno::on_fast_retransmit`).
+                Controller::Rfc(c) => c.on_fast_retransmit(self.next_tsn - 1, highest_marked),
                 Controller::Shared(c) => {
                     let was = c.window();
                     c.on_congestion_event(now, newest_sent, self.flight);
@@ -904,6 +909,7 @@ impl SctpAssociation {
             };
             if reduced {
                 self.stats.congestion_events += 1;
+                self.stats.fast_recoveries += 1;
             }
             self.fast_rtx_packet = true;
         }
@@ -914,13 +920,22 @@ impl SctpAssociation {
         self.peer_rwnd = s.a_rwnd.saturating_sub(self.outstanding_user);
         let fully_utilized = flight_before >= self.cc.window();
         match &mut self.cc {
-            Controller::Rfc(c) => c.on_sack(SackInput {
-                bytes_acked,
-                cum_advanced,
-                cum_tsn: s.cum_tsn,
-                flight_before,
-                flight_after: self.flight,
-            }),
+            Controller::Rfc(c) => {
+                let reduced = c.on_sack(SackInput {
+                    bytes_acked,
+                    cum_advanced,
+                    cum_tsn: s.cum_tsn,
+                    flight_before,
+                    flight_after: self.flight,
+                    highest_outstanding: self.next_tsn - 1,
+                });
+                if reduced {
+                    // The next window's loss, due since it was marked in the Fast
+                    // Recovery that just ended: a new one begins.
+                    self.stats.congestion_events += 1;
+                    self.stats.fast_recoveries += 1;
+                }
+            }
             Controller::Shared(c) => {
                 let snap = self.rtt.snapshot();
                 for &(sent_at, size) in &newly_acked {

@@ -77,6 +77,21 @@ struct Pair {
     arrivals: Vec<u64>,
     /// ReadComplete times at the client, by stream.
     read_done: BTreeMap<u64, u64>,
+    /// The server's sender state after each packet or timeout it handled.
+    watch: Vec<Obs>,
+}
+
+/// The data sender's (server's) state after it handled a packet or a timeout.
+#[derive(Clone, Copy, Debug)]
+struct Obs {
+    t: u64,
+    cum: u64,
+    in_fr: bool,
+    reductions: u64,
+    cwnd: u64,
+    flight: u64,
+    rto: u64,
+    ssthresh: u64,
 }
 
 impl Pair {
@@ -97,7 +112,22 @@ impl Pair {
             log: Vec::new(),
             arrivals: Vec::new(),
             read_done: BTreeMap::new(),
+            watch: Vec::new(),
         }
+    }
+
+    fn observe(&mut self) {
+        let a = &self.server;
+        self.watch.push(Obs {
+            t: self.now,
+            cum: a.cumulative_tsn_ack(),
+            in_fr: a.in_fast_recovery(),
+            reductions: a.stats.congestion_events,
+            cwnd: a.cwnd(),
+            flight: a.flight_size(),
+            rto: a.rto().0,
+            ssthresh: a.ssthresh().unwrap_or(u64::MAX),
+        });
     }
 
     fn at(&self) -> SimTime {
@@ -190,6 +220,7 @@ impl Pair {
                 debug_assert_eq!(k.0, t);
                 if to_server {
                     self.server.handle_packet(self.at(), &p);
+                    self.observe();
                 } else {
                     self.client.handle_packet(self.at(), &p);
                 }
@@ -199,6 +230,7 @@ impl Pair {
                 }
                 if self.server.poll_timeout() == Some(self.at()) {
                     self.server.handle_timeout(self.at());
+                    self.observe();
                 }
             }
             self.drive();
@@ -631,6 +663,111 @@ fn gap_block_sack_recovery_retransmits_only_holes() {
         "retransmitted at the third miss indication"
     );
     assert_eq!(p.client.stats.stream_bytes_read, 200_000);
+}
+
+// ---- loss recovery, scripted (RFC 9260 §6.3.3, §7.2.3, §7.2.4) ---------------------------
+
+/// Drops the `n`-th transmission (1 = the first) of each listed `(tsn, n)` server DATA
+/// chunk: the packet carrying it is lost.
+fn drop_transmissions(list: Vec<(u64, u32)>) -> DropRule {
+    let mut sent: BTreeMap<u64, u32> = BTreeMap::new();
+    Box::new(move |to_server, _, pk| {
+        if to_server {
+            return false;
+        }
+        let mut drop = false;
+        for d in pk.data() {
+            let n = sent.entry(d.tsn).or_default();
+            *n += 1;
+            drop |= list.contains(&(d.tsn, *n));
+        }
+        drop
+    })
+}
+
+/// A 400 kB download at 20 Mbit/s, 20 ms RTT, with the listed transmissions dropped.
+fn recovery_run(list: Vec<(u64, u32)>) -> Pair {
+    let mut p = Pair::new(SctpConfig::default(), 20_000_000, 10 * MS, 1, 400_000, 100);
+    p.drop = drop_transmissions(list);
+    p.run(1_000_000 * MS).expect("completes");
+    check_delivery(&p, 1, 400_000);
+    p
+}
+
+/// Send times of each transmission of `tsn` by the server.
+fn transmissions(p: &Pair, tsn: u64) -> Vec<u64> {
+    p.server_data()
+        .iter()
+        .filter(|d| d.1 == tsn)
+        .map(|d| d.0)
+        .collect()
+}
+
+/// The first lost TSN of the scripted recovery tests: far enough into slow start that the
+/// window holds ~20 chunks.
+const A: u64 = 60;
+
+/// The Fast Recovery exit point when TSN `A` is lost alone: the highest TSN sent before
+/// `A`'s fast retransmission (§7.2.4: the highest outstanding TSN at entry). Dropping
+/// later TSNs does not change what happened before that instant.
+fn exit_point_after_a() -> u64 {
+    let p = recovery_run(vec![(A, 1)]);
+    let data = p.server_data();
+    let rtx = data
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.1 == A)
+        .nth(1)
+        .expect("A is fast-retransmitted")
+        .0;
+    assert_eq!(p.server.stats.t3_expirations, 0);
+    assert_eq!(p.server.stats.congestion_events, 1);
+    data[..rtx].iter().map(|d| d.1).max().unwrap()
+}
+
+/// RFC 9260 §7.2.4 / §7.2.3: one reduction per Fast Recovery, and a new one for a loss in
+/// a later window. TSN `A` is lost (Fast Recovery from its third miss indication, exit
+/// point H) and so is H itself, which keeps the cumulative TSN below the exit point until
+/// H's retransmission is acknowledged: meanwhile the TSNs sent after the reduction are
+/// acknowledged by gap blocks. Alone, the two losses cost one reduction (same window).
+/// With one more loss of a TSN sent after the reduction, `H + j`, there must be exactly
+/// one more reduction, however the miss indications of `H + j` fall: all three while the
+/// first Fast Recovery still runs (it is marked there: before the fix no reduction ever
+/// followed), some before and some after its exit, or all after it. Never a reduction
+/// inside the first Fast Recovery (it comes at the earliest with the SACK that reaches the
+/// exit point), and no T3-rtx.
+#[test]
+fn a_loss_sent_after_the_reduction_reduces_again() {
+    let h = exit_point_after_a();
+    let p = recovery_run(vec![(A, 1), (h, 1)]);
+    assert_eq!(
+        p.server.stats.congestion_events, 1,
+        "losses of one window: one reduction"
+    );
+    assert_eq!(p.server.stats.t3_expirations, 0);
+    let mut marked_in_fr = 0;
+    for j in 1..=30 {
+        let c = h + j;
+        let p = recovery_run(vec![(A, 1), (h, 1), (c, 1)]);
+        let st = &p.server.stats;
+        assert_eq!(st.t3_expirations, 0, "H + {j}");
+        assert_eq!(transmissions(&p, c).len(), 2, "H + {j} fast-retransmitted");
+        assert_eq!(st.congestion_events, 2, "H + {j}: a second reduction");
+        // The second reduction never happens before the first Fast Recovery's exit point
+        // is acknowledged.
+        let second = p.watch.iter().find(|o| o.reductions == 2).unwrap();
+        assert!(second.cum >= h, "H + {j}: reduced inside Fast Recovery");
+        // Whether `c` was marked while the first Fast Recovery ran: its fast
+        // retransmission left before the SACK that reached the exit point.
+        let exit_at = p.watch.iter().find(|o| o.cum >= h).unwrap().t;
+        if transmissions(&p, c)[1] < exit_at {
+            marked_in_fr += 1;
+        }
+    }
+    assert!(
+        marked_in_fr >= 3,
+        "the grid covers TSNs marked inside Fast Recovery ({marked_in_fr})"
+    );
 }
 
 /// Every byte of every stream delivered exactly once and in order per stream.
