@@ -897,6 +897,10 @@ impl SctpAssociation {
             }
             self.stats.fast_retransmits += 1;
             let highest_marked = *newly_marked.last().expect("not empty");
+            let was_in_fr = match &self.cc {
+                Controller::Rfc(c) => c.in_fast_recovery(),
+                Controller::Shared(c) => c.recovering(),
+            };
             let reduced = match &mut self.cc {
                 // §7.2.4 step 2; a TSN above the exit point marked in Fast Recovery
                 // reduces when it ends (`SctpReno::on_fast_retransmit`).
@@ -911,7 +915,12 @@ impl SctpAssociation {
                 self.stats.congestion_events += 1;
                 self.stats.fast_recoveries += 1;
             }
-            self.fast_rtx_packet = true;
+            // §7.2.4 step 3: "If not in Fast Recovery", one packet of the earliest marked
+            // chunks goes regardless of cwnd; chunks marked in Fast Recovery go when cwnd
+            // allows (step 5).
+            if !was_in_fr {
+                self.fast_rtx_packet = true;
+            }
         }
         if self.rtx.is_empty() {
             self.fast_rtx_packet = false;

@@ -770,6 +770,34 @@ fn a_loss_sent_after_the_reduction_reduces_again() {
     );
 }
 
+/// RFC 9260 §7.2.4 step 3: only a fast retransmit that enters Fast Recovery sends its
+/// packet regardless of cwnd; a TSN marked while in Fast Recovery is retransmitted when
+/// cwnd allows (step 5). TSNs `A` and `A + 3` are lost: `A + 3` reaches its third miss
+/// indication two SACKs after Fast Recovery began, with the flight still above the halved
+/// window.
+#[test]
+fn in_fast_recovery_a_marked_tsn_waits_for_cwnd() {
+    let b = A + 3;
+    let p = recovery_run(vec![(A, 1), (b, 1)]);
+    assert_eq!(p.server.stats.congestion_events, 1);
+    assert_eq!(p.server.stats.t3_expirations, 0);
+    let t = transmissions(&p, b);
+    assert_eq!(t.len(), 2);
+    // The server's state after the packet that let the retransmission go.
+    let before = p.watch.iter().rev().find(|o| o.t <= t[1]).unwrap();
+    assert!(before.in_fr);
+    assert!(
+        before.flight < before.cwnd,
+        "sent with flight {} >= cwnd {}",
+        before.flight,
+        before.cwnd
+    );
+    // And the entry itself sent `A` at once (flight above the new cwnd then).
+    let ta = transmissions(&p, A);
+    let entry = p.watch.iter().rev().find(|o| o.t <= ta[1]).unwrap();
+    assert!(entry.in_fr && entry.flight >= entry.cwnd);
+}
+
 /// Every byte of every stream delivered exactly once and in order per stream.
 fn check_delivery(p: &Pair, streams: u64, bytes: u64) {
     let app = Bulk::new(streams, bytes, 1);
