@@ -1224,6 +1224,7 @@ impl SctpAssociation {
         }
         // Retransmissions first (§6.1 C, §7.2.4 step 3), then new data (§6.1 B).
         let mut any_rtx = false;
+        let mut first_outstanding_resent = false;
         let t3_packet = self.t3_hold == Some(true);
         let ignore_cwnd = (self.fast_rtx_packet || t3_packet) && !self.rtx.is_empty();
         if self.t3_hold == Some(false) {
@@ -1236,6 +1237,8 @@ impl SctpAssociation {
                     break;
                 }
                 room -= c.size;
+                // The first outstanding TSN is the one after the cumulative point.
+                first_outstanding_resent |= tsn == self.cum_ack + 1;
                 let c = self.sent.get_mut(tsn).expect("listed");
                 c.marked = false;
                 c.retransmitted = true;
@@ -1289,9 +1292,10 @@ impl SctpAssociation {
         if any_rtx {
             self.stats.packets_retransmitted += 1;
         }
-        // §6.3.2 R1 (and §7.2.4 step 4 restarts it for the earliest outstanding TSN).
+        // §6.3.2 R1: started if not running; §7.2.4 step 4: restarted when the first
+        // outstanding DATA chunk is retransmitted.
         let has_data = chunks.iter().any(|c| matches!(c, Chunk::Data(_)));
-        if has_data && self.t3.is_none() {
+        if (has_data && self.t3.is_none()) || first_outstanding_resent {
             self.t3 = Some(now + self.rto);
         }
         let pkt = self.finish_packet(now, chunks, trigger);

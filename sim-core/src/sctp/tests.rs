@@ -687,10 +687,14 @@ fn drop_transmissions(list: Vec<(u64, u32)>) -> DropRule {
 
 /// A 400 kB download at 20 Mbit/s, 20 ms RTT, with the listed transmissions dropped.
 fn recovery_run(list: Vec<(u64, u32)>) -> Pair {
-    let mut p = Pair::new(SctpConfig::default(), 20_000_000, 10 * MS, 1, 400_000, 100);
+    recovery_run_of(400_000, list)
+}
+
+fn recovery_run_of(bytes: u64, list: Vec<(u64, u32)>) -> Pair {
+    let mut p = Pair::new(SctpConfig::default(), 20_000_000, 10 * MS, 1, bytes, 100);
     p.drop = drop_transmissions(list);
     p.run(1_000_000 * MS).expect("completes");
-    check_delivery(&p, 1, 400_000);
+    check_delivery(&p, 1, bytes);
     p
 }
 
@@ -796,6 +800,39 @@ fn in_fast_recovery_a_marked_tsn_waits_for_cwnd() {
     let ta = transmissions(&p, A);
     let entry = p.watch.iter().rev().find(|o| o.t <= ta[1]).unwrap();
     assert!(entry.in_fr && entry.flight >= entry.cwnd);
+}
+
+/// A lost fast retransmission (RFC 9260 §7.2.4: each TSN fast-retransmitted at most once)
+/// waits for T3-rtx, which §7.2.4 step 4 restarted when the fast retransmit resent the
+/// first outstanding TSN: the third transmission leaves exactly one RTO after the second.
+/// At the expiry (§6.3.3 E1, §7.2.3) ssthresh = max(cwnd / 2, 4 MTU), cwnd = 1 MTU; E2
+/// doubles the RTO, and it stays doubled until a new RTT measurement (§6.3.1 C5, Karn: the
+/// SACK of the retransmission gives none), then returns to the computed value.
+#[test]
+fn a_lost_fast_retransmission_waits_for_t3_restarted_by_step_4() {
+    // 3 MB: new data is left to send (and time) after the expiry.
+    let p = recovery_run_of(3_000_000, vec![(A, 1), (A, 2)]);
+    let st = &p.server.stats;
+    assert_eq!(st.t3_expirations, 1);
+    assert_eq!(st.congestion_events, 2, "Fast Recovery, then the T3-rtx");
+    let t = transmissions(&p, A);
+    assert_eq!(t.len(), 3, "fast-retransmitted once, then by T3-rtx");
+    let rto = SimDuration::from_secs(1).0; // RTO.Min: 20 ms RTT
+    let at_frtx = p.watch.iter().rev().find(|o| o.t <= t[1]).unwrap();
+    assert_eq!(at_frtx.rto, rto);
+    assert_eq!(t[2] - t[1], rto, "T3-rtx restarted by the fast retransmit");
+    // The expiry.
+    let i = p.watch.iter().position(|o| o.t == t[2]).unwrap();
+    let (pre, post) = (p.watch[i - 1], p.watch[i]);
+    assert_eq!(post.cwnd, 1500);
+    assert_eq!(post.ssthresh, (pre.cwnd / 2).max(4 * 1500));
+    assert_eq!(post.rto, 2 * rto);
+    assert!(!post.in_fr);
+    // Karn: the SACK acknowledging the retransmitted TSN leaves the RTO backed off...
+    let acked = p.watch.iter().find(|o| o.cum >= A).unwrap();
+    assert_eq!(acked.rto, 2 * rto);
+    // ... until a TSN sent once is timed and acknowledged.
+    assert!(p.watch.iter().any(|o| o.t > acked.t && o.rto == rto));
 }
 
 /// Every byte of every stream delivered exactly once and in order per stream.
