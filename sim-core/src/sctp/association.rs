@@ -1249,7 +1249,9 @@ impl SctpAssociation {
                 self.rtx.remove(&tsn);
                 self.stats.chunks_retransmitted += 1;
                 self.stats.stream_bytes_retransmitted += c.chunk.len;
-                if self.timed.is_some_and(|(t, _)| t == tsn) {
+                // §6.3.1 C5 (Karn) and its implementation note: no measurement from a
+                // TSN r once a TSN <= r was retransmitted after r was sent.
+                if self.timed.is_some_and(|(t, _)| tsn <= t) {
                     self.timed = None;
                 }
                 let size = c.size;

@@ -92,6 +92,8 @@ struct Obs {
     flight: u64,
     rto: u64,
     ssthresh: u64,
+    /// RTT measurements taken so far.
+    samples: u64,
 }
 
 impl Pair {
@@ -127,6 +129,7 @@ impl Pair {
             flight: a.flight_size(),
             rto: a.rto().0,
             ssthresh: a.ssthresh().unwrap_or(u64::MAX),
+            samples: a.rtt().samples(),
         });
     }
 
@@ -833,6 +836,25 @@ fn a_lost_fast_retransmission_waits_for_t3_restarted_by_step_4() {
     assert_eq!(acked.rto, 2 * rto);
     // ... until a TSN sent once is timed and acknowledged.
     assert!(p.watch.iter().any(|o| o.t > acked.t && o.rto == rto));
+}
+
+/// RFC 9260 §6.3.1 C5 (Karn) and its implementation note: an RTT measurement from TSN r
+/// only "if no DATA chunk with TSN less than or equal to r was retransmitted since the
+/// DATA chunk with TSN r was sent". TSN `A` is lost and fast-retransmitted: every TSN
+/// acknowledged from then until the SACK of `A`'s retransmission (included) was sent
+/// before it, so none of them gives a measurement (the one being timed was sent before
+/// the retransmission, above `A`); later chunks do.
+#[test]
+fn no_rtt_measurement_from_a_chunk_sent_before_a_lower_retransmission() {
+    let p = recovery_run(vec![(A, 1)]);
+    let t = transmissions(&p, A);
+    let at_frtx = p.watch.iter().rev().find(|o| o.t <= t[1]).unwrap();
+    let acked = p.watch.iter().find(|o| o.cum >= A).unwrap();
+    assert_eq!(
+        acked.samples, at_frtx.samples,
+        "a measurement from a chunk sent before the retransmission of a lower TSN"
+    );
+    assert!(p.watch.last().unwrap().samples > acked.samples);
 }
 
 /// Every byte of every stream delivered exactly once and in order per stream.
