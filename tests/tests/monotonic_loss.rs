@@ -217,20 +217,24 @@ fn fmt_s(x: f64) -> String {
     }
 }
 
-/// Runs `grid` for the transport named `name`, prints the table, and panics listing every
-/// violation of monotonicity.
+/// Runs `grid` for the transport named `name`, prints the table (in one piece: the tests
+/// run in parallel), and panics listing every violation of monotonicity.
 fn check(name: &str, grid: &Grid) {
+    use std::fmt::Write;
+    let mut out = String::new();
     let t = TRANSPORTS
         .iter()
         .find(|t| t.name == name)
         .expect("a transport of TRANSPORTS");
     let mut violations = Vec::new();
     let mut stalled = Vec::new();
-    println!(
+    writeln!(
+        out,
         "\n{name}: median completion (s) [95 % CI] over {} seeds; 100 Mbit/s, 1-BDP queue, \
          Bernoulli loss both ways; red/loss = data-sender window reductions per data-path drop",
         grid.seeds
-    );
+    )
+    .unwrap();
     for &rtt in grid.rtts_ms {
         for &bytes in grid.sizes {
             let cells: Vec<Cell> = grid
@@ -238,13 +242,14 @@ fn check(name: &str, grid: &Grid) {
                 .iter()
                 .map(|&p| cell(t, rtt, bytes, p, grid.seeds))
                 .collect();
-            println!("RTT {rtt} ms, {} kB:", bytes / 1000);
+            writeln!(out, "RTT {rtt} ms, {} kB:", bytes / 1000).unwrap();
             for c in &cells {
                 let drops: u64 = c.runs.iter().map(|r| r.data_drops).sum();
                 let reds: u64 = c.runs.iter().map(|r| r.reductions).sum();
                 let rtos: u64 = c.runs.iter().map(|r| r.timeouts).sum();
                 let unfinished = c.runs.iter().filter(|r| !r.secs.is_finite()).count();
-                println!(
+                writeln!(
+                    out,
                     "  p {:>2} %: {:>9} [{:>9}, {:>9}]  red/loss {:.3}  rto/run {:.2}  unfinished {}",
                     c.loss_pct,
                     fmt_s(c.median),
@@ -257,7 +262,8 @@ fn check(name: &str, grid: &Grid) {
                     },
                     rtos as f64 / c.runs.len() as f64,
                     unfinished
-                );
+                )
+                .unwrap();
                 for r in c.runs.iter().filter(|r| !r.secs.is_finite()) {
                     stalled.push(format!(
                         "{name} rtt {rtt} ms {bytes} B p {} % seed {}: {:?}",
@@ -285,11 +291,12 @@ fn check(name: &str, grid: &Grid) {
         }
     }
     if !stalled.is_empty() {
-        println!("unfinished runs (counted as +inf):");
+        writeln!(out, "unfinished runs (counted as +inf):").unwrap();
         for s in &stalled {
-            println!("  {s}");
+            writeln!(out, "  {s}").unwrap();
         }
     }
+    println!("{out}");
     assert!(
         violations.is_empty(),
         "completion time decreases with loss:\n{}",

@@ -760,6 +760,7 @@ fn a_loss_sent_after_the_reduction_reduces_again() {
         assert_eq!(st.t3_expirations, 0, "H + {j}");
         assert_eq!(transmissions(&p, c).len(), 2, "H + {j} fast-retransmitted");
         assert_eq!(st.congestion_events, 2, "H + {j}: a second reduction");
+        assert_eq!(st.fast_recoveries, 2, "H + {j}: two Fast Recoveries");
         // The second reduction never happens before the first Fast Recovery's exit point
         // is acknowledged.
         let second = p.watch.iter().find(|o| o.reductions == 2).unwrap();
