@@ -41,6 +41,9 @@ pub struct SackInput {
     pub flight_before: u64,
     /// Flight size after it.
     pub flight_after: u64,
+    /// The highest TSN sent so far (the exit point of a Fast Recovery entered on this
+    /// SACK, §7.2.4 step 2).
+    pub highest_outstanding: u64,
 }
 
 /// RFC 9260 §7.2 congestion control of one destination.
@@ -51,8 +54,12 @@ pub struct SctpReno {
     cwnd: u64,
     ssthresh: u64,
     partial_bytes_acked: u64,
-    /// Fast Recovery: the highest TSN outstanding when it started (§7.2.4 step 1).
+    /// Fast Recovery: the highest TSN outstanding when it started (§7.2.4 step 2).
     fast_recovery_exit: Option<u64>,
+    /// A TSN above the exit point (sent after the reduction) was marked for fast
+    /// retransmit during this Fast Recovery: a loss of the next window, whose reduction
+    /// is due when the Fast Recovery ends ([`SctpReno::on_fast_retransmit`]).
+    reduction_due: bool,
 }
 
 impl SctpReno {
@@ -67,6 +74,7 @@ impl SctpReno {
             ssthresh: initial_ssthresh,
             partial_bytes_acked: 0,
             fast_recovery_exit: None,
+            reduction_due: false,
         }
     }
 
@@ -106,12 +114,20 @@ impl SctpReno {
         }
     }
 
-    /// One SACK was processed (after the flight size was updated).
-    pub fn on_sack(&mut self, s: SackInput) {
+    /// One SACK was processed (after the flight size was updated). Returns whether the
+    /// window was reduced (a Fast Recovery ended with a loss of the next window due, which
+    /// enters the next one at once: see [`SctpReno::on_fast_retransmit`]).
+    pub fn on_sack(&mut self, s: SackInput) -> bool {
         // §7.2.4: Fast Recovery ends when the cumulative TSN reaches the exit point.
         if let Some(exit) = self.fast_recovery_exit {
             if s.cum_tsn >= exit {
                 self.fast_recovery_exit = None;
+                if std::mem::take(&mut self.reduction_due) {
+                    // A chunk sent after the last reduction was lost: that window's
+                    // reduction, now that the previous Fast Recovery is over.
+                    self.enter_fast_recovery(s.highest_outstanding);
+                    return true;
+                }
             }
         }
         // The sender could not send more: flight >= cwnd (§6.1 B lets it send while
@@ -138,29 +154,51 @@ impl SctpReno {
         if s.flight_after == 0 {
             self.partial_bytes_acked = 0;
         }
+        false
     }
 
-    /// Fast retransmit of chunks reported missing three times (§7.2.4 step 1): enters
-    /// Fast Recovery unless already in it, `highest_outstanding` being its exit point.
-    /// Returns whether the window was reduced (a congestion event).
-    pub fn on_fast_retransmit(&mut self, highest_outstanding: u64) -> bool {
-        if self.in_fast_recovery() {
-            return false; // §7.2.4: at most one reduction per Fast Recovery
+    /// Fast retransmit of chunks reported missing three times (§7.2.4 steps 1-2), the
+    /// highest of them `highest_marked`: enters Fast Recovery unless already in it,
+    /// `highest_outstanding` being its exit point. Returns whether the window was reduced
+    /// (a congestion event).
+    ///
+    /// In Fast Recovery the window is not reduced again (§7.2.4: "SHOULD NOT change ...
+    /// due to a subsequent Fast Recovery event"). But a marked TSN above the exit point
+    /// was first sent after the reduction: its loss belongs to the next window, which
+    /// the reduction did not answer (the once-per-window rule of RFC 5681 §3.2 and RFC
+    /// 6582 §3.2 step 5: a loss above `recover` is a new congestion event once recovery
+    /// ends). Its reduction is kept due and applied by [`SctpReno::on_sack`] when this
+    /// Fast Recovery ends, entering the next one (a T3-rtx expiry before that reduces
+    /// instead). Without it, a sender losing a packet every window while in Fast Recovery
+    /// would never reduce again.
+    pub fn on_fast_retransmit(&mut self, highest_outstanding: u64, highest_marked: u64) -> bool {
+        if let Some(exit) = self.fast_recovery_exit {
+            if highest_marked > exit {
+                self.reduction_due = true;
+            }
+            return false;
         }
-        self.ssthresh = (self.cwnd / 2).max(4 * self.mtu); // §7.2.3
-        self.cwnd = self.ssthresh;
-        self.partial_bytes_acked = 0;
-        self.fast_recovery_exit = Some(highest_outstanding);
+        self.enter_fast_recovery(highest_outstanding);
         true
     }
 
+    /// §7.2.3 and §7.2.4 step 2: `ssthresh = max(cwnd/2, 4 MTU)`, `cwnd = ssthresh`, exit
+    /// point = the highest outstanding TSN.
+    fn enter_fast_recovery(&mut self, highest_outstanding: u64) {
+        self.ssthresh = (self.cwnd / 2).max(4 * self.mtu);
+        self.cwnd = self.ssthresh;
+        self.partial_bytes_acked = 0;
+        self.fast_recovery_exit = Some(highest_outstanding);
+    }
+
     /// The T3-rtx timer expired (§6.3.3 E1, §7.2.3): `ssthresh = max(cwnd/2, 4 MTU)`,
-    /// `cwnd = 1 MTU`; Fast Recovery ends.
+    /// `cwnd = 1 MTU`; Fast Recovery ends (a reduction it kept due is this one).
     pub fn on_timeout(&mut self) {
         self.ssthresh = (self.cwnd / 2).max(4 * self.mtu);
         self.cwnd = self.mtu;
         self.partial_bytes_acked = 0;
         self.fast_recovery_exit = None;
+        self.reduction_due = false;
     }
 }
 
@@ -179,6 +217,7 @@ mod tests {
             cum_tsn: cum,
             flight_before: before,
             flight_after: after,
+            highest_outstanding: 1000,
         }
     }
 
@@ -223,11 +262,11 @@ mod tests {
     #[test]
     fn fast_recovery_reduces_once_and_ends_at_the_exit_tsn() {
         let mut cc = SctpReno::new(MTU, PMDCS, 20_000, 1_000_000);
-        assert!(cc.on_fast_retransmit(40));
+        assert!(cc.on_fast_retransmit(40, 20));
         assert_eq!((cc.ssthresh(), cc.window()), (10_000, 10_000));
         assert_eq!(cc.state_name(), "recovery");
         assert!(
-            !cc.on_fast_retransmit(50),
+            !cc.on_fast_retransmit(50, 40),
             "one reduction per Fast Recovery"
         );
         // No growth in Fast Recovery.
@@ -237,17 +276,58 @@ mod tests {
         assert!(!cc.in_fast_recovery());
         // Floor 4 MTU.
         let mut cc = SctpReno::new(MTU, PMDCS, 7000, 1_000_000);
-        cc.on_fast_retransmit(3);
+        cc.on_fast_retransmit(3, 1);
         assert_eq!(cc.window(), 6000);
     }
 
     #[test]
     fn timeout_collapses_to_one_mtu() {
         let mut cc = SctpReno::new(MTU, PMDCS, 30_000, 1_000_000);
-        cc.on_fast_retransmit(9);
+        cc.on_fast_retransmit(9, 2);
+        cc.on_fast_retransmit(20, 12);
         cc.on_timeout();
         assert_eq!((cc.window(), cc.ssthresh()), (1500, 7500));
         assert!(!cc.in_fast_recovery());
         assert_eq!(cc.state_name(), "slow_start");
+        // The reduction the Fast Recovery kept due was this one.
+        let w = cc.window();
+        assert!(!cc.on_sack(sack(CHUNK, 30, w, 0)));
+    }
+
+    /// A TSN above the exit point marked during Fast Recovery (a loss of the next window):
+    /// no reduction inside it, one when it ends, entering the next Fast Recovery with the
+    /// highest outstanding TSN as its exit point. A TSN at or below the exit point (the
+    /// same window) leaves nothing due.
+    #[test]
+    fn a_loss_above_the_exit_point_reduces_when_fast_recovery_ends() {
+        let mut cc = SctpReno::new(MTU, PMDCS, 40_000, 1_000_000);
+        assert!(cc.on_fast_retransmit(40, 20));
+        assert!(!cc.on_fast_retransmit(45, 40), "same window");
+        // (Not fully used: no slow-start growth on this SACK.)
+        let mut s = sack(CHUNK, 40, 10_000, 5_000);
+        s.highest_outstanding = 50;
+        assert!(!cc.on_sack(s), "nothing due");
+        assert!(!cc.in_fast_recovery());
+        assert_eq!(cc.window(), 20_000);
+        assert!(cc.on_fast_retransmit(60, 52));
+        assert_eq!(cc.window(), 10_000);
+        assert!(!cc.on_fast_retransmit(64, 61), "above the exit point: due");
+        assert_eq!(cc.window(), 10_000, "not inside Fast Recovery");
+        let mut s = sack(CHUNK, 59, 10_000, 8_000);
+        s.highest_outstanding = 66;
+        assert!(!cc.on_sack(s));
+        assert!(cc.in_fast_recovery());
+        let mut s = sack(CHUNK, 60, 10_000, 8_000);
+        s.highest_outstanding = 66;
+        assert!(
+            cc.on_sack(s),
+            "the exit point reached: the next window's reduction"
+        );
+        assert_eq!((cc.ssthresh(), cc.window()), (6000, 6000));
+        assert!(cc.in_fast_recovery());
+        let mut s = sack(CHUNK, 66, 6000, 0);
+        s.highest_outstanding = 66;
+        assert!(!cc.on_sack(s));
+        assert!(!cc.in_fast_recovery());
     }
 }

@@ -100,9 +100,11 @@ pub struct SctpStats {
     pub spurious_losses: u64,
     /// Fast retransmit events (entries into the marking, §7.2.4).
     pub fast_retransmits: u64,
+    /// Fast Recoveries entered (§7.2.4; each one a window reduction).
+    pub fast_recoveries: u64,
     /// T3-rtx expirations (§6.3.3).
     pub t3_expirations: u64,
-    /// Window reductions.
+    /// Window reductions: Fast Recoveries entered and T3-rtx expirations.
     pub congestion_events: u64,
     /// SACK chunks sent.
     pub sacks_sent: u64,
@@ -443,6 +445,14 @@ impl SctpAssociation {
     /// The T3-rtx deadline, if running.
     pub fn t3(&self) -> Option<SimTime> {
         self.t3
+    }
+    /// The Cumulative TSN Ack Point: every TSN up to it is acknowledged (§6.2.1).
+    pub fn cumulative_tsn_ack(&self) -> u64 {
+        self.cum_ack
+    }
+    /// In Fast Recovery (§7.2.4; RFC 9260 controller only, else `false`).
+    pub fn in_fast_recovery(&self) -> bool {
+        matches!(&self.cc, Controller::Rfc(c) if c.in_fast_recovery())
     }
     /// The peer's receive window as this sender tracks it (§6.2.1).
     pub fn peer_rwnd(&self) -> u64 {
@@ -886,8 +896,15 @@ impl SctpAssociation {
                 });
             }
             self.stats.fast_retransmits += 1;
+            let highest_marked = *newly_marked.last().expect("not empty");
+            let was_in_fr = match &self.cc {
+                Controller::Rfc(c) => c.in_fast_recovery(),
+                Controller::Shared(c) => c.recovering(),
+            };
             let reduced = match &mut self.cc {
-                Controller::Rfc(c) => c.on_fast_retransmit(self.next_tsn - 1),
+                // §7.2.4 step 2; a TSN above the exit point marked in Fast Recovery
+                // reduces when it ends (`SctpReno::on_fast_retransmit`).
+                Controller::Rfc(c) => c.on_fast_retransmit(self.next_tsn - 1, highest_marked),
                 Controller::Shared(c) => {
                     let was = c.window();
                     c.on_congestion_event(now, newest_sent, self.flight);
@@ -896,8 +913,14 @@ impl SctpAssociation {
             };
             if reduced {
                 self.stats.congestion_events += 1;
+                self.stats.fast_recoveries += 1;
             }
-            self.fast_rtx_packet = true;
+            // §7.2.4 step 3: "If not in Fast Recovery", one packet of the earliest marked
+            // chunks goes regardless of cwnd; chunks marked in Fast Recovery go when cwnd
+            // allows (step 5).
+            if !was_in_fr {
+                self.fast_rtx_packet = true;
+            }
         }
         if self.rtx.is_empty() {
             self.fast_rtx_packet = false;
@@ -906,13 +929,22 @@ impl SctpAssociation {
         self.peer_rwnd = s.a_rwnd.saturating_sub(self.outstanding_user);
         let fully_utilized = flight_before >= self.cc.window();
         match &mut self.cc {
-            Controller::Rfc(c) => c.on_sack(SackInput {
-                bytes_acked,
-                cum_advanced,
-                cum_tsn: s.cum_tsn,
-                flight_before,
-                flight_after: self.flight,
-            }),
+            Controller::Rfc(c) => {
+                let reduced = c.on_sack(SackInput {
+                    bytes_acked,
+                    cum_advanced,
+                    cum_tsn: s.cum_tsn,
+                    flight_before,
+                    flight_after: self.flight,
+                    highest_outstanding: self.next_tsn - 1,
+                });
+                if reduced {
+                    // The next window's loss, due since it was marked in the Fast
+                    // Recovery that just ended: a new one begins.
+                    self.stats.congestion_events += 1;
+                    self.stats.fast_recoveries += 1;
+                }
+            }
             Controller::Shared(c) => {
                 let snap = self.rtt.snapshot();
                 for &(sent_at, size) in &newly_acked {
@@ -1192,6 +1224,7 @@ impl SctpAssociation {
         }
         // Retransmissions first (§6.1 C, §7.2.4 step 3), then new data (§6.1 B).
         let mut any_rtx = false;
+        let mut first_outstanding_resent = false;
         let t3_packet = self.t3_hold == Some(true);
         let ignore_cwnd = (self.fast_rtx_packet || t3_packet) && !self.rtx.is_empty();
         if self.t3_hold == Some(false) {
@@ -1204,6 +1237,8 @@ impl SctpAssociation {
                     break;
                 }
                 room -= c.size;
+                // The first outstanding TSN is the one after the cumulative point.
+                first_outstanding_resent |= tsn == self.cum_ack + 1;
                 let c = self.sent.get_mut(tsn).expect("listed");
                 c.marked = false;
                 c.retransmitted = true;
@@ -1214,7 +1249,9 @@ impl SctpAssociation {
                 self.rtx.remove(&tsn);
                 self.stats.chunks_retransmitted += 1;
                 self.stats.stream_bytes_retransmitted += c.chunk.len;
-                if self.timed.is_some_and(|(t, _)| t == tsn) {
+                // §6.3.1 C5 (Karn) and its implementation note: no measurement from a
+                // TSN r once a TSN <= r was retransmitted after r was sent.
+                if self.timed.is_some_and(|(t, _)| tsn <= t) {
                     self.timed = None;
                 }
                 let size = c.size;
@@ -1257,9 +1294,10 @@ impl SctpAssociation {
         if any_rtx {
             self.stats.packets_retransmitted += 1;
         }
-        // §6.3.2 R1 (and §7.2.4 step 4 restarts it for the earliest outstanding TSN).
+        // §6.3.2 R1: started if not running; §7.2.4 step 4: restarted when the first
+        // outstanding DATA chunk is retransmitted.
         let has_data = chunks.iter().any(|c| matches!(c, Chunk::Data(_)));
-        if has_data && self.t3.is_none() {
+        if (has_data && self.t3.is_none()) || first_outstanding_resent {
             self.t3 = Some(now + self.rto);
         }
         let pkt = self.finish_packet(now, chunks, trigger);

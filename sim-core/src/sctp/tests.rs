@@ -77,6 +77,23 @@ struct Pair {
     arrivals: Vec<u64>,
     /// ReadComplete times at the client, by stream.
     read_done: BTreeMap<u64, u64>,
+    /// The server's sender state after each packet or timeout it handled.
+    watch: Vec<Obs>,
+}
+
+/// The data sender's (server's) state after it handled a packet or a timeout.
+#[derive(Clone, Copy, Debug)]
+struct Obs {
+    t: u64,
+    cum: u64,
+    in_fr: bool,
+    reductions: u64,
+    cwnd: u64,
+    flight: u64,
+    rto: u64,
+    ssthresh: u64,
+    /// RTT measurements taken so far.
+    samples: u64,
 }
 
 impl Pair {
@@ -97,7 +114,23 @@ impl Pair {
             log: Vec::new(),
             arrivals: Vec::new(),
             read_done: BTreeMap::new(),
+            watch: Vec::new(),
         }
+    }
+
+    fn observe(&mut self) {
+        let a = &self.server;
+        self.watch.push(Obs {
+            t: self.now,
+            cum: a.cumulative_tsn_ack(),
+            in_fr: a.in_fast_recovery(),
+            reductions: a.stats.congestion_events,
+            cwnd: a.cwnd(),
+            flight: a.flight_size(),
+            rto: a.rto().0,
+            ssthresh: a.ssthresh().unwrap_or(u64::MAX),
+            samples: a.rtt().samples(),
+        });
     }
 
     fn at(&self) -> SimTime {
@@ -190,6 +223,7 @@ impl Pair {
                 debug_assert_eq!(k.0, t);
                 if to_server {
                     self.server.handle_packet(self.at(), &p);
+                    self.observe();
                 } else {
                     self.client.handle_packet(self.at(), &p);
                 }
@@ -199,6 +233,7 @@ impl Pair {
                 }
                 if self.server.poll_timeout() == Some(self.at()) {
                     self.server.handle_timeout(self.at());
+                    self.observe();
                 }
             }
             self.drive();
@@ -631,6 +666,196 @@ fn gap_block_sack_recovery_retransmits_only_holes() {
         "retransmitted at the third miss indication"
     );
     assert_eq!(p.client.stats.stream_bytes_read, 200_000);
+}
+
+// ---- loss recovery, scripted (RFC 9260 §6.3.3, §7.2.3, §7.2.4) ---------------------------
+
+/// Drops the `n`-th transmission (1 = the first) of each listed `(tsn, n)` server DATA
+/// chunk: the packet carrying it is lost.
+fn drop_transmissions(list: Vec<(u64, u32)>) -> DropRule {
+    let mut sent: BTreeMap<u64, u32> = BTreeMap::new();
+    Box::new(move |to_server, _, pk| {
+        if to_server {
+            return false;
+        }
+        let mut drop = false;
+        for d in pk.data() {
+            let n = sent.entry(d.tsn).or_default();
+            *n += 1;
+            drop |= list.contains(&(d.tsn, *n));
+        }
+        drop
+    })
+}
+
+/// A 400 kB download at 20 Mbit/s, 20 ms RTT, with the listed transmissions dropped.
+fn recovery_run(list: Vec<(u64, u32)>) -> Pair {
+    recovery_run_of(400_000, list)
+}
+
+fn recovery_run_of(bytes: u64, list: Vec<(u64, u32)>) -> Pair {
+    let mut p = Pair::new(SctpConfig::default(), 20_000_000, 10 * MS, 1, bytes, 100);
+    p.drop = drop_transmissions(list);
+    p.run(1_000_000 * MS).expect("completes");
+    check_delivery(&p, 1, bytes);
+    p
+}
+
+/// Send times of each transmission of `tsn` by the server.
+fn transmissions(p: &Pair, tsn: u64) -> Vec<u64> {
+    p.server_data()
+        .iter()
+        .filter(|d| d.1 == tsn)
+        .map(|d| d.0)
+        .collect()
+}
+
+/// The first lost TSN of the scripted recovery tests: far enough into slow start that the
+/// window holds ~20 chunks.
+const A: u64 = 60;
+
+/// The Fast Recovery exit point when TSN `A` is lost alone: the highest TSN sent before
+/// `A`'s fast retransmission (§7.2.4: the highest outstanding TSN at entry). Dropping
+/// later TSNs does not change what happened before that instant.
+fn exit_point_after_a() -> u64 {
+    let p = recovery_run(vec![(A, 1)]);
+    let data = p.server_data();
+    let rtx = data
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.1 == A)
+        .nth(1)
+        .expect("A is fast-retransmitted")
+        .0;
+    assert_eq!(p.server.stats.t3_expirations, 0);
+    assert_eq!(p.server.stats.congestion_events, 1);
+    data[..rtx].iter().map(|d| d.1).max().unwrap()
+}
+
+/// RFC 9260 §7.2.4 / §7.2.3: one reduction per Fast Recovery, and a new one for a loss in
+/// a later window. TSN `A` is lost (Fast Recovery from its third miss indication, exit
+/// point H) and so is H itself, which keeps the cumulative TSN below the exit point until
+/// H's retransmission is acknowledged: meanwhile the TSNs sent after the reduction are
+/// acknowledged by gap blocks. Alone, the two losses cost one reduction (same window).
+/// With one more loss of a TSN sent after the reduction, `H + j`, there must be exactly
+/// one more reduction, however the miss indications of `H + j` fall: all three while the
+/// first Fast Recovery still runs (it is marked there: before the fix no reduction ever
+/// followed), some before and some after its exit, or all after it. Never a reduction
+/// inside the first Fast Recovery (it comes at the earliest with the SACK that reaches the
+/// exit point), and no T3-rtx.
+#[test]
+fn a_loss_sent_after_the_reduction_reduces_again() {
+    let h = exit_point_after_a();
+    let p = recovery_run(vec![(A, 1), (h, 1)]);
+    assert_eq!(
+        p.server.stats.congestion_events, 1,
+        "losses of one window: one reduction"
+    );
+    assert_eq!(p.server.stats.t3_expirations, 0);
+    let mut marked_in_fr = 0;
+    for j in 1..=30 {
+        let c = h + j;
+        let p = recovery_run(vec![(A, 1), (h, 1), (c, 1)]);
+        let st = &p.server.stats;
+        assert_eq!(st.t3_expirations, 0, "H + {j}");
+        assert_eq!(transmissions(&p, c).len(), 2, "H + {j} fast-retransmitted");
+        assert_eq!(st.congestion_events, 2, "H + {j}: a second reduction");
+        assert_eq!(st.fast_recoveries, 2, "H + {j}: two Fast Recoveries");
+        // The second reduction never happens before the first Fast Recovery's exit point
+        // is acknowledged.
+        let second = p.watch.iter().find(|o| o.reductions == 2).unwrap();
+        assert!(second.cum >= h, "H + {j}: reduced inside Fast Recovery");
+        // Whether `c` was marked while the first Fast Recovery ran: its fast
+        // retransmission left before the SACK that reached the exit point.
+        let exit_at = p.watch.iter().find(|o| o.cum >= h).unwrap().t;
+        if transmissions(&p, c)[1] < exit_at {
+            marked_in_fr += 1;
+        }
+    }
+    assert!(
+        marked_in_fr >= 3,
+        "the grid covers TSNs marked inside Fast Recovery ({marked_in_fr})"
+    );
+}
+
+/// RFC 9260 §7.2.4 step 3: only a fast retransmit that enters Fast Recovery sends its
+/// packet regardless of cwnd; a TSN marked while in Fast Recovery is retransmitted when
+/// cwnd allows (step 5). TSNs `A` and `A + 3` are lost: `A + 3` reaches its third miss
+/// indication two SACKs after Fast Recovery began, with the flight still above the halved
+/// window.
+#[test]
+fn in_fast_recovery_a_marked_tsn_waits_for_cwnd() {
+    let b = A + 3;
+    let p = recovery_run(vec![(A, 1), (b, 1)]);
+    assert_eq!(p.server.stats.congestion_events, 1);
+    assert_eq!(p.server.stats.t3_expirations, 0);
+    let t = transmissions(&p, b);
+    assert_eq!(t.len(), 2);
+    // The server's state after the packet that let the retransmission go.
+    let before = p.watch.iter().rev().find(|o| o.t <= t[1]).unwrap();
+    assert!(before.in_fr);
+    assert!(
+        before.flight < before.cwnd,
+        "sent with flight {} >= cwnd {}",
+        before.flight,
+        before.cwnd
+    );
+    // And the entry itself sent `A` at once (flight above the new cwnd then).
+    let ta = transmissions(&p, A);
+    let entry = p.watch.iter().rev().find(|o| o.t <= ta[1]).unwrap();
+    assert!(entry.in_fr && entry.flight >= entry.cwnd);
+}
+
+/// A lost fast retransmission (RFC 9260 §7.2.4: each TSN fast-retransmitted at most once)
+/// waits for T3-rtx, which §7.2.4 step 4 restarted when the fast retransmit resent the
+/// first outstanding TSN: the third transmission leaves exactly one RTO after the second.
+/// At the expiry (§6.3.3 E1, §7.2.3) ssthresh = max(cwnd / 2, 4 MTU), cwnd = 1 MTU; E2
+/// doubles the RTO, and it stays doubled until a new RTT measurement (§6.3.1 C5, Karn: the
+/// SACK of the retransmission gives none), then returns to the computed value.
+#[test]
+fn a_lost_fast_retransmission_waits_for_t3_restarted_by_step_4() {
+    // 3 MB: new data is left to send (and time) after the expiry.
+    let p = recovery_run_of(3_000_000, vec![(A, 1), (A, 2)]);
+    let st = &p.server.stats;
+    assert_eq!(st.t3_expirations, 1);
+    assert_eq!(st.congestion_events, 2, "Fast Recovery, then the T3-rtx");
+    let t = transmissions(&p, A);
+    assert_eq!(t.len(), 3, "fast-retransmitted once, then by T3-rtx");
+    let rto = SimDuration::from_secs(1).0; // RTO.Min: 20 ms RTT
+    let at_frtx = p.watch.iter().rev().find(|o| o.t <= t[1]).unwrap();
+    assert_eq!(at_frtx.rto, rto);
+    assert_eq!(t[2] - t[1], rto, "T3-rtx restarted by the fast retransmit");
+    // The expiry.
+    let i = p.watch.iter().position(|o| o.t == t[2]).unwrap();
+    let (pre, post) = (p.watch[i - 1], p.watch[i]);
+    assert_eq!(post.cwnd, 1500);
+    assert_eq!(post.ssthresh, (pre.cwnd / 2).max(4 * 1500));
+    assert_eq!(post.rto, 2 * rto);
+    assert!(!post.in_fr);
+    // Karn: the SACK acknowledging the retransmitted TSN leaves the RTO backed off...
+    let acked = p.watch.iter().find(|o| o.cum >= A).unwrap();
+    assert_eq!(acked.rto, 2 * rto);
+    // ... until a TSN sent once is timed and acknowledged.
+    assert!(p.watch.iter().any(|o| o.t > acked.t && o.rto == rto));
+}
+
+/// RFC 9260 §6.3.1 C5 (Karn) and its implementation note: an RTT measurement from TSN r
+/// only "if no DATA chunk with TSN less than or equal to r was retransmitted since the
+/// DATA chunk with TSN r was sent". TSN `A` is lost and fast-retransmitted: every TSN
+/// acknowledged from then until the SACK of `A`'s retransmission (included) was sent
+/// before it, so none of them gives a measurement (the one being timed was sent before
+/// the retransmission, above `A`); later chunks do.
+#[test]
+fn no_rtt_measurement_from_a_chunk_sent_before_a_lower_retransmission() {
+    let p = recovery_run(vec![(A, 1)]);
+    let t = transmissions(&p, A);
+    let at_frtx = p.watch.iter().rev().find(|o| o.t <= t[1]).unwrap();
+    let acked = p.watch.iter().find(|o| o.cum >= A).unwrap();
+    assert_eq!(
+        acked.samples, at_frtx.samples,
+        "a measurement from a chunk sent before the retransmission of a lower TSN"
+    );
+    assert!(p.watch.last().unwrap().samples > acked.samples);
 }
 
 /// Every byte of every stream delivered exactly once and in order per stream.
