@@ -33,6 +33,29 @@ use serde::{Deserialize, Serialize};
 /// The name [`Cubic`] reports.
 pub const NAME: &str = "cubic";
 
+/// Which CUBIC: the RFC as written, or Linux's `net/ipv4/tcp_cubic.c` where it differs.
+/// Serialised as `"rfc9438"` / `"linux"` (TCP's scenario key `cubic`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CubicFlavor {
+    /// RFC 9438 ([`Cubic`], with HyStart++ when `hystart` is on). Default, and QUIC's.
+    #[default]
+    Rfc9438,
+    /// Linux's `tcp_cubic.c` ([`super::cubic_linux::LinuxCubic`], with Linux HyStart when
+    /// `hystart` is on). TCP's default.
+    Linux,
+}
+
+impl CubicFlavor {
+    /// The scenario spelling (`"rfc9438"`, `"linux"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CubicFlavor::Rfc9438 => "rfc9438",
+            CubicFlavor::Linux => "linux",
+        }
+    }
+}
+
 /// CUBIC parameters (defaults: RFC 9438 §4.1 and §4.6, and RFC 9406 for HyStart++).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -45,8 +68,11 @@ pub struct CubicParams {
     pub fast_convergence: bool,
     /// Number of emulated connections N (Chromium uses 2; the RFC is N = 1).
     pub emulated_connections: u32,
-    /// Use HyStart++ (RFC 9406) in slow start (RFC 9438 §4.10 SHOULD).
+    /// Use HyStart++ (RFC 9406) in slow start (RFC 9438 §4.10 SHOULD); with the Linux
+    /// flavour, Linux HyStart ([`super::hystart_linux`]) instead.
     pub hystart: bool,
+    /// RFC 9438 or Linux's `tcp_cubic.c` ([`CubicFlavor`]). Default RFC 9438.
+    pub flavor: CubicFlavor,
 }
 
 impl Default for CubicParams {
@@ -57,6 +83,7 @@ impl Default for CubicParams {
             fast_convergence: true,
             emulated_connections: 1,
             hystart: false,
+            flavor: CubicFlavor::Rfc9438,
         }
     }
 }
@@ -406,6 +433,10 @@ impl CongestionController for Cubic {
 
     fn recovering(&self) -> bool {
         self.recovering
+    }
+
+    fn flavor(&self) -> Option<&'static str> {
+        Some(CubicFlavor::Rfc9438.name())
     }
 }
 

@@ -15,7 +15,9 @@ use crate::time::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
 pub mod cubic;
+pub mod cubic_linux;
 pub mod hystart;
+pub mod hystart_linux;
 pub mod newreno;
 pub mod params;
 pub mod registry;
@@ -24,8 +26,10 @@ pub mod sctp;
 #[cfg(test)]
 mod proptests;
 
-pub use cubic::{Cubic, CubicParams};
+pub use cubic::{Cubic, CubicFlavor, CubicParams};
+pub use cubic_linux::LinuxCubic;
 pub use hystart::HyStart;
+pub use hystart_linux::LinuxHyStart;
 pub use newreno::NewReno;
 pub use params::CcParams;
 pub use registry::{CcContext, CcStreamId, ControllerFactory, ControllerRegistry, CustomCc};
@@ -154,6 +158,12 @@ pub trait CongestionController: std::fmt::Debug {
         }
     }
 
+    /// The variant of the algorithm when it has several (CUBIC: `"rfc9438"` or `"linux"`,
+    /// [`CubicFlavor`]). Default: none.
+    fn flavor(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Whether the controller is in slow start (used by the pacer to choose its gain).
     /// Default: `cwnd < ssthresh` (an infinite ssthresh counts as slow start).
     fn in_slow_start(&self) -> bool {
@@ -177,7 +187,8 @@ pub enum CcAlgorithm {
     /// RFC 9002 Appendix B NewReno (`"new_reno"`, alias `"newreno"`).
     #[default]
     NewReno,
-    /// RFC 9438 CUBIC ([`cubic::Cubic`]) with [`CubicParams`] (`"cubic"`).
+    /// CUBIC with [`CubicParams`] (`"cubic"`): RFC 9438 ([`cubic::Cubic`]) or, with
+    /// [`CubicFlavor::Linux`], Linux's `tcp_cubic.c` ([`cubic_linux::LinuxCubic`]).
     Cubic,
     /// A user's controller registered in a [`crate::registry::Registry`] ([`registry`]). Deserialising an
     /// unknown name gives an unresolved one, which validation rejects until a registry
@@ -246,12 +257,20 @@ pub fn build(params: &CcParams, max_datagram_size: u64) -> Box<dyn CongestionCon
             }
             Box::new(cc)
         }
-        CcAlgorithm::Cubic => Box::new(Cubic::new(
-            segment,
-            initial_window,
-            params.cubic(),
-            params.pacing,
-        )),
+        CcAlgorithm::Cubic => match params.cubic().flavor {
+            CubicFlavor::Rfc9438 => Box::new(Cubic::new(
+                segment,
+                initial_window,
+                params.cubic(),
+                params.pacing,
+            )),
+            CubicFlavor::Linux => Box::new(LinuxCubic::new(
+                segment,
+                initial_window,
+                params.cubic(),
+                params.pacing,
+            )),
+        },
         CcAlgorithm::Custom(c) => {
             let factory = c.factory().unwrap_or_else(|| {
                 panic!(
@@ -326,7 +345,18 @@ mod tests {
         };
         let cc = build(&cubic, 1200);
         assert_eq!(cc.name(), "cubic");
+        assert_eq!(cc.flavor(), Some("rfc9438"));
         assert_eq!(cc.window(), 12_000);
         assert!(cc.in_slow_start());
+        // The Linux flavour is another controller with the same name.
+        let linux = CcParams {
+            cubic_flavor: CubicFlavor::Linux,
+            ..cubic
+        };
+        let cc = build(&linux, 1200);
+        assert_eq!((cc.name(), cc.flavor()), ("cubic", Some("linux")));
+        assert_eq!(cc.window(), 12_000);
+        assert_eq!(cc.loss_reduction_factor(), 717.0 / 1024.0);
+        assert_eq!(build(&new_reno, 1200).flavor(), None);
     }
 }

@@ -3,7 +3,7 @@
 //! stay flat (`cc = "cubic"`, `cubic_beta = 0.7`, ...) and each transport reads them the
 //! same way.
 
-use super::{CcAlgorithm, CubicParams};
+use super::{CcAlgorithm, CubicFlavor, CubicParams};
 use serde::{Deserialize, Serialize};
 
 /// Congestion-control and pacing parameters of one sender, each with its documented
@@ -72,6 +72,11 @@ pub struct CcParams {
     /// (RFC 9438 §4.10 recommends it for CUBIC; off so that the default controller is
     /// RFC 9002 Appendix B exactly).
     pub hystart: bool,
+    /// Which CUBIC ([`CubicFlavor`]). Not a scenario key of its own here: QUIC and SCTP
+    /// always use RFC 9438 (the default); TCP sets it from its `cubic` key
+    /// ([`crate::config::tcp::TcpConfig::cubic`]) in `TcpConfig::cc_params`.
+    #[serde(skip)]
+    pub cubic_flavor: CubicFlavor,
     /// Which controller of the run these parameters build, for a user controller's random
     /// stream ([`super::CcContext::rng`]). Not a scenario key: the runner sets it from the
     /// run's seed and the flow, side, connection and path. Built-in controllers ignore it.
@@ -95,6 +100,7 @@ impl Default for CcParams {
             fast_convergence: true, // RFC 9438 §4.7
             emulated_connections: 1,
             hystart: false,
+            cubic_flavor: CubicFlavor::Rfc9438,
             stream: super::CcStreamId::default(),
         }
     }
@@ -103,6 +109,10 @@ impl Default for CcParams {
 /// What `initial_cwnd_bytes` / `initial_cwnd_packets` allow (the error's "expected" text).
 pub const INITIAL_WINDOW_ALLOWED: &str =
     "an initial window of at least the minimum window, 2 x cc_segment_size (kMinimumWindow, RFC 9002 §7.2)";
+
+/// What `emulated_connections` allows with the Linux CUBIC (the error's "expected" text).
+pub const EMULATED_CONNECTIONS_LINUX_ALLOWED: &str =
+    "1 with cubic = \"linux\" (Linux's tcp_cubic.c emulates no connections; use cubic = \"rfc9438\")";
 
 impl CcParams {
     /// The initial congestion window in bytes for datagrams of `max_datagram_size`
@@ -132,6 +142,7 @@ impl CcParams {
             fast_convergence: self.fast_convergence,
             emulated_connections: self.emulated_connections,
             hystart: self.hystart,
+            flavor: self.cubic_flavor,
         }
     }
 
@@ -185,6 +196,14 @@ impl CcParams {
                 "emulated_connections",
                 self.emulated_connections,
                 "a number of connections in [1, 100]",
+            );
+        }
+        if self.cubic_flavor == CubicFlavor::Linux && self.emulated_connections != 1 {
+            // tcp_cubic.c has no emulated connections (a Chromium mechanism).
+            return bad(
+                "emulated_connections",
+                self.emulated_connections,
+                EMULATED_CONNECTIONS_LINUX_ALLOWED,
             );
         }
         Ok(())

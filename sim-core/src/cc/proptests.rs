@@ -16,7 +16,7 @@
 //! - the state name is one of qlog's and agrees with `in_slow_start`;
 //! - nothing panics.
 
-use super::{build, CcAlgorithm, CcParams, CongestionController};
+use super::{build, CcAlgorithm, CcParams, CongestionController, CubicFlavor};
 use crate::time::{SimDuration, SimTime};
 use crate::transport::rtt::RttEstimator;
 use proptest::prelude::*;
@@ -32,7 +32,7 @@ fn proptest_cases() -> u32 {
 const MDS: u64 = 1250;
 
 /// Every controller configuration under test, by index.
-const CONTROLLERS: usize = 8;
+const CONTROLLERS: usize = 10;
 
 fn params(which: usize, segment: Option<u64>, iw_segments: u64) -> CcParams {
     let base = CcParams {
@@ -71,6 +71,20 @@ fn params(which: usize, segment: Option<u64>, iw_segments: u64) -> CcParams {
             algorithm: CcAlgorithm::Cubic,
             emulated_connections: 2,
             cubic_c: 0.400390625,
+            ..base
+        },
+        // Linux's CUBIC (TCP's default), with Linux HyStart unpaced and without HyStart.
+        8 => CcParams {
+            algorithm: CcAlgorithm::Cubic,
+            cubic_flavor: CubicFlavor::Linux,
+            hystart: true,
+            pacing: false,
+            ..base
+        },
+        9 => CcParams {
+            algorithm: CcAlgorithm::Cubic,
+            cubic_flavor: CubicFlavor::Linux,
+            fast_convergence: false,
             ..base
         },
         _ => CcParams {

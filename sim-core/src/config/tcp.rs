@@ -3,7 +3,7 @@
 //! that uses them lives in `tcp/`.
 //!
 //! The defaults are a Linux-like preset (RTO minimum 200 ms, delayed-ACK timer 40 ms,
-//! CUBIC with HyStart, no pacing); the RFC values are one key away (`rto_min = 1 s`,
+//! Linux's CUBIC with HyStart, no pacing); the RFC values are one key away (`rto_min = 1 s`,
 //! RFC 6298 §2.4; `delayed_ack = 200 ms`, RFC 1122 §4.2.3.2 "SHOULD be less than
 //! 0.5 seconds", the traditional BSD 200 ms).
 //!
@@ -14,7 +14,7 @@
 //! builder starts from the serialised [`TcpConfig::default`] and overlays the written
 //! keys, so a scenario gets the TCP preset.
 
-use crate::cc::{CcAlgorithm, CcParams};
+use crate::cc::{CcAlgorithm, CcParams, CubicFlavor};
 use crate::time::SimDuration;
 use serde::{Deserialize, Serialize};
 
@@ -243,10 +243,16 @@ pub struct TcpConfig {
     pub frame_size: u64,
 
     // ---- congestion control ---------------------------------------------------------------
+    /// Which CUBIC when `cc = "cubic"` ([`CubicFlavor`]): `linux` (default) follows Linux's
+    /// `net/ipv4/tcp_cubic.c` where it differs from RFC 9438 ([`crate::cc::cubic_linux`];
+    /// with `hystart`, Linux HyStart), `rfc9438` the RFC as QUIC runs it (with `hystart`,
+    /// HyStart++, RFC 9406).
+    pub cubic: CubicFlavor,
     /// Congestion control and pacing ([`CcParams`]), in segments of the effective MSS.
-    /// TCP preset: `cubic` (Linux default since 2.6.19) with `hystart` (Linux HyStart is
-    /// on; here HyStart++, RFC 9406), `pacing` off (Linux paces CUBIC only under the fq
-    /// qdisc), initial window unset = RFC 6928 `min(10 MSS, max(2 MSS, 14600))`.
+    /// TCP preset: `cubic` (Linux default since 2.6.19) in its Linux flavour (`cubic`
+    /// above) with `hystart` (Linux HyStart, on by default in Linux), `pacing` off (Linux
+    /// paces CUBIC only under the fq qdisc), initial window unset = RFC 6928 `min(10 MSS,
+    /// max(2 MSS, 14600))`.
     #[serde(flatten)]
     pub cc: CcParams,
 }
@@ -285,6 +291,7 @@ impl Default for TcpConfig {
             syn_linear_timeouts: 4,                 // Linux tcp_syn_linear_timeouts
             max_concurrent_streams: 100,            // RFC 9113 §6.5.2
             frame_size: 16_384,                     // RFC 9113 §6.5.2
+            cubic: CubicFlavor::Linux,              // Linux net/ipv4/tcp_cubic.c
             cc: CcParams {
                 algorithm: CcAlgorithm::Cubic,
                 pacing: false,
@@ -357,10 +364,12 @@ impl TcpConfig {
         (10 * smss).min((2 * smss).max(14_600))
     }
 
-    /// The congestion-control parameters with the initial window resolved: the RFC 6928
-    /// window unless `initial_cwnd_bytes` / `initial_cwnd_packets` say otherwise.
+    /// The congestion-control parameters with the initial window resolved (the RFC 6928
+    /// window unless `initial_cwnd_bytes` / `initial_cwnd_packets` say otherwise) and the
+    /// CUBIC flavour of `cubic`.
     pub fn cc_params(&self) -> CcParams {
         let mut p = self.cc.clone();
+        p.cubic_flavor = self.cubic;
         if p.initial_cwnd_bytes.is_none() && p.initial_cwnd_packets.is_none() {
             p.initial_cwnd_bytes = Some(Self::rfc6928_initial_window(self.effective_mss()));
         }

@@ -71,6 +71,55 @@ fn tcp_flow_gets_the_tcp_preset_and_its_keys() {
     assert_eq!(t.mss, 1460, "the other keys keep their defaults");
 }
 
+/// TCP runs Linux's CUBIC by default (`cubic = "linux"`, with Linux HyStart): the
+/// resolved configuration says so and the server's controller reports the flavour;
+/// `cubic = "rfc9438"` selects the RFC's (QUIC's) controller; any other value is an error
+/// naming the key. QUIC and SCTP have no `cubic` key.
+#[test]
+fn tcp_defaults_to_the_linux_cubic_flavour() {
+    use crate::cc::CubicFlavor;
+    let flow = |extra: &str| {
+        doc(&format!(
+            "transport = \"tcp\"\nworkload = {{ kind = \"bulk\", bytes = \"100KB\" }}\n{extra}"
+        ))
+    };
+    let c = ok(&flow(""));
+    let t = c.flows[0].tcp().expect("a TCP flow");
+    assert_eq!(t.server.cubic, CubicFlavor::Linux);
+    assert_eq!(t.server.cc_params().cubic().flavor, CubicFlavor::Linux);
+    let resolved = serde_json::to_value(&c).expect("serialises");
+    assert!(
+        resolved.to_string().contains("\"cubic\":\"linux\""),
+        "resolved config names the flavour: {resolved}"
+    );
+    let rfc = ok(&flow("cubic = \"rfc9438\"\n"));
+    let t = rfc.flows[0].tcp().unwrap();
+    assert_eq!(t.client.cubic, CubicFlavor::Rfc9438);
+    assert_eq!(t.server.cc_params().cubic().flavor, CubicFlavor::Rfc9438);
+    assert_err(&flow("cubic = \"bsd\"\n"), "flows[0].cubic", "\"linux\"");
+    assert_err(
+        &flow("tcp = { cubic = \"linux\", emulated_connections = 2 }\n"),
+        "flows[0].tcp.emulated_connections",
+        "1 with cubic = \"linux\"",
+    );
+    assert!(
+        ok(&flow("cubic = \"rfc9438\"\nemulated_connections = 2\n")).flows[0]
+            .tcp()
+            .is_some()
+    );
+    for other in ["quic", "sctp"] {
+        let text = doc(&format!(
+            "transport = \"{other}\"\ncubic = \"linux\"\nworkload = {{ kind = \"bulk\" }}\n"
+        ));
+        let e = parse_str(&text).expect_err(other);
+        assert_eq!(e.field, "flows[0].cubic", "{other}: {e}");
+    }
+    // The run: both finish, and differently (another controller).
+    let (a, b) = (run(&c), run(&rfc));
+    assert_eq!(a.status, RunStatus::Completed);
+    assert_eq!(b.status, RunStatus::Completed);
+}
+
 #[test]
 fn sctp_flow_gets_rfc9260_defaults_and_its_keys() {
     let c = ok(&doc(

@@ -237,6 +237,8 @@ pub struct TcpConnection {
     rto_retransmits: u32,
     /// Segments marked lost and not yet acknowledged (Linux `lost_out`).
     lost_out: u64,
+    /// Scratch list of RACK's candidate segments (kept to reuse its allocation).
+    rack_cand: Vec<usize>,
     /// SACKed segments above `snd_una` (Linux `sacked_out`).
     sacked_out: u64,
     force_retransmit: bool,
@@ -367,6 +369,7 @@ impl TcpConnection {
             frto: Frto::Off,
             rto_retransmits: 0,
             lost_out: 0,
+            rack_cand: Vec::new(),
             sacked_out: 0,
             force_retransmit: false,
             dupacks: 0,
@@ -2055,7 +2058,8 @@ impl TcpConnection {
         // Candidates: the holes below the highest SACKed byte, then the segments from
         // there up to the first never-retransmitted one sent after RACK.xmit_ts (new
         // data goes out in sequence order, so later ones are later still).
-        let mut cand: Vec<usize> = Vec::new();
+        let mut cand = std::mem::take(&mut self.rack_cand);
+        cand.clear();
         for &seq in self.holes.iter() {
             cand.push(self.seg_index(seq));
         }
@@ -2067,7 +2071,7 @@ impl TcpConnection {
             }
             cand.push(i);
         }
-        for i in cand {
+        for &i in &cand {
             let s = &self.segs[i];
             if s.sacked || (s.lost && !s.rexmit_in_flight) {
                 continue;
@@ -2099,6 +2103,7 @@ impl TcpConnection {
                 wait = Some(wait.map_or(left, |w| w.max(left)));
             }
         }
+        self.rack_cand = cand;
         if let Some(w) = wait {
             self.reo_deadline = Some(now + w + SimDuration::from_millis(2));
         }

@@ -296,24 +296,36 @@ fn model(c: &TcpConfig, rate: u64, d: SimDuration, bytes: u64, request: u64) -> 
 }
 
 /// Checks one lossless point (each TLS mode) against [`model`]: NewReno without HyStart
-/// within 1 %, the default CUBIC + HyStart++ within [-1 %, `hystart_hi`); returns the
-/// largest relative deviation of the former.
-fn check_lossless(rate: u64, rtt_ms: u64, bytes: u64, hystart_hi: f64) -> f64 {
-    let mut worst = 0.0f64;
+/// within 1 %, CUBIC (RFC 9438) + HyStart++ within [-1 %, `hystart_hi`), the default
+/// Linux CUBIC + Linux HyStart within [-1 %, `linux_hi`); returns the largest relative
+/// deviation of the first and the largest of the last.
+fn check_lossless(
+    rate: u64,
+    rtt_ms: u64,
+    bytes: u64,
+    hystart_hi: f64,
+    linux_hi: f64,
+) -> (f64, f64) {
+    use crate::cc::CubicFlavor;
+    let (mut worst, mut linux_worst) = (0.0f64, 0.0f64);
     for tls in [TlsVersion::None, TlsVersion::Tls12, TlsVersion::Tls13] {
-        // NewReno without HyStart (the model's pure slow start), and the default CUBIC
-        // with HyStart++, whose conservative slow start may begin a little before the
-        // pipe is full (measured: < 0.3 % slower).
-        // Both without quick ACKs: the model acknowledges every second segment from the
+        // NewReno without HyStart (the model's pure slow start); RFC 9438 CUBIC with
+        // HyStart++, whose conservative slow start may begin a little before the pipe is
+        // full (measured: < 0.3 % slower); the default, Linux's CUBIC with Linux HyStart.
+        // All without quick ACKs: the model acknowledges every second segment from the
         // first (`quick_ack_acknowledges_every_segment_at_the_start` checks the mode).
-        for c in [
-            cfg(tls),
-            TcpConfig {
-                tls,
-                quickack: 0,
-                ..TcpConfig::default()
-            },
-        ] {
+        let rfc = TcpConfig {
+            tls,
+            cubic: CubicFlavor::Rfc9438,
+            quickack: 0,
+            ..TcpConfig::default()
+        };
+        let linux = TcpConfig {
+            tls,
+            quickack: 0,
+            ..TcpConfig::default()
+        };
+        for c in [cfg(tls), rfc, linux] {
             let d = SimDuration::from_millis(rtt_ms / 2);
             let mut net = Net::new(c.clone(), c.clone(), 1, bytes, 100, rate, d);
             assert!(net.run(secs(600)), "finishes");
@@ -325,20 +337,29 @@ fn check_lossless(rate: u64, rtt_ms: u64, bytes: u64, hystart_hi: f64) -> f64 {
             // (RFC 9406) can only slow slow start down: its CSS starts when a round's
             // minimum RTT rises, which ACK-clocked slow start causes once a round's
             // burst outlasts the idle gap (window above ~BDP/2; `docs/validation.md`
-            // §5.7 measured up to +2.2 % for QUIC): [-1 %, +3 %] for the default on
-            // the full grid; the lean grid keeps 1 %.
+            // §5.7 measured up to +2.2 % for QUIC): [-1 %, +3 %] on the full grid; the
+            // lean grid keeps 1 %. Linux HyStart leaves slow start at once, on an ACK
+            // train past half the minimum RTT or a 4-16 ms rise of a round's minimum
+            // RTT, and then grows 5 % per RTT: later on long paths (`docs/validation.md`
+            // §6.1).
             let hystart = c.cc.hystart;
-            let ok = if hystart && hystart_hi > 0.01 {
-                (-0.01..hystart_hi).contains(&rel)
-            } else {
-                rel.abs() < 0.01
+            let linux = hystart && c.cubic == CubicFlavor::Linux;
+            let hi = match (hystart, linux) {
+                (false, _) => 0.01,
+                (true, false) => hystart_hi,
+                (true, true) => linux_hi,
             };
+            let ok = (-0.01..hi).contains(&rel);
             if !hystart {
                 worst = worst.max(rel.abs());
             }
+            if linux {
+                linux_worst = linux_worst.max(rel);
+            }
             assert!(
                 ok,
-                "{tls:?} hystart {hystart} {rate} b/s {rtt_ms} ms {bytes} B: got {:.6} s, model {:.6} s ({:+.3} %)",
+                "{tls:?} hystart {hystart} {:?} {rate} b/s {rtt_ms} ms {bytes} B: got {:.6} s, model {:.6} s ({:+.3} %)",
+                c.cubic,
                 got / 1e9,
                 want / 1e9,
                 rel * 100.0
@@ -347,7 +368,7 @@ fn check_lossless(rate: u64, rtt_ms: u64, bytes: u64, hystart_hi: f64) -> f64 {
             assert_eq!(net.server().stats.segments_retransmitted, 0);
         }
     }
-    worst
+    (worst, linux_worst)
 }
 
 #[test]
@@ -355,36 +376,77 @@ fn lossless_transfer_matches_the_analytic_model() {
     for rate in [10_000_000u64, 100_000_000] {
         for rtt_ms in [20u64, 100] {
             for bytes in [20_000u64, 1_000_000] {
-                check_lossless(rate, rtt_ms, bytes, 0.01);
+                check_lossless(rate, rtt_ms, bytes, 0.01, 0.01);
             }
         }
     }
 }
 
 /// The full lossless grid (`docs/validation.md` §6.1): rates 1, 10, 100, 1000 Mbit/s ×
-/// RTT 2, 20, 100, 300 ms × 10 kB - 10 MB (10 MB at 1 Mbit/s omitted), each TLS mode,
-/// NewReno and the default CUBIC + HyStart++, each within 1 %. Heavy: `--ignored`.
+/// RTT 2, 20, 100, 300 ms × 10 kB - 10 MB (10 MB at 1 Mbit/s omitted), each TLS mode:
+/// NewReno within 1 %, RFC 9438 CUBIC + HyStart++ within [-1 %, +3 %], the default Linux
+/// CUBIC + Linux HyStart within [-1 %, LINUX_HI). Heavy: `--ignored`.
 #[test]
 #[ignore = "full grid: run in release"]
 fn lossless_transfer_matches_the_analytic_model_full_grid() {
-    let mut worst = 0.0f64;
+    let (mut worst, mut linux_worst) = (0.0f64, 0.0f64);
     for rate in [1_000_000u64, 10_000_000, 100_000_000, 1_000_000_000] {
         for rtt_ms in [2u64, 20, 100, 300] {
             for bytes in [10_000u64, 100_000, 1_000_000, 10_000_000] {
                 if rate == 1_000_000 && bytes == 10_000_000 {
                     continue;
                 }
-                let w = check_lossless(rate, rtt_ms, bytes, 0.03);
+                let (w, l) = check_lossless(rate, rtt_ms, bytes, 0.03, LINUX_HI);
                 println!(
-                    "| {} | {rtt_ms} | {bytes} | {:.3} % |",
+                    "| {} | {rtt_ms} | {bytes} | {:.3} % | {:+.3} % |",
                     rate / 1_000_000,
-                    w * 100.0
+                    w * 100.0,
+                    l * 100.0
                 );
                 worst = worst.max(w);
+                linux_worst = linux_worst.max(l);
             }
         }
     }
-    println!("largest deviation {:.3} %", worst * 100.0);
+    println!(
+        "largest deviation {:.3} % (NewReno), {:+.3} % (Linux CUBIC + HyStart)",
+        worst * 100.0,
+        linux_worst * 100.0
+    );
+}
+
+/// Upper bound of the Linux CUBIC + Linux HyStart deviation on the full lossless grid
+/// (measured: 0 on 52 of the 60 points, at most +151 %: 1 Gbit/s, 2 ms, 1 MB, where the ACK
+/// train ends slow start at 20 segments — the 1.8 ms gaps between a round's ACK bursts are
+/// within `hystart_ack_delta` (2 ms), so the train outlasts (delay_min + 1 ms)/2 within a
+/// round; `docs/validation.md` §6.1).
+const LINUX_HI: f64 = 1.6;
+
+/// TCP's default controller is Linux's CUBIC (`cubic = "linux"`, `tcp_cubic.c`) with
+/// Linux HyStart; `cubic = "rfc9438"` gives RFC 9438's (QUIC's). On a lossless 100 Mbit/s,
+/// 20 ms path Linux HyStart's ACK train leaves slow start before the first loss, at once
+/// (`ssthresh = cwnd`, no conservative phase).
+#[test]
+fn tcp_reports_the_linux_cubic_flavour_by_default() {
+    use crate::cc::CubicFlavor;
+    let c = TcpConfig::default();
+    assert_eq!(c.cubic, CubicFlavor::Linux);
+    let mut n = net(c.clone(), 1, 2_000_000, 100_000_000, 20);
+    assert_eq!(n.server().cc().name(), "cubic");
+    assert_eq!(n.server().cc().flavor(), Some("linux"));
+    assert!(n.run(secs(60)), "finishes");
+    let ss = n.server().cc().ssthresh().expect("slow start ended");
+    assert_eq!(n.server().stats.congestion_events, 0, "HyStart, not a loss");
+    // BDP = 250 kB. The ACK train must outlast (delay_min + 1 ms) / 2 = 10.5 ms within a
+    // round (88 segments at 100 Mbit/s): first in the round starting at 160 segments,
+    // which has grown by ~88 by then (measured 272 segments), between BDP/2 and 2 BDP.
+    assert!((125_000..=500_000).contains(&ss), "ssthresh {ss}");
+    let rfc = TcpConfig {
+        cubic: CubicFlavor::Rfc9438,
+        ..c
+    };
+    let n = net(rfc, 1, 2_000_000, 100_000_000, 20);
+    assert_eq!(n.server().cc().flavor(), Some("rfc9438"));
 }
 
 /// The sends of `dir` with payload, in order: (time, seq, retransmission, dropped).
@@ -837,12 +899,25 @@ fn newreno_under_periodic_loss_matches_mathis() {
 /// p = 1e-3 (Reno-friendly region): within 10 % (measured 1.071). p = 1e-4 (cubic
 /// region): the window converges algebraically slowly from above after slow start
 /// (`docs/validation.md` §5: QUIC measured 1.086 after 60-140 cycles); this run covers
-/// cycles ~4-16 and measured 1.139, so the band is [0.9, 1.2]. Heavy: `--ignored`.
+/// cycles ~4-16 and measured 1.139, so the band is [0.9, 1.2]. Linux's CUBIC (`cubic =
+/// "linux"`) sits above the function: 1.216 and 1.135 (band [1.0, 1.3]). Its window is
+/// whole segments and its target `origin − ⌊C·(K − t)³⌋`, so the window reaches W_max
+/// once `C·(K − t)³ < 1` segment, about 1.4 s before K here; with fast convergence off the
+/// plateau then holds with losses that much earlier in the cycle (at p = 1e-3, 10 min
+/// runs: mean window 47 segments against RFC 9438's 38, the function's 38.8; with an
+/// exact target 44). Heavy: `--ignored`.
 #[test]
 #[ignore]
 fn cubic_under_periodic_loss_matches_the_rfc9438_response_function() {
-    for (p_inv, hi) in [(1000u64, 1.1), (10_000, 1.2)] {
+    use crate::cc::CubicFlavor;
+    for (flavor, p_inv, lo, hi) in [
+        (CubicFlavor::Rfc9438, 1000u64, 0.9, 1.1),
+        (CubicFlavor::Rfc9438, 10_000, 0.9, 1.2),
+        (CubicFlavor::Linux, 1000, 1.0, 1.3),
+        (CubicFlavor::Linux, 10_000, 1.0, 1.3),
+    ] {
         let mut c = cfg(TlsVersion::None);
+        c.cubic = flavor;
         c.cc.algorithm = CcAlgorithm::Cubic;
         c.cc.fast_convergence = false;
         c.ack_every = 1;
@@ -861,9 +936,10 @@ fn cubic_under_periodic_loss_matches_the_rfc9438_response_function() {
         let reno = libm::sqrt(alpha * (1.0 + beta) / (2.0 * (1.0 - beta) * p));
         let model = cubic.max(reno) * 1448.0 / rtt;
         let ratio = rate / model;
+        println!("{flavor:?} p = 1/{p_inv}: ratio {ratio:.3}");
         assert!(
-            (0.9..=hi).contains(&ratio),
-            "p = 1/{p_inv}: {rate:.0} B/s, RFC 9438 {model:.0} B/s, ratio {ratio:.3}"
+            (lo..=hi).contains(&ratio),
+            "{flavor:?} p = 1/{p_inv}: {rate:.0} B/s, RFC 9438 {model:.0} B/s, ratio {ratio:.3}"
         );
     }
 }

@@ -1112,7 +1112,9 @@ pub const TCP: Table = Table {
             .min("16384B", true)
             .max("16777215B", true)
             .allowed("a size in [16384, 16777215] bytes (RFC 9113 §6.5.2)"),
-        tcp_cc("cc", Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; Linux default) or `\"new_reno\"` (RFC 5681 / RFC 9002 App. B, byte-counted), or a user's controller registered in a `Registry` (`docs/property-testing.md`)"),
+        key("cubic", K::Enum, Value("\"linux\""), "which CUBIC with `cc = \"cubic\"`: `\"linux\"` (Linux's `net/ipv4/tcp_cubic.c`: constant Reno-friendly rate 0.53 segment/RTT, target at t + min RTT, growth ≥ 5 %/RTT before the first loss, Linux HyStart with `hystart`; `docs/tcp.md`) or `\"rfc9438\"` (RFC 9438 as QUIC runs it, HyStart++ with `hystart`)")
+            .choices(&["linux", "rfc9438"]),
+        tcp_cc("cc", Value("\"cubic\""), "congestion controller: `\"cubic\"` (Linux default; Linux's or RFC 9438's, see `cubic`) or `\"new_reno\"` (RFC 5681 / RFC 9002 App. B, byte-counted), or a user's controller registered in a `Registry` (`docs/property-testing.md`)"),
         tcp_cc("pacing", Value("false"), "pace segments at `gain × cwnd / srtt` (Linux paces only under the fq qdisc)"),
         tcp_cc("pacing_gain", Value("1.25"), "pacing gain outside slow start, in [1, 100]"),
         tcp_cc("initial_cwnd_packets", Unset("RFC 6928: `min(10·SMSS, max(2·SMSS, 14600))`"), "initial window in segments of the effective MSS"),
@@ -1124,7 +1126,7 @@ pub const TCP: Table = Table {
         tcp_cc("cubic_c", Value("0.4"), "CUBIC C in segments/s³ (RFC 9438 §4.2), in (0, 100]"),
         tcp_cc("fast_convergence", Value("true"), "CUBIC fast convergence (RFC 9438 §4.7)"),
         tcp_cc("emulated_connections", Value("1"), "CUBIC emulating N connections, 1-100"),
-        tcp_cc("hystart", Value("true"), "HyStart++ (RFC 9406) in slow start (Linux runs HyStart with CUBIC)"),
+        tcp_cc("hystart", Value("true"), "hybrid slow start: Linux HyStart (`tcp_cubic.c`: ACK train or delay increase, `ssthresh = cwnd` at once) with `cubic = \"linux\"`, HyStart++ (RFC 9406) with `cubic = \"rfc9438\"` or `new_reno`"),
     ],
 };
 
