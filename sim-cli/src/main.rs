@@ -2,6 +2,7 @@
 //!
 //! All file and terminal I/O lives here; sim-core stays pure.
 
+mod files;
 mod plot;
 mod reproduce;
 mod serve;

@@ -58,6 +58,7 @@ pub struct ReproduceArgs {
 /// One reproduction scenario.
 struct Experiment {
     file: PathBuf,
+    /// The file's stem, a plain file-name component ([`crate::files::plain_component`]).
     stem: String,
     scenario: Scenario,
     paper: Paper,
@@ -98,10 +99,13 @@ fn find(args: &ReproduceArgs) -> Result<Vec<Experiment>, Failure> {
         if want.as_ref().is_some_and(|w| *w != paper.id) {
             continue;
         }
+        // Both become file names under --out: checked before any path is built.
         let stem = f
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
+        crate::files::plain_component(&format!("{}: file name", f.display()), &stem)?;
+        crate::files::safe_component(&format!("{}: paper.id", f.display()), &paper.id)?;
         out.push(Experiment {
             file: f,
             stem,
@@ -129,6 +133,7 @@ fn find(args: &ReproduceArgs) -> Result<Vec<Experiment>, Failure> {
 
 /// An experiment no scenario reproduces yet: a line of `pending-reproductions.tsv`.
 struct Pending {
+    /// The paper id, a plain file-name component ([`crate::files::safe_component`]).
     id: String,
     source: String,
     experiment: String,
@@ -161,8 +166,10 @@ fn read_pending(scenarios: &Path) -> Result<Vec<Pending>, Failure> {
                 ),
             ));
         };
+        let id = normalise_id(id);
+        crate::files::safe_component(&format!("{}:{}: paper", path.display(), i + 1), &id)?;
         out.push(Pending {
-            id: normalise_id(id),
+            id,
             source: source.into(),
             experiment: experiment.into(),
             needs: needs.into(),
