@@ -107,3 +107,45 @@ fn item01_paper_ids_cannot_write_outside_the_output_directory() {
     assert!(e.contains("pending-reproductions.tsv:1: paper"), "{e}");
     assert!(!d.join("x.md").exists() && !d.join("paperx.md").exists());
 }
+
+/// Item 5: two sweep points of the same resolved configuration (or one key in two
+/// spellings, or a swept `paper.id`) made `sweep` fail forever ("N records for M jobs")
+/// while `validate` and `run` accepted the file. Refused at validation, naming the key.
+#[test]
+fn item05_duplicate_sweep_points_are_refused_at_validation() {
+    let d = tmp("dup-points");
+    let cases = [
+        ("\"flows.0.count\" = [5, 5]", "sweep.\"flows.0.count\"[1]"),
+        (
+            "\"topology.link.loss\" = [0.01, \"1%\"]",
+            "sweep.\"topology.link.loss\"[1]",
+        ),
+        (
+            "\"topology.link.delay\" = [\"1s\", \"1000ms\"]",
+            "sweep.\"topology.link.delay\"[1]",
+        ),
+        (
+            "\"flows.0.count\" = [5, 6]\n\"flows[0].count\" = [7, 8]",
+            "sweep.\"flows[0].count\"",
+        ),
+        ("\"paper.id\" = [\"a\", \"b\"]", "sweep.\"paper.id\""),
+    ];
+    for (i, (sweep, field)) in cases.iter().enumerate() {
+        let f = d.join(format!("s{i}.toml"));
+        std::fs::write(&f, format!("{CBR}[sweep]\n{sweep}\n")).unwrap();
+        let out = d.join(format!("out{i}"));
+        for cmd in [
+            vec!["validate", s(&f)],
+            vec!["run", s(&f)],
+            vec!["sweep", s(&f), "--out", s(&out)],
+        ] {
+            let e = code(quicsim(&cmd), 2);
+            assert!(e.contains(field), "{sweep}: {cmd:?}: {e}");
+        }
+        assert!(
+            !out.exists(),
+            "{sweep}: a refused sweep wrote {}",
+            out.display()
+        );
+    }
+}
