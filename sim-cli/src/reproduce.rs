@@ -855,6 +855,9 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
     }
     let experiments = find(&args)?;
     std::fs::create_dir_all(&args.out).map_err(|e| (1, format!("{}: {e}", args.out.display())))?;
+    // The report's files (index.md, paper<ID>.md, figures) have one writer; each sweep
+    // directory is locked by its sweep as well.
+    let _lock = crate::files::DirLock::acquire(&args.out)?;
     let mut by_paper: std::collections::BTreeMap<String, Vec<Section>> = Default::default();
     for e in &experiments {
         let study = Study::new(

@@ -295,6 +295,8 @@ pub fn sweep(study: Study, args: SweepArgs) -> Result<(), Failure> {
         paired: study.paired_layout(),
     };
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    // One writer per directory: a second sweep (or merge) into it exits at once.
+    let _lock = crate::files::DirLock::acquire(dir)?;
     match read_info(dir)? {
         None => {}
         Some(old) => {
@@ -825,6 +827,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(), Failure> {
         ));
     }
     std::fs::create_dir_all(out).map_err(io_err(out))?;
+    let _lock = crate::files::DirLock::acquire(out)?;
     if let Some(existing) = read_info(out)? {
         if existing.fingerprint != first.fingerprint || existing.shard.is_some() {
             return bad(format!(

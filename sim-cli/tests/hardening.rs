@@ -149,3 +149,93 @@ fn item05_duplicate_sweep_points_are_refused_at_validation() {
         );
     }
 }
+
+/// Every file under a directory (recursively), by relative path, with its bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
+
+/// Item 6: two `sweep --resume` on one `--out` both ran, interleaving records, and left
+/// the directory unusable. The directory is locked while a sweep (or merge) writes it: a
+/// second process exits 1 at once and changes nothing; the first finishes as if alone.
+#[cfg(unix)]
+#[test]
+fn item06_a_second_writer_of_a_sweep_directory_exits_without_touching_it() {
+    use std::os::unix::io::AsRawFd;
+    let d = tmp("lock");
+    // About 70 ms per run in a debug build: a few seconds at --jobs 1.
+    let f = d.join("s.toml");
+    std::fs::write(
+        &f,
+        "runs = 60\n[topology]\nkind = \"two_hosts\"\n[[flows]]\nkind = \"cbr\"\nrate = \"10Mbps\"\ncount = 200000\n",
+    )
+    .unwrap();
+    // A lock held by another process (here: this test) refuses the sweep.
+    let out = d.join("held");
+    std::fs::create_dir_all(&out).unwrap();
+    let lock = std::fs::File::create(out.join(".quicsim.lock")).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    assert_eq!(
+        unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    // Shards of a small sweep, to merge into the locked directory.
+    let small = d.join("small.toml");
+    std::fs::write(&small, format!("runs = 2\n{CBR}")).unwrap();
+    let shards: Vec<PathBuf> = (0..2).map(|k| d.join(format!("shard{k}"))).collect();
+    for (k, dir) in shards.iter().enumerate() {
+        let sh = format!("{k}/2");
+        code(
+            quicsim(&["sweep", s(&small), "--out", s(dir), "--shard", &sh]),
+            0,
+        );
+    }
+    for cmd in [
+        vec!["sweep", s(&f), "--out", s(&out), "--resume"],
+        vec!["merge", s(&shards[0]), s(&shards[1]), "--out", s(&out)],
+    ] {
+        let e = code(quicsim(&cmd), 1);
+        assert!(e.contains("another quicsim process is writing"), "{e}");
+    }
+    assert_eq!(names(&out), [".quicsim.lock"]);
+    drop(lock);
+    // Two real processes on one directory.
+    let out = d.join("two");
+    let mut first = Command::new(BIN)
+        .args(["sweep", s(&f), "--out", s(&out), "--jobs", "1", "--resume"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while std::fs::read_to_string(out.join("runs.jsonl"))
+        .map(|t| t.is_empty())
+        .unwrap_or(true)
+    {
+        assert!(t0.elapsed().as_secs() < 60, "the first sweep never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = quicsim(&["sweep", s(&f), "--out", s(&out), "--resume"]);
+    let e = code(o, 1);
+    assert!(e.contains("another quicsim process is writing"), "{e}");
+    assert!(first.wait().unwrap().success());
+    // The first sweep's directory is what a sweep alone writes.
+    let alone = d.join("alone");
+    let o = quicsim(&["sweep", s(&f), "--out", s(&alone), "--jobs", "2"]);
+    code(o, 0);
+    assert_eq!(files(&out), files(&alone));
+    assert!(!out.join(".quicsim.lock").exists());
+}
