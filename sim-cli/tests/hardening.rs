@@ -239,3 +239,110 @@ fn item06_a_second_writer_of_a_sweep_directory_exits_without_touching_it() {
     assert_eq!(files(&out), files(&alone));
     assert!(!out.join(".quicsim.lock").exists());
 }
+
+/// A 2-point sweep of 2 runs each, cut into two shards in `d/shard0`, `d/shard1`.
+fn two_shards(d: &Path) -> (PathBuf, Vec<PathBuf>) {
+    std::fs::create_dir_all(d).unwrap();
+    let f = d.join("two.toml");
+    std::fs::write(
+        &f,
+        format!("runs = 2\n{CBR}[sweep]\n\"flows.0.count\" = [5, 6]\n"),
+    )
+    .unwrap();
+    let shards: Vec<PathBuf> = (0..2).map(|k| d.join(format!("shard{k}"))).collect();
+    for (k, dir) in shards.iter().enumerate() {
+        let sh = format!("{k}/2");
+        code(
+            quicsim(&["sweep", s(&f), "--out", s(dir), "--shard", &sh]),
+            0,
+        );
+    }
+    (f, shards)
+}
+
+/// Replaces `"point":N` in the last record of `dir/runs.jsonl` by `"point":7`.
+fn forge_last_point(dir: &Path) {
+    let p = dir.join("runs.jsonl");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let last = lines.last_mut().unwrap();
+    let at = last.find("\"point\":").unwrap() + "\"point\":".len();
+    let end = at + last[at..].find(',').unwrap();
+    last.replace_range(at..end, "7");
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+}
+
+/// Item 7: a `runs.jsonl` record with an out-of-range `point` panicked (index out of
+/// bounds) in `merge` and in every later `--resume`; `merge` truncated an input shard whose
+/// last line was cut before refusing it. Clear errors (exit 2) naming the file and line;
+/// merge's inputs are never written.
+#[test]
+fn item07_damaged_records_are_errors_and_merge_inputs_stay_untouched() {
+    let d = tmp("records");
+    let (f, shards) = two_shards(&d);
+    // An out-of-range point in a shard: merge.
+    forge_last_point(&shards[1]);
+    let e = code(
+        quicsim(&[
+            "merge",
+            s(&shards[0]),
+            s(&shards[1]),
+            "--out",
+            s(&d.join("all")),
+        ]),
+        2,
+    );
+    assert!(e.contains("runs.jsonl: line 2: point 7 run"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    // The same in an unfinished sweep: --resume.
+    let out = d.join("resume");
+    code(quicsim(&["sweep", s(&f), "--out", s(&out)]), 0);
+    forge_last_point(&out);
+    let info = std::fs::read_to_string(out.join("sweep.json")).unwrap();
+    std::fs::write(
+        out.join("sweep.json"),
+        info.replace("\"complete\": true", "\"complete\": false"),
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let e = code(quicsim(&["sweep", s(&f), "--out", s(&out), "--resume"]), 2);
+        assert!(e.contains("runs.jsonl: line 4:"), "{e}");
+        assert!(e.contains("the record says point 7"), "{e}");
+    }
+    // A shard whose last line was cut: refused, and left as it was.
+    let (_, shards) = two_shards(&d.join("cut"));
+    let p = shards[0].join("runs.jsonl");
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes.truncate(bytes.len() - 10);
+    std::fs::write(&p, &bytes).unwrap();
+    let info = std::fs::read(shards[0].join("sweep.json")).unwrap();
+    let e = code(
+        quicsim(&[
+            "merge",
+            s(&shards[0]),
+            s(&shards[1]),
+            "--out",
+            s(&d.join("all2")),
+        ]),
+        2,
+    );
+    assert!(e.contains("cut short"), "{e}");
+    assert_eq!(std::fs::read(&p).unwrap(), bytes, "merge changed its input");
+    assert_eq!(std::fs::read(shards[0].join("sweep.json")).unwrap(), info);
+    // A shard index its sweep.json cannot hold.
+    let (_, shards) = two_shards(&d.join("index"));
+    let sj = shards[1].join("sweep.json");
+    let text = std::fs::read_to_string(&sj).unwrap();
+    std::fs::write(&sj, text.replace("\"index\": 1", "\"index\": 5")).unwrap();
+    let e = code(
+        quicsim(&[
+            "merge",
+            s(&shards[0]),
+            s(&shards[1]),
+            "--out",
+            s(&d.join("all3")),
+        ]),
+        2,
+    );
+    assert!(e.contains("names shard 5/2"), "{e}");
+}
