@@ -1,9 +1,9 @@
-//! File handling shared by every command: file names built from user-controlled strings
-//! and the exclusive lock of an output directory.
+//! File handling shared by every command: file names built from user-controlled strings,
+//! result files written atomically (a temporary file in the same directory, renamed over
+//! the target when complete) and the exclusive lock of an output directory.
 
-use std::path::Path;
-#[cfg(unix)]
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// Failure: exit code and message.
 pub type Failure = (u8, String);
@@ -50,6 +50,119 @@ pub fn plain_component<'a>(what: &str, s: &'a str) -> Result<&'a str, Failure> {
         ));
     }
     Ok(s)
+}
+
+/// The temporary file [`AtomicFile`] writes before renaming it to `path`: hidden, in the
+/// same directory (so the rename is atomic), unique to this process, with `path`'s
+/// extension kept last (the PNG encoder picks the format by extension).
+pub fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = path
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.{}.tmp{ext}", process_tag()))
+}
+
+/// This process's id where there is one (not on WASI, where `std::process::id` panics;
+/// there is one process per directory there).
+fn process_tag() -> u32 {
+    #[cfg(any(unix, windows))]
+    {
+        std::process::id()
+    }
+    #[cfg(not(any(unix, windows)))]
+    {
+        0
+    }
+}
+
+/// A file written atomically: its bytes go to [`temp_path`], and [`AtomicFile::commit`]
+/// renames it over the target once complete. Dropped without a commit (an error on the
+/// way), the temporary file is removed and the target is untouched.
+pub struct AtomicFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    w: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl AtomicFile {
+    pub fn create(path: &Path) -> std::io::Result<AtomicFile> {
+        let tmp = temp_path(path);
+        let f = std::fs::File::create(&tmp)?;
+        Ok(AtomicFile {
+            path: path.to_path_buf(),
+            tmp,
+            w: Some(std::io::BufWriter::new(f)),
+        })
+    }
+
+    /// Flushes the file and renames it to its target (on failure the temporary file is
+    /// removed and the target left as it was).
+    pub fn commit(mut self) -> std::io::Result<()> {
+        let w = self.w.take().expect("not committed yet");
+        let done = w.into_inner().map_err(|e| e.into_error()).and_then(|f| {
+            drop(f);
+            std::fs::rename(&self.tmp, &self.path)
+        });
+        if done.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        done
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.w.as_mut().expect("not committed").write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.w.as_mut().expect("not committed").write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.as_mut().expect("not committed").flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.w.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes `bytes` to `path` atomically ([`AtomicFile`]).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let io = |e: std::io::Error| (EXIT_IO, format!("{}: {e}", path.display()));
+    let mut f = AtomicFile::create(path).map_err(io)?;
+    f.write_all(bytes).map_err(io)?;
+    f.commit().map_err(io)
+}
+
+/// Runs `draw` on [`temp_path`]`(out)` and renames the result to `out` when it succeeds
+/// (the temporary file is removed when it fails): a figure is written atomically by
+/// drawing backends that take a path.
+pub fn draw_atomic<E>(out: &Path, draw: impl FnOnce(&Path) -> Result<(), E>) -> Result<(), E>
+where
+    E: From<String>,
+{
+    let tmp = temp_path(out);
+    match draw(&tmp) {
+        Ok(()) => std::fs::rename(&tmp, out).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            E::from(format!("{}: {e}", out.display()))
+        }),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
 }
 
 /// Name of the lock file of an output directory.
@@ -165,5 +278,18 @@ mod tests {
             assert_eq!(e.0, EXIT_BAD_INPUT);
             assert!(e.1.starts_with("[paper] id: "), "{}", e.1);
         }
+    }
+
+    #[test]
+    fn temp_paths_keep_the_directory_and_extension() {
+        let t = temp_path(Path::new("d/fig.png"));
+        assert_eq!(t.parent(), Some(Path::new("d")));
+        assert_eq!(t.extension().unwrap(), "png");
+        assert!(t
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with(".fig.png."));
     }
 }

@@ -9,6 +9,7 @@ mod serve;
 mod sweep;
 
 use clap::{Parser, Subcommand};
+use files::AtomicFile;
 use rayon::prelude::*;
 use sim_core::breakdown::{FlowBreakdown, TimePart};
 use sim_core::metrics::{EndpointMetrics, RunResult};
@@ -211,13 +212,14 @@ fn io_check(inputs: &[&Path], out: &Path) -> Result<(), (u8, String)> {
         std::fs::File::open(f)
             .map_err(|e| (EXIT_IO, format!("{}: cannot read: {e}", f.display())))?;
     }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(out)
+    // The figure is drawn into a temporary file beside `out` and renamed: that file must
+    // be creatable (`out` itself is not touched before the figure is complete).
+    let tmp = files::temp_path(out);
+    std::fs::File::create(&tmp)
         .map(drop)
-        .map_err(|e| (EXIT_IO, format!("{}: cannot write: {e}", out.display())))
+        .map_err(|e| (EXIT_IO, format!("{}: cannot write: {e}", out.display())))?;
+    let _ = std::fs::remove_file(&tmp);
+    Ok(())
 }
 
 fn load(file: &Path) -> Result<Scenario, (u8, String)> {
@@ -741,10 +743,13 @@ impl<W: std::io::Write> JsonDoc<W> {
 /// `quicsim run --out DIR`, written as the runs finish: result.json (the results
 /// document), summary.csv (a row per run and flow) and, with series on, one time-series CSV
 /// per run.
+///
+/// Each file is written to a temporary file beside it and renamed when complete
+/// ([`files::AtomicFile`]): a run that fails half-way leaves no half-written result.
 struct OutFiles {
     dir: PathBuf,
-    result: JsonDoc<std::io::BufWriter<std::fs::File>>,
-    csv: std::io::BufWriter<std::fs::File>,
+    result: JsonDoc<AtomicFile>,
+    csv: AtomicFile,
     /// The scenario name made a safe file-name stem, for the series files.
     stem: String,
 }
@@ -753,11 +758,7 @@ impl OutFiles {
     fn create(dir: &Path, study: &Study) -> Result<OutFiles, (u8, String)> {
         let io = |e: std::io::Error| (EXIT_IO, format!("{}: {e}", dir.display()));
         std::fs::create_dir_all(dir).map_err(io)?;
-        let file = |name: &str| {
-            std::fs::File::create(dir.join(name))
-                .map(std::io::BufWriter::new)
-                .map_err(io)
-        };
+        let file = |name: &str| AtomicFile::create(&dir.join(name)).map_err(io);
         let result = JsonDoc::start(file("result.json")?, study).map_err(io)?;
         let mut csv = file("summary.csv")?;
         csv.write_all(
@@ -802,21 +803,24 @@ impl OutFiles {
                 t.push('\n');
             }
             let name = format!("series-{}-p{}-seed{}.csv", self.stem, j.point, r.seed);
-            std::fs::write(self.dir.join(name), t).map_err(io)?;
+            files::write_atomic(&self.dir.join(name), t.as_bytes())?;
         }
         Ok(())
     }
 
     /// Closes result.json with `tail` (no newline after the document, as before) and
-    /// flushes both files.
+    /// puts both files in place.
     fn finish(self, tail: &str) -> Result<(), (u8, String)> {
         let OutFiles {
             dir, result, csv, ..
         } = self;
         let io = |e: std::io::Error| (EXIT_IO, format!("{}: {e}", dir.display()));
-        result.finish(tail, false).map_err(io)?;
-        let mut csv = csv;
-        csv.flush().map_err(io)
+        result
+            .finish(tail, false)
+            .map_err(io)?
+            .commit()
+            .map_err(io)?;
+        csv.commit().map_err(io)
     }
 }
 
@@ -900,18 +904,21 @@ fn run_with_qlog(
     fmt: QlogFormat,
 ) -> Result<RunResult, (u8, String)> {
     let title = format!("{} point {} seed {}", cfg.name, j.point, j.seed);
+    let path = |key: &TraceKey| dir.join(qlog::file_name(&cfg.name, j.seed, j.point, key));
+    // Each trace goes to a temporary file, renamed when the run is done: a run that fails
+    // leaves no partial trace.
     let open = |key: &TraceKey| {
-        let path = dir.join(qlog::file_name(&cfg.name, j.seed, j.point, key));
-        std::fs::File::create(&path)
-            .map(std::io::BufWriter::new)
+        let path = path(key);
+        AtomicFile::create(&path)
             .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
     };
     let mut writer = QlogWriter::new(fmt, title, Box::new(open));
     let result = sim_core::runner::run_traced(cfg, j.seed, &mut writer)
         .map_err(|e| (EXIT_BAD_INPUT, e.to_string()))?;
     let io = |e: std::io::Error| (1, format!("qlog: {e}"));
-    for (_, w) in writer.into_outputs().map_err(io)? {
-        w.into_inner().map_err(|e| io(e.into_error()))?;
+    for (key, w) in writer.into_outputs().map_err(io)? {
+        w.commit()
+            .map_err(|e| (1, format!("qlog: {}: {e}", path(&key).display())))?;
     }
     Ok(result)
 }

@@ -19,9 +19,20 @@ fn is_png(out: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("png"))
 }
 
-/// Draws on an SVG or PNG backend of `size` by `out`'s extension.
+/// Draws on an SVG or PNG backend of `size` by `out`'s extension, into a temporary file
+/// renamed to `out` when the figure is complete ([`crate::files::draw_atomic`]).
 fn with_backend(
     out: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&dyn Fn(&dyn std::fmt::Display) -> String, Area) -> Result<(), String>,
+) -> Result<(), String> {
+    crate::files::draw_atomic(out, |tmp| draw_on(out, tmp, size, draw))
+}
+
+/// [`with_backend`] drawing into `path` (messages name `out`).
+fn draw_on(
+    out: &Path,
+    path: &Path,
     size: (u32, u32),
     draw: impl FnOnce(&dyn Fn(&dyn std::fmt::Display) -> String, Area) -> Result<(), String>,
 ) -> Result<(), String> {
@@ -38,7 +49,7 @@ fn with_backend(
     if is_png(out) {
         #[cfg(not(target_arch = "wasm32"))]
         {
-            let root = BitMapBackend::new(out, size).into_drawing_area();
+            let root = BitMapBackend::new(path, size).into_drawing_area();
             draw(&err, Area::Png(root))
         }
         #[cfg(target_arch = "wasm32")]
@@ -48,7 +59,7 @@ fn with_backend(
             ))
         }
     } else {
-        let root = SVGBackend::new(out, size).into_drawing_area();
+        let root = SVGBackend::new(path, size).into_drawing_area();
         draw(&err, Area::Svg(root))
     }
 }

@@ -927,7 +927,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
             index.push('\n');
         }
         let path = args.out.join(format!("paper{id}.md"));
-        std::fs::write(&path, md).map_err(|e| (1, format!("{}: {e}", path.display())))?;
+        crate::files::write_atomic(&path, md.as_bytes())?;
     }
     let path = args.out.join("index.md");
     // One paper regenerated: the other papers' rows of an existing index stay, in order.
@@ -936,7 +936,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
             index = merge_index(&old, &index, w);
         }
     }
-    std::fs::write(&path, index).map_err(|e| (1, format!("{}: {e}", path.display())))?;
+    crate::files::write_atomic(&path, index.as_bytes())?;
     eprintln!("reproductions written to {}", path.display());
     Ok(())
 }

@@ -14,6 +14,7 @@
 //! not on `--jobs`, on the order runs finished, on interruptions and resumes, or on
 //! whether it was run in shards and merged.
 
+use crate::files::{write_atomic, AtomicFile};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -92,12 +93,6 @@ pub struct SweepArgs {
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
     move |e| (EXIT_IO, format!("{}: {e}", path.display()))
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(io_err(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(io_err(path))
 }
 
 fn read_info(dir: &Path) -> Result<Option<SweepInfo>, Failure> {
@@ -526,10 +521,9 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
         )),
         _ => None,
     };
-    let tmp = runs_path.with_extension("tmp");
     {
         let mut src = File::open(&runs_path).map_err(io_err(&runs_path))?;
-        let mut out = std::io::BufWriter::new(File::create(&tmp).map_err(io_err(&tmp))?);
+        let mut out = AtomicFile::create(&runs_path).map_err(io_err(&runs_path))?;
         let mut line = Vec::new();
         for &(_, _, offset, len) in &index {
             line.resize(len, 0);
@@ -543,7 +537,7 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
                 )
             })?;
             out.write_all(record_line(&rec).as_bytes())
-                .map_err(io_err(&tmp))?;
+                .map_err(io_err(&runs_path))?;
             if let Some(a) = &mut acc {
                 a.add(&rec);
             }
@@ -551,10 +545,10 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
                 c.add(rec.point, rec.run, rec.seed, &rec.metrics);
             }
         }
-        out.flush().map_err(io_err(&tmp))?;
+        drop(src);
+        out.commit().map_err(io_err(&runs_path))?;
     }
     drop(index);
-    std::fs::rename(&tmp, &runs_path).map_err(io_err(&runs_path))?;
     if let Some(a) = acc {
         let pair = pairs.map(|c| c.finish(&info.points, false));
         write_summaries(dir, &info, a.finish(), pair.as_ref())?;

@@ -346,3 +346,57 @@ fn item07_damaged_records_are_errors_and_merge_inputs_stay_untouched() {
     );
     assert!(e.contains("names shard 5/2"), "{e}");
 }
+
+const QUIC: &str = "[topology]\nkind = \"two_hosts\"\nlink = { rate = \"20Mbps\", delay = \"10ms\" }\n[[flows]]\ntransport = \"quic\"\nworkload = { kind = \"bulk\", bytes = \"50KB\" }\n";
+
+/// Item 8: a 240-character `name` validated, then `--out` / `--qlog` failed at the end with
+/// "File name too long", leaving a half-written result.json. `name` is bounded at
+/// validation, and result files are written to a temporary file and renamed when complete.
+#[test]
+fn item08_long_names_are_refused_and_results_are_written_atomically() {
+    let d = tmp("names");
+    let f = d.join("long.toml");
+    std::fs::write(&f, format!("name = {:?}\n{QUIC}", "n".repeat(240))).unwrap();
+    let out = d.join("out");
+    for cmd in [
+        vec!["validate", s(&f)],
+        vec!["run", s(&f), "--out", s(&out), "--qlog", s(&out)],
+    ] {
+        let e = code(quicsim(&cmd), 2);
+        assert!(
+            e.contains("name: ") && e.contains("at most 100 characters"),
+            "{e}"
+        );
+    }
+    assert!(!out.exists());
+    // The longest name: every file name still fits.
+    std::fs::write(&f, format!("name = {:?}\n{QUIC}", "n".repeat(100))).unwrap();
+    code(
+        quicsim(&[
+            "run",
+            s(&f),
+            "--out",
+            s(&out),
+            "--qlog",
+            s(&out),
+            "--series",
+        ]),
+        0,
+    );
+    let got = names(&out);
+    assert!(got.contains(&"result.json".to_string()), "{got:?}");
+    assert!(got.iter().any(|n| n.ends_with("-client.sqlog")), "{got:?}");
+    assert!(got.iter().all(|n| !n.starts_with('.')), "{got:?}");
+    // A run that fails after its files were opened (here: a qlog trace cannot be put in
+    // place) leaves neither result.json nor summary.csv nor temporary files.
+    std::fs::write(&f, format!("name = \"q\"\n{QUIC}")).unwrap();
+    let (out, qlog) = (d.join("out2"), d.join("qlog2"));
+    std::fs::create_dir_all(qlog.join("q-s1-p0-f0-c0-client.sqlog")).unwrap();
+    let e = code(
+        quicsim(&["run", s(&f), "--out", s(&out), "--qlog", s(&qlog)]),
+        1,
+    );
+    assert!(e.contains("q-s1-p0-f0-c0-client.sqlog"), "{e}");
+    assert_eq!(names(&out), Vec::<String>::new(), "a failed run left files");
+    assert_eq!(names(&qlog), ["q-s1-p0-f0-c0-client.sqlog"]);
+}

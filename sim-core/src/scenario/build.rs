@@ -1639,6 +1639,7 @@ pub(super) fn build(
         flows,
         output,
     };
+    crate::validate::check_name(&cfg.name)?;
     crate::validate::check_series(&cfg.output, &cfg.sim)?;
     // Controller names: the registry's (the schema let any valid name through).
     let mut cfg = cfg;

@@ -244,7 +244,8 @@ pub const TOP: Table = Table {
     path: "the top level",
     what: "the top level of a scenario",
     fields: &[
-        key("name", K::String, Value("\"scenario\""), "any string: the scenario's name (file names, reports)"),
+        key("name", K::String, Value("\"scenario\""), "any string of at most 100 characters: the scenario's name (file names, reports)")
+            .allowed("a string of at most 100 characters"),
         key("description", K::String, Value("\"\""), "any string"),
         key("seed", K::Integer, Value("1"), "integer ≥ 0, or a decimal string (`\"18446744073709551615\"`) for seeds above 2^63 − 1. Run `i` uses `seed + i` (wrapping).")
             .allowed("an integer >= 0 (or a decimal string for seeds above 2^63 - 1)"),
