@@ -165,6 +165,45 @@ where
     }
 }
 
+/// Whether `a` and `b` name the same existing file (the same device and inode on Unix, the
+/// same canonical path elsewhere).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        match (a.canonicalize(), b.canonicalize()) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
+        }
+    }
+}
+
+/// Refuses an output file that is one of the command's inputs (`inputs`: what each is,
+/// and its path): drawing it would overwrite what it is drawn from. Exit 2, naming
+/// `--out`.
+pub fn refuse_input_as_output(out: &Path, inputs: &[(&str, &Path)]) -> Result<(), Failure> {
+    for (what, input) in inputs {
+        if same_file(out, input) {
+            return Err((
+                EXIT_BAD_INPUT,
+                format!(
+                    "--out {}: is the {what} ({}): the figure would overwrite it; choose another output file",
+                    out.display(),
+                    input.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Name of the lock file of an output directory.
 pub const LOCK_FILE: &str = ".quicsim.lock";
 

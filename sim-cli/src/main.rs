@@ -253,6 +253,7 @@ fn main() -> ExitCode {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| (EXIT_BAD_INPUT, e))
             .and_then(|curves| {
+                files::refuse_input_as_output(&out, &[("input CSV", &csv)])?;
                 io_check(&[&csv], &out)?;
                 plot::plot(&csv, &x, &curves, &title, &ylabel, &out)
                     .map_err(|e| (EXIT_BAD_INPUT, e))
@@ -290,19 +291,30 @@ fn main() -> ExitCode {
             xlabel,
             ylabel,
             out,
-        } => io_check(&[&dir.join("summary.json")], &out).and_then(|()| {
-            plot_sweep_cmd(
-                &dir,
-                &x,
-                &y,
-                series.as_deref(),
-                &filters,
-                &title,
-                &xlabel,
-                &ylabel,
-                &out,
-            )
-        }),
+        } => {
+            // The sweep's own files are inputs too: a figure must not replace any of them.
+            let own: Vec<(&str, PathBuf)> =
+                ["summary.json", "summary.csv", "sweep.json", "runs.jsonl"]
+                    .into_iter()
+                    .map(|f| ("sweep file", dir.join(f)))
+                    .collect();
+            let own: Vec<(&str, &Path)> = own.iter().map(|(f, p)| (*f, p.as_path())).collect();
+            files::refuse_input_as_output(&out, &own)
+                .and_then(|()| io_check(&[&dir.join("summary.json")], &out))
+                .and_then(|()| {
+                    plot_sweep_cmd(
+                        &dir,
+                        &x,
+                        &y,
+                        series.as_deref(),
+                        &filters,
+                        &title,
+                        &xlabel,
+                        &ylabel,
+                        &out,
+                    )
+                })
+        }
         Command::Validate { file } => load(&file).map(|s| {
             println!(
                 "{}: ok — {} sweep point(s) x {} run(s)",

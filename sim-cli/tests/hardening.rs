@@ -400,3 +400,56 @@ fn item08_long_names_are_refused_and_results_are_written_atomically() {
     assert_eq!(names(&out), Vec::<String>::new(), "a failed run left files");
     assert_eq!(names(&qlog), ["q-s1-p0-f0-c0-client.sqlog"]);
 }
+
+/// Item 9: `plot X.csv --out X.csv` and `plot-sweep DIR --out DIR/summary.json` overwrote
+/// their input. Refused (exit 2, naming --out), the input unchanged.
+#[test]
+fn item09_plots_never_overwrite_their_input() {
+    let d = tmp("plot-input");
+    let f = d.join("s.toml");
+    std::fs::write(&f, CBR).unwrap();
+    let out = d.join("out");
+    code(quicsim(&["run", s(&f), "--series", "--out", s(&out)]), 0);
+    let csv = out.join(
+        names(&out)
+            .into_iter()
+            .find(|n| n.starts_with("series-"))
+            .unwrap(),
+    );
+    let before = std::fs::read(&csv).unwrap();
+    // The same file, also through another spelling of its path.
+    let other = out.join("..").join("out").join(csv.file_name().unwrap());
+    for o in [&csv, &other] {
+        let e = code(
+            quicsim(&["plot", s(&csv), "--y", "time_s", "--out", s(o)]),
+            2,
+        );
+        assert!(e.contains("--out"), "{e}");
+        assert_eq!(std::fs::read(&csv).unwrap(), before);
+    }
+    let (_, shards) = two_shards(&d.join("sweep"));
+    let all = d.join("all");
+    code(
+        quicsim(&["merge", s(&shards[0]), s(&shards[1]), "--out", s(&all)]),
+        0,
+    );
+    for file in ["summary.json", "sweep.json", "runs.jsonl", "summary.csv"] {
+        let p = all.join(file);
+        let before = std::fs::read(&p).unwrap();
+        let e = code(
+            quicsim(&[
+                "plot-sweep",
+                s(&all),
+                "--x",
+                "flows.0.count",
+                "--y",
+                "end_time_secs",
+                "--out",
+                s(&p),
+            ]),
+            2,
+        );
+        assert!(e.contains("--out"), "{file}: {e}");
+        assert_eq!(std::fs::read(&p).unwrap(), before, "{file}");
+    }
+}
