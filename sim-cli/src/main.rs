@@ -403,12 +403,7 @@ fn sweep_cmd(
     seed: Option<u64>,
     runs: Option<u32>,
 ) -> Result<(), (u8, String)> {
-    if jobs == Some(0) {
-        return Err((
-            EXIT_BAD_INPUT,
-            "--jobs: 0 is not allowed: expected >= 1".into(),
-        ));
-    }
+    let jobs = sweep::worker_threads(jobs)?;
     if runs == Some(0) {
         return Err((
             EXIT_BAD_INPUT,

@@ -846,13 +846,14 @@ fn capitalise(s: &str) -> String {
 }
 
 /// `quicsim reproduce`.
-pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
+pub fn reproduce(mut args: ReproduceArgs) -> Result<(), Failure> {
     if args.runs == Some(0) {
         return Err((
             EXIT_BAD_INPUT,
             "--runs: 0 is not allowed: expected >= 1".into(),
         ));
     }
+    args.jobs = sweep::worker_threads(args.jobs)?;
     let experiments = find(&args)?;
     std::fs::create_dir_all(&args.out).map_err(|e| (1, format!("{}: {e}", args.out.display())))?;
     // The report's files (index.md, paper<ID>.md, figures) have one writer; each sweep

@@ -318,8 +318,71 @@ impl Progress {
     }
 }
 
+/// Most jobs (sweep points x runs) one sweep holds: its directory keeps every job's id
+/// and place in memory (about 150 B per job), so 10^6 jobs stay near 150 MB. `quicsim
+/// run` streams any number of runs.
+pub const MAX_SWEEP_JOBS: u64 = 1_000_000;
+
+/// Most worker threads `--jobs` may ask for.
+pub const MAX_JOBS: usize = 1024;
+
+/// Worker threads per core beyond which `--jobs` is lowered (runs are CPU-bound: more
+/// threads only add memory and switching).
+const THREADS_PER_CORE: usize = 4;
+
+/// Checks `--jobs` (worker threads of `sweep` and `reproduce`): 1 to [`MAX_JOBS`], else bad
+/// input (exit 2); above [`THREADS_PER_CORE`] threads per core it is lowered to that,
+/// saying so on stderr (output bytes do not depend on it).
+pub fn worker_threads(jobs: Option<usize>) -> Result<Option<usize>, Failure> {
+    let Some(n) = jobs else { return Ok(None) };
+    if n == 0 || n > MAX_JOBS {
+        return Err((
+            EXIT_BAD_INPUT,
+            format!("--jobs: {n} is not allowed: expected 1 to {MAX_JOBS} worker threads"),
+        ));
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let cap = cores.saturating_mul(THREADS_PER_CORE);
+    if n > cap {
+        eprintln!(
+            "--jobs {n}: using {cap} worker threads ({THREADS_PER_CORE} per core on {cores} core(s))"
+        );
+        return Ok(Some(cap));
+    }
+    Ok(Some(n))
+}
+
+/// Checks the size of `study` as a sweep, and `shard`'s count against its jobs, before
+/// anything is allocated per job.
+fn check_size(study: &Study, shard: Option<Shard>) -> Result<(), Failure> {
+    let points = study.scenario().points.len() as u64;
+    let runs = study.runs();
+    let jobs = points.saturating_mul(runs as u64);
+    if jobs > MAX_SWEEP_JOBS {
+        return Err((
+            EXIT_BAD_INPUT,
+            format!(
+                "runs (or --runs): {points} point(s) x {runs} run(s) = {jobs} jobs: a sweep holds at most {MAX_SWEEP_JOBS} jobs; lower the runs, or use `quicsim run`, which streams any number"
+            ),
+        ));
+    }
+    if let Some(s) = shard {
+        if s.count as u64 > jobs {
+            return Err((
+                EXIT_BAD_INPUT,
+                format!(
+                    "--shard {}/{}: {} shards for a study of {jobs} jobs: expected at most {jobs} shards (every shard runs at least one job)",
+                    s.index, s.count, s.count
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `quicsim sweep FILE --out DIR [--jobs N] [--resume] [--shard K/N]`.
 pub fn sweep(study: Study, args: SweepArgs) -> Result<(), Failure> {
+    check_size(&study, args.shard)?;
     let dir = &args.out;
     let fingerprint = study.fingerprint();
     let name = study.scenario().base.name.clone();

@@ -453,3 +453,48 @@ fn item09_plots_never_overwrite_their_input() {
         assert_eq!(std::fs::read(&p).unwrap(), before, "{file}");
     }
 }
+
+/// Item 12: `sweep --jobs 100000` spawned threads without a cap; `--shard
+/// 0/18446744073709551615` panicked (capacity overflow); `sweep --runs 4294967295` (the
+/// documented maximum of `runs`) aborted allocating 824 GB. Now: --jobs 1 to 1024, lowered
+/// (and said so) above 4 threads per core; at most as many shards as jobs; a sweep of at
+/// most 10^6 jobs (`run` streams more), each a clear error (exit 2) before any work.
+#[test]
+fn item12_thread_shard_and_sweep_sizes_are_bounded() {
+    let d = tmp("sizes");
+    let f = d.join("s.toml");
+    std::fs::write(&f, format!("runs = 2\n{CBR}")).unwrap();
+    let out = d.join("out");
+    let sweep = |extra: &[&str]| {
+        let mut a = vec!["sweep", s(&f), "--out", s(&out)];
+        a.extend_from_slice(extra);
+        quicsim(&a)
+    };
+    for (extra, msg) in [
+        (&["--jobs", "100000"][..], "--jobs: 100000 is not allowed"),
+        (&["--jobs", "0"][..], "--jobs: 0 is not allowed"),
+        (
+            &["--shard", "0/18446744073709551615"][..],
+            "--shard 0/18446744073709551615",
+        ),
+        (&["--shard", "0/3"][..], "expected at most 2 shards"),
+        (&["--runs", "4294967295"][..], "at most 1000000 jobs"),
+    ] {
+        let e = code(sweep(extra), 2);
+        assert!(e.contains(msg), "{extra:?}: {e}");
+        assert!(!e.contains("panicked"), "{extra:?}: {e}");
+        assert!(!out.exists(), "{extra:?}");
+    }
+    // More threads than 4 per core: lowered, and said so.
+    let e = code(sweep(&["--jobs", "1000"]), 0);
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if cores * 4 < 1000 {
+        assert!(e.contains("--jobs 1000: using"), "{e}");
+    }
+    // reproduce checks --jobs the same way.
+    let e = code(
+        quicsim(&["reproduce", "--out", s(&d.join("r")), "--jobs", "0"]),
+        2,
+    );
+    assert!(e.contains("--jobs: 0 is not allowed"), "{e}");
+}
