@@ -1,8 +1,9 @@
-//! File handling shared by every command: file names built from user-controlled strings,
+//! File handling shared by every command: reading a scenario file within bounds, file
+//! names built from user-controlled strings,
 //! result files written atomically (a temporary file in the same directory, renamed over
 //! the target when complete) and the exclusive lock of an output directory.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Failure: exit code and message.
@@ -12,6 +13,103 @@ pub type Failure = (u8, String);
 pub const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code for an I/O failure (a file that cannot be read or written).
 pub const EXIT_IO: u8 = 1;
+
+/// Largest scenario file read: far above any real scenario (the largest committed one is a
+/// few KB), small enough that `run /dev/zero`-like inputs fail at once.
+pub const MAX_SCENARIO_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads a scenario file: a regular file (not a FIFO, device or directory: those are
+/// refused before anything is read, so a FIFO never blocks) of at most
+/// [`MAX_SCENARIO_BYTES`], in UTF-8. A file that cannot be opened or read is an I/O
+/// failure (exit 1); a file of the wrong kind, too large or not UTF-8 is bad input (exit 2).
+pub fn read_scenario(path: &Path) -> Result<String, Failure> {
+    let io = |e: std::io::Error| (EXIT_IO, format!("{}: cannot read: {e}", path.display()));
+    let mut file = open_nonblocking(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err((
+            EXIT_BAD_INPUT,
+            format!(
+                "{}: not a regular file ({}): a scenario is a TOML file",
+                path.display(),
+                kind_of(&meta)
+            ),
+        ));
+    }
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(MAX_SCENARIO_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_SCENARIO_BYTES {
+        return Err((
+            EXIT_BAD_INPUT,
+            format!(
+                "{}: larger than {} MB: a scenario file is at most {MAX_SCENARIO_BYTES} bytes",
+                path.display(),
+                MAX_SCENARIO_BYTES / (1024 * 1024)
+            ),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
+        (
+            EXIT_BAD_INPUT,
+            format!(
+                "{}: not UTF-8 text (line {line}: invalid byte at offset {at}): a scenario is a TOML file in UTF-8",
+                path.display(),
+            ),
+        )
+    })
+}
+
+/// Opens `path` for reading without blocking on a FIFO (O_NONBLOCK; a regular file reads
+/// the same with or without it).
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Opens `path` for reading; elsewhere than on Unix the kind of file is checked first.
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("not a regular file ({})", kind_of(&meta)),
+        ));
+    }
+    std::fs::File::open(path)
+}
+
+/// What kind of file `meta` describes, for messages.
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if meta.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
 
 /// Longest file-name component built from a user-controlled string.
 pub const MAX_COMPONENT_CHARS: usize = 100;

@@ -223,9 +223,9 @@ fn io_check(inputs: &[&Path], out: &Path) -> Result<(), (u8, String)> {
 }
 
 fn load(file: &Path) -> Result<Scenario, (u8, String)> {
-    // An unreadable file is an I/O failure (exit 1, README "Exit codes").
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| (EXIT_IO, format!("{}: cannot read: {e}", file.display())))?;
+    // An unreadable file is an I/O failure (exit 1, README "Exit codes"); a FIFO, a device,
+    // a file over 16 MB or not UTF-8 is bad input (exit 2).
+    let text = files::read_scenario(file)?;
     parse_str(&text).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", file.display())))
 }
 

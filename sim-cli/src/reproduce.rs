@@ -44,6 +44,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 const EXIT_BAD_INPUT: u8 = 2;
+const EXIT_IO: u8 = 1;
 
 /// Options of `quicsim reproduce`.
 pub struct ReproduceArgs {
@@ -64,16 +65,38 @@ struct Experiment {
     paper: Paper,
 }
 
+/// The `.toml` files under `dir`, recursively, in sorted order per directory. Symbolic
+/// links are followed, but no directory is entered twice and no file listed twice (by
+/// canonical path; the first path found is kept): a link loop (`loop -> .`) ends, and a
+/// scenario reachable under two names runs once. An unreadable directory is an I/O
+/// failure (exit 1).
 fn toml_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Failure> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", dir.display())))?;
+    let mut seen_dirs = std::collections::BTreeSet::new();
+    let mut seen_files = std::collections::BTreeSet::new();
+    walk_toml(dir, out, &mut seen_dirs, &mut seen_files)
+}
+
+fn walk_toml(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen_dirs: &mut std::collections::BTreeSet<PathBuf>,
+    seen_files: &mut std::collections::BTreeSet<PathBuf>,
+) -> Result<(), Failure> {
+    let io = |e: std::io::Error| (EXIT_IO, format!("{}: {e}", dir.display()));
+    if !seen_dirs.insert(dir.canonicalize().map_err(io)?) {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(dir).map_err(io)?;
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
     for p in paths {
         if p.is_dir() {
-            toml_files(&p, out)?;
+            walk_toml(&p, out, seen_dirs, seen_files)?;
         } else if p.extension().is_some_and(|x| x == "toml") {
-            out.push(p);
+            // A dangling link is kept: reading it reports the I/O failure.
+            if seen_files.insert(p.canonicalize().unwrap_or_else(|_| p.clone())) {
+                out.push(p);
+            }
         }
     }
     Ok(())
@@ -89,8 +112,7 @@ fn find(args: &ReproduceArgs) -> Result<Vec<Experiment>, Failure> {
     let want = (args.which != "all").then(|| normalise_id(&args.which));
     let mut out = Vec::new();
     for f in files {
-        let text = std::fs::read_to_string(&f)
-            .map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", f.display())))?;
+        let text = crate::files::read_scenario(&f)?;
         let scenario =
             parse_str(&text).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", f.display())))?;
         let Some(paper) = scenario.paper.clone() else {

@@ -498,3 +498,110 @@ fn item12_thread_shard_and_sweep_sizes_are_bounded() {
     );
     assert!(e.contains("--jobs: 0 is not allowed"), "{e}");
 }
+
+/// Runs `args`, killing it if it has not ended within `secs` (then panics: a hang).
+fn quicsim_within(args: &[&str], secs: u64) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} still running after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Item 13: `run /dev/zero` read 2 GB before failing; a FIFO as a scenario (or under
+/// `reproduce --scenarios`) blocked forever; a symlink loop under `reproduce --scenarios`
+/// ran one scenario 41 times. Scenario files are regular files of at most 16 MB, refused
+/// (exit 2) before anything is read otherwise; directories are walked once each.
+#[cfg(unix)]
+#[test]
+fn item13_scenario_files_are_bounded_regular_files_walked_once() {
+    let d = tmp("files");
+    let e = code(quicsim_within(&["run", "/dev/zero"], 10), 2);
+    assert!(e.contains("not a regular file (a device)"), "{e}");
+    let big = d.join("big.toml");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(17 * 1024 * 1024)
+        .unwrap();
+    let e = code(quicsim_within(&["validate", s(&big)], 10), 2);
+    assert!(e.contains("larger than 16 MB"), "{e}");
+    let e = code(quicsim_within(&["validate", s(&d)], 10), 2);
+    assert!(e.contains("not a regular file (a directory)"), "{e}");
+    // A FIFO, alone and among the scenarios of reproduce.
+    let sc = d.join("scenarios");
+    std::fs::create_dir_all(&sc).unwrap();
+    let fifo = sc.join("fifo.toml");
+    let c = std::ffi::CString::new(s(&fifo)).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let e = code(quicsim_within(&["run", s(&fifo)], 10), 2);
+    assert!(e.contains("not a regular file (a FIFO)"), "{e}");
+    let out = d.join("out");
+    let reproduce = |sc: &Path| {
+        quicsim_within(
+            &[
+                "reproduce",
+                "all",
+                "--scenarios",
+                s(sc),
+                "--out",
+                s(&out),
+                "--runs",
+                "1",
+            ],
+            60,
+        )
+    };
+    let e = code(reproduce(&sc), 2);
+    assert!(e.contains("fifo.toml: not a regular file"), "{e}");
+    std::fs::remove_file(&fifo).unwrap();
+    // A link loop and a second name of the same scenario: it runs once.
+    std::fs::write(sc.join("s.toml"), format!("{CBR}{}", paper("000"))).unwrap();
+    std::os::unix::fs::symlink(".", sc.join("loop")).unwrap();
+    std::os::unix::fs::symlink("s.toml", sc.join("t.toml")).unwrap();
+    let e = code(reproduce(&sc), 0);
+    assert_eq!(e.matches("paper 000 — e:").count(), 1, "{e}");
+}
+
+/// Item 18: exit codes and messages. Invalid UTF-8 in a scenario exited 1 (it is bad
+/// input: 2); `reproduce --scenarios missing/` exited 2 (an I/O failure: 1). (`reproduce
+/// --jobs 0`, accepted before: item 12's test.)
+#[test]
+fn item18_exit_codes_and_messages_say_what_happened() {
+    let d = tmp("codes");
+    let f = d.join("latin1.toml");
+    std::fs::write(
+        &f,
+        b"name = \"caf\xe9\"\n[topology]\nkind = \"two_hosts\"\n",
+    )
+    .unwrap();
+    for cmd in ["validate", "run"] {
+        let e = code(quicsim(&[cmd, s(&f)]), 2);
+        assert!(
+            e.contains("not UTF-8 text (line 1: invalid byte at offset 11)"),
+            "{e}"
+        );
+    }
+    let e = code(
+        quicsim(&[
+            "reproduce",
+            "--scenarios",
+            s(&d.join("missing")),
+            "--out",
+            s(&d.join("out")),
+        ]),
+        1,
+    );
+    assert!(e.contains("missing"), "{e}");
+}
