@@ -16,6 +16,7 @@ use sim_core::metrics::{EndpointMetrics, RunResult};
 use sim_core::qlog::{self, QlogFormat, QlogWriter, TraceKey};
 use sim_core::scenario::{parse_str, Scenario};
 use sim_core::study::{Job, Overrides, Study};
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -222,6 +223,16 @@ fn io_check(inputs: &[&Path], out: &Path) -> Result<(), (u8, String)> {
     Ok(())
 }
 
+/// Writes `text` to stdout: a failure (a full disk, `> /dev/full`) is an I/O failure
+/// (exit 1) with a message, never a panic as `print!` would. (A closed pipe ends the
+/// process quietly: SIGPIPE keeps its default action.)
+pub(crate) fn stdout(text: &str) -> Result<(), (u8, String)> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| (EXIT_IO, format!("stdout: {e}")))
+}
+
 fn load(file: &Path) -> Result<Scenario, (u8, String)> {
     // An unreadable file is an I/O failure (exit 1, README "Exit codes"); a FIFO, a device,
     // a file over 16 MB or not UTF-8 is bad input (exit 2).
@@ -315,13 +326,13 @@ fn main() -> ExitCode {
                     )
                 })
         }
-        Command::Validate { file } => load(&file).map(|s| {
-            println!(
-                "{}: ok — {} sweep point(s) x {} run(s)",
+        Command::Validate { file } => load(&file).and_then(|s| {
+            stdout(&format!(
+                "{}: ok — {} sweep point(s) x {} run(s)\n",
                 file.display(),
                 s.points.len(),
                 s.base.runs
-            );
+            ))
         }),
         Command::Run {
             file,
@@ -604,7 +615,9 @@ where
     let mut json = match as_json {
         true => Some(JsonDoc::start(std::io::stdout(), study).map_err(stdout_err)?),
         false => {
-            print_header(study);
+            let mut w = String::new();
+            print_header(&mut w, study);
+            stdout(&w)?;
             None
         }
     };
@@ -626,7 +639,11 @@ where
                 } = r?;
                 match &mut json {
                     Some(js) => js.run(j, &result).map_err(stdout_err)?,
-                    None => print_run(study, j, &result, &mut last_point),
+                    None => {
+                        let mut w = String::new();
+                        print_run(&mut w, study, j, &result, &mut last_point);
+                        stdout(&w)?;
+                    }
                 }
                 if let Some(f) = &mut files {
                     f.run(j, &result)?;
@@ -654,10 +671,10 @@ where
         }
         None => {
             if let Some(p) = &paired {
-                print!("{}", paired_table(p));
+                stdout(&paired_table(p))?;
             }
             if breakdown {
-                print!("{}", breakdown_table(&splits));
+                stdout(&breakdown_table(&splits))?;
             }
         }
     }
@@ -930,9 +947,10 @@ fn run_with_qlog(
     Ok(result)
 }
 
-fn print_header(study: &Study) {
+fn print_header(w: &mut String, study: &Study) {
     let s = study.scenario();
-    println!(
+    let _ = writeln!(
+        w,
         "scenario {} — {} point(s) x {} run(s)",
         s.base.name,
         s.points.len(),
@@ -942,7 +960,7 @@ fn print_header(study: &Study) {
 
 /// One run's lines of the text summary, preceded by its point's line when it is the first
 /// run of a swept point (`last_point`: the point of the previous run printed).
-fn print_run(study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
+fn print_run(w: &mut String, study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
     let s = study.scenario();
     {
         if j.point != *last_point {
@@ -950,10 +968,11 @@ fn print_run(study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
             let p = &s.points[j.point];
             if !p.params.is_empty() {
                 let ps: Vec<String> = p.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-                println!("point {}: {}", j.point, ps.join(", "));
+                let _ = writeln!(w, "point {}: {}", j.point, ps.join(", "));
             }
         }
-        println!(
+        let _ = writeln!(
+            w,
             "  seed {:<20} {:<12} end {:>10.6} s  events {:>10}  digest {}",
             r.seed,
             r.status.as_str(),
@@ -962,7 +981,8 @@ fn print_run(study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
             r.digest
         );
         for f in &r.flows {
-            print!(
+            let _ = write!(
+                w,
                 "    flow {}: sent {} delivered {} dropped {} (loss {:.4} %)",
                 f.flow,
                 f.packets_sent,
@@ -975,30 +995,31 @@ fn print_run(study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
                 .map(|(r, n)| format!("{r} {n}"))
                 .collect();
             if !reasons.is_empty() {
-                print!(" [{}]", reasons.join(", "));
+                let _ = write!(w, " [{}]", reasons.join(", "));
             }
             if f.in_network > 0 {
-                print!(" in network {}", f.in_network);
+                let _ = write!(w, " in network {}", f.in_network);
             }
             for e in &f.endpoints {
-                if let (Some(t), Some(w)) = (e.transport(), e.workload()) {
-                    print_transport(e.kind(), t, w);
+                if let (Some(t), Some(wl)) = (e.transport(), e.workload()) {
+                    print_transport(w, e.kind(), t, wl);
                 }
-                print_protocol_extras(e);
+                print_protocol_extras(w, e);
                 if let EndpointMetrics::CbrSink {
                     goodput_bps: Some(g),
                     delay_mean_secs: Some(d),
                     ..
                 } = e
                 {
-                    print!(
+                    let _ = write!(
+                        w,
                         "  goodput {:.3} Mbit/s  mean delay {:.3} ms",
                         g / 1e6,
                         d * 1e3
                     );
                 }
             }
-            println!();
+            let _ = writeln!(w);
         }
         for l in &r.links {
             if l.drops.total() == 0 && l.loss_judged == 0 {
@@ -1022,7 +1043,7 @@ fn print_run(study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
             for (reason, n) in drop_list(&l.drops) {
                 line.push_str(&format!(", {reason} {n}"));
             }
-            println!("{line}");
+            let _ = writeln!(w, "{line}");
         }
     }
 }
@@ -1045,11 +1066,11 @@ fn drop_list(d: &sim_core::metrics::DropCounts) -> Vec<(&'static str, u64)> {
 }
 
 /// One line of TCP- or SCTP-only metrics (nothing for the other endpoints).
-fn print_protocol_extras(e: &EndpointMetrics) {
+fn print_protocol_extras(w: &mut String, e: &EndpointMetrics) {
     match e {
         EndpointMetrics::Tcp(m) => {
             let x = &m.tcp;
-            print!(
+            let _ = write!(w,
                 "\n        tcp: tls {} established {} fast recoveries {} max RTO backoff {} SYN retransmissions {}; sent header bytes {} pure ACKs {} (delayed-ACK timeouts {}) SACK blocks {}",
                 x.tls,
                 x.tcp_established_secs
@@ -1065,7 +1086,7 @@ fn print_protocol_extras(e: &EndpointMetrics) {
         }
         EndpointMetrics::Sctp(m) => {
             let x = &m.sctp;
-            print!(
+            let _ = write!(w,
                 "\n        sctp: DATA chunks sent {} retransmitted {} fast retransmits {} SACKs sent {} (gap blocks {}) duplicate TSNs {} handshake retransmissions {} RTO at end {:.3} s",
                 x.data_chunks_sent,
                 x.chunks_retransmitted,
@@ -1084,12 +1105,14 @@ fn print_protocol_extras(e: &EndpointMetrics) {
 /// The shared transport metrics of one endpoint (`kind`: its protocol) and its workload's
 /// connection reports and history samples.
 fn print_transport(
+    w: &mut String,
     kind: &str,
     t: &sim_core::metrics::TransportMetrics,
-    w: &sim_core::metrics::WorkloadMetrics,
+    wl: &sim_core::metrics::WorkloadMetrics,
 ) {
     let secs = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.6} s"));
-    print!(
+    let _ = write!(
+        w,
         "\n      {kind} {}: handshake {} completion {} first byte {}",
         t.role,
         secs(t.handshake_secs),
@@ -1097,9 +1120,9 @@ fn print_transport(
         secs(t.time_to_first_byte_secs)
     );
     if let Some(g) = t.goodput_bps {
-        print!(" goodput {:.3} Mbit/s", g / 1e6);
+        let _ = write!(w, " goodput {:.3} Mbit/s", g / 1e6);
     }
-    print!(
+    let _ = write!(w,
         "\n        packets sent {} lost {} ({:.3} %) retransmitted {} spurious {} PTOs {} congestion events {}; blocked: cwnd {:.3} s, flow control {:.3} s; srtt {:.3} ms, cwnd at end {} B",
         t.packets_sent,
         t.packets_lost,
@@ -1114,14 +1137,14 @@ fn print_transport(
         t.cwnd_end
     );
     // quic_connections: one line per connection (times relative to its start).
-    for c in &w.connections {
+    for c in &wl.connections {
         let m = c.metrics.transport();
         let zero_rtt = match c.zero_rtt_accepted {
             Some(true) => "0-RTT accepted",
             Some(false) => "0-RTT rejected",
             None => "no 0-RTT",
         };
-        print!(
+        let _ = write!(w,
             "\n        conn {} [{}] {:?} start {} close {} ({}): {}{}, {}; handshake {} first byte {} completion {}; packets sent {} lost {}, cwnd at end {} B",
             c.index,
             c.local,
@@ -1140,8 +1163,9 @@ fn print_transport(
             m.cwnd_end
         );
     }
-    for h in &w.history {
-        print!(
+    for h in &wl.history {
+        let _ = write!(
+            w,
             "\n        history {:?} conn {} at {:.6} s: cwnd {} B, srtt {:.3} ms",
             h.event,
             h.connection,
@@ -1150,9 +1174,9 @@ fn print_transport(
             h.srtt_secs * 1e3
         );
     }
-    if let Some(iw) = &w.initial_window {
+    if let Some(iw) = &wl.initial_window {
         for g in &iw.connections {
-            print!(
+            let _ = write!(w,
                 "\n        initial window ({}) conn {} at {:.6} s from {}{}: default {} B, average {}, got {} B",
                 iw.policy,
                 g.connection,
@@ -1165,7 +1189,8 @@ fn print_transport(
             );
         }
         for e in &iw.store {
-            print!(
+            let _ = write!(
+                w,
                 "\n        history store {}: {} samples, average {} B",
                 e.client, e.samples, e.average
             );

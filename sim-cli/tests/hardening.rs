@@ -605,3 +605,46 @@ fn item18_exit_codes_and_messages_say_what_happened() {
     );
     assert!(e.contains("missing"), "{e}");
 }
+
+/// Item 14: a full stdout (`> /dev/full`) panicked in `run` (text), `validate`, `run
+/// --breakdown` and `serve`. Exit 1 with a message, as `run --json` already did.
+#[cfg(target_os = "linux")]
+#[test]
+fn item14_a_full_stdout_is_an_io_error_not_a_panic() {
+    let d = tmp("full");
+    let f = d.join("s.toml");
+    std::fs::write(&f, QUIC).unwrap();
+    let site = d.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("index.html"), "<html></html>").unwrap();
+    for args in [
+        vec!["run", s(&f)],
+        vec!["run", s(&f), "--breakdown"],
+        vec!["run", s(&f), "--json"],
+        vec!["validate", s(&f)],
+        vec!["serve", "--port", "0", "--dir", s(&site)],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut child = Command::new(BIN)
+            .args(&args)
+            .stdout(full)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t0.elapsed().as_secs() > 30 {
+                let _ = child.kill();
+                panic!("{args:?}: still running");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let o = child.wait_with_output().unwrap();
+        let e = code(o, 1);
+        assert!(e.contains("stdout: No space left on device"), "{args:?}: {e}");
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+    }
+}
