@@ -644,7 +644,56 @@ fn item14_a_full_stdout_is_an_io_error_not_a_panic() {
         }
         let o = child.wait_with_output().unwrap();
         let e = code(o, 1);
-        assert!(e.contains("stdout: No space left on device"), "{args:?}: {e}");
+        assert!(
+            e.contains("stdout: No space left on device"),
+            "{args:?}: {e}"
+        );
         assert!(!e.contains("panicked"), "{args:?}: {e}");
+    }
+}
+
+/// Item 18, continued: `plot-sweep --where` with a value no point has said "no metric";
+/// a scenario of background flows only "completed" at 0 s with 0 events.
+#[test]
+fn item18_where_filters_and_background_only_scenarios_say_what_happened() {
+    let d = tmp("where");
+    let (_, shards) = two_shards(&d.join("sweep"));
+    let all = d.join("all");
+    code(
+        quicsim(&["merge", s(&shards[0]), s(&shards[1]), "--out", s(&all)]),
+        0,
+    );
+    let plot = |filter: &str| {
+        quicsim(&[
+            "plot-sweep",
+            s(&all),
+            "--x",
+            "flows.0.count",
+            "--y",
+            "end_time_secs",
+            "--where",
+            filter,
+            "--out",
+            s(&d.join("p.svg")),
+        ])
+    };
+    let e = code(plot("flows.0.count=7"), 2);
+    assert!(
+        e.contains("--where flows.0.count=7: no point has flows.0.count = 7; its values are: 5, 6"),
+        "{e}"
+    );
+    let e = code(plot("flows.0.rate=1Mbps"), 2);
+    assert!(e.contains("\"flows.0.rate\" is not a sweep key"), "{e}");
+    assert!(!d.join("p.svg").exists());
+    code(plot("flows.0.count=5"), 0);
+    // Background flows only.
+    let f = d.join("bg.toml");
+    std::fs::write(&f, format!("{CBR}background = true\n")).unwrap();
+    for cmd in ["validate", "run"] {
+        let e = code(quicsim(&[cmd, s(&f)]), 2);
+        assert!(
+            e.contains("flows: 1 flow(s), all with background = true"),
+            "{e}"
+        );
     }
 }

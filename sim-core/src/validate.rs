@@ -1138,8 +1138,23 @@ impl Config {
         check_migration_policies(&self.flows, handovers)?;
         check_address_change_reconnects(&self.flows, handovers)?;
         check_initial_window_workloads(&self.flows)?;
+        check_foreground(&self.flows)?;
         Ok(())
     }
+}
+
+/// Flows that are all `background`: a run ends when its foreground flows are done, so it
+/// would end at 0 s with nothing run (issue 28 item 18). No flows at all is allowed (an
+/// empty network completes at once, docs/adversarial.md).
+pub(crate) fn check_foreground(flows: &[FlowConfig]) -> Result<(), ConfigError> {
+    if flows.is_empty() || flows.iter().any(|f| !f.background) {
+        return Ok(());
+    }
+    Err(ConfigError::new(
+        "flows",
+        format!("{} flow(s), all with background = true", flows.len()),
+        "at least one flow with background = false: a run ends when its foreground flows are done, so with background flows only it would end at 0 s without running them",
+    ))
 }
 
 /// The longest scenario `name`, in characters. The CLI builds file names from it (qlog
@@ -1290,6 +1305,18 @@ mod tests {
         let e = err(&c);
         assert_eq!(e.field, "name");
         assert!(e.allowed.contains("at most 100 characters"), "{e}");
+    }
+
+    /// Issue 28 item 18: background flows alone "completed" at 0 s with 0 events.
+    #[test]
+    fn background_flows_alone_are_refused() {
+        let mut c = config();
+        c.flows[0].background = true;
+        let e = err(&c);
+        assert_eq!(e.field, "flows");
+        assert!(e.allowed.contains("background = false"), "{e}");
+        c.flows.clear();
+        c.validate().unwrap();
     }
 
     #[test]

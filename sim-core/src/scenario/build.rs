@@ -1627,6 +1627,7 @@ pub(super) fn build(
         }
     }
     crate::validate::check_initial_window_workloads(&flows)?;
+    crate::validate::check_foreground(&flows)?;
     let output: OutputConfig = Read::open(r.raw("output").unwrap_or(&empty), "output", &[&OUTPUT])?
         .deserialize(Table::new())?;
     let cfg = Config {

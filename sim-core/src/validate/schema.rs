@@ -705,7 +705,7 @@ pub const FLOW: Table = Table {
             "background",
             K::Bool,
             Value("false"),
-            "a background flow does not have to finish for the run to be `completed`",
+            "a background flow does not have to finish for the run to be `completed`; at least one flow of a scenario is not background (the run ends when the foreground flows are done)",
         ),
         key(
             "copies",
