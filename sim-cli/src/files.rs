@@ -303,6 +303,7 @@ pub fn refuse_input_as_output(out: &Path, inputs: &[(&str, &Path)]) -> Result<()
 }
 
 /// Name of the lock file of an output directory.
+#[cfg(unix)]
 pub const LOCK_FILE: &str = ".quicsim.lock";
 
 /// The exclusive lock of an output directory, held while a command writes into it: an
