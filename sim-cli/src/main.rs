@@ -2,18 +2,21 @@
 //!
 //! All file and terminal I/O lives here; sim-core stays pure.
 
+mod files;
 mod plot;
 mod reproduce;
 mod serve;
 mod sweep;
 
 use clap::{Parser, Subcommand};
+use files::AtomicFile;
 use rayon::prelude::*;
 use sim_core::breakdown::{FlowBreakdown, TimePart};
 use sim_core::metrics::{EndpointMetrics, RunResult};
 use sim_core::qlog::{self, QlogFormat, QlogWriter, TraceKey};
 use sim_core::scenario::{parse_str, Scenario};
 use sim_core::study::{Job, Overrides, Study};
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -210,19 +213,30 @@ fn io_check(inputs: &[&Path], out: &Path) -> Result<(), (u8, String)> {
         std::fs::File::open(f)
             .map_err(|e| (EXIT_IO, format!("{}: cannot read: {e}", f.display())))?;
     }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(out)
+    // The figure is drawn into a temporary file beside `out` and renamed: that file must
+    // be creatable (`out` itself is not touched before the figure is complete).
+    let tmp = files::temp_path(out);
+    std::fs::File::create(&tmp)
         .map(drop)
-        .map_err(|e| (EXIT_IO, format!("{}: cannot write: {e}", out.display())))
+        .map_err(|e| (EXIT_IO, format!("{}: cannot write: {e}", out.display())))?;
+    let _ = std::fs::remove_file(&tmp);
+    Ok(())
+}
+
+/// Writes `text` to stdout: a failure (a full disk, `> /dev/full`) is an I/O failure
+/// (exit 1) with a message, never a panic as `print!` would. (A closed pipe ends the
+/// process quietly: SIGPIPE keeps its default action.)
+pub(crate) fn stdout(text: &str) -> Result<(), (u8, String)> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| (EXIT_IO, format!("stdout: {e}")))
 }
 
 fn load(file: &Path) -> Result<Scenario, (u8, String)> {
-    // An unreadable file is an I/O failure (exit 1, README "Exit codes").
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| (EXIT_IO, format!("{}: cannot read: {e}", file.display())))?;
+    // An unreadable file is an I/O failure (exit 1, README "Exit codes"); a FIFO, a device,
+    // a file over 16 MB or not UTF-8 is bad input (exit 2).
+    let text = files::read_scenario(file)?;
     parse_str(&text).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", file.display())))
 }
 
@@ -250,6 +264,7 @@ fn main() -> ExitCode {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| (EXIT_BAD_INPUT, e))
             .and_then(|curves| {
+                files::refuse_input_as_output(&out, &[("input CSV", &csv)])?;
                 io_check(&[&csv], &out)?;
                 plot::plot(&csv, &x, &curves, &title, &ylabel, &out)
                     .map_err(|e| (EXIT_BAD_INPUT, e))
@@ -287,26 +302,37 @@ fn main() -> ExitCode {
             xlabel,
             ylabel,
             out,
-        } => io_check(&[&dir.join("summary.json")], &out).and_then(|()| {
-            plot_sweep_cmd(
-                &dir,
-                &x,
-                &y,
-                series.as_deref(),
-                &filters,
-                &title,
-                &xlabel,
-                &ylabel,
-                &out,
-            )
-        }),
-        Command::Validate { file } => load(&file).map(|s| {
-            println!(
-                "{}: ok — {} sweep point(s) x {} run(s)",
+        } => {
+            // The sweep's own files are inputs too: a figure must not replace any of them.
+            let own: Vec<(&str, PathBuf)> =
+                ["summary.json", "summary.csv", "sweep.json", "runs.jsonl"]
+                    .into_iter()
+                    .map(|f| ("sweep file", dir.join(f)))
+                    .collect();
+            let own: Vec<(&str, &Path)> = own.iter().map(|(f, p)| (*f, p.as_path())).collect();
+            files::refuse_input_as_output(&out, &own)
+                .and_then(|()| io_check(&[&dir.join("summary.json")], &out))
+                .and_then(|()| {
+                    plot_sweep_cmd(
+                        &dir,
+                        &x,
+                        &y,
+                        series.as_deref(),
+                        &filters,
+                        &title,
+                        &xlabel,
+                        &ylabel,
+                        &out,
+                    )
+                })
+        }
+        Command::Validate { file } => load(&file).and_then(|s| {
+            stdout(&format!(
+                "{}: ok — {} sweep point(s) x {} run(s)\n",
                 file.display(),
                 s.points.len(),
                 s.base.runs
-            );
+            ))
         }),
         Command::Run {
             file,
@@ -388,12 +414,7 @@ fn sweep_cmd(
     seed: Option<u64>,
     runs: Option<u32>,
 ) -> Result<(), (u8, String)> {
-    if jobs == Some(0) {
-        return Err((
-            EXIT_BAD_INPUT,
-            "--jobs: 0 is not allowed: expected >= 1".into(),
-        ));
-    }
+    let jobs = sweep::worker_threads(jobs)?;
     if runs == Some(0) {
         return Err((
             EXIT_BAD_INPUT,
@@ -594,7 +615,9 @@ where
     let mut json = match as_json {
         true => Some(JsonDoc::start(std::io::stdout(), study).map_err(stdout_err)?),
         false => {
-            print_header(study);
+            let mut w = String::new();
+            print_header(&mut w, study);
+            stdout(&w)?;
             None
         }
     };
@@ -616,7 +639,11 @@ where
                 } = r?;
                 match &mut json {
                     Some(js) => js.run(j, &result).map_err(stdout_err)?,
-                    None => print_run(study, j, &result, &mut last_point),
+                    None => {
+                        let mut w = String::new();
+                        print_run(&mut w, study, j, &result, &mut last_point);
+                        stdout(&w)?;
+                    }
                 }
                 if let Some(f) = &mut files {
                     f.run(j, &result)?;
@@ -644,10 +671,10 @@ where
         }
         None => {
             if let Some(p) = &paired {
-                print!("{}", paired_table(p));
+                stdout(&paired_table(p))?;
             }
             if breakdown {
-                print!("{}", breakdown_table(&splits));
+                stdout(&breakdown_table(&splits))?;
             }
         }
     }
@@ -740,10 +767,13 @@ impl<W: std::io::Write> JsonDoc<W> {
 /// `quicsim run --out DIR`, written as the runs finish: result.json (the results
 /// document), summary.csv (a row per run and flow) and, with series on, one time-series CSV
 /// per run.
+///
+/// Each file is written to a temporary file beside it and renamed when complete
+/// ([`files::AtomicFile`]): a run that fails half-way leaves no half-written result.
 struct OutFiles {
     dir: PathBuf,
-    result: JsonDoc<std::io::BufWriter<std::fs::File>>,
-    csv: std::io::BufWriter<std::fs::File>,
+    result: JsonDoc<AtomicFile>,
+    csv: AtomicFile,
     /// The scenario name made a safe file-name stem, for the series files.
     stem: String,
 }
@@ -752,11 +782,7 @@ impl OutFiles {
     fn create(dir: &Path, study: &Study) -> Result<OutFiles, (u8, String)> {
         let io = |e: std::io::Error| (EXIT_IO, format!("{}: {e}", dir.display()));
         std::fs::create_dir_all(dir).map_err(io)?;
-        let file = |name: &str| {
-            std::fs::File::create(dir.join(name))
-                .map(std::io::BufWriter::new)
-                .map_err(io)
-        };
+        let file = |name: &str| AtomicFile::create(&dir.join(name)).map_err(io);
         let result = JsonDoc::start(file("result.json")?, study).map_err(io)?;
         let mut csv = file("summary.csv")?;
         csv.write_all(
@@ -801,21 +827,24 @@ impl OutFiles {
                 t.push('\n');
             }
             let name = format!("series-{}-p{}-seed{}.csv", self.stem, j.point, r.seed);
-            std::fs::write(self.dir.join(name), t).map_err(io)?;
+            files::write_atomic(&self.dir.join(name), t.as_bytes())?;
         }
         Ok(())
     }
 
     /// Closes result.json with `tail` (no newline after the document, as before) and
-    /// flushes both files.
+    /// puts both files in place.
     fn finish(self, tail: &str) -> Result<(), (u8, String)> {
         let OutFiles {
             dir, result, csv, ..
         } = self;
         let io = |e: std::io::Error| (EXIT_IO, format!("{}: {e}", dir.display()));
-        result.finish(tail, false).map_err(io)?;
-        let mut csv = csv;
-        csv.flush().map_err(io)
+        result
+            .finish(tail, false)
+            .map_err(io)?
+            .commit()
+            .map_err(io)?;
+        csv.commit().map_err(io)
     }
 }
 
@@ -899,25 +928,29 @@ fn run_with_qlog(
     fmt: QlogFormat,
 ) -> Result<RunResult, (u8, String)> {
     let title = format!("{} point {} seed {}", cfg.name, j.point, j.seed);
+    let path = |key: &TraceKey| dir.join(qlog::file_name(&cfg.name, j.seed, j.point, key));
+    // Each trace goes to a temporary file, renamed when the run is done: a run that fails
+    // leaves no partial trace.
     let open = |key: &TraceKey| {
-        let path = dir.join(qlog::file_name(&cfg.name, j.seed, j.point, key));
-        std::fs::File::create(&path)
-            .map(std::io::BufWriter::new)
+        let path = path(key);
+        AtomicFile::create(&path)
             .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
     };
     let mut writer = QlogWriter::new(fmt, title, Box::new(open));
     let result = sim_core::runner::run_traced(cfg, j.seed, &mut writer)
         .map_err(|e| (EXIT_BAD_INPUT, e.to_string()))?;
     let io = |e: std::io::Error| (1, format!("qlog: {e}"));
-    for (_, w) in writer.into_outputs().map_err(io)? {
-        w.into_inner().map_err(|e| io(e.into_error()))?;
+    for (key, w) in writer.into_outputs().map_err(io)? {
+        w.commit()
+            .map_err(|e| (1, format!("qlog: {}: {e}", path(&key).display())))?;
     }
     Ok(result)
 }
 
-fn print_header(study: &Study) {
+fn print_header(w: &mut String, study: &Study) {
     let s = study.scenario();
-    println!(
+    let _ = writeln!(
+        w,
         "scenario {} — {} point(s) x {} run(s)",
         s.base.name,
         s.points.len(),
@@ -927,7 +960,7 @@ fn print_header(study: &Study) {
 
 /// One run's lines of the text summary, preceded by its point's line when it is the first
 /// run of a swept point (`last_point`: the point of the previous run printed).
-fn print_run(study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
+fn print_run(w: &mut String, study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
     let s = study.scenario();
     {
         if j.point != *last_point {
@@ -935,10 +968,11 @@ fn print_run(study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
             let p = &s.points[j.point];
             if !p.params.is_empty() {
                 let ps: Vec<String> = p.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-                println!("point {}: {}", j.point, ps.join(", "));
+                let _ = writeln!(w, "point {}: {}", j.point, ps.join(", "));
             }
         }
-        println!(
+        let _ = writeln!(
+            w,
             "  seed {:<20} {:<12} end {:>10.6} s  events {:>10}  digest {}",
             r.seed,
             r.status.as_str(),
@@ -947,7 +981,8 @@ fn print_run(study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
             r.digest
         );
         for f in &r.flows {
-            print!(
+            let _ = write!(
+                w,
                 "    flow {}: sent {} delivered {} dropped {} (loss {:.4} %)",
                 f.flow,
                 f.packets_sent,
@@ -960,30 +995,31 @@ fn print_run(study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
                 .map(|(r, n)| format!("{r} {n}"))
                 .collect();
             if !reasons.is_empty() {
-                print!(" [{}]", reasons.join(", "));
+                let _ = write!(w, " [{}]", reasons.join(", "));
             }
             if f.in_network > 0 {
-                print!(" in network {}", f.in_network);
+                let _ = write!(w, " in network {}", f.in_network);
             }
             for e in &f.endpoints {
-                if let (Some(t), Some(w)) = (e.transport(), e.workload()) {
-                    print_transport(e.kind(), t, w);
+                if let (Some(t), Some(wl)) = (e.transport(), e.workload()) {
+                    print_transport(w, e.kind(), t, wl);
                 }
-                print_protocol_extras(e);
+                print_protocol_extras(w, e);
                 if let EndpointMetrics::CbrSink {
                     goodput_bps: Some(g),
                     delay_mean_secs: Some(d),
                     ..
                 } = e
                 {
-                    print!(
+                    let _ = write!(
+                        w,
                         "  goodput {:.3} Mbit/s  mean delay {:.3} ms",
                         g / 1e6,
                         d * 1e3
                     );
                 }
             }
-            println!();
+            let _ = writeln!(w);
         }
         for l in &r.links {
             if l.drops.total() == 0 && l.loss_judged == 0 {
@@ -1007,7 +1043,7 @@ fn print_run(study: &Study, j: &Job, r: &RunResult, last_point: &mut usize) {
             for (reason, n) in drop_list(&l.drops) {
                 line.push_str(&format!(", {reason} {n}"));
             }
-            println!("{line}");
+            let _ = writeln!(w, "{line}");
         }
     }
 }
@@ -1030,11 +1066,11 @@ fn drop_list(d: &sim_core::metrics::DropCounts) -> Vec<(&'static str, u64)> {
 }
 
 /// One line of TCP- or SCTP-only metrics (nothing for the other endpoints).
-fn print_protocol_extras(e: &EndpointMetrics) {
+fn print_protocol_extras(w: &mut String, e: &EndpointMetrics) {
     match e {
         EndpointMetrics::Tcp(m) => {
             let x = &m.tcp;
-            print!(
+            let _ = write!(w,
                 "\n        tcp: tls {} established {} fast recoveries {} max RTO backoff {} SYN retransmissions {}; sent header bytes {} pure ACKs {} (delayed-ACK timeouts {}) SACK blocks {}; RACK losses {} lost retransmissions {} TLPs {} (recoveries {}) spurious RTOs {} D-SACKs received {}",
                 x.tls,
                 x.tcp_established_secs
@@ -1056,7 +1092,7 @@ fn print_protocol_extras(e: &EndpointMetrics) {
         }
         EndpointMetrics::Sctp(m) => {
             let x = &m.sctp;
-            print!(
+            let _ = write!(w,
                 "\n        sctp: DATA chunks sent {} retransmitted {} fast retransmits {} SACKs sent {} (gap blocks {}) duplicate TSNs {} handshake retransmissions {} RTO at end {:.3} s",
                 x.data_chunks_sent,
                 x.chunks_retransmitted,
@@ -1075,12 +1111,14 @@ fn print_protocol_extras(e: &EndpointMetrics) {
 /// The shared transport metrics of one endpoint (`kind`: its protocol) and its workload's
 /// connection reports and history samples.
 fn print_transport(
+    w: &mut String,
     kind: &str,
     t: &sim_core::metrics::TransportMetrics,
-    w: &sim_core::metrics::WorkloadMetrics,
+    wl: &sim_core::metrics::WorkloadMetrics,
 ) {
     let secs = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.6} s"));
-    print!(
+    let _ = write!(
+        w,
         "\n      {kind} {}: handshake {} completion {} first byte {}",
         t.role,
         secs(t.handshake_secs),
@@ -1088,9 +1126,9 @@ fn print_transport(
         secs(t.time_to_first_byte_secs)
     );
     if let Some(g) = t.goodput_bps {
-        print!(" goodput {:.3} Mbit/s", g / 1e6);
+        let _ = write!(w, " goodput {:.3} Mbit/s", g / 1e6);
     }
-    print!(
+    let _ = write!(w,
         "\n        packets sent {} lost {} ({:.3} %) retransmitted {} spurious {} PTOs {} congestion events {}; blocked: cwnd {:.3} s, flow control {:.3} s; srtt {:.3} ms, cwnd at end {} B",
         t.packets_sent,
         t.packets_lost,
@@ -1105,14 +1143,14 @@ fn print_transport(
         t.cwnd_end
     );
     // quic_connections: one line per connection (times relative to its start).
-    for c in &w.connections {
+    for c in &wl.connections {
         let m = c.metrics.transport();
         let zero_rtt = match c.zero_rtt_accepted {
             Some(true) => "0-RTT accepted",
             Some(false) => "0-RTT rejected",
             None => "no 0-RTT",
         };
-        print!(
+        let _ = write!(w,
             "\n        conn {} [{}] {:?} start {} close {} ({}): {}{}, {}; handshake {} first byte {} completion {}; packets sent {} lost {}, cwnd at end {} B",
             c.index,
             c.local,
@@ -1131,8 +1169,9 @@ fn print_transport(
             m.cwnd_end
         );
     }
-    for h in &w.history {
-        print!(
+    for h in &wl.history {
+        let _ = write!(
+            w,
             "\n        history {:?} conn {} at {:.6} s: cwnd {} B, srtt {:.3} ms",
             h.event,
             h.connection,
@@ -1141,9 +1180,9 @@ fn print_transport(
             h.srtt_secs * 1e3
         );
     }
-    if let Some(iw) = &w.initial_window {
+    if let Some(iw) = &wl.initial_window {
         for g in &iw.connections {
-            print!(
+            let _ = write!(w,
                 "\n        initial window ({}) conn {} at {:.6} s from {}{}: default {} B, average {}, got {} B",
                 iw.policy,
                 g.connection,
@@ -1156,7 +1195,8 @@ fn print_transport(
             );
         }
         for e in &iw.store {
-            print!(
+            let _ = write!(
+                w,
                 "\n        history store {}: {} samples, average {} B",
                 e.client, e.samples, e.average
             );

@@ -19,9 +19,20 @@ fn is_png(out: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("png"))
 }
 
-/// Draws on an SVG or PNG backend of `size` by `out`'s extension.
+/// Draws on an SVG or PNG backend of `size` by `out`'s extension, into a temporary file
+/// renamed to `out` when the figure is complete ([`crate::files::draw_atomic`]).
 fn with_backend(
     out: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&dyn Fn(&dyn std::fmt::Display) -> String, Area) -> Result<(), String>,
+) -> Result<(), String> {
+    crate::files::draw_atomic(out, |tmp| draw_on(out, tmp, size, draw))
+}
+
+/// [`with_backend`] drawing into `path` (messages name `out`).
+fn draw_on(
+    out: &Path,
+    path: &Path,
     size: (u32, u32),
     draw: impl FnOnce(&dyn Fn(&dyn std::fmt::Display) -> String, Area) -> Result<(), String>,
 ) -> Result<(), String> {
@@ -38,7 +49,7 @@ fn with_backend(
     if is_png(out) {
         #[cfg(not(target_arch = "wasm32"))]
         {
-            let root = BitMapBackend::new(out, size).into_drawing_area();
+            let root = BitMapBackend::new(path, size).into_drawing_area();
             draw(&err, Area::Png(root))
         }
         #[cfg(target_arch = "wasm32")]
@@ -48,7 +59,7 @@ fn with_backend(
             ))
         }
     } else {
-        let root = SVGBackend::new(out, size).into_drawing_area();
+        let root = SVGBackend::new(path, size).into_drawing_area();
         draw(&err, Area::Svg(root))
     }
 }
@@ -320,6 +331,59 @@ pub struct SweepPlot<'a> {
     pub out: &'a Path,
 }
 
+/// The sweep parameters of a point of `summary.json`.
+fn point_params(pt: &serde_json::Value) -> Vec<(String, String)> {
+    pt["params"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|kv| {
+                    (
+                        kv[0].as_str().unwrap_or_default().to_string(),
+                        kv[1].as_str().unwrap_or_default().to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Checks every `--where KEY=VALUE`: KEY is a sweep key and some point has VALUE for it;
+/// otherwise the error says which key or value matched nothing, and what there is.
+fn check_filters(
+    path: &Path,
+    points: &[serde_json::Value],
+    filters: &[(String, String)],
+) -> Result<(), String> {
+    let params: Vec<Vec<(String, String)>> = points.iter().map(point_params).collect();
+    let keys: Vec<&str> = params
+        .first()
+        .map(|p| p.iter().map(|(k, _)| k.as_str()).collect())
+        .unwrap_or_default();
+    for (k, v) in filters {
+        if !keys.contains(&k.as_str()) {
+            return Err(format!(
+                "--where {k}={v}: {k:?} is not a sweep key of {}; keys are: {}",
+                path.display(),
+                keys.join(", ")
+            ));
+        }
+        let mut values: Vec<&str> = Vec::new();
+        for (pk, pv) in params.iter().flatten() {
+            if pk == k && !values.contains(&pv.as_str()) {
+                values.push(pv);
+            }
+        }
+        if !values.contains(&v.as_str()) {
+            return Err(format!(
+                "--where {k}={v}: no point has {k} = {v}; its values are: {} (as written in the scenario)",
+                values.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Draws the mean of a metric per sweep point against a sweep key, one line per value of
 /// the series key, with the 95 % confidence interval of each mean as an error bar.
 pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
@@ -332,26 +396,17 @@ pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
         .ok_or_else(|| format!("{}: no points", path.display()))?;
     let mut rows: Vec<SummaryPoint> = Vec::new();
     let mut metric_seen = false;
+    let mut kept = 0;
+    check_filters(&path, points, p.filters)?;
     for pt in points {
-        let params: Vec<(String, String)> = pt["params"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|kv| {
-                        (
-                            kv[0].as_str().unwrap_or_default().to_string(),
-                            kv[1].as_str().unwrap_or_default().to_string(),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let params = point_params(pt);
         if p.filters
             .iter()
             .any(|(k, v)| params.iter().any(|(pk, pv)| pk == k && pv != v))
         {
             continue;
         }
+        kept += 1;
         let Some(m) = pt["metrics"]
             .as_array()
             .and_then(|ms| ms.iter().find(|m| m[0] == p.y.column.as_str()))
@@ -368,6 +423,13 @@ pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
                 .as_array()
                 .and_then(|c| Some((c[0].as_f64()? * k, c[1].as_f64()? * k))),
         });
+    }
+    if kept == 0 {
+        let shown: Vec<String> = p.filters.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        return Err(format!(
+            "--where {}: no point has all of these values together",
+            shown.join(" --where ")
+        ));
     }
     if !metric_seen {
         let names: Vec<&str> = points

@@ -44,6 +44,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 const EXIT_BAD_INPUT: u8 = 2;
+const EXIT_IO: u8 = 1;
 
 /// Options of `quicsim reproduce`.
 pub struct ReproduceArgs {
@@ -58,21 +59,44 @@ pub struct ReproduceArgs {
 /// One reproduction scenario.
 struct Experiment {
     file: PathBuf,
+    /// The file's stem, a plain file-name component ([`crate::files::plain_component`]).
     stem: String,
     scenario: Scenario,
     paper: Paper,
 }
 
+/// The `.toml` files under `dir`, recursively, in sorted order per directory. Symbolic
+/// links are followed, but no directory is entered twice and no file listed twice (by
+/// canonical path; the first path found is kept): a link loop (`loop -> .`) ends, and a
+/// scenario reachable under two names runs once. An unreadable directory is an I/O
+/// failure (exit 1).
 fn toml_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Failure> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", dir.display())))?;
+    let mut seen_dirs = std::collections::BTreeSet::new();
+    let mut seen_files = std::collections::BTreeSet::new();
+    walk_toml(dir, out, &mut seen_dirs, &mut seen_files)
+}
+
+fn walk_toml(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen_dirs: &mut std::collections::BTreeSet<PathBuf>,
+    seen_files: &mut std::collections::BTreeSet<PathBuf>,
+) -> Result<(), Failure> {
+    let io = |e: std::io::Error| (EXIT_IO, format!("{}: {e}", dir.display()));
+    if !seen_dirs.insert(dir.canonicalize().map_err(io)?) {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(dir).map_err(io)?;
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
     for p in paths {
         if p.is_dir() {
-            toml_files(&p, out)?;
+            walk_toml(&p, out, seen_dirs, seen_files)?;
         } else if p.extension().is_some_and(|x| x == "toml") {
-            out.push(p);
+            // A dangling link is kept: reading it reports the I/O failure.
+            if seen_files.insert(p.canonicalize().unwrap_or_else(|_| p.clone())) {
+                out.push(p);
+            }
         }
     }
     Ok(())
@@ -88,8 +112,7 @@ fn find(args: &ReproduceArgs) -> Result<Vec<Experiment>, Failure> {
     let want = (args.which != "all").then(|| normalise_id(&args.which));
     let mut out = Vec::new();
     for f in files {
-        let text = std::fs::read_to_string(&f)
-            .map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", f.display())))?;
+        let text = crate::files::read_scenario(&f)?;
         let scenario =
             parse_str(&text).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", f.display())))?;
         let Some(paper) = scenario.paper.clone() else {
@@ -98,10 +121,13 @@ fn find(args: &ReproduceArgs) -> Result<Vec<Experiment>, Failure> {
         if want.as_ref().is_some_and(|w| *w != paper.id) {
             continue;
         }
+        // Both become file names under --out: checked before any path is built.
         let stem = f
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
+        crate::files::plain_component(&format!("{}: file name", f.display()), &stem)?;
+        crate::files::safe_component(&format!("{}: paper.id", f.display()), &paper.id)?;
         out.push(Experiment {
             file: f,
             stem,
@@ -129,6 +155,7 @@ fn find(args: &ReproduceArgs) -> Result<Vec<Experiment>, Failure> {
 
 /// An experiment no scenario reproduces yet: a line of `pending-reproductions.tsv`.
 struct Pending {
+    /// The paper id, a plain file-name component ([`crate::files::safe_component`]).
     id: String,
     source: String,
     experiment: String,
@@ -161,8 +188,10 @@ fn read_pending(scenarios: &Path) -> Result<Vec<Pending>, Failure> {
                 ),
             ));
         };
+        let id = normalise_id(id);
+        crate::files::safe_component(&format!("{}:{}: paper", path.display(), i + 1), &id)?;
         out.push(Pending {
-            id: normalise_id(id),
+            id,
             source: source.into(),
             experiment: experiment.into(),
             needs: needs.into(),
@@ -839,15 +868,19 @@ fn capitalise(s: &str) -> String {
 }
 
 /// `quicsim reproduce`.
-pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
+pub fn reproduce(mut args: ReproduceArgs) -> Result<(), Failure> {
     if args.runs == Some(0) {
         return Err((
             EXIT_BAD_INPUT,
             "--runs: 0 is not allowed: expected >= 1".into(),
         ));
     }
+    args.jobs = sweep::worker_threads(args.jobs)?;
     let experiments = find(&args)?;
     std::fs::create_dir_all(&args.out).map_err(|e| (1, format!("{}: {e}", args.out.display())))?;
+    // The report's files (index.md, paper<ID>.md, figures) have one writer; each sweep
+    // directory is locked by its sweep as well.
+    let _lock = crate::files::DirLock::acquire(&args.out)?;
     let mut by_paper: std::collections::BTreeMap<String, Vec<Section>> = Default::default();
     for e in &experiments {
         let study = Study::new(
@@ -917,7 +950,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
             index.push('\n');
         }
         let path = args.out.join(format!("paper{id}.md"));
-        std::fs::write(&path, md).map_err(|e| (1, format!("{}: {e}", path.display())))?;
+        crate::files::write_atomic(&path, md.as_bytes())?;
     }
     let path = args.out.join("index.md");
     // One paper regenerated: the other papers' rows of an existing index stay, in order.
@@ -926,7 +959,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
             index = merge_index(&old, &index, w);
         }
     }
-    std::fs::write(&path, index).map_err(|e| (1, format!("{}: {e}", path.display())))?;
+    crate::files::write_atomic(&path, index.as_bytes())?;
     eprintln!("reproductions written to {}", path.display());
     Ok(())
 }

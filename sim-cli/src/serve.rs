@@ -56,7 +56,10 @@ pub fn serve(dir: &Path, port: u16) -> Result<(), (u8, String)> {
         .to_ip()
         .map(|a| a.port())
         .unwrap_or(port);
-    println!("serving {} at http://127.0.0.1:{port}/", dir.display());
+    crate::stdout(&format!(
+        "serving {} at http://127.0.0.1:{port}/\n",
+        dir.display()
+    ))?;
     for req in server.incoming_requests() {
         let file = resolve(dir, req.url()).filter(|p| p.is_file());
         let res = match file.and_then(|p| std::fs::read(&p).ok().map(|b| (p, b))) {

@@ -14,6 +14,7 @@
 //! not on `--jobs`, on the order runs finished, on interruptions and resumes, or on
 //! whether it was run in shards and merged.
 
+use crate::files::{write_atomic, AtomicFile};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -94,12 +95,6 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
     move |e| (EXIT_IO, format!("{}: {e}", path.display()))
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).map_err(io_err(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(io_err(path))
-}
-
 fn read_info(dir: &Path) -> Result<Option<SweepInfo>, Failure> {
     let p = dir.join("sweep.json");
     match std::fs::read_to_string(&p) {
@@ -125,18 +120,36 @@ fn write_info(dir: &Path, info: &SweepInfo) -> Result<(), Failure> {
     write_atomic(&dir.join("sweep.json"), t.as_bytes())
 }
 
-/// Reads `runs.jsonl`: every complete record. A last line cut short (the process was killed
-/// while writing it) is dropped and the file truncated to the records before it, so that
-/// job runs again; any other unreadable line is an error naming it.
-fn read_records(path: &Path) -> Result<Vec<RunRecord>, Failure> {
+/// What to do with a last line of `runs.jsonl` cut short (the process was killed while
+/// writing it).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CutLine {
+    /// The directory being written (a resumed sweep): drop the line (truncate the file to
+    /// the records before it), so that its job runs again.
+    Truncate,
+    /// An input that is only read (merge's shards): refuse it, changing nothing.
+    Refuse,
+}
+
+/// Reads `runs.jsonl`: every complete record. A last line cut short is handled as `cut`
+/// says; any other unreadable line is an error naming it.
+fn read_records(path: &Path, cut: CutLine) -> Result<Vec<RunRecord>, Failure> {
     let mut records = Vec::new();
-    scan_records(path, |r, _, _| records.push(r))?;
+    scan_records(path, cut, |r, _, _, _| {
+        records.push(r);
+        Ok(())
+    })?;
     Ok(records)
 }
 
-/// [`read_records`] a record at a time: calls `each(record, offset, length)` with the byte
-/// offset and length (newline included) of its line, holding no record.
-fn scan_records(path: &Path, mut each: impl FnMut(RunRecord, u64, usize)) -> Result<(), Failure> {
+/// [`read_records`] a record at a time: calls `each(record, line number, offset, length)`
+/// with the 1-based line number, byte offset and length (newline included) of its line,
+/// holding no record; an error from `each` stops the scan.
+fn scan_records(
+    path: &Path,
+    cut: CutLine,
+    mut each: impl FnMut(RunRecord, usize, u64, usize) -> Result<(), Failure>,
+) -> Result<(), Failure> {
     let f = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -156,7 +169,7 @@ fn scan_records(path: &Path, mut each: impl FnMut(RunRecord, u64, usize)) -> Res
         let complete = line.ends_with('\n');
         match serde_json::from_str::<RunRecord>(line.trim_end()) {
             Ok(r) if complete => {
-                each(r, good_len, n);
+                each(r, line_no, good_len, n)?;
                 good_len += n as u64;
             }
             _ => {
@@ -173,6 +186,15 @@ fn scan_records(path: &Path, mut each: impl FnMut(RunRecord, u64, usize)) -> Res
                         ),
                     ));
                 }
+                if cut == CutLine::Refuse {
+                    return Err((
+                        EXIT_BAD_INPUT,
+                        format!(
+                            "{}: last line {line_no} is cut short (an interrupted write): the shard is unfinished or damaged; resume it with `quicsim sweep ... --resume` (merge reads its inputs only)",
+                            path.display()
+                        ),
+                    ));
+                }
                 eprintln!(
                     "{}: last line {line_no} was cut short (interrupted write); its job runs again",
                     path.display()
@@ -185,6 +207,30 @@ fn scan_records(path: &Path, mut each: impl FnMut(RunRecord, u64, usize)) -> Res
                 break;
             }
         }
+    }
+    Ok(())
+}
+
+/// Checks that a record read from line `line` of `path` is of a job of a sweep with
+/// `points` points of `runs` runs each: a damaged or edited record is an error naming
+/// its line, never an index out of bounds.
+fn check_record_range(
+    r: &RunRecord,
+    path: &Path,
+    line: usize,
+    points: usize,
+    runs: u32,
+) -> Result<(), Failure> {
+    if r.point >= points || r.run >= runs {
+        return Err((
+            EXIT_BAD_INPUT,
+            format!(
+                "{}: line {line}: point {} run {} is not a job of this sweep ({points} point(s) x {runs} run(s)): the file is damaged or was edited",
+                path.display(),
+                r.point,
+                r.run
+            ),
+        ));
     }
     Ok(())
 }
@@ -272,8 +318,71 @@ impl Progress {
     }
 }
 
+/// Most jobs (sweep points x runs) one sweep holds: its directory keeps every job's id
+/// and place in memory (about 150 B per job), so 10^6 jobs stay near 150 MB. `quicsim
+/// run` streams any number of runs.
+pub const MAX_SWEEP_JOBS: u64 = 1_000_000;
+
+/// Most worker threads `--jobs` may ask for.
+pub const MAX_JOBS: usize = 1024;
+
+/// Worker threads per core beyond which `--jobs` is lowered (runs are CPU-bound: more
+/// threads only add memory and switching).
+const THREADS_PER_CORE: usize = 4;
+
+/// Checks `--jobs` (worker threads of `sweep` and `reproduce`): 1 to [`MAX_JOBS`], else bad
+/// input (exit 2); above [`THREADS_PER_CORE`] threads per core it is lowered to that,
+/// saying so on stderr (output bytes do not depend on it).
+pub fn worker_threads(jobs: Option<usize>) -> Result<Option<usize>, Failure> {
+    let Some(n) = jobs else { return Ok(None) };
+    if n == 0 || n > MAX_JOBS {
+        return Err((
+            EXIT_BAD_INPUT,
+            format!("--jobs: {n} is not allowed: expected 1 to {MAX_JOBS} worker threads"),
+        ));
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let cap = cores.saturating_mul(THREADS_PER_CORE);
+    if n > cap {
+        eprintln!(
+            "--jobs {n}: using {cap} worker threads ({THREADS_PER_CORE} per core on {cores} core(s))"
+        );
+        return Ok(Some(cap));
+    }
+    Ok(Some(n))
+}
+
+/// Checks the size of `study` as a sweep, and `shard`'s count against its jobs, before
+/// anything is allocated per job.
+fn check_size(study: &Study, shard: Option<Shard>) -> Result<(), Failure> {
+    let points = study.scenario().points.len() as u64;
+    let runs = study.runs();
+    let jobs = points.saturating_mul(runs as u64);
+    if jobs > MAX_SWEEP_JOBS {
+        return Err((
+            EXIT_BAD_INPUT,
+            format!(
+                "runs (or --runs): {points} point(s) x {runs} run(s) = {jobs} jobs: a sweep holds at most {MAX_SWEEP_JOBS} jobs; lower the runs, or use `quicsim run`, which streams any number"
+            ),
+        ));
+    }
+    if let Some(s) = shard {
+        if s.count as u64 > jobs {
+            return Err((
+                EXIT_BAD_INPUT,
+                format!(
+                    "--shard {}/{}: {} shards for a study of {jobs} jobs: expected at most {jobs} shards (every shard runs at least one job)",
+                    s.index, s.count, s.count
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `quicsim sweep FILE --out DIR [--jobs N] [--resume] [--shard K/N]`.
 pub fn sweep(study: Study, args: SweepArgs) -> Result<(), Failure> {
+    check_size(&study, args.shard)?;
     let dir = &args.out;
     let fingerprint = study.fingerprint();
     let name = study.scenario().base.name.clone();
@@ -295,6 +404,8 @@ pub fn sweep(study: Study, args: SweepArgs) -> Result<(), Failure> {
         paired: study.paired_layout(),
     };
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    // One writer per directory: a second sweep (or merge) into it exits at once.
+    let _lock = crate::files::DirLock::acquire(dir)?;
     match read_info(dir)? {
         None => {}
         Some(old) => {
@@ -333,20 +444,37 @@ pub fn sweep(study: Study, args: SweepArgs) -> Result<(), Failure> {
     }
     write_info(dir, &info)?;
     let runs_path = dir.join("runs.jsonl");
-    let done = read_records(&runs_path)?;
+    let done = read_records(&runs_path, CutLine::Truncate)?;
     // Map job id -> index among this directory's jobs.
     let mut wanted: std::collections::BTreeMap<String, usize> = mine
         .iter()
         .map(|&i| (study.jobs()[i].id.to_string(), i))
         .collect();
-    for r in &done {
-        if wanted.remove(&r.job).is_none() {
+    for (line, r) in done.iter().enumerate() {
+        let Some(i) = wanted.remove(&r.job) else {
             return Err((
                 EXIT_BAD_INPUT,
                 format!(
                     "{}: job {} is not a job of this sweep, or appears twice",
                     runs_path.display(),
                     r.job
+                ),
+            ));
+        };
+        // The job's place in the study, as the record states it.
+        let job = &study.jobs()[i];
+        if (r.point, r.run) != (job.point, job.run) {
+            return Err((
+                EXIT_BAD_INPUT,
+                format!(
+                    "{}: line {}: job {} is point {} run {} of this sweep, the record says point {} run {}: the file is damaged or was edited",
+                    runs_path.display(),
+                    line + 1,
+                    r.job,
+                    job.point,
+                    job.run,
+                    r.point,
+                    r.run
                 ),
             ));
         }
@@ -428,8 +556,11 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
     // and metric while its point is open); a paired comparison keeps one value per run,
     // variant and compared metric (its collector), never whole records.
     let mut index: Vec<(usize, u32, u64, usize)> = Vec::new();
-    scan_records(&runs_path, |r, offset, len| {
-        index.push((r.point, r.run, offset, len))
+    let (points, runs) = (info.points.len(), info.runs_per_point);
+    scan_records(&runs_path, CutLine::Truncate, |r, line, offset, len| {
+        check_record_range(&r, &runs_path, line, points, runs)?;
+        index.push((r.point, r.run, offset, len));
+        Ok(())
     })?;
     let count = index.len();
     if count != info.shard_jobs {
@@ -453,10 +584,9 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
         )),
         _ => None,
     };
-    let tmp = runs_path.with_extension("tmp");
     {
         let mut src = File::open(&runs_path).map_err(io_err(&runs_path))?;
-        let mut out = std::io::BufWriter::new(File::create(&tmp).map_err(io_err(&tmp))?);
+        let mut out = AtomicFile::create(&runs_path).map_err(io_err(&runs_path))?;
         let mut line = Vec::new();
         for &(_, _, offset, len) in &index {
             line.resize(len, 0);
@@ -470,7 +600,7 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
                 )
             })?;
             out.write_all(record_line(&rec).as_bytes())
-                .map_err(io_err(&tmp))?;
+                .map_err(io_err(&runs_path))?;
             if let Some(a) = &mut acc {
                 a.add(&rec);
             }
@@ -478,10 +608,10 @@ fn finalize(dir: &Path, mut info: SweepInfo) -> Result<(), Failure> {
                 c.add(rec.point, rec.run, rec.seed, &rec.metrics);
             }
         }
-        out.flush().map_err(io_err(&tmp))?;
+        drop(src);
+        out.commit().map_err(io_err(&runs_path))?;
     }
     drop(index);
-    std::fs::rename(&tmp, &runs_path).map_err(io_err(&runs_path))?;
     if let Some(a) = acc {
         let pair = pairs.map(|c| c.finish(&info.points, false));
         write_summaries(dir, &info, a.finish(), pair.as_ref())?;
@@ -739,6 +869,21 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(), Failure> {
             first_dir.display()
         ));
     };
+    // sweep.json is read back: a shard index or count a sweep cannot have written is an
+    // error, not an index out of bounds or a huge allocation.
+    for (d, i) in &shards {
+        if let Some(s) = i.shard {
+            if s.count == 0 || s.index >= s.count || s.count > i.jobs.max(1) {
+                return bad(format!(
+                    "{}: sweep.json names shard {}/{} of a study of {} jobs: the file is damaged or was edited",
+                    d.display(),
+                    s.index,
+                    s.count,
+                    i.jobs
+                ));
+            }
+        }
+    }
     let mut seen: Vec<Option<PathBuf>> = vec![None; count];
     for (d, i) in &shards {
         if i.fingerprint != first.fingerprint || i.scenario != first.scenario {
@@ -794,7 +939,14 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(), Failure> {
     }
     let mut records = Vec::new();
     for (d, i) in &shards {
-        let rs = read_records(&d.join("runs.jsonl"))?;
+        // The shards are inputs: read, never repaired.
+        let path = d.join("runs.jsonl");
+        let mut rs = Vec::new();
+        scan_records(&path, CutLine::Refuse, |r, line, _, _| {
+            check_record_range(&r, &path, line, first.points.len(), first.runs_per_point)?;
+            rs.push(r);
+            Ok(())
+        })?;
         if rs.len() != i.shard_jobs {
             return bad(format!(
                 "{}: {} run records, the shard has {} jobs",
@@ -825,6 +977,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(), Failure> {
         ));
     }
     std::fs::create_dir_all(out).map_err(io_err(out))?;
+    let _lock = crate::files::DirLock::acquire(out)?;
     if let Some(existing) = read_info(out)? {
         if existing.fingerprint != first.fingerprint || existing.shard.is_some() {
             return bad(format!(

@@ -1065,7 +1065,7 @@ pub(crate) fn check_initial_window_workloads(flows: &[FlowConfig]) -> Result<(),
 
 impl Config {
     /// Checks every rule of the scenario format that can be checked on a typed `Config`:
-    /// `runs >= 1`, positive time limit, sample interval and event budget, static link
+    /// a `name` of at most [`MAX_NAME_CHARS`] characters, `runs >= 1`, positive time limit, sample interval and event budget, static link
     /// rates > 0, probabilities in [0, 1], loss-model constraints (Gilbert-Elliott
     /// p + r > 0, periodic 1 <= every, offset < every, four-state sums <= 1), link overhead
     /// <= 1000 B, changes in time order with at least one field each, handover and flow pair
@@ -1076,6 +1076,7 @@ impl Config {
     /// Resolved quantities (`"1BDP"` queues, flow durations) are already numbers in a
     /// `Config`, so the rules about them live in [`crate::scenario`].
     pub fn validate(&self) -> Result<(), ConfigError> {
+        check_name(&self.name)?;
         check_field(schema::TOP.field("runs"), self.runs as u64, "runs")?;
         check_scalars(&schema::SIM, &self.sim, &|k| join("sim", k))?;
         check_toml_int(self.sim.max_events, "sim.max_events", "an integer")?;
@@ -1137,8 +1138,42 @@ impl Config {
         check_migration_policies(&self.flows, handovers)?;
         check_address_change_reconnects(&self.flows, handovers)?;
         check_initial_window_workloads(&self.flows)?;
+        check_foreground(&self.flows)?;
         Ok(())
     }
+}
+
+/// Flows that are all `background`: a run ends when its foreground flows are done, so it
+/// would end at 0 s with nothing run (issue 28 item 18). No flows at all is allowed (an
+/// empty network completes at once, docs/adversarial.md).
+pub(crate) fn check_foreground(flows: &[FlowConfig]) -> Result<(), ConfigError> {
+    if flows.is_empty() || flows.iter().any(|f| !f.background) {
+        return Ok(());
+    }
+    Err(ConfigError::new(
+        "flows",
+        format!("{} flow(s), all with background = true", flows.len()),
+        "at least one flow with background = false: a run ends when its foreground flows are done, so with background flows only it would end at 0 s without running them",
+    ))
+}
+
+/// The longest scenario `name`, in characters. The CLI builds file names from it (qlog
+/// traces, series CSVs; each character at most one byte there): bounded, they fit the
+/// usual 255-byte limit of a file name with the seed, point and flow added.
+pub const MAX_NAME_CHARS: usize = 100;
+
+/// `name` has at most [`MAX_NAME_CHARS`] characters.
+pub(crate) fn check_name(name: &str) -> Result<(), ConfigError> {
+    let n = name.chars().count();
+    if n <= MAX_NAME_CHARS {
+        return Ok(());
+    }
+    let shown: String = name.chars().take(40).collect();
+    Err(ConfigError::new(
+        "name",
+        format!("{shown}... ({n} characters)"),
+        format!("a string of at most {MAX_NAME_CHARS} characters (file names are built from it)"),
+    ))
 }
 
 /// The most time-series samples a run may take (`output.series`): one row of every column
@@ -1257,6 +1292,31 @@ mod tests {
     #[test]
     fn valid_config_passes() {
         config().validate().unwrap();
+    }
+
+    /// Issue 28 item 8: a 240-character name validated, then the CLI's file names built
+    /// from it were too long.
+    #[test]
+    fn name_is_bounded() {
+        let mut c = config();
+        c.name = "é".repeat(MAX_NAME_CHARS);
+        c.validate().unwrap();
+        c.name.push('x');
+        let e = err(&c);
+        assert_eq!(e.field, "name");
+        assert!(e.allowed.contains("at most 100 characters"), "{e}");
+    }
+
+    /// Issue 28 item 18: background flows alone "completed" at 0 s with 0 events.
+    #[test]
+    fn background_flows_alone_are_refused() {
+        let mut c = config();
+        c.flows[0].background = true;
+        let e = err(&c);
+        assert_eq!(e.field, "flows");
+        assert!(e.allowed.contains("background = false"), "{e}");
+        c.flows.clear();
+        c.validate().unwrap();
     }
 
     #[test]

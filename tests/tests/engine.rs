@@ -375,8 +375,9 @@ proptest! {
         rates in proptest::collection::vec((10_000u64..50_000_000, 1u64..1500, 1u64..400, any::<bool>(), any::<bool>()), 1..4),
         seed in any::<u64>()
     ) {
-        let flows = rates.into_iter().map(|(rate, size, count, down, bg)| FlowConfig {
-            pair: 0, background: bg,
+        // Flow 0 is a foreground flow: background flows alone are refused (issue 28 item 18).
+        let flows = rates.into_iter().enumerate().map(|(i, (rate, size, count, down, bg))| FlowConfig {
+            pair: 0, background: bg && i > 0,
             app: AppConfig::Cbr { direction: if down { Direction::Down } else { Direction::Up },
                 rate: Rate(rate), size: Bytes(size), start: SimTime::ZERO, count },
         }).collect();
@@ -386,7 +387,7 @@ proptest! {
         let r = sim_core::run(&cfg, seed).unwrap();
         assert_conserved(&r);
         // Every flow starts at time zero, so each foreground flow sent at least its first
-        // datagram (a run whose flows are all background completes at once).
+        // datagram.
         for (i, f) in r.flows.iter().enumerate() {
             if !cfg.flows[i].background {
                 prop_assert!(f.packets_sent >= 1);

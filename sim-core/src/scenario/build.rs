@@ -1627,6 +1627,7 @@ pub(super) fn build(
         }
     }
     crate::validate::check_initial_window_workloads(&flows)?;
+    crate::validate::check_foreground(&flows)?;
     let output: OutputConfig = Read::open(r.raw("output").unwrap_or(&empty), "output", &[&OUTPUT])?
         .deserialize(Table::new())?;
     let cfg = Config {
@@ -1639,6 +1640,7 @@ pub(super) fn build(
         flows,
         output,
     };
+    crate::validate::check_name(&cfg.name)?;
     crate::validate::check_series(&cfg.output, &cfg.sim)?;
     // Controller names: the registry's (the schema let any valid name through).
     let mut cfg = cfg;

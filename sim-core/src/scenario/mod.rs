@@ -254,6 +254,8 @@ pub fn parse_str_with(toml_text: &str, registry: &Registry) -> Result<Scenario, 
         let mut d = keys.len();
         loop {
             if d == 0 {
+                let configs: Vec<&Config> = points.iter().map(|p| &p.config).collect();
+                sweep::check_distinct(&keys, &configs, variants.len().max(1))?;
                 return Ok(Scenario {
                     base,
                     points,

@@ -408,6 +408,23 @@ fn ranking(v: &Value, path: &str, sweep: &SweepValues) -> Result<Ranking, Config
     })
 }
 
+/// Longest `[paper] id`.
+pub const MAX_ID_CHARS: usize = 64;
+
+const ID_ALLOWED: &str = "1 to 64 characters of A-Z a-z 0-9 . _ -, not \".\" or \"..\" (the id names files and directories under `quicsim reproduce --out`: paper<ID>.md, sweeps/<ID>/)";
+
+/// Whether `id` is a valid `[paper] id`: one plain file-name component, since
+/// `quicsim reproduce` joins it to its output directory.
+pub fn safe_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.chars().count() <= MAX_ID_CHARS
+        && id != "."
+        && id != ".."
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
 /// Parses and checks the `[paper]` table `v` against the scenario's sweep.
 pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError> {
     let Value::Table(t) = v else {
@@ -438,6 +455,9 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
         }
     }
     let id = string(t, "paper", "id", true)?;
+    if !safe_id(&id) {
+        return Err(err("paper.id", t.get("id"), ID_ALLOWED));
+    }
     let experiment = string(t, "paper", "experiment", true)?;
     let source = string(t, "paper", "source", true)?;
     let metric = string(t, "paper", "metric", true)?;
@@ -865,6 +885,36 @@ mod tests {
             (Statistic::Mean.field(), Statistic::StdDev.field()),
             ("mean", "std_dev")
         );
+    }
+
+    /// Issue 28 item 1: `quicsim reproduce` joins the id to its output directory, so an id
+    /// is one plain file-name component.
+    #[test]
+    fn ids_are_plain_file_name_components() {
+        let with = |id: &str| {
+            parse_text(&format!(
+                "[paper]\nid = {id:?}\nexperiment = \"x\"\nsource = \"T1\"\nmetric = \"m\"\n"
+            ))
+        };
+        for ok in ["000", "paper-1.b_c", &"a".repeat(MAX_ID_CHARS)] {
+            assert_eq!(with(ok).unwrap().id, ok);
+        }
+        let long = "a".repeat(MAX_ID_CHARS + 1);
+        for bad in [
+            "../../..scratch/x",
+            "/tmp/x",
+            "a/b",
+            "a\\b",
+            ".",
+            "..",
+            "é",
+            "a b",
+            long.as_str(),
+        ] {
+            let e = with(bad).unwrap_err();
+            assert_eq!(e.field, "paper.id", "{bad}: {e}");
+            assert!(e.allowed.contains("A-Z a-z 0-9 . _ -"), "{e}");
+        }
     }
 
     #[test]

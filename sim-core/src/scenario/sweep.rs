@@ -77,6 +77,11 @@ fn parse_key(key: &str) -> Result<Vec<Seg>, ConfigError> {
     }
     match segs.first() {
         Some(Seg::Key(k)) if k == "sweep" => Err(err("a sweep cannot change [sweep]")),
+        // `[paper]` describes the reproduction, not a run: every point would run the same
+        // simulation.
+        Some(Seg::Key(k)) if k == "paper" => Err(err(
+            "a sweep cannot change [paper] (it is not part of any run)",
+        )),
         Some(Seg::Key(_)) => Ok(segs),
         _ => Err(err("the path must start with a key")),
     }
@@ -169,9 +174,22 @@ pub(super) fn parse_sweep(text: &str, sweep: &Value) -> Result<Vec<SweepKey>, Co
         if written.len() != values.len() || written.iter().any(String::is_empty) {
             written = values.iter().map(render).collect();
         }
+        let canonical = canonical(&segs);
+        // `flows.0.rate` and `flows[0].rate` are one key: the later spelling would
+        // silently replace the earlier one's values at every point.
+        if let Some(first) = keys.iter().find(|k: &&SweepKey| k.canonical == canonical) {
+            return Err(ConfigError::new(
+                format!("sweep.\"{key}\""),
+                key.as_str(),
+                format!(
+                    "a path not swept twice: \"{}\" already sweeps {canonical}",
+                    first.written
+                ),
+            ));
+        }
         keys.push(SweepKey {
             written: key.clone(),
-            canonical: canonical(&segs),
+            canonical,
             segs,
             values,
             shown: written,
@@ -250,6 +268,66 @@ pub(super) fn substitute(doc: &mut Table, key: &SweepKey, value: Value) -> Resul
     Ok(())
 }
 
+/// The index of each key's value at grid point `g` (the last key fastest).
+fn grid_indices(keys: &[SweepKey], mut g: usize) -> Vec<usize> {
+    let mut idx = vec![0; keys.len()];
+    for (d, k) in keys.iter().enumerate().rev() {
+        idx[d] = g % k.values.len();
+        g /= k.values.len();
+    }
+    idx
+}
+
+/// Refuses a grid with two points of the same resolved configuration (`[5, 5]`,
+/// `[0.01, "1%"]`, `["1s", "1000ms"]`, a key whose value no point uses): they would be the
+/// same jobs of a study twice (the same job ids), which a sweep directory cannot hold.
+/// `configs` are the points' configurations in order, `variants` per grid point
+/// ([`super::Scenario::variant_count`]). The error names the keys whose values differ
+/// between the two points, at the later point's value.
+pub(super) fn check_distinct(
+    keys: &[SweepKey],
+    configs: &[&crate::config::Config],
+    variants: usize,
+) -> Result<(), ConfigError> {
+    use crate::hash::Fnv1a64;
+    // Hashes of the canonical serialisation (as job ids are made), confirmed by equality.
+    let mut seen: std::collections::BTreeMap<u64, Vec<usize>> = Default::default();
+    for (p, c) in configs.iter().enumerate() {
+        let json = serde_json::to_vec(c).expect("a Config serialises to JSON");
+        let mut h = Fnv1a64::new();
+        h.write(&json);
+        let same = seen.entry(h.finish()).or_default();
+        if let Some(&q) = same.iter().find(|&&q| configs[q] == *c) {
+            let (a, b) = (
+                grid_indices(keys, q / variants),
+                grid_indices(keys, p / variants),
+            );
+            let differ: Vec<usize> = (0..keys.len()).filter(|&d| a[d] != b[d]).collect();
+            let field: Vec<String> = differ
+                .iter()
+                .map(|&d| format!("{}[{}]", keys[d].field(), b[d]))
+                .collect();
+            let show = |idx: &[usize]| {
+                differ
+                    .iter()
+                    .map(|&d| format!("{} = {}", keys[d].written, keys[d].shown[idx[d]]))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Err(ConfigError::new(
+                field.join(", "),
+                show(&b),
+                format!(
+                    "a value giving another configuration than every other point: with it, point {p} resolves to the same configuration as point {q} ({}), so the sweep would run the same simulations twice",
+                    show(&a)
+                ),
+            ));
+        }
+        same.push(p);
+    }
+    Ok(())
+}
+
 /// Names the sweep values of a failed point in an error from building it: the key whose
 /// path contains the error's field, else every key of the point. An unknown key created by
 /// the sweep is reported as a path that does not exist.
@@ -315,6 +393,55 @@ mod tests {
         assert!(parse_key("a..b").is_err());
         assert!(parse_key("0.a").is_err());
         assert!(parse_key("sweep.x").is_err());
+        assert!(parse_key("paper.id").is_err());
         assert!(parse_key("a[x]").is_err());
+    }
+
+    /// Issue 28 item 5: two points of one resolved configuration, or one key in two
+    /// spellings, made `quicsim sweep` fail forever ("N records for M jobs") while
+    /// `validate` and `run` accepted the file.
+    #[test]
+    fn duplicate_points_and_key_spellings_are_refused() {
+        let base = "[topology]\nkind = \"two_hosts\"\n[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 5\n[sweep]\n";
+        let cases = [
+            ("\"flows.0.count\" = [5, 5]", "sweep.\"flows.0.count\"[1]"),
+            (
+                "\"topology.link.loss\" = [0.01, \"1%\"]",
+                "sweep.\"topology.link.loss\"[1]",
+            ),
+            (
+                "\"topology.link.delay\" = [\"1s\", \"1000ms\"]",
+                "sweep.\"topology.link.delay\"[1]",
+            ),
+            (
+                "\"flows.0.count\" = [5, 6]\n\"flows[0].count\" = [7, 8]",
+                "sweep.\"flows[0].count\"",
+            ),
+            ("\"paper.id\" = [\"a\", \"b\"]", "sweep.\"paper.id\""),
+            // Two keys: points 1 and 2 are (5, 2%) and (6, 1%)... distinct; (5, 1%) and
+            // (5, "1%") are not.
+            (
+                "\"flows.0.count\" = [5, 6]\n\"topology.link.loss\" = [0.01, \"1%\"]",
+                "sweep.\"topology.link.loss\"[1]",
+            ),
+        ];
+        for (sweep, field) in cases {
+            let e = crate::scenario::parse_str(&format!("{base}{sweep}\n")).unwrap_err();
+            assert_eq!(e.field, field, "{sweep}: {e}");
+        }
+        let e =
+            crate::scenario::parse_str(&format!("{base}\"flows.0.count\" = [5, 5]\n")).unwrap_err();
+        assert!(
+            e.allowed.contains(
+                "point 1 resolves to the same configuration as point 0 (flows.0.count = 5)"
+            ),
+            "{e}"
+        );
+        // Distinct values still sweep.
+        let ok = crate::scenario::parse_str(&format!(
+            "{base}\"flows.0.count\" = [5, 6]\n\"topology.link.loss\" = [0.01, 0.02]\n"
+        ))
+        .unwrap();
+        assert_eq!(ok.points.len(), 4);
     }
 }

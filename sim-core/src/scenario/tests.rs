@@ -1735,3 +1735,16 @@ fn copies_expand_a_flow_in_place() {
     let n: Vec<usize> = s.points.iter().map(|p| p.config.flows.len()).collect();
     assert_eq!(n, [3, 4, 10]);
 }
+
+/// Issue 28 item 8: `name` is bounded (the CLI builds file names from it).
+#[test]
+fn name_of_at_most_100_characters() {
+    let long = "n".repeat(240);
+    assert_err(
+        &format!("name = {long:?}\n{}", doc("")),
+        "name",
+        "at most 100 characters",
+    );
+    let name = "n".repeat(100);
+    assert_eq!(ok(&format!("name = {name:?}\n{}", doc(""))).name, name);
+}

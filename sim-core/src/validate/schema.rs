@@ -244,7 +244,8 @@ pub const TOP: Table = Table {
     path: "the top level",
     what: "the top level of a scenario",
     fields: &[
-        key("name", K::String, Value("\"scenario\""), "any string: the scenario's name (file names, reports)"),
+        key("name", K::String, Value("\"scenario\""), "any string of at most 100 characters: the scenario's name (file names, reports)")
+            .allowed("a string of at most 100 characters"),
         key("description", K::String, Value("\"\""), "any string"),
         key("seed", K::Integer, Value("1"), "integer ≥ 0, or a decimal string (`\"18446744073709551615\"`) for seeds above 2^63 − 1. Run `i` uses `seed + i` (wrapping).")
             .allowed("an integer >= 0 (or a decimal string for seeds above 2^63 - 1)"),
@@ -704,7 +705,7 @@ pub const FLOW: Table = Table {
             "background",
             K::Bool,
             Value("false"),
-            "a background flow does not have to finish for the run to be `completed`",
+            "a background flow does not have to finish for the run to be `completed`; at least one flow of a scenario is not background (the run ends when the foreground flows are done)",
         ),
         key(
             "copies",

@@ -1,0 +1,699 @@
+//! Issue 28 (an adversarial tester's findings against the command line), through the real
+//! binary: no write outside the directory the user named, no panic, no hang, a clear
+//! error with exit 2 for bad input and 1 for I/O failures (README "Exit codes"). One test
+//! per item; docs/adversarial.md lists them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_quicsim");
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("quicsim-i28-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn quicsim(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts the exit code and returns stderr.
+fn code(o: Output, want: i32) -> String {
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(want), "stderr: {e}");
+    e
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+const CBR: &str =
+    "[topology]\nkind = \"two_hosts\"\n[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 5\n";
+
+fn paper(id: &str) -> String {
+    format!(
+        "[paper]\nid = {id:?}\nexperiment = \"e\"\nsource = \"T1\"\nmetric = \"flow0.ep1.goodput_bps\"\n"
+    )
+}
+
+/// Item 1: `[paper] id` was joined to `--out` unchecked: `../../..scratch/x` or an
+/// absolute path created and overwrote files anywhere. The id is validated (field
+/// `paper.id`) and the scenario refused before anything is written.
+#[test]
+fn item01_paper_ids_cannot_write_outside_the_output_directory() {
+    let d = tmp("paper-id");
+    let abs = d.join("abs");
+    for id in ["../../..scratch/x", s(&abs), "a/b", ".."] {
+        let sc = d.join("scenarios");
+        let _ = std::fs::remove_dir_all(&sc);
+        std::fs::create_dir_all(&sc).unwrap();
+        std::fs::write(sc.join("s.toml"), format!("{CBR}{}", paper(id))).unwrap();
+        for cmd in [
+            vec!["validate", s(&sc.join("s.toml"))],
+            vec![
+                "reproduce",
+                "all",
+                "--scenarios",
+                s(&sc),
+                "--out",
+                s(&d.join("out")),
+                "--runs",
+                "1",
+            ],
+        ] {
+            let e = code(quicsim(&cmd), 2);
+            assert!(e.contains("paper.id"), "{id}: {e}");
+        }
+        assert_eq!(names(&d), ["scenarios"], "{id}: written outside --out");
+    }
+    // A pending experiment's paper id names a file too.
+    let sc = d.join("scenarios");
+    std::fs::write(sc.join("s.toml"), format!("{CBR}{}", paper("000"))).unwrap();
+    std::fs::write(
+        sc.join("pending-reproductions.tsv"),
+        "../../x\tFig. 1\tan experiment\tsomething\n",
+    )
+    .unwrap();
+    let e = code(
+        quicsim(&[
+            "reproduce",
+            "all",
+            "--scenarios",
+            s(&sc),
+            "--out",
+            s(&d.join("out")),
+            "--runs",
+            "1",
+        ]),
+        2,
+    );
+    assert!(e.contains("pending-reproductions.tsv:1: paper"), "{e}");
+    assert!(!d.join("x.md").exists() && !d.join("paperx.md").exists());
+}
+
+/// Item 5: two sweep points of the same resolved configuration (or one key in two
+/// spellings, or a swept `paper.id`) made `sweep` fail forever ("N records for M jobs")
+/// while `validate` and `run` accepted the file. Refused at validation, naming the key.
+#[test]
+fn item05_duplicate_sweep_points_are_refused_at_validation() {
+    let d = tmp("dup-points");
+    let cases = [
+        ("\"flows.0.count\" = [5, 5]", "sweep.\"flows.0.count\"[1]"),
+        (
+            "\"topology.link.loss\" = [0.01, \"1%\"]",
+            "sweep.\"topology.link.loss\"[1]",
+        ),
+        (
+            "\"topology.link.delay\" = [\"1s\", \"1000ms\"]",
+            "sweep.\"topology.link.delay\"[1]",
+        ),
+        (
+            "\"flows.0.count\" = [5, 6]\n\"flows[0].count\" = [7, 8]",
+            "sweep.\"flows[0].count\"",
+        ),
+        ("\"paper.id\" = [\"a\", \"b\"]", "sweep.\"paper.id\""),
+    ];
+    for (i, (sweep, field)) in cases.iter().enumerate() {
+        let f = d.join(format!("s{i}.toml"));
+        std::fs::write(&f, format!("{CBR}[sweep]\n{sweep}\n")).unwrap();
+        let out = d.join(format!("out{i}"));
+        for cmd in [
+            vec!["validate", s(&f)],
+            vec!["run", s(&f)],
+            vec!["sweep", s(&f), "--out", s(&out)],
+        ] {
+            let e = code(quicsim(&cmd), 2);
+            assert!(e.contains(field), "{sweep}: {cmd:?}: {e}");
+        }
+        assert!(
+            !out.exists(),
+            "{sweep}: a refused sweep wrote {}",
+            out.display()
+        );
+    }
+}
+
+/// Every file under a directory (recursively), by relative path, with its bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
+
+/// Item 6: two `sweep --resume` on one `--out` both ran, interleaving records, and left
+/// the directory unusable. The directory is locked while a sweep (or merge) writes it: a
+/// second process exits 1 at once and changes nothing; the first finishes as if alone.
+#[cfg(unix)]
+#[test]
+fn item06_a_second_writer_of_a_sweep_directory_exits_without_touching_it() {
+    use std::os::unix::io::AsRawFd;
+    let d = tmp("lock");
+    // About 70 ms per run in a debug build: a few seconds at --jobs 1.
+    let f = d.join("s.toml");
+    std::fs::write(
+        &f,
+        "runs = 60\n[topology]\nkind = \"two_hosts\"\n[[flows]]\nkind = \"cbr\"\nrate = \"10Mbps\"\ncount = 200000\n",
+    )
+    .unwrap();
+    // A lock held by another process (here: this test) refuses the sweep.
+    let out = d.join("held");
+    std::fs::create_dir_all(&out).unwrap();
+    let lock = std::fs::File::create(out.join(".quicsim.lock")).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    assert_eq!(
+        unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    // Shards of a small sweep, to merge into the locked directory.
+    let small = d.join("small.toml");
+    std::fs::write(&small, format!("runs = 2\n{CBR}")).unwrap();
+    let shards: Vec<PathBuf> = (0..2).map(|k| d.join(format!("shard{k}"))).collect();
+    for (k, dir) in shards.iter().enumerate() {
+        let sh = format!("{k}/2");
+        code(
+            quicsim(&["sweep", s(&small), "--out", s(dir), "--shard", &sh]),
+            0,
+        );
+    }
+    for cmd in [
+        vec!["sweep", s(&f), "--out", s(&out), "--resume"],
+        vec!["merge", s(&shards[0]), s(&shards[1]), "--out", s(&out)],
+    ] {
+        let e = code(quicsim(&cmd), 1);
+        assert!(e.contains("another quicsim process is writing"), "{e}");
+    }
+    assert_eq!(names(&out), [".quicsim.lock"]);
+    drop(lock);
+    // Two real processes on one directory.
+    let out = d.join("two");
+    let mut first = Command::new(BIN)
+        .args(["sweep", s(&f), "--out", s(&out), "--jobs", "1", "--resume"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while std::fs::read_to_string(out.join("runs.jsonl"))
+        .map(|t| t.is_empty())
+        .unwrap_or(true)
+    {
+        assert!(t0.elapsed().as_secs() < 60, "the first sweep never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = quicsim(&["sweep", s(&f), "--out", s(&out), "--resume"]);
+    let e = code(o, 1);
+    assert!(e.contains("another quicsim process is writing"), "{e}");
+    assert!(first.wait().unwrap().success());
+    // The first sweep's directory is what a sweep alone writes.
+    let alone = d.join("alone");
+    let o = quicsim(&["sweep", s(&f), "--out", s(&alone), "--jobs", "2"]);
+    code(o, 0);
+    assert_eq!(files(&out), files(&alone));
+    assert!(!out.join(".quicsim.lock").exists());
+}
+
+/// A 2-point sweep of 2 runs each, cut into two shards in `d/shard0`, `d/shard1`.
+fn two_shards(d: &Path) -> (PathBuf, Vec<PathBuf>) {
+    std::fs::create_dir_all(d).unwrap();
+    let f = d.join("two.toml");
+    std::fs::write(
+        &f,
+        format!("runs = 2\n{CBR}[sweep]\n\"flows.0.count\" = [5, 6]\n"),
+    )
+    .unwrap();
+    let shards: Vec<PathBuf> = (0..2).map(|k| d.join(format!("shard{k}"))).collect();
+    for (k, dir) in shards.iter().enumerate() {
+        let sh = format!("{k}/2");
+        code(
+            quicsim(&["sweep", s(&f), "--out", s(dir), "--shard", &sh]),
+            0,
+        );
+    }
+    (f, shards)
+}
+
+/// Replaces `"point":N` in the last record of `dir/runs.jsonl` by `"point":7`.
+fn forge_last_point(dir: &Path) {
+    let p = dir.join("runs.jsonl");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let last = lines.last_mut().unwrap();
+    let at = last.find("\"point\":").unwrap() + "\"point\":".len();
+    let end = at + last[at..].find(',').unwrap();
+    last.replace_range(at..end, "7");
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+}
+
+/// Item 7: a `runs.jsonl` record with an out-of-range `point` panicked (index out of
+/// bounds) in `merge` and in every later `--resume`; `merge` truncated an input shard whose
+/// last line was cut before refusing it. Clear errors (exit 2) naming the file and line;
+/// merge's inputs are never written.
+#[test]
+fn item07_damaged_records_are_errors_and_merge_inputs_stay_untouched() {
+    let d = tmp("records");
+    let (f, shards) = two_shards(&d);
+    // An out-of-range point in a shard: merge.
+    forge_last_point(&shards[1]);
+    let e = code(
+        quicsim(&[
+            "merge",
+            s(&shards[0]),
+            s(&shards[1]),
+            "--out",
+            s(&d.join("all")),
+        ]),
+        2,
+    );
+    assert!(e.contains("runs.jsonl: line 2: point 7 run"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    // The same in an unfinished sweep: --resume.
+    let out = d.join("resume");
+    code(quicsim(&["sweep", s(&f), "--out", s(&out)]), 0);
+    forge_last_point(&out);
+    let info = std::fs::read_to_string(out.join("sweep.json")).unwrap();
+    std::fs::write(
+        out.join("sweep.json"),
+        info.replace("\"complete\": true", "\"complete\": false"),
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let e = code(quicsim(&["sweep", s(&f), "--out", s(&out), "--resume"]), 2);
+        assert!(e.contains("runs.jsonl: line 4:"), "{e}");
+        assert!(e.contains("the record says point 7"), "{e}");
+    }
+    // A shard whose last line was cut: refused, and left as it was.
+    let (_, shards) = two_shards(&d.join("cut"));
+    let p = shards[0].join("runs.jsonl");
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes.truncate(bytes.len() - 10);
+    std::fs::write(&p, &bytes).unwrap();
+    let info = std::fs::read(shards[0].join("sweep.json")).unwrap();
+    let e = code(
+        quicsim(&[
+            "merge",
+            s(&shards[0]),
+            s(&shards[1]),
+            "--out",
+            s(&d.join("all2")),
+        ]),
+        2,
+    );
+    assert!(e.contains("cut short"), "{e}");
+    assert_eq!(std::fs::read(&p).unwrap(), bytes, "merge changed its input");
+    assert_eq!(std::fs::read(shards[0].join("sweep.json")).unwrap(), info);
+    // A shard index its sweep.json cannot hold.
+    let (_, shards) = two_shards(&d.join("index"));
+    let sj = shards[1].join("sweep.json");
+    let text = std::fs::read_to_string(&sj).unwrap();
+    std::fs::write(&sj, text.replace("\"index\": 1", "\"index\": 5")).unwrap();
+    let e = code(
+        quicsim(&[
+            "merge",
+            s(&shards[0]),
+            s(&shards[1]),
+            "--out",
+            s(&d.join("all3")),
+        ]),
+        2,
+    );
+    assert!(e.contains("names shard 5/2"), "{e}");
+}
+
+const QUIC: &str = "[topology]\nkind = \"two_hosts\"\nlink = { rate = \"20Mbps\", delay = \"10ms\" }\n[[flows]]\ntransport = \"quic\"\nworkload = { kind = \"bulk\", bytes = \"50KB\" }\n";
+
+/// Item 8: a 240-character `name` validated, then `--out` / `--qlog` failed at the end with
+/// "File name too long", leaving a half-written result.json. `name` is bounded at
+/// validation, and result files are written to a temporary file and renamed when complete.
+#[test]
+fn item08_long_names_are_refused_and_results_are_written_atomically() {
+    let d = tmp("names");
+    let f = d.join("long.toml");
+    std::fs::write(&f, format!("name = {:?}\n{QUIC}", "n".repeat(240))).unwrap();
+    let out = d.join("out");
+    for cmd in [
+        vec!["validate", s(&f)],
+        vec!["run", s(&f), "--out", s(&out), "--qlog", s(&out)],
+    ] {
+        let e = code(quicsim(&cmd), 2);
+        assert!(
+            e.contains("name: ") && e.contains("at most 100 characters"),
+            "{e}"
+        );
+    }
+    assert!(!out.exists());
+    // The longest name: every file name still fits.
+    std::fs::write(&f, format!("name = {:?}\n{QUIC}", "n".repeat(100))).unwrap();
+    code(
+        quicsim(&[
+            "run",
+            s(&f),
+            "--out",
+            s(&out),
+            "--qlog",
+            s(&out),
+            "--series",
+        ]),
+        0,
+    );
+    let got = names(&out);
+    assert!(got.contains(&"result.json".to_string()), "{got:?}");
+    assert!(got.iter().any(|n| n.ends_with("-client.sqlog")), "{got:?}");
+    assert!(got.iter().all(|n| !n.starts_with('.')), "{got:?}");
+    // A run that fails after its files were opened (here: a qlog trace cannot be put in
+    // place) leaves neither result.json nor summary.csv nor temporary files.
+    std::fs::write(&f, format!("name = \"q\"\n{QUIC}")).unwrap();
+    let (out, qlog) = (d.join("out2"), d.join("qlog2"));
+    std::fs::create_dir_all(qlog.join("q-s1-p0-f0-c0-client.sqlog")).unwrap();
+    let e = code(
+        quicsim(&["run", s(&f), "--out", s(&out), "--qlog", s(&qlog)]),
+        1,
+    );
+    assert!(e.contains("q-s1-p0-f0-c0-client.sqlog"), "{e}");
+    assert_eq!(names(&out), Vec::<String>::new(), "a failed run left files");
+    assert_eq!(names(&qlog), ["q-s1-p0-f0-c0-client.sqlog"]);
+}
+
+/// Item 9: `plot X.csv --out X.csv` and `plot-sweep DIR --out DIR/summary.json` overwrote
+/// their input. Refused (exit 2, naming --out), the input unchanged.
+#[test]
+fn item09_plots_never_overwrite_their_input() {
+    let d = tmp("plot-input");
+    let f = d.join("s.toml");
+    std::fs::write(&f, CBR).unwrap();
+    let out = d.join("out");
+    code(quicsim(&["run", s(&f), "--series", "--out", s(&out)]), 0);
+    let csv = out.join(
+        names(&out)
+            .into_iter()
+            .find(|n| n.starts_with("series-"))
+            .unwrap(),
+    );
+    let before = std::fs::read(&csv).unwrap();
+    // The same file, also through another spelling of its path.
+    let other = out.join("..").join("out").join(csv.file_name().unwrap());
+    for o in [&csv, &other] {
+        let e = code(
+            quicsim(&["plot", s(&csv), "--y", "time_s", "--out", s(o)]),
+            2,
+        );
+        assert!(e.contains("--out"), "{e}");
+        assert_eq!(std::fs::read(&csv).unwrap(), before);
+    }
+    let (_, shards) = two_shards(&d.join("sweep"));
+    let all = d.join("all");
+    code(
+        quicsim(&["merge", s(&shards[0]), s(&shards[1]), "--out", s(&all)]),
+        0,
+    );
+    for file in ["summary.json", "sweep.json", "runs.jsonl", "summary.csv"] {
+        let p = all.join(file);
+        let before = std::fs::read(&p).unwrap();
+        let e = code(
+            quicsim(&[
+                "plot-sweep",
+                s(&all),
+                "--x",
+                "flows.0.count",
+                "--y",
+                "end_time_secs",
+                "--out",
+                s(&p),
+            ]),
+            2,
+        );
+        assert!(e.contains("--out"), "{file}: {e}");
+        assert_eq!(std::fs::read(&p).unwrap(), before, "{file}");
+    }
+}
+
+/// Item 12: `sweep --jobs 100000` spawned threads without a cap; `--shard
+/// 0/18446744073709551615` panicked (capacity overflow); `sweep --runs 4294967295` (the
+/// documented maximum of `runs`) aborted allocating 824 GB. Now: --jobs 1 to 1024, lowered
+/// (and said so) above 4 threads per core; at most as many shards as jobs; a sweep of at
+/// most 10^6 jobs (`run` streams more), each a clear error (exit 2) before any work.
+#[test]
+fn item12_thread_shard_and_sweep_sizes_are_bounded() {
+    let d = tmp("sizes");
+    let f = d.join("s.toml");
+    std::fs::write(&f, format!("runs = 2\n{CBR}")).unwrap();
+    let out = d.join("out");
+    let sweep = |extra: &[&str]| {
+        let mut a = vec!["sweep", s(&f), "--out", s(&out)];
+        a.extend_from_slice(extra);
+        quicsim(&a)
+    };
+    for (extra, msg) in [
+        (&["--jobs", "100000"][..], "--jobs: 100000 is not allowed"),
+        (&["--jobs", "0"][..], "--jobs: 0 is not allowed"),
+        (
+            &["--shard", "0/18446744073709551615"][..],
+            "--shard 0/18446744073709551615",
+        ),
+        (&["--shard", "0/3"][..], "expected at most 2 shards"),
+        (&["--runs", "4294967295"][..], "at most 1000000 jobs"),
+    ] {
+        let e = code(sweep(extra), 2);
+        assert!(e.contains(msg), "{extra:?}: {e}");
+        assert!(!e.contains("panicked"), "{extra:?}: {e}");
+        assert!(!out.exists(), "{extra:?}");
+    }
+    // More threads than 4 per core: lowered, and said so.
+    let e = code(sweep(&["--jobs", "1000"]), 0);
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if cores * 4 < 1000 {
+        assert!(e.contains("--jobs 1000: using"), "{e}");
+    }
+    // reproduce checks --jobs the same way.
+    let e = code(
+        quicsim(&["reproduce", "--out", s(&d.join("r")), "--jobs", "0"]),
+        2,
+    );
+    assert!(e.contains("--jobs: 0 is not allowed"), "{e}");
+}
+
+/// Runs `args`, killing it if it has not ended within `secs` (then panics: a hang).
+fn quicsim_within(args: &[&str], secs: u64) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} still running after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Item 13: `run /dev/zero` read 2 GB before failing; a FIFO as a scenario (or under
+/// `reproduce --scenarios`) blocked forever; a symlink loop under `reproduce --scenarios`
+/// ran one scenario 41 times. Scenario files are regular files of at most 16 MB, refused
+/// (exit 2) before anything is read otherwise; directories are walked once each.
+#[cfg(unix)]
+#[test]
+fn item13_scenario_files_are_bounded_regular_files_walked_once() {
+    let d = tmp("files");
+    let e = code(quicsim_within(&["run", "/dev/zero"], 10), 2);
+    assert!(e.contains("not a regular file (a device)"), "{e}");
+    let big = d.join("big.toml");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(17 * 1024 * 1024)
+        .unwrap();
+    let e = code(quicsim_within(&["validate", s(&big)], 10), 2);
+    assert!(e.contains("larger than 16 MB"), "{e}");
+    let e = code(quicsim_within(&["validate", s(&d)], 10), 2);
+    assert!(e.contains("not a regular file (a directory)"), "{e}");
+    // A FIFO, alone and among the scenarios of reproduce.
+    let sc = d.join("scenarios");
+    std::fs::create_dir_all(&sc).unwrap();
+    let fifo = sc.join("fifo.toml");
+    let c = std::ffi::CString::new(s(&fifo)).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let e = code(quicsim_within(&["run", s(&fifo)], 10), 2);
+    assert!(e.contains("not a regular file (a FIFO)"), "{e}");
+    let out = d.join("out");
+    let reproduce = |sc: &Path| {
+        quicsim_within(
+            &[
+                "reproduce",
+                "all",
+                "--scenarios",
+                s(sc),
+                "--out",
+                s(&out),
+                "--runs",
+                "1",
+            ],
+            60,
+        )
+    };
+    let e = code(reproduce(&sc), 2);
+    assert!(e.contains("fifo.toml: not a regular file"), "{e}");
+    std::fs::remove_file(&fifo).unwrap();
+    // A link loop and a second name of the same scenario: it runs once.
+    std::fs::write(sc.join("s.toml"), format!("{CBR}{}", paper("000"))).unwrap();
+    std::os::unix::fs::symlink(".", sc.join("loop")).unwrap();
+    std::os::unix::fs::symlink("s.toml", sc.join("t.toml")).unwrap();
+    let e = code(reproduce(&sc), 0);
+    assert_eq!(e.matches("paper 000 — e:").count(), 1, "{e}");
+}
+
+/// Item 18: exit codes and messages. Invalid UTF-8 in a scenario exited 1 (it is bad
+/// input: 2); `reproduce --scenarios missing/` exited 2 (an I/O failure: 1). (`reproduce
+/// --jobs 0`, accepted before: item 12's test.)
+#[test]
+fn item18_exit_codes_and_messages_say_what_happened() {
+    let d = tmp("codes");
+    let f = d.join("latin1.toml");
+    std::fs::write(
+        &f,
+        b"name = \"caf\xe9\"\n[topology]\nkind = \"two_hosts\"\n",
+    )
+    .unwrap();
+    for cmd in ["validate", "run"] {
+        let e = code(quicsim(&[cmd, s(&f)]), 2);
+        assert!(
+            e.contains("not UTF-8 text (line 1: invalid byte at offset 11)"),
+            "{e}"
+        );
+    }
+    let e = code(
+        quicsim(&[
+            "reproduce",
+            "--scenarios",
+            s(&d.join("missing")),
+            "--out",
+            s(&d.join("out")),
+        ]),
+        1,
+    );
+    assert!(e.contains("missing"), "{e}");
+}
+
+/// Item 14: a full stdout (`> /dev/full`) panicked in `run` (text), `validate`, `run
+/// --breakdown` and `serve`. Exit 1 with a message, as `run --json` already did.
+#[cfg(target_os = "linux")]
+#[test]
+fn item14_a_full_stdout_is_an_io_error_not_a_panic() {
+    let d = tmp("full");
+    let f = d.join("s.toml");
+    std::fs::write(&f, QUIC).unwrap();
+    let site = d.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("index.html"), "<html></html>").unwrap();
+    for args in [
+        vec!["run", s(&f)],
+        vec!["run", s(&f), "--breakdown"],
+        vec!["run", s(&f), "--json"],
+        vec!["validate", s(&f)],
+        vec!["serve", "--port", "0", "--dir", s(&site)],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut child = Command::new(BIN)
+            .args(&args)
+            .stdout(full)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t0.elapsed().as_secs() > 30 {
+                let _ = child.kill();
+                panic!("{args:?}: still running");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let o = child.wait_with_output().unwrap();
+        let e = code(o, 1);
+        assert!(
+            e.contains("stdout: No space left on device"),
+            "{args:?}: {e}"
+        );
+        assert!(!e.contains("panicked"), "{args:?}: {e}");
+    }
+}
+
+/// Item 18, continued: `plot-sweep --where` with a value no point has said "no metric";
+/// a scenario of background flows only "completed" at 0 s with 0 events.
+#[test]
+fn item18_where_filters_and_background_only_scenarios_say_what_happened() {
+    let d = tmp("where");
+    let (_, shards) = two_shards(&d.join("sweep"));
+    let all = d.join("all");
+    code(
+        quicsim(&["merge", s(&shards[0]), s(&shards[1]), "--out", s(&all)]),
+        0,
+    );
+    let plot = |filter: &str| {
+        quicsim(&[
+            "plot-sweep",
+            s(&all),
+            "--x",
+            "flows.0.count",
+            "--y",
+            "end_time_secs",
+            "--where",
+            filter,
+            "--out",
+            s(&d.join("p.svg")),
+        ])
+    };
+    let e = code(plot("flows.0.count=7"), 2);
+    assert!(
+        e.contains("--where flows.0.count=7: no point has flows.0.count = 7; its values are: 5, 6"),
+        "{e}"
+    );
+    let e = code(plot("flows.0.rate=1Mbps"), 2);
+    assert!(e.contains("\"flows.0.rate\" is not a sweep key"), "{e}");
+    assert!(!d.join("p.svg").exists());
+    code(plot("flows.0.count=5"), 0);
+    // Background flows only.
+    let f = d.join("bg.toml");
+    std::fs::write(&f, format!("{CBR}background = true\n")).unwrap();
+    for cmd in ["validate", "run"] {
+        let e = code(quicsim(&[cmd, s(&f)]), 2);
+        assert!(
+            e.contains("flows: 1 flow(s), all with background = true"),
+            "{e}"
+        );
+    }
+}
