@@ -990,7 +990,9 @@ fn print_run(w: &mut String, study: &Study, j: &Job, r: &RunResult, last_point: 
                 f.drops.total(),
                 f.loss_ratio * 100.0
             );
-            let reasons: Vec<String> = drop_list(&f.drops)
+            let reasons: Vec<String> = f
+                .drops
+                .nonzero()
                 .into_iter()
                 .map(|(r, n)| format!("{r} {n}"))
                 .collect();
@@ -1040,29 +1042,12 @@ fn print_run(w: &mut String, study: &Study, j: &Job, r: &RunResult, last_point: 
                     line.push_str(&format!(" (model {:.4} %)", 100.0 * m));
                 }
             }
-            for (reason, n) in drop_list(&l.drops) {
+            for (reason, n) in l.drops.nonzero() {
                 line.push_str(&format!(", {reason} {n}"));
             }
             let _ = writeln!(w, "{line}");
         }
     }
-}
-
-fn drop_list(d: &sim_core::metrics::DropCounts) -> Vec<(&'static str, u64)> {
-    [
-        ("queue_overflow", d.queue_overflow),
-        ("loss_bernoulli", d.loss_bernoulli),
-        ("loss_periodic", d.loss_periodic),
-        ("loss_gilbert_elliott", d.loss_gilbert_elliott),
-        ("loss_four_state", d.loss_four_state),
-        ("corruption", d.corruption),
-        ("handover", d.handover),
-        ("no_route", d.no_route),
-        ("no_endpoint", d.no_endpoint),
-    ]
-    .into_iter()
-    .filter(|(_, n)| *n > 0)
-    .collect()
 }
 
 /// One line of TCP- or SCTP-only metrics (nothing for the other endpoints).

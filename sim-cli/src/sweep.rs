@@ -714,7 +714,7 @@ impl<'a> Summaries<'a> {
 
     fn summary(params: &[Vec<(String, String)>], p: OpenPoint) -> PointSummary {
         let mut statuses = p.statuses;
-        statuses.sort_by_key(|(s, _)| *s as u8);
+        statuses.sort_by_key(|(s, _)| s.code());
         let mut metrics: Vec<(String, sim_core::stats::Summary)> = p
             .values
             .into_iter()

@@ -70,24 +70,35 @@ use crate::time::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
 /// One part of the time split; see the [module documentation](self) for the rules.
+///
+/// The explicit discriminants are the parts' **frozen slots** ([`TimePart::index`]: the
+/// index of the part in [`TimeBreakdown::parts_ns`], which serialises as an array, and in
+/// [`TimePart::ALL`]). Never change or reuse one; a new part takes the next slot
+/// (`breakdown::tests::time_part_slots_are_pinned`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[repr(u8)]
 pub enum TimePart {
     /// Before the handshake completed at the sender, or at the anti-amplification limit.
-    Handshake,
+    Handshake = 0,
     /// Data waiting, with credit, in slow start.
-    SlowStart,
+    SlowStart = 1,
     /// Data waiting without stream or connection credit.
-    FlowControl,
+    FlowControl = 2,
     /// Data waiting, with credit, in congestion avoidance (window-limited).
-    Cwnd,
+    Cwnd = 3,
     /// Recovery period, PTO outstanding, or lost data waiting for retransmission.
-    LossRecovery,
+    LossRecovery = 4,
     /// No data waiting to be sent.
-    Idle,
+    Idle = 5,
 }
 
 impl TimePart {
+    /// The part's frozen slot in [`TimeBreakdown::parts_ns`] and [`TimePart::ALL`].
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
     /// The part of a sender that is limited only by its congestion window: slow start
     /// while its controller is in slow start (rule 5), the window otherwise (rule 6).
     /// Every transport's classifier ends in it.
@@ -99,7 +110,7 @@ impl TimePart {
         }
     }
 
-    /// Every part, in display order.
+    /// Every part, in display order (`ALL[p.index()] == p`).
     pub const ALL: [TimePart; 6] = [
         TimePart::Handshake,
         TimePart::SlowStart,
@@ -138,14 +149,14 @@ impl TimePart {
 /// [`TimeBreakdown::total`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeBreakdown {
-    /// Nanoseconds per part, indexed like [`TimePart::ALL`].
+    /// Nanoseconds per part, indexed by [`TimePart::index`] (like [`TimePart::ALL`]).
     pub parts_ns: [u64; 6],
 }
 
 impl TimeBreakdown {
     /// The time spent in `part`.
     pub fn get(&self, part: TimePart) -> SimDuration {
-        SimDuration::from_nanos(self.parts_ns[part as usize])
+        SimDuration::from_nanos(self.parts_ns[part.index()])
     }
 
     /// The sum of the parts: the time the breakdown covers.
@@ -162,7 +173,7 @@ impl TimeBreakdown {
     }
 
     fn add(&mut self, part: TimePart, d: SimDuration) {
-        let slot = &mut self.parts_ns[part as usize];
+        let slot = &mut self.parts_ns[part.index()];
         *slot = slot.saturating_add(d.as_nanos());
     }
 }
@@ -241,6 +252,28 @@ impl BreakdownClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_part_slots_are_pinned() {
+        let (pinned, all) = pinned_codes!(TimePart as usize;
+            Handshake => 0,
+            SlowStart => 1,
+            FlowControl => 2,
+            Cwnd => 3,
+            LossRecovery => 4,
+            Idle => 5,
+        );
+        for p in all {
+            assert_eq!(p.index(), pinned(p), "{p:?}: its slot in parts_ns changed");
+            assert_eq!(TimePart::ALL[p.index()], p);
+        }
+        // Dense slots, one per part: `parts_ns` and `ALL` have exactly one per part.
+        assert_eq!(TimePart::ALL.len(), all.len());
+        assert_eq!(TimeBreakdown::default().parts_ns.len(), all.len());
+        let mut slots = all.map(TimePart::index);
+        slots.sort_unstable();
+        assert_eq!(slots.to_vec(), (0..all.len()).collect::<Vec<_>>());
+    }
 
     #[test]
     fn parts_sum_to_the_covered_time() {

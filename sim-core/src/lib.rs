@@ -44,6 +44,22 @@
 //! `docs/property-testing.md`).
 #![warn(missing_docs)]
 
+/// Test helper for enums with frozen codes: `pinned_codes!(Enum as u8; Variant => code, ...)`
+/// gives an exhaustive match from each variant to the code it must keep (a new variant
+/// fails to compile at the call until it is pinned) and the list of every variant, built
+/// from the same arms.
+#[cfg(test)]
+macro_rules! pinned_codes {
+    ($ty:ident as $code_ty:ty; $($v:ident => $code:expr),* $(,)?) => {{
+        fn pinned(x: $ty) -> $code_ty {
+            match x {
+                $($ty::$v => $code,)*
+            }
+        }
+        (pinned, [$($ty::$v),*])
+    }};
+}
+
 pub mod apps;
 pub mod breakdown;
 pub mod cc;

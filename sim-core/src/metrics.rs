@@ -19,26 +19,37 @@ pub use workload::WorkloadMetrics;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// How a run ended.
+///
+/// The explicit discriminants are the statuses' **frozen codes**: [`RunStatus::code`] is
+/// hashed into the run digest and orders the statuses of a sweep point's summary. Never
+/// change or reuse one; a new status takes the next unused code, wherever it is declared
+/// (`metrics::tests::run_status_codes_are_pinned`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[repr(u8)]
 pub enum RunStatus {
     /// Every foreground endpoint finished and the network holds none of their packets.
-    Completed,
+    Completed = 0,
     /// The simulated-time limit was reached first.
-    TimeLimit,
+    TimeLimit = 1,
     /// The event budget was exhausted first.
-    EventBudget,
+    EventBudget = 2,
     /// Nothing was left to happen but the work was unfinished (e.g. a link went down for
     /// good, or every packet was lost and the protocol gave up).
-    Stalled,
+    Stalled = 3,
     /// The run was stopped before any of the above: [`crate::sim::Simulation::finish`] was
     /// called on a simulation that could still go on (a paused or cancelled run). Its
     /// results cover the run up to the time it reached. [`crate::run`] never gives it.
-    /// Declared last so that the other statuses keep their digest codes (`status as u8`).
-    Stopped,
+    Stopped = 4,
 }
 
 impl RunStatus {
+    /// The status's frozen code: hashed into the run digest, and the order of the
+    /// statuses in a sweep point's summary.
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+
     /// The status as every output spells it (the JSON form): `completed`, `time_limit`,
     /// `event_budget`, `stalled`, `stopped`.
     pub fn as_str(self) -> &'static str {
@@ -59,30 +70,139 @@ impl std::fmt::Display for RunStatus {
 }
 
 /// Why a packet left the network without being delivered.
+///
+/// The explicit discriminants are the reasons' **frozen codes** ([`DropReason::code`],
+/// hashed into the run digest; the derived order follows them). Never change or reuse one;
+/// a new reason takes the next unused code wherever it is declared, a row in
+/// [`DROP_REASONS`] and a counter in [`DropCounts`] (`metrics::tests` pins the codes and
+/// checks that the table lists every reason once).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[repr(u8)]
 pub enum DropReason {
     /// Drop-tail queue full.
-    QueueOverflow,
+    QueueOverflow = 0,
     /// Bernoulli loss stage.
-    LossBernoulli,
+    LossBernoulli = 1,
     /// Periodic loss stage.
-    LossPeriodic,
+    LossPeriodic = 2,
     /// Gilbert-Elliott loss stage.
-    LossGilbertElliott,
+    LossGilbertElliott = 3,
     /// 4-state loss stage.
-    LossFourState,
+    LossFourState = 4,
     /// Corrupted on a link; discarded by the receiving host.
-    Corruption,
+    Corruption = 5,
     /// Queued or propagating on an access link when the host switched away from it.
-    Handover,
+    Handover = 6,
     /// No route to the destination address (e.g. an address abandoned after a handover).
-    NoRoute,
+    NoRoute = 7,
     /// The destination host has no endpoint on that port.
-    NoEndpoint,
+    NoEndpoint = 8,
 }
 
-/// Drop counters by reason.
+impl DropReason {
+    /// The reason's frozen code, hashed into the run digest.
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The reason's row in [`DROP_REASONS`].
+    pub fn def(self) -> &'static DropReasonDef {
+        DROP_REASONS
+            .iter()
+            .find(|d| d.reason == self)
+            .expect("DROP_REASONS lists every drop reason")
+    }
+
+    /// The reason as every output spells it (`queue_overflow`, ...): its JSON name and its
+    /// [`DropCounts`] key.
+    pub fn as_str(self) -> &'static str {
+        self.def().name
+    }
+}
+
+impl std::fmt::Display for DropReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One drop reason: its name, whether it is random loss, and its counter in [`DropCounts`]
+/// (its code is [`DropReason::code`]).
+#[derive(Clone, Copy, Debug)]
+pub struct DropReasonDef {
+    /// The reason.
+    pub reason: DropReason,
+    /// The name every output spells: the serde name of the reason and the JSON key of its
+    /// counter.
+    pub name: &'static str,
+    /// Dropped by a loss stage (any model): counted by [`DropCounts::random_loss`].
+    pub random_loss: bool,
+    /// The reason's counter.
+    pub counter: fn(&mut DropCounts) -> &mut u64,
+}
+
+/// Every drop reason, in output order (the order of the [`DropCounts`] fields). Every sum
+/// or list over drop reasons ([`DropCounts::total`], [`DropCounts::random_loss`],
+/// [`DropCounts::merge`], [`DropCounts::nonzero`]) is computed from it.
+pub const DROP_REASONS: [DropReasonDef; 9] = [
+    DropReasonDef {
+        reason: DropReason::QueueOverflow,
+        name: "queue_overflow",
+        random_loss: false,
+        counter: |d| &mut d.queue_overflow,
+    },
+    DropReasonDef {
+        reason: DropReason::LossBernoulli,
+        name: "loss_bernoulli",
+        random_loss: true,
+        counter: |d| &mut d.loss_bernoulli,
+    },
+    DropReasonDef {
+        reason: DropReason::LossPeriodic,
+        name: "loss_periodic",
+        random_loss: true,
+        counter: |d| &mut d.loss_periodic,
+    },
+    DropReasonDef {
+        reason: DropReason::LossGilbertElliott,
+        name: "loss_gilbert_elliott",
+        random_loss: true,
+        counter: |d| &mut d.loss_gilbert_elliott,
+    },
+    DropReasonDef {
+        reason: DropReason::LossFourState,
+        name: "loss_four_state",
+        random_loss: true,
+        counter: |d| &mut d.loss_four_state,
+    },
+    DropReasonDef {
+        reason: DropReason::Corruption,
+        name: "corruption",
+        random_loss: false,
+        counter: |d| &mut d.corruption,
+    },
+    DropReasonDef {
+        reason: DropReason::Handover,
+        name: "handover",
+        random_loss: false,
+        counter: |d| &mut d.handover,
+    },
+    DropReasonDef {
+        reason: DropReason::NoRoute,
+        name: "no_route",
+        random_loss: false,
+        counter: |d| &mut d.no_route,
+    },
+    DropReasonDef {
+        reason: DropReason::NoEndpoint,
+        name: "no_endpoint",
+        random_loss: false,
+        counter: |d| &mut d.no_endpoint,
+    },
+];
+
+/// Drop counters by reason (one per row of [`DROP_REASONS`], in its order).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DropCounts {
     /// See [`DropReason::QueueOverflow`].
@@ -108,53 +228,43 @@ pub struct DropCounts {
 impl DropCounts {
     /// Counts one drop.
     pub fn add(&mut self, reason: DropReason, n: u64) {
-        *self.slot(reason) += n;
+        *(reason.def().counter)(self) += n;
     }
     /// The counter for `reason`.
     pub fn get(&self, reason: DropReason) -> u64 {
-        let mut c = *self;
-        *c.slot(reason)
+        Self::read(self, reason.def())
     }
-    fn slot(&mut self, reason: DropReason) -> &mut u64 {
-        match reason {
-            DropReason::QueueOverflow => &mut self.queue_overflow,
-            DropReason::LossBernoulli => &mut self.loss_bernoulli,
-            DropReason::LossPeriodic => &mut self.loss_periodic,
-            DropReason::LossGilbertElliott => &mut self.loss_gilbert_elliott,
-            DropReason::LossFourState => &mut self.loss_four_state,
-            DropReason::Corruption => &mut self.corruption,
-            DropReason::Handover => &mut self.handover,
-            DropReason::NoRoute => &mut self.no_route,
-            DropReason::NoEndpoint => &mut self.no_endpoint,
-        }
+    fn read(&self, def: &DropReasonDef) -> u64 {
+        let mut c = *self;
+        *(def.counter)(&mut c)
+    }
+    /// `(reason, count)` for every row of [`DROP_REASONS`], in its order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static DropReasonDef, u64)> + '_ {
+        DROP_REASONS.iter().map(|d| (d, self.read(d)))
+    }
+    /// `(name, count)` of the reasons with a nonzero count, in [`DROP_REASONS`] order.
+    pub fn nonzero(&self) -> Vec<(&'static str, u64)> {
+        self.iter()
+            .filter(|&(_, n)| n > 0)
+            .map(|(d, n)| (d.name, n))
+            .collect()
     }
     /// All drops.
     pub fn total(&self) -> u64 {
-        self.queue_overflow
-            + self.loss_bernoulli
-            + self.loss_periodic
-            + self.loss_gilbert_elliott
-            + self.loss_four_state
-            + self.corruption
-            + self.handover
-            + self.no_route
-            + self.no_endpoint
+        self.iter().map(|(_, n)| n).sum()
     }
     /// Drops caused by a loss stage (any model), i.e. not queue, corruption or routing.
     pub fn random_loss(&self) -> u64 {
-        self.loss_bernoulli + self.loss_periodic + self.loss_gilbert_elliott + self.loss_four_state
+        self.iter()
+            .filter(|(d, _)| d.random_loss)
+            .map(|(_, n)| n)
+            .sum()
     }
     /// Adds another set of counters.
     pub fn merge(&mut self, o: &DropCounts) {
-        self.queue_overflow += o.queue_overflow;
-        self.loss_bernoulli += o.loss_bernoulli;
-        self.loss_periodic += o.loss_periodic;
-        self.loss_gilbert_elliott += o.loss_gilbert_elliott;
-        self.loss_four_state += o.loss_four_state;
-        self.corruption += o.corruption;
-        self.handover += o.handover;
-        self.no_route += o.no_route;
-        self.no_endpoint += o.no_endpoint;
+        for d in &DROP_REASONS {
+            *(d.counter)(self) += o.read(d);
+        }
     }
 }
 
@@ -349,4 +459,117 @@ pub struct RunResult {
     pub series: Option<Series>,
     /// The configuration that ran, every default explicit.
     pub resolved_config: Config,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every drop reason with the code it must keep.
+    fn drop_reasons() -> (fn(DropReason) -> u8, [DropReason; 9]) {
+        pinned_codes!(DropReason as u8;
+            QueueOverflow => 0,
+            LossBernoulli => 1,
+            LossPeriodic => 2,
+            LossGilbertElliott => 3,
+            LossFourState => 4,
+            Corruption => 5,
+            Handover => 6,
+            NoRoute => 7,
+            NoEndpoint => 8,
+        )
+    }
+
+    fn assert_unique(codes: &[u8]) {
+        let mut sorted = codes.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), codes.len(), "duplicate codes in {codes:?}");
+    }
+
+    #[test]
+    fn drop_reason_codes_are_pinned() {
+        let (pinned, all) = drop_reasons();
+        for r in all {
+            assert_eq!(r.code(), pinned(r), "{r:?}: its digest code changed");
+        }
+        assert_unique(&all.map(DropReason::code));
+    }
+
+    #[test]
+    fn drop_table_lists_every_reason_once() {
+        let (_, all) = drop_reasons();
+        assert_eq!(DROP_REASONS.len(), all.len());
+        for r in all {
+            assert_eq!(
+                DROP_REASONS.iter().filter(|d| d.reason == r).count(),
+                1,
+                "{r:?} must have one row in DROP_REASONS"
+            );
+            // The table's name is the serde name of the reason.
+            assert_eq!(
+                serde_json::to_value(r).unwrap(),
+                serde_json::Value::from(r.as_str())
+            );
+        }
+        // One counter per row, in table order, named like the row: the JSON keys of
+        // `DropCounts` are the table's names, and each row's counter is its own field.
+        let json = serde_json::to_string(&DropCounts::default()).unwrap();
+        let keys: Vec<&str> = json
+            .trim_matches(|c| c == '{' || c == '}')
+            .split(',')
+            .map(|kv| kv.split(':').next().unwrap().trim_matches('"'))
+            .collect();
+        let names: Vec<&str> = DROP_REASONS.iter().map(|d| d.name).collect();
+        assert_eq!(keys, names);
+        for (i, d) in DROP_REASONS.iter().enumerate() {
+            let mut c = DropCounts::default();
+            c.add(d.reason, i as u64 + 1);
+            let json = serde_json::to_value(c).unwrap();
+            assert_eq!(json[d.name], i as u64 + 1, "{}", d.name);
+            assert_eq!(c.total(), i as u64 + 1);
+            assert_eq!(c.get(d.reason), i as u64 + 1);
+            assert_eq!(c.nonzero(), vec![(d.name, i as u64 + 1)]);
+        }
+    }
+
+    #[test]
+    fn drop_sums_come_from_the_table() {
+        let mut c = DropCounts::default();
+        for (i, d) in DROP_REASONS.iter().enumerate() {
+            c.add(d.reason, 1 << i);
+        }
+        assert_eq!(c.total(), (1 << DROP_REASONS.len()) - 1);
+        assert_eq!(
+            c.random_loss(),
+            c.loss_bernoulli + c.loss_periodic + c.loss_gilbert_elliott + c.loss_four_state
+        );
+        let mut m = c;
+        m.merge(&c);
+        for d in &DROP_REASONS {
+            assert_eq!(m.get(d.reason), 2 * c.get(d.reason));
+        }
+        let names: Vec<&str> = c.nonzero().into_iter().map(|(n, _)| n).collect();
+        let table: Vec<&str> = DROP_REASONS.iter().map(|d| d.name).collect();
+        assert_eq!(names, table);
+    }
+
+    #[test]
+    fn run_status_codes_are_pinned() {
+        let (pinned, all) = pinned_codes!(RunStatus as u8;
+            Completed => 0,
+            TimeLimit => 1,
+            EventBudget => 2,
+            Stalled => 3,
+            Stopped => 4,
+        );
+        for s in all {
+            assert_eq!(s.code(), pinned(s), "{s:?}: its digest code changed");
+            assert_eq!(
+                serde_json::to_value(s).unwrap(),
+                serde_json::Value::from(s.as_str())
+            );
+        }
+        assert_unique(&all.map(RunStatus::code));
+    }
 }

@@ -1026,7 +1026,7 @@ fn sctp_packet(p: &SctpPacket) -> J {
             match c {
                 Chunk::Data(d) => {
                     m.push("tsn", d.tsn);
-                    m.push("stream", d.stream);
+                    m.push("stream", d.sid);
                     m.push("length", d.len);
                 }
                 Chunk::Sack(k) => {

@@ -15,7 +15,9 @@
 //!   (a paused or cancelled run); [`run`] never gives it.
 //!
 //! The digest is FNV-1a 64 ([`crate::hash`]) over every processed event (time, kind and the
-//! ids involved) and every packet fate (delivery or drop with its reason).
+//! ids involved), every packet fate (delivery or drop with its reason) and the end (status
+//! and time). Enums enter it by frozen codes, never by declaration position: the event
+//! kinds of `Ev::code`, [`DropReason::code`] and [`RunStatus::code`].
 //!
 //! [`run_traced`] runs the same way and streams events to a [`Tracer`] ([`crate::trace`]):
 //! the runner's own network events (link changes, handovers, drops) and the endpoints'
@@ -120,6 +122,8 @@ enum Ev {
 }
 
 impl Ev {
+    /// The event's digest input: its kind's code and two ids. The kind codes are frozen
+    /// (hashed into every digest): never change or reuse one.
     fn code(&self) -> (u8, u64, u64) {
         match *self {
             Ev::Start(e) => (1, e as u64, 0),
@@ -466,7 +470,7 @@ impl Sim<'_> {
         let f = &mut self.flows[d.flow as usize];
         f.drops.add(reason, 1);
         f.in_network -= 1;
-        self.digest.write(&[0xd0, reason as u8]);
+        self.digest.write(&[0xd0, reason.code()]);
         self.digest.write_u64(d.flow as u64);
         self.pool.recycle(d.payload);
     }
@@ -911,7 +915,7 @@ impl Sim<'_> {
     pub(crate) fn finish(mut self) -> RunResult {
         let status = self.status.unwrap_or(RunStatus::Stopped);
         let end = self.end_time(status);
-        self.digest.write(&[0xff, status as u8]);
+        self.digest.write(&[0xff, status.code()]);
         self.digest.write_u64(end.0);
         if self.tracing {
             self.tracer.finish(end);

@@ -750,7 +750,7 @@ pub fn summarize(params: &[Vec<(String, String)>], records: &[RunRecord]) -> Vec
                     None => statuses.push((r.status, 1)),
                 }
             }
-            statuses.sort_by_key(|(s, _)| *s as u8);
+            statuses.sort_by_key(|(s, _)| s.code());
             let mut values: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
             for r in &rs {
                 for (k, v) in &r.metrics {

@@ -37,12 +37,16 @@ use crate::wire::sctp::{SctpPacket, SctpParameters};
 
 /// Which side of a client/server pair an endpoint runs on. For QUIC it is the connection
 /// role; for the CBR apps it is the host (the pair's client or server host).
+///
+/// The derived order (client first) orders the traces of a qlog output ([`crate::qlog`]
+/// sorts its trace keys); the explicit discriminants freeze it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
 pub enum Vantage {
     /// The client host (the connection initiator).
-    Client,
+    Client = 0,
     /// The server host.
-    Server,
+    Server = 1,
 }
 
 impl Vantage {
@@ -695,6 +699,22 @@ impl TraceBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vantage_codes_are_pinned() {
+        let (pinned, all) = pinned_codes!(Vantage as u8;
+            Client => 0,
+            Server => 1,
+        );
+        for v in all {
+            assert_eq!(
+                v as u8,
+                pinned(v),
+                "{v:?}: its code (the qlog trace order) changed"
+            );
+        }
+        assert!(Vantage::Client < Vantage::Server);
+    }
 
     #[test]
     fn buffer_is_inert_when_off() {

@@ -792,21 +792,6 @@ pub(crate) fn check_transport_workload(
             }
         }
     }
-    if let (TransportConfig::Sctp(s), WorkloadConfig::Bulk(b)) = (&t.transport, &t.workload) {
-        // RFC 9260 §5.1.1: each direction has min(sender's OS, receiver's MIS) streams and
-        // bulk stream i is SCTP stream i both ways; a stream beyond them could never send
-        // (there is no stream-limit update, RFC 6525 is not modelled): the run would stall.
-        let up = s.client.outbound_streams.min(s.server.inbound_streams);
-        let down = s.server.outbound_streams.min(s.client.inbound_streams);
-        let limit = up.min(down);
-        if b.streams > limit {
-            return Err(ConfigError::new(
-                path("streams"),
-                b.streams.to_string(),
-                format!("at most {limit} streams over SCTP: the negotiated streams, min(outbound_streams, the peer's inbound_streams) each way (RFC 9260 §5.1.1); raise `outbound_streams` (at most 65535)"),
-            ));
-        }
-    }
     match (&t.transport, &t.workload) {
         (TransportConfig::Quic(_), _) => Ok(()),
         (_, WorkloadConfig::Bulk(b)) => match b.read_rate {

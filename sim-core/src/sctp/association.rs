@@ -15,6 +15,12 @@
 //!   (§6.10); the receiver delivers each stream in order and independently (a missing TSN
 //!   holds back only later data of its own stream), partially as fragments arrive (§6.9
 //!   partial delivery);
+//! - stream numbers (§5.1.1): the client's workload streams (one request and its
+//!   response each) take the stream numbers both directions have, min(OS, peer's MIS)
+//!   each way, fresh ones first (stream `i` on number `i`), then the lowest number whose
+//!   exchange ended (request acknowledged, response read): an SCTP stream is never
+//!   closed, so an application with more requests than streams reuses them, and one with
+//!   every number busy waits for one to free ([`StreamEvent::StreamsAvailable`]);
 //! - SACK (§6.2, §6.7): cumulative TSN, gap ack blocks, duplicate TSNs, a_rwnd; one SACK
 //!   per `sack_freq` packets with DATA or `sack_delay` after the first unacknowledged one,
 //!   at once when TSNs are missing or duplicated; bundled with any packet sent;
@@ -31,6 +37,11 @@
 //! - congestion control (§7.2): [`SctpReno`] by default, or a shared controller.
 
 use super::sent::TsnQueue;
+
+/// Client workload streams are numbered below this (0, 1, 2, ...); the numbers from it up
+/// are the server-initiated ones of [`StreamTransport::stream_id`](crate::transport::stream::StreamTransport::stream_id)
+/// (`65535 - index`, never opened).
+pub(crate) const CLIENT_STREAMS: u64 = 32_768;
 use crate::breakdown::{BreakdownClock, TimePart};
 use crate::cc::sctp::{SackInput, SctpReno};
 use crate::cc::{CcParams, CongestionController};
@@ -135,7 +146,8 @@ struct Msg {
 /// The sending half of one stream.
 #[derive(Clone, Debug, Default)]
 struct SendStream {
-    next_ssn: u64,
+    /// The SCTP stream number carrying it.
+    sid: u64,
     written: u64,
     msgs: VecDeque<Msg>,
     fin_written: bool,
@@ -149,6 +161,8 @@ struct SendStream {
 /// The receiving half of one stream.
 #[derive(Clone, Debug, Default)]
 struct RecvStream {
+    /// The SCTP stream number it arrived on.
+    sid: u64,
     received: RangeSet,
     /// Bytes delivered to (read by) the application, in order.
     delivered: u64,
@@ -232,7 +246,18 @@ pub struct SctpAssociation {
     peer: Option<InitParams>,
     /// Negotiated outbound streams `min(our OS, peer MIS)` (§5.1.1).
     out_streams: u64,
+    /// Client: the next workload stream (its [`StreamId`]: 0, 1, 2, ...).
     next_local_stream: u64,
+    /// Client: stream numbers given out so far (fresh numbers go in order: 0, 1, ...).
+    sids_used: u64,
+    /// Client: given-out stream numbers whose exchange ended, free for the next stream.
+    sids_free: BTreeSet<u64>,
+    /// Client: an open was refused because every stream number was busy; the next one
+    /// freed is announced with [`StreamEvent::StreamsAvailable`].
+    open_refused: bool,
+    /// The next SSN of each stream number (§6.5: per stream, across the workload streams
+    /// it carried).
+    next_ssn: BTreeMap<u64, u64>,
     send_init: bool,
     init_acks_to_send: u64,
     send_cookie_echo: bool,
@@ -341,6 +366,10 @@ impl SctpAssociation {
             peer: None,
             out_streams: 0,
             next_local_stream: 0,
+            sids_used: 0,
+            sids_free: BTreeSet::new(),
+            open_refused: false,
+            next_ssn: BTreeMap::new(),
             send_init: false,
             init_acks_to_send: 0,
             send_cookie_echo: false,
@@ -471,6 +500,15 @@ impl SctpAssociation {
     pub fn outbound_streams(&self) -> u64 {
         self.out_streams
     }
+    /// Client: the stream numbers its workload streams may use, those both directions
+    /// have: our outbound streams and the peer's, min(peer's OS, our MIS) (§5.1.1), for
+    /// the server answers on the request's number (0 before the INIT-ACK).
+    pub fn usable_streams(&self) -> u64 {
+        let peer_out = self
+            .peer
+            .map_or(0, |p| p.outbound_streams.min(self.cfg.inbound_streams));
+        self.out_streams.min(peer_out)
+    }
     /// Bytes of stream `id` read by the application, if it exists.
     pub fn stream_read(&self, id: StreamId) -> Option<u64> {
         self.recv_streams.get(&id).map(|s| s.delivered)
@@ -508,23 +546,37 @@ impl SctpAssociation {
         }
     }
 
-    /// Opens the next locally initiated stream (client: stream numbers 0, 1, 2, ...),
-    /// once the peer's stream limits are known (INIT-ACK) and within them.
+    /// Opens the next locally initiated workload stream (client: 0, 1, 2, ..., below
+    /// 32768), once the peer's stream limits are known (INIT-ACK), on a
+    /// stream number both directions have ([`SctpAssociation::usable_streams`]): a fresh
+    /// one while any is left (stream `i` on number `i`), else the lowest one whose
+    /// exchange ended. `None` while every number is busy; the next one freed is announced
+    /// with [`StreamEvent::StreamsAvailable`].
     pub fn open_stream(&mut self) -> Option<StreamId> {
         if self.side != Side::Client
             || !matches!(
                 self.state,
                 AssocState::CookieEchoed | AssocState::Established
             )
-            || self.next_local_stream >= self.out_streams
+            || self.next_local_stream >= CLIENT_STREAMS
         {
             return None;
         }
+        let sid = if self.sids_used < self.usable_streams() {
+            self.sids_used += 1;
+            self.sids_used - 1
+        } else if let Some(sid) = self.sids_free.pop_first() {
+            sid
+        } else {
+            self.open_refused = true;
+            return None;
+        };
         let id = self.next_local_stream;
         self.next_local_stream += 1;
         self.send_streams.insert(
             id,
             SendStream {
+                sid,
                 local: true,
                 ..SendStream::default()
             },
@@ -532,19 +584,31 @@ impl SctpAssociation {
         Some(id)
     }
 
-    /// Queues one message of `len` bytes on stream `id` (`fin`: it ends the stream).
-    /// Nothing happens on a stream number beyond the negotiated outbound streams or after
-    /// the stream's end.
+    /// Queues one message of `len` bytes on workload stream `id` (`fin`: it ends the
+    /// stream), on its stream number: the one it was opened on (client) or the request's
+    /// (server). Nothing happens on a stream without one, or after the stream's end.
     pub fn write(&mut self, id: StreamId, len: u64, fin: bool) {
-        if id >= self.out_streams || self.is_closed() {
+        if self.is_closed() {
             return;
         }
-        let s = self.send_streams.entry(id).or_default();
+        let sid = match (self.send_streams.get(&id), self.recv_streams.get(&id)) {
+            (Some(s), _) => s.sid,
+            (None, Some(r)) => r.sid,
+            (None, None) => return,
+        };
+        if sid >= self.out_streams {
+            return;
+        }
+        let s = self.send_streams.entry(id).or_insert_with(|| SendStream {
+            sid,
+            ..SendStream::default()
+        });
         if s.fin_written || (len == 0 && !fin) {
             return;
         }
-        let ssn = s.next_ssn;
-        s.next_ssn += 1;
+        let next = self.next_ssn.entry(sid).or_insert(0);
+        let ssn = *next;
+        *next += 1;
         s.msgs.push_back(Msg {
             start: s.written,
             len,
@@ -725,7 +789,13 @@ impl SctpAssociation {
             }
         }
         let is_new = !self.recv_streams.contains_key(&d.stream);
-        let rs = self.recv_streams.entry(d.stream).or_default();
+        let rs = self
+            .recv_streams
+            .entry(d.stream)
+            .or_insert_with(|| RecvStream {
+                sid: d.sid,
+                ..RecvStream::default()
+            });
         if is_new && !self.send_streams.get(&d.stream).is_some_and(|s| s.local) {
             self.events.push(StreamEvent::StreamOpened(d.stream));
         }
@@ -764,8 +834,27 @@ impl SctpAssociation {
             rs.read_complete = true;
             rs.complete_at = Some(now);
             self.events.push(StreamEvent::ReadComplete(d.stream));
+            self.check_exchange_done(d.stream);
         }
         false
+    }
+
+    /// Client: frees the stream number of workload stream `id` once its exchange ended
+    /// (request acknowledged, response read), announcing it if an open waited for one.
+    fn check_exchange_done(&mut self, id: StreamId) {
+        let Some(s) = self.send_streams.get(&id) else {
+            return;
+        };
+        if !s.local
+            || s.complete_at.is_none()
+            || !self.recv_streams.get(&id).is_some_and(|r| r.read_complete)
+        {
+            return;
+        }
+        self.sids_free.insert(s.sid);
+        if std::mem::take(&mut self.open_refused) {
+            self.events.push(StreamEvent::StreamsAvailable);
+        }
     }
 
     fn receive_sack(&mut self, now: SimTime, s: &SackChunk) {
@@ -1007,6 +1096,7 @@ impl SctpAssociation {
             {
                 s.complete_at = Some(now);
                 self.events.push(StreamEvent::SendComplete(id));
+                self.check_exchange_done(id);
             }
         }
     }
@@ -1346,6 +1436,7 @@ impl SctpAssociation {
         let d = DataChunk {
             tsn: self.next_tsn,
             stream: id,
+            sid: s.sid,
             ssn: m.ssn,
             offset: m.start + m.cut,
             len,

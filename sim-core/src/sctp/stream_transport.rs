@@ -1,8 +1,12 @@
 //! SCTP as a stream transport: [`StreamTransport`] and [`TransportDriver`] for
-//! [`SctpAssociation`]. The mapping (RFC 9260): the streams a client opens are SCTP stream
-//! numbers 0, 1, 2, ... (the limit is the negotiated number of outbound streams, §5.1.1;
-//! there is no stream-limit update, RFC 6525 reconfiguration is not modelled); the server
-//! answers on the same stream number in its own direction. A stream's FIN is the
+//! [`SctpAssociation`]. The mapping (RFC 9260): the streams a client opens (IDs 0, 1, 2,
+//! ..., one request and its response each) go on SCTP stream numbers the two directions
+//! have (min(OS, peer's MIS) each way, §5.1.1; 10 by default): stream `i` on number `i`
+//! while fresh numbers are left, then the lowest number whose exchange ended (SCTP streams
+//! are never closed: an application with more requests than streams reuses them; with
+//! every number busy, `open_stream` waits for `StreamsAvailable`; RFC 6525 stream
+//! reconfiguration is not modelled); the server answers on the request's number in its
+//! own direction. A stream's FIN is the
 //! workload's end-of-stream mark on its last message. `EarlyDataReady` is the INIT-ACK
 //! (data may be queued: it rides in the COOKIE-ECHO packet, §5.1), `Connected` the
 //! COOKIE-ACK (client) / a valid COOKIE-ECHO (server); a stream is acknowledged when every
@@ -28,9 +32,9 @@ use crate::transport::stream::{
 };
 use crate::wire::sctp::Chunk;
 
-/// Stream numbers at and above this are the (never opened) server-initiated ones of
+/// Stream IDs at and above this are the (never opened) server-initiated ones of
 /// [`StreamTransport::stream_id`]: `65535 - index`.
-const SERVER_STREAMS_FROM: u64 = 32_768;
+const SERVER_STREAMS_FROM: u64 = super::association::CLIENT_STREAMS;
 
 impl StreamTransport for SctpAssociation {
     fn side(&self) -> Side {

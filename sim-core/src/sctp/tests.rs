@@ -910,6 +910,55 @@ proptest! {
     }
 }
 
+/// More workload streams than stream numbers (RFC 9260 §5.1.1; SCTP streams are never
+/// closed, so an application reuses them): with 2 outbound streams at the client and 3 at
+/// the server, 5 bulk streams complete, exactly once and in order, each on one number
+/// both ways (stream `i` on number `i` while fresh numbers last), the streams of a number
+/// one after the other (a later one's messages numbered after the earlier one's: the SSNs
+/// of a number continue across the streams it carried, §6.5).
+#[test]
+fn workload_streams_beyond_the_stream_numbers_reuse_them() {
+    for loss in [false, true] {
+        let mut p = Pair::new(SctpConfig::default(), 20_000_000, 10 * MS, 5, 30_000, 100);
+        let with = |outbound_streams| SctpConfig {
+            outbound_streams,
+            ..SctpConfig::default()
+        };
+        p.client = SctpAssociation::new(Side::Client, with(2));
+        p.server = SctpAssociation::new(Side::Server, with(3));
+        if loss {
+            p.drop = Box::new(|_, idx, _| idx % 11 == 4);
+        }
+        p.run(1_000_000 * MS).expect("completes");
+        check_delivery(&p, 5, 30_000);
+        assert_eq!(p.client.usable_streams(), 2);
+        // (stream, number) of every DATA chunk, each way, and the SSNs per number.
+        let mut number: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut ssns: BTreeMap<(bool, u64), Vec<(u64, u64)>> = BTreeMap::new();
+        for (_, up, pkt, _) in &p.log {
+            for d in pkt.data() {
+                assert!(d.sid < 2, "{d:?}");
+                assert_eq!(*number.entry(d.stream).or_insert(d.sid), d.sid, "{d:?}");
+                ssns.entry((*up, d.sid))
+                    .or_default()
+                    .push((d.ssn, d.stream));
+            }
+        }
+        assert_eq!(number.len(), 5);
+        assert_eq!((number[&0], number[&1]), (0, 1));
+        // The streams of a number follow each other: a later stream's SSNs are above
+        // every earlier one's (messages are numbered in write order per number).
+        for v in ssns.values() {
+            let mut v = v.clone();
+            v.sort_unstable();
+            v.dedup();
+            assert!(v.windows(2).all(|w| w[0].1 <= w[1].1), "{v:?}");
+            let n: Vec<u64> = v.iter().map(|x| x.0).collect();
+            assert_eq!(n, (0..n.len() as u64).collect::<Vec<_>>(), "{v:?}");
+        }
+    }
+}
+
 #[test]
 fn stream_transport_mapping() {
     let a = SctpAssociation::new(Side::Client, SctpConfig::default());

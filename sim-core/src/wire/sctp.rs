@@ -91,9 +91,14 @@ pub struct InitParams {
 pub struct DataChunk {
     /// Transmission Sequence Number (association-wide, one per chunk).
     pub tsn: u64,
-    /// Stream identifier.
+    /// The workload stream the message belongs to: which request or response (the
+    /// application's framing, as a request names its object; not a wire field). Equals
+    /// `sid` unless the association reuses stream numbers (more workload streams than
+    /// negotiated streams).
     pub stream: u64,
-    /// Stream sequence number of the message (per stream, ordered delivery).
+    /// Stream identifier on the wire (§3.3.1): the SCTP stream number.
+    pub sid: u64,
+    /// Stream sequence number of the message (per stream number, ordered delivery).
     pub ssn: u64,
     /// Byte offset of this fragment in the stream (the order SSN + B/E imply; carried
     /// for the simulation's reassembly, not a wire field).
@@ -242,6 +247,7 @@ mod tests {
         Chunk::Data(DataChunk {
             tsn: 1,
             stream: 0,
+            sid: 0,
             ssn: 0,
             offset: 0,
             len,
