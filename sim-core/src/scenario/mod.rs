@@ -34,6 +34,7 @@
 
 mod build;
 pub mod docs;
+pub mod labels;
 mod paired;
 pub mod paper;
 mod raw;
