@@ -6,7 +6,10 @@
 //! scenario), `figures/<ID>-<scenario file stem>.{svg,png}` (the summary figure) and
 //! `figures/<ID>-<stem>-trace<N>.{svg,png}` (the `[[paper.trace]]` time series of run 0 of
 //! every point), `sweeps/<ID>/<stem>/` (the sweep directories; resumable, not meant to be
-//! committed).
+//! committed) and, for a scenario with `[[paper.unstated]]` parameters,
+//! `sweeps/<ID>/<stem>@<combination>/` (one sweep per combination of their alternatives,
+//! named by [`Paper::combination_slug`]; a combination whose jobs are the scenario's own
+//! reuses `sweeps/<ID>/<stem>/`).
 //!
 //! Experiments that no scenario covers yet are listed in `pending-reproductions.tsv` in the
 //! scenarios directory (`paper<TAB>source<TAB>experiment<TAB>what it needs`, `#` comments):
@@ -31,6 +34,18 @@
 //!   claimed to widen along a key **grows** when the gap between the last and the first of
 //!   the order is larger at the key's last value than at its first and no step shrinks it
 //!   by more than half of that growth ([`gap_widens`]).
+//!
+//! Sensitivity (a scenario with `[[paper.unstated]]`): every claim — each effect, each
+//! ranking and its widening gap — is judged again under each combination of the unstated
+//! parameters' alternatives (the same seeds), and is *robust* when every combination gives
+//! it the same class of verdict, else *depends on* the parameters whose alternatives alone
+//! change it ([`crate::sensitivity`]); `paper<ID>.md` has the per-combination table and
+//! `index.md` the experiment's summary in its *sensitivity* column (– for a scenario
+//! without unstated parameters, whose report is otherwise what it was).
+//!
+//! Figures: axes labelled in words ([`sim_core::scenario::labels`], or the scenario's
+//! `plot.x_label` / `y_label`), the paper's numbers on the same axes (values as squares,
+//! relative changes applied to our baseline as triangles, directions as arrows).
 //!
 //! A reported number may be about another metric than `[paper] metric` (`metric`, e.g. the
 //! loss ratio) and another per-point statistic than the mean (`statistic = "std_dev"`);

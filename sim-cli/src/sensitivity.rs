@@ -233,7 +233,10 @@ mod tests {
             summary(&[r.clone(), r.clone()], &names),
             "reproduced (robust)"
         );
-        assert_eq!(summary(std::slice::from_ref(&n), &names), "not reproduced (robust)");
+        assert_eq!(
+            summary(std::slice::from_ref(&n), &names),
+            "not reproduced (robust)"
+        );
         assert_eq!(
             summary(
                 &[r.clone(), n.clone(), Judgement::Robust(DirectionOnly)],

@@ -19,7 +19,16 @@
 //! [[paper.reported]]
 //! point = { "flows.0.quic.initial_window.policy" = "default" }
 //! value = 0.52
+//! [[paper.unstated]]           # a testbed parameter the paper does not give
+//! key = "topology.link.rate"
+//! values = ["100Mbps", "1Gbps"]
+//! why = "the paper gives no link rate"
 //! ```
+//!
+//! `[[paper.unstated]]` entries ([`Unstated`]) are checked here against the sweep (a swept
+//! key cannot be unstated) and each other; `scenario::parse_str` then builds every
+//! alternative to check its values, and `scenario::parse_str_overriding` runs a
+//! combination of them ([`Paper::combinations`], [`Paper::overrides`]).
 
 use super::raw::render;
 use super::sweep::{canonical, parse_key, Seg};
