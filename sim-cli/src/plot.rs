@@ -8,6 +8,7 @@
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
 /// The embedded font of PNG figures (and of text layout in SVG ones).
@@ -689,9 +690,22 @@ fn draw_marks<'a, DB: DrawingBackend + 'a>(
                 };
                 let font = ("sans-serif", 16).into_font().color(color);
                 let text = format!("{arrow} paper: {word}");
+                // Right of the point, or left of it in the right quarter of the plot (so
+                // the words stay inside the figure).
+                let (xa, xb) = (chart.x_range().start, chart.x_range().end);
                 chart
                     .draw_series(here.map(|&(x, y, _, _)| {
-                        EmptyElement::at((x, y)) + Text::new(text.clone(), (10, -8), font.clone())
+                        let (dx, h) = if (x - xa) / (xb - xa) > 0.75 {
+                            (-10, HPos::Right)
+                        } else {
+                            (10, HPos::Left)
+                        };
+                        EmptyElement::at((x, y))
+                            + Text::new(
+                                text.clone(),
+                                (dx, -8),
+                                font.clone().pos(Pos::new(h, VPos::Center)),
+                            )
                     }))?
                     .label(of(&format!("paper: {word} than its baseline ({arrow})")))
                     .legend(move |(a, b)| {
