@@ -5,6 +5,7 @@
 mod files;
 mod plot;
 mod reproduce;
+mod sensitivity;
 mod serve;
 mod sweep;
 
@@ -129,6 +130,12 @@ enum Command {
         /// Runs per sweep point (overrides the scenario's `runs`).
         #[arg(long, allow_negative_numbers = true)]
         runs: Option<u32>,
+        /// Run one combination of the `[[paper.unstated]]` parameters (its name as in
+        /// `quicsim validate` and the sweep directories of `quicsim reproduce`,
+        /// `<stem>@<COMBINATION>`), e.g. to run it in shards on a cluster; with the
+        /// paper's --runs, the merged directory is the one `quicsim reproduce` resumes.
+        #[arg(long, value_name = "COMBINATION")]
+        unstated: Option<String>,
     },
     /// Combine the directories of all shards of one sweep into the directory an unsharded
     /// sweep writes (the same bytes). Refuses a missing, duplicated, unfinished or foreign
@@ -240,6 +247,56 @@ fn load(file: &Path) -> Result<Scenario, (u8, String)> {
     parse_str(&text).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", file.display())))
 }
 
+/// The names of the combinations of a scenario's `[[paper.unstated]]` parameters (the
+/// suffixes of `quicsim reproduce`'s sweep directories).
+fn combination_names(s: &Scenario) -> Vec<String> {
+    s.paper
+        .as_ref()
+        .map(|p| {
+            p.combinations()
+                .iter()
+                .map(|c| p.combination_slug(c))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `file`'s scenario under the combination of its unstated parameters named `name` (its
+/// slug, as `quicsim validate` lists them).
+fn combination(file: &Path, s: &Scenario, name: &str) -> Result<Scenario, (u8, String)> {
+    let p = s.paper.as_ref().filter(|p| !p.unstated.is_empty());
+    let Some(p) = p else {
+        return Err((
+            EXIT_BAD_INPUT,
+            format!(
+                "--unstated {name:?}: {} declares no [[paper.unstated]] parameters",
+                file.display()
+            ),
+        ));
+    };
+    let Some(c) = p
+        .combinations()
+        .into_iter()
+        .find(|c| p.combination_slug(c) == name)
+    else {
+        return Err((
+            EXIT_BAD_INPUT,
+            format!(
+                "--unstated {name:?}: expected one of {}",
+                combination_names(s).join(", ")
+            ),
+        ));
+    };
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| (EXIT_IO, format!("{}: cannot read: {e}", file.display())))?;
+    sim_core::scenario::parse_str_overriding(&text, &p.overrides(&c)).map_err(|e| {
+        (
+            EXIT_BAD_INPUT,
+            format!("{} (unstated {name}): {e}", file.display()),
+        )
+    })
+}
+
 fn main() -> ExitCode {
     // Die quietly on a closed pipe (`quicsim run ... | head`) like other Unix tools,
     // instead of panicking on the failed print.
@@ -277,7 +334,17 @@ fn main() -> ExitCode {
             shard,
             seed,
             runs,
-        } => sweep_cmd(&file, out, jobs, resume, shard, seed, runs),
+            unstated,
+        } => sweep_cmd(
+            &file,
+            out,
+            jobs,
+            resume,
+            shard,
+            seed,
+            runs,
+            unstated.as_deref(),
+        ),
         Command::Merge { dirs, out } => sweep::merge(&dirs, &out),
         Command::Reproduce {
             which,
@@ -332,7 +399,16 @@ fn main() -> ExitCode {
                 file.display(),
                 s.points.len(),
                 s.base.runs
-            ))
+            ))?;
+            let names = combination_names(&s);
+            if !names.is_empty() {
+                stdout(&format!(
+                    "unstated parameters: {} combination(s): {}\n",
+                    names.len(),
+                    names.join(", ")
+                ))?;
+            }
+            Ok(())
         }),
         Command::Run {
             file,
@@ -400,11 +476,14 @@ fn plot_sweep_cmd(
         xlabel,
         ylabel,
         out,
+        series_name: None,
+        paper: &[],
     })
     .map_err(|e| (EXIT_BAD_INPUT, e))
 }
 
 /// `quicsim sweep`: argument checks, then [`sweep::sweep`].
+#[allow(clippy::too_many_arguments)]
 fn sweep_cmd(
     file: &Path,
     out: PathBuf,
@@ -413,6 +492,7 @@ fn sweep_cmd(
     shard: Option<String>,
     seed: Option<u64>,
     runs: Option<u32>,
+    unstated: Option<&str>,
 ) -> Result<(), (u8, String)> {
     let jobs = sweep::worker_threads(jobs)?;
     if runs == Some(0) {
@@ -425,7 +505,10 @@ fn sweep_cmd(
         .map(|s| sweep::Shard::parse(&s))
         .transpose()
         .map_err(|e| (EXIT_BAD_INPUT, e))?;
-    let s = load(file)?;
+    let mut s = load(file)?;
+    if let Some(name) = unstated {
+        s = combination(file, &s, name)?;
+    }
     let overrides = Overrides {
         seed,
         runs,

@@ -5,8 +5,10 @@
 //! bitmap backend draws text with DejaVu Sans, embedded: `assets/DejaVuSans.ttf`, Bitstream
 //! Vera licence in `assets/DejaVuSans-LICENSE.txt`, so PNGs look the same on every machine).
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
 /// The embedded font of PNG figures (and of text layout in SVG ones).
@@ -329,6 +331,37 @@ pub struct SweepPlot<'a> {
     pub xlabel: &'a str,
     pub ylabel: &'a str,
     pub out: &'a Path,
+    /// How the legend names the series key (default: the key).
+    pub series_name: Option<&'a str>,
+    /// The paper's numbers, drawn on the same axes with their own markers.
+    pub paper: &'a [PaperMark],
+}
+
+/// What a paper reported at one point, drawn beside our means.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PaperMark {
+    /// The point's value of the x key, as the sweep wrote it.
+    pub x: String,
+    /// Its value of the series key, if the figure has one.
+    pub series: Option<String>,
+    /// Where it is drawn (in the figure's unit): the paper's value, the paper's relative
+    /// change applied to our baseline, or our mean (a direction).
+    pub y: f64,
+    pub kind: MarkKind,
+}
+
+/// How a [`PaperMark`] came from the paper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkKind {
+    /// The paper's number (a hollow square, "paper" in the legend).
+    Value,
+    /// The paper's relative change against its baseline, applied to our baseline's mean
+    /// (a hollow triangle).
+    Change,
+    /// Only a direction against the baseline: an arrow and "paper: lower" / "higher"
+    /// beside our mean.
+    Lower,
+    Higher,
 }
 
 /// The sweep parameters of a point of `summary.json`.
@@ -523,6 +556,26 @@ pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
             y1 = y1.max(hi.max(m));
         }
     }
+    // The paper's marks whose x is one of ours (and series, when the figure has one).
+    let series_names: Vec<String> = groups.iter().map(|(name, _)| name.clone()).collect();
+    let marks: Vec<(f64, f64, usize, MarkKind)> = p
+        .paper
+        .iter()
+        .filter(|m| xs.contains(&m.x) && m.y.is_finite())
+        .filter_map(|m| {
+            let k = match (&m.series, p.series) {
+                (Some(s), Some(_)) => series_names.iter().position(|n| n == s)?,
+                _ => 0,
+            };
+            Some((xpos(&m.x), m.y, k, m.kind))
+        })
+        .collect();
+    for &(x, y, _, _) in &marks {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
     if !x0.is_finite() || !y1.is_finite() {
         return Err(format!("{}: nothing to plot", path.display()));
     }
@@ -530,6 +583,18 @@ pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
     let (x0, x1) = (x0 - pad, x1 + pad);
     let y0 = y0.min(0.0);
     let y1 = if y1 > y0 { y1 * 1.05 } else { y0 + 1.0 };
+    // The legend goes in the corner with the fewest drawn points (means, CI ends, marks).
+    let mut drawn: Vec<(f64, f64)> = Vec::new();
+    for (_, v) in &groups {
+        for &(x, m, ci) in v {
+            drawn.push((x, m));
+            if let Some((lo, hi)) = ci {
+                drawn.extend([(x, lo), (x, hi)]);
+            }
+        }
+    }
+    drawn.extend(marks.iter().map(|&(x, y, _, _)| (x, y)));
+    let legend_at = legend_corner(&drawn, (x0, x1), (y0, y1));
     let cats = xs.clone();
     let is_numeric = numeric.is_some();
     let fmt_x = move |x: &f64| {
@@ -565,7 +630,7 @@ pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
             for (k, (name, v)) in groups.into_iter().enumerate() {
                 let color = PALETTE[k % PALETTE.len()];
                 let label = match p.series {
-                    Some(s) => format!("{s} = {}", short_label(&name)),
+                    Some(s) => format!("{} = {}", p.series_name.unwrap_or(s), short_label(&name)),
                     None => p.y.label.clone(),
                 };
                 chart
@@ -585,8 +650,10 @@ pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
                     )
                     .map_err(|e| err(&e))?;
             }
+            draw_marks(&mut chart, &marks, p, &series_names).map_err(|e| err(&e))?;
             chart
                 .configure_series_labels()
+                .position(legend_at)
                 .background_style(WHITE.mix(0.8))
                 .border_style(BLACK)
                 .draw()
@@ -594,6 +661,123 @@ pub fn plot_sweep(p: &SweepPlot) -> Result<(), String> {
         root.present().map_err(|e| err(&e))
         })
     })
+}
+
+/// The corner of the plot area (x and y ranges) holding the fewest of `points`: the
+/// legend's place (a corner is the outer 45 % of the width and 35 % of the height; ties
+/// go to the upper right, then upper left, lower right, lower left).
+fn legend_corner(points: &[(f64, f64)], xr: (f64, f64), yr: (f64, f64)) -> SeriesLabelPosition {
+    let nx = |x: f64| (x - xr.0) / (xr.1 - xr.0);
+    let ny = |y: f64| (y - yr.0) / (yr.1 - yr.0);
+    let count = |right: bool, upper: bool| {
+        points
+            .iter()
+            .filter(|&&(x, y)| {
+                let (a, b) = (nx(x), ny(y));
+                (if right { a > 0.55 } else { a < 0.45 })
+                    && (if upper { b > 0.65 } else { b < 0.35 })
+            })
+            .count()
+    };
+    [
+        (SeriesLabelPosition::UpperRight, true, true),
+        (SeriesLabelPosition::UpperLeft, false, true),
+        (SeriesLabelPosition::LowerRight, true, false),
+        (SeriesLabelPosition::LowerLeft, false, false),
+    ]
+    .into_iter()
+    .min_by_key(|&(_, r, u)| count(r, u))
+    .map_or(SeriesLabelPosition::UpperRight, |(p, _, _)| p)
+}
+
+/// Draws the paper's marks (x, y, series index, kind) with one legend entry per kind and
+/// series: hollow squares for its numbers ("paper"), hollow triangles for its relative
+/// changes applied to our baseline, an arrow and a word for a direction.
+fn draw_marks<'a, DB: DrawingBackend + 'a>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    marks: &[(f64, f64, usize, MarkKind)],
+    p: &SweepPlot,
+    series_names: &[String],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let mut kinds: Vec<(MarkKind, usize)> = marks.iter().map(|m| (m.3, m.2)).collect();
+    kinds.dedup();
+    let mut seen: Vec<(MarkKind, usize)> = Vec::new();
+    for key in kinds {
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let (kind, k) = key;
+        let color = if p.series.is_some() {
+            PALETTE[k % PALETTE.len()]
+        } else {
+            &BLACK
+        };
+        let style = ShapeStyle::from(color).stroke_width(2);
+        let of = |which: &str| match p.series {
+            Some(s) if !series_names.is_empty() => format!(
+                "{which}, {} = {}",
+                p.series_name.unwrap_or(s),
+                short_label(&series_names[k])
+            ),
+            _ => which.to_string(),
+        };
+        let here = marks.iter().filter(|m| (m.3, m.2) == key);
+        match kind {
+            MarkKind::Value => {
+                chart
+                    .draw_series(here.map(|&(x, y, _, _)| {
+                        EmptyElement::at((x, y)) + Rectangle::new([(-6, -6), (6, 6)], style)
+                    }))?
+                    .label(of("paper"))
+                    .legend(move |(a, b)| {
+                        EmptyElement::at((a + 10, b)) + Rectangle::new([(-5, -5), (5, 5)], style)
+                    });
+            }
+            MarkKind::Change => {
+                chart
+                    .draw_series(here.map(|&(x, y, _, _)| {
+                        EmptyElement::at((x, y)) + TriangleMarker::new((0, 0), 8, style)
+                    }))?
+                    .label(of("paper (change applied to our baseline)"))
+                    .legend(move |(a, b)| {
+                        EmptyElement::at((a + 10, b)) + TriangleMarker::new((0, 0), 7, style)
+                    });
+            }
+            MarkKind::Lower | MarkKind::Higher => {
+                let (arrow, word) = if kind == MarkKind::Lower {
+                    ("↓", "lower")
+                } else {
+                    ("↑", "higher")
+                };
+                let font = ("sans-serif", 16).into_font().color(color);
+                let text = format!("{arrow} paper: {word}");
+                // Right of the point, or left of it in the right quarter of the plot (so
+                // the words stay inside the figure).
+                let (xa, xb) = (chart.x_range().start, chart.x_range().end);
+                chart
+                    .draw_series(here.map(|&(x, y, _, _)| {
+                        let (dx, h) = if (x - xa) / (xb - xa) > 0.75 {
+                            (-10, HPos::Right)
+                        } else {
+                            (10, HPos::Left)
+                        };
+                        EmptyElement::at((x, y))
+                            + Text::new(
+                                text.clone(),
+                                (dx, -8),
+                                font.clone().pos(Pos::new(h, VPos::Center)),
+                            )
+                    }))?
+                    .label(of(&format!("paper: {word} than its baseline ({arrow})")))
+                    .legend(move |(a, b)| {
+                        EmptyElement::at((a, b))
+                            + Text::new(arrow, (4, -8), ("sans-serif", 16).into_font().color(color))
+                    });
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,7 +6,10 @@
 //! scenario), `figures/<ID>-<scenario file stem>.{svg,png}` (the summary figure) and
 //! `figures/<ID>-<stem>-trace<N>.{svg,png}` (the `[[paper.trace]]` time series of run 0 of
 //! every point), `sweeps/<ID>/<stem>/` (the sweep directories; resumable, not meant to be
-//! committed).
+//! committed) and, for a scenario with `[[paper.unstated]]` parameters,
+//! `sweeps/<ID>/<stem>@<combination>/` (one sweep per combination of their alternatives,
+//! named by [`Paper::combination_slug`]; a combination whose jobs are the scenario's own
+//! reuses `sweeps/<ID>/<stem>/`).
 //!
 //! Experiments that no scenario covers yet are listed in `pending-reproductions.tsv` in the
 //! scenarios directory (`paper<TAB>source<TAB>experiment<TAB>what it needs`, `#` comments):
@@ -32,13 +35,28 @@
 //!   the order is larger at the key's last value than at its first and no step shrinks it
 //!   by more than half of that growth ([`gap_widens`]).
 //!
+//! Sensitivity (a scenario with `[[paper.unstated]]`): every claim — each effect, each
+//! ranking and its widening gap — is judged again under each combination of the unstated
+//! parameters' alternatives (the same seeds), and is *robust* when every combination gives
+//! it the same class of verdict, else *depends on* the parameters whose alternatives alone
+//! change it ([`crate::sensitivity`]); `paper<ID>.md` has the per-combination table and
+//! `index.md` the experiment's summary in its *sensitivity* column (– for a scenario
+//! without unstated parameters, whose report is otherwise what it was).
+//!
+//! Figures: axes labelled in words ([`sim_core::scenario::labels`], or the scenario's
+//! `plot.x_label` / `y_label`), the paper's numbers on the same axes (values as squares,
+//! relative changes applied to our baseline as triangles, directions as arrows).
+//!
 //! A reported number may be about another metric than `[paper] metric` (`metric`, e.g. the
 //! loss ratio) and another per-point statistic than the mean (`statistic = "std_dev"`);
 //! the effect is then computed on that metric's statistic of the same sweep points.
 
+use crate::plot::{MarkKind, PaperMark};
+use crate::sensitivity::{self, Class};
 use crate::sweep::{self, Failure, SweepArgs};
-use sim_core::scenario::paper::{Direction, Paper, Statistic};
-use sim_core::scenario::{parse_str, Scenario};
+use sim_core::scenario::labels;
+use sim_core::scenario::paper::{Direction, Paper, PaperPlot, Reported, Statistic};
+use sim_core::scenario::{parse_str, parse_str_overriding, Scenario};
 use sim_core::study::{Overrides, Study};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -59,6 +77,8 @@ pub struct ReproduceArgs {
 /// One reproduction scenario.
 struct Experiment {
     file: PathBuf,
+    /// The scenario's text (a combination of unstated parameters is parsed from it).
+    text: String,
     /// The file's stem, a plain file-name component ([`crate::files::plain_component`]).
     stem: String,
     scenario: Scenario,
@@ -130,6 +150,7 @@ fn find(args: &ReproduceArgs) -> Result<Vec<Experiment>, Failure> {
         crate::files::safe_component(&format!("{}: paper.id", f.display()), &paper.id)?;
         out.push(Experiment {
             file: f,
+            text,
             stem,
             scenario,
             paper,
@@ -329,20 +350,6 @@ fn short_params(p: &[(String, String)]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The label of a sweep key on an axis, with the unit its values are read in.
-fn axis_label(key: &str) -> String {
-    let unit = if key.ends_with("bytes") {
-        " (bytes)"
-    } else if key.ends_with("delay") {
-        " (s)"
-    } else if key.ends_with("rate") {
-        " (bit/s)"
-    } else {
-        ""
-    };
-    format!("{key}{unit}")
-}
-
 /// Runs run 0 of every point of `e` with series on and draws `t`'s columns against time
 /// to `dir/<stem>.svg` and `.png`.
 fn trace_figure(
@@ -390,18 +397,27 @@ fn trace_figure(
                 .filter(|(_, y)| y.is_finite())
                 .collect();
             let label = match (point.is_empty(), t.columns.len()) {
-                (true, _) => c.clone(),
+                (true, _) => labels::metric_label(c),
                 (false, 1) => point.join(", "),
-                (false, _) => format!("{}: {c}", point.join(", ")),
+                (false, _) => format!("{}: {}", point.join(", "), labels::metric_label(c)),
             };
             lines.push(crate::plot::Line { label, points });
         }
     }
-    let ylabel = if t.unit.is_empty() {
-        t.columns.join(", ")
-    } else {
-        format!("{} ({})", t.columns.join(", "), t.unit)
-    };
+    let ylabel = t.y_label.clone().unwrap_or_else(|| {
+        let mut nouns: Vec<String> = Vec::new();
+        for c in &t.columns {
+            let n = labels::metric_noun(c);
+            if !nouns.contains(&n) {
+                nouns.push(n);
+            }
+        }
+        if t.unit.is_empty() {
+            nouns.join(", ")
+        } else {
+            format!("{} ({})", nouns.join(", "), t.unit)
+        }
+    });
     let title = format!("paper {}: {} ({})", e.paper.id, t.title, t.source);
     std::fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
     for ext in ["svg", "png"] {
@@ -416,13 +432,416 @@ fn trace_figure(
     Ok(())
 }
 
+/// The baseline point of a reported point: its point with the baseline keys replaced.
+fn base_point(p: &Paper, r: &Reported) -> Params {
+    let mut out: Params = r
+        .point
+        .iter()
+        .filter(|(k, _)| !p.baseline.iter().any(|(bk, _)| bk == k))
+        .cloned()
+        .collect();
+    out.extend(p.baseline.iter().cloned());
+    out
+}
+
+/// The paper's numbers on the figure's metric (its mean) as marks on the figure: its
+/// values, its relative changes applied to our baseline, its directions at our means.
+fn paper_marks(p: &Paper, plot: &PaperPlot, ours: &[Option<Ours>]) -> Vec<PaperMark> {
+    let mut out = Vec::new();
+    for r in &p.reported {
+        if r.metric.is_some() || r.statistic != Statistic::Mean {
+            continue;
+        }
+        let [o] = matching(ours, &r.point)[..] else {
+            continue;
+        };
+        let Some(x) = param(o, &plot.x) else { continue };
+        let base = || match matching(ours, &base_point(p, r))[..] {
+            [b] => Some(b.mean),
+            _ => None,
+        };
+        let (y, kind) = match (r.value, r.change, r.direction) {
+            (Some(v), ..) => (v, MarkKind::Value),
+            (None, Some(c), _) => match base() {
+                Some(b) => (b * (1.0 + c), MarkKind::Change),
+                None => continue,
+            },
+            (None, None, Some(Direction::Lower)) => (o.mean, MarkKind::Lower),
+            (None, None, Some(Direction::Higher)) => (o.mean, MarkKind::Higher),
+            _ => continue,
+        };
+        out.push(PaperMark {
+            x: x.to_string(),
+            series: plot
+                .series
+                .as_deref()
+                .and_then(|s| param(o, s))
+                .map(String::from),
+            y,
+            kind,
+        });
+    }
+    out
+}
+
+/// One effect of a section: a reported point against its baseline point.
+struct Effect {
+    /// The point (and the metric or statistic when not the section's).
+    label: String,
+    /// The paper's relative change, or its direction.
+    paper_cell: String,
+    outcome: EffectOutcome,
+}
+
+/// What became of an effect.
+#[derive(Clone, Copy)]
+enum EffectOutcome {
+    /// Ours, with its verdict.
+    Judged {
+        ours_rel: f64,
+        verdict: &'static str,
+    },
+    /// No run of the point (or of its baseline) reached the metric.
+    NoValue,
+    /// The reported point matches several sweep points.
+    NotOne,
+}
+
+/// The effects of `p` (every reported point that has a baseline to compare with) judged
+/// on the sweep in `sweep_dir` (`ours`: its summary of `[paper] metric`).
+fn effects(p: &Paper, sweep_dir: &Path, ours: &[Option<Ours>]) -> Result<Vec<Effect>, Failure> {
+    let mut out = Vec::new();
+    if p.baseline.is_empty() {
+        return Ok(out);
+    }
+    for r in &p.reported {
+        if p.baseline.iter().all(|b| r.point.iter().any(|x| x == b)) {
+            continue; // a baseline itself
+        }
+        let base_point = base_point(p, r);
+        let same = |a: &[(String, String)], b: &[(String, String)]| {
+            a.len() == b.len() && a.iter().all(|x| b.contains(x))
+        };
+        let base_value = p
+            .reported
+            .iter()
+            .find(|b| {
+                same(&b.point, &base_point) && b.metric == r.metric && b.statistic == r.statistic
+            })
+            .and_then(|b| b.value);
+        // The paper's effect: a relative change, or a direction only.
+        let paper_rel = match (r.direction, r.change, r.value, base_value) {
+            (Some(d), ..) => Err(d),
+            (None, Some(c), _, _) => Ok(c),
+            (None, None, Some(v), Some(b)) => Ok((v - b) / b),
+            // An absolute number without a reported baseline: shown above only.
+            _ => continue,
+        };
+        let paper_cell = match paper_rel {
+            Ok(c) => format!("{:+.1} %", 100.0 * c),
+            Err(Direction::Lower) => "lower".into(),
+            Err(Direction::Higher) => "higher".into(),
+        };
+        // Another metric or statistic than the section's: named beside the point.
+        let what = match (&r.metric, r.statistic) {
+            (None, Statistic::Mean) => String::new(),
+            (m, st) => format!(
+                " ({} of `{}`)",
+                match st {
+                    Statistic::Mean => "mean",
+                    Statistic::StdDev => "std dev",
+                },
+                m.as_deref().unwrap_or(&p.metric)
+            ),
+        };
+        let label = format!("{}{what}", fmt_point(&short_params(&r.point)));
+        let other;
+        let ours_r: &[Option<Ours>] = if what.is_empty() {
+            ours
+        } else {
+            other = read_ours(
+                sweep_dir,
+                r.metric.as_deref().unwrap_or(&p.metric),
+                1.0,
+                r.statistic,
+            )?;
+            &other
+        };
+        let (o_t, o_b) = (matching(ours_r, &r.point), matching(ours_r, &base_point));
+        if o_t.is_empty() || o_b.is_empty() {
+            out.push(Effect {
+                label,
+                paper_cell,
+                outcome: EffectOutcome::NoValue,
+            });
+            continue;
+        }
+        if o_t.len() != 1 || o_b.len() != 1 {
+            out.push(Effect {
+                label,
+                paper_cell,
+                outcome: EffectOutcome::NotOne,
+            });
+            continue;
+        }
+        let ours_rel = (o_t[0].mean - o_b[0].mean) / o_b[0].mean;
+        let v = match paper_rel {
+            Ok(c) => verdict(ours_rel, c),
+            Err(d) => direction_verdict(ours_rel, d),
+        };
+        out.push(Effect {
+            label,
+            paper_cell,
+            outcome: EffectOutcome::Judged {
+                ours_rel,
+                verdict: v,
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// Runs (or resumes) the sweep of `study` in `dir`; a sweep of an older version of the
+/// scenario (or other --runs) there starts over.
+fn run_sweep(study: Study, dir: &Path, jobs: Option<usize>) -> Result<(), Failure> {
+    if sweep::fingerprint_of_dir(dir).is_some_and(|f| f != study.fingerprint()) {
+        eprintln!(
+            "{}: the scenario changed; its sweep starts over",
+            dir.display()
+        );
+        std::fs::remove_dir_all(dir).map_err(|err| (1, format!("{}: {err}", dir.display())))?;
+    }
+    sweep::sweep(
+        study,
+        SweepArgs {
+            out: dir.to_path_buf(),
+            jobs,
+            resume: true,
+            shard: None,
+        },
+    )
+}
+
+/// One claim judged under one combination of unstated parameters.
+struct Claim {
+    /// The claim (an effect's point, a ranking's order).
+    label: String,
+    /// Ours in a few words ("-9.1 %, reproduced", "holds at 3 of 5").
+    cell: String,
+    class: Class,
+}
+
+/// The claims of a section, in report order: its effects, then per ranking the order and
+/// the widening gap.
+fn claims(effects: &[Effect], rankings: &[RankingResult]) -> Vec<Claim> {
+    let mut out = Vec::new();
+    for e in effects {
+        let (cell, class) = match e.outcome {
+            EffectOutcome::Judged { ours_rel, verdict } => (
+                if ours_rel.is_finite() {
+                    format!("{:+.1} %, {verdict}", 100.0 * ours_rel)
+                } else if ours_rel.is_nan() {
+                    format!("0 at both points, {verdict}")
+                } else {
+                    format!("up from 0, {verdict}")
+                },
+                Class::of_verdict(verdict),
+            ),
+            EffectOutcome::NoValue | EffectOutcome::NotOne => ("no value".into(), Class::NoValue),
+        };
+        out.push(Claim {
+            label: format!("{} (paper {})", e.label, e.paper_cell),
+            cell,
+            class,
+        });
+    }
+    for r in rankings {
+        out.push(Claim {
+            label: format!("ranking {}", r.order),
+            cell: format!("holds at {} of {}", r.held, r.judged),
+            class: Class::of_ranking(r.held, r.judged),
+        });
+        if let Some((along, gap, grows)) = &r.widens {
+            out.push(Claim {
+                label: format!("gap {gap} grows along `{along}`"),
+                cell: if *grows { "grows" } else { "does not grow" }.into(),
+                class: if *grows {
+                    Class::Reproduced
+                } else {
+                    Class::NotReproduced
+                },
+            });
+        }
+    }
+    out
+}
+
+/// The claims of an experiment under every combination of its unstated parameters.
+struct Sensitivity {
+    /// The combinations, as [`Paper::combinations`].
+    combinations: Vec<Vec<usize>>,
+    /// Per combination: whether it is the scenario as written (its sweep is the
+    /// experiment's own: the same jobs).
+    as_written: Vec<bool>,
+    /// Per combination, its claims (the same claims in the same order for each).
+    claims: Vec<Vec<Claim>>,
+}
+
+/// Runs every combination of `e`'s unstated parameters as its own sweep (resumable, in
+/// `sweeps/<ID>/<stem>@<combination slug>/`; a combination whose jobs are those of the
+/// scenario as written, or of an earlier combination, reuses that sweep) and judges the
+/// claims on each. `None` when the scenario declares none.
+fn sensitivity_runs(
+    e: &Experiment,
+    runs: Option<u32>,
+    dir: &Path,
+    fingerprint: &str,
+    args: &ReproduceArgs,
+) -> Result<Option<Sensitivity>, Failure> {
+    let p = &e.paper;
+    let combinations = p.combinations();
+    if combinations.is_empty() {
+        return Ok(None);
+    }
+    let mut done: Vec<(String, PathBuf)> = vec![(fingerprint.to_string(), dir.to_path_buf())];
+    let mut as_written = Vec::new();
+    let mut all = Vec::new();
+    for c in &combinations {
+        let label = p.combination_label(c);
+        let scenario = parse_str_overriding(&e.text, &p.overrides(c)).map_err(|err| {
+            (
+                EXIT_BAD_INPUT,
+                format!("{} (unstated: {label}): {err}", e.file.display()),
+            )
+        })?;
+        let study = Study::new(
+            scenario,
+            &Overrides {
+                runs,
+                ..Overrides::default()
+            },
+        )
+        .map_err(|err| {
+            (
+                EXIT_BAD_INPUT,
+                format!("{} (unstated: {label}): {err}", e.file.display()),
+            )
+        })?;
+        let f = study.fingerprint();
+        let cdir = match done.iter().find(|(g, _)| *g == f) {
+            Some((_, d)) => d.clone(),
+            None => {
+                let d = args.out.join("sweeps").join(&p.id).join(format!(
+                    "{}@{}",
+                    e.stem,
+                    p.combination_slug(c)
+                ));
+                eprintln!("  unstated: {label}");
+                run_sweep(study, &d, args.jobs)?;
+                done.push((f, d.clone()));
+                d
+            }
+        };
+        as_written.push(cdir == dir);
+        let ours = read_ours(&cdir, &p.metric, p.scale, Statistic::Mean)?;
+        let effects = effects(p, &cdir, &ours)?;
+        let (_, rankings) = ranking_section(p, &ours, &mut String::new());
+        all.push(claims(&effects, &rankings));
+    }
+    Ok(Some(Sensitivity {
+        combinations,
+        as_written,
+        claims: all,
+    }))
+}
+
+/// The sensitivity part of a section (appended to `md`) and its index summary.
+fn sensitivity_section(p: &Paper, s: &Sensitivity, md: &mut String) -> String {
+    let names: Vec<String> = p.unstated.iter().map(|u| u.name.clone()).collect();
+    let _ = writeln!(
+        md,
+        "\nSensitivity to what the paper leaves unstated: every claim judged again under each combination of these plausible values, with the same seeds (* the scenario as written):\n"
+    );
+    for u in &p.unstated {
+        let alts: Vec<String> = match &u.key {
+            Some(k) => vec![format!(
+                "`{k}` = {}",
+                u.alternatives
+                    .iter()
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )],
+            None => u
+                .alternatives
+                .iter()
+                .map(|a| {
+                    let set: Vec<String> = a
+                        .set
+                        .iter()
+                        .map(|(k, v)| format!("`{k}` = {}", value_text(v)))
+                        .collect();
+                    format!("*{}* ({})", a.name, set.join(", "))
+                })
+                .collect(),
+        };
+        let _ = writeln!(
+            md,
+            "- **{}**: {}. Values: {}.",
+            u.name,
+            capitalise(&u.why),
+            alts.join("; ")
+        );
+    }
+    let headers: Vec<String> = s
+        .combinations
+        .iter()
+        .zip(&s.as_written)
+        .map(|(c, w)| format!("{}{}", p.combination_label(c), if *w { " *" } else { "" }))
+        .collect();
+    let _ = writeln!(md, "\n| claim | {} | verdict |", headers.join(" | "));
+    let _ = writeln!(md, "|---|{}---|", "---|".repeat(headers.len()));
+    let n_claims = s.claims.first().map_or(0, Vec::len);
+    let mut judgements = Vec::new();
+    for k in 0..n_claims {
+        let classes: Vec<Class> = s.claims.iter().map(|c| c[k].class).collect();
+        let j = sensitivity::judge(&s.combinations, &classes);
+        let cells: Vec<&str> = s.claims.iter().map(|c| c[k].cell.as_str()).collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} |",
+            s.claims[0][k].label,
+            cells.join(" | "),
+            sensitivity::judgement_text(&j, &names)
+        );
+        judgements.push(j);
+    }
+    let summary = sensitivity::summary(&judgements, &names);
+    let _ = writeln!(md, "\nUnder the unstated parameters: {summary}.");
+    summary
+}
+
+/// A TOML value as a scenario writes it (strings without quotes).
+fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// One experiment's report section and its index row.
 struct Section {
     markdown: String,
     index_row: String,
 }
 
-fn section(e: &Experiment, sweep_dir: &Path, out: &Path, runs: u32) -> Result<Section, Failure> {
+fn section(
+    e: &Experiment,
+    sweep_dir: &Path,
+    out: &Path,
+    runs: u32,
+    sensitivity: Option<&Sensitivity>,
+) -> Result<Section, Failure> {
     let p = &e.paper;
     let ours = read_ours(sweep_dir, &p.metric, p.scale, Statistic::Mean)?;
     let unit = if p.unit.is_empty() {
@@ -468,6 +887,7 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path, runs: u32) -> Result<Se
         );
     }
     // Effects against the baseline.
+    let effects = effects(p, sweep_dir, &ours)?;
     let mut verdicts: Vec<&'static str> = Vec::new();
     if !p.baseline.is_empty() {
         let _ = writeln!(
@@ -477,114 +897,59 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path, runs: u32) -> Result<Se
         );
         let _ = writeln!(md, "| point | ours | paper | verdict |");
         let _ = writeln!(md, "|---|---|---|---|");
-        for r in &p.reported {
-            if p.baseline.iter().all(|b| r.point.iter().any(|x| x == b)) {
-                continue; // a baseline itself
+        for x in &effects {
+            let (label, paper_cell) = (&x.label, &x.paper_cell);
+            match x.outcome {
+                EffectOutcome::NoValue => {
+                    let _ = writeln!(
+                        md,
+                        "| {label} | – | {paper_cell} | no value: no run of the point reached the metric (e.g. the transfer did not finish) |"
+                    );
+                }
+                EffectOutcome::NotOne => {
+                    let _ = writeln!(
+                        md,
+                        "| {label} | – | {paper_cell} | the point does not select one sweep point |"
+                    );
+                }
+                EffectOutcome::Judged { ours_rel, verdict } => {
+                    verdicts.push(verdict);
+                    let _ = writeln!(
+                        md,
+                        "| {label} | {:+.1} % | {paper_cell} | {verdict} |",
+                        100.0 * ours_rel
+                    );
+                }
             }
-            // The baseline of r: r's point with the baseline keys replaced.
-            let mut base_point: Vec<(String, String)> = r
-                .point
-                .iter()
-                .filter(|(k, _)| !p.baseline.iter().any(|(bk, _)| bk == k))
-                .cloned()
-                .collect();
-            base_point.extend(p.baseline.iter().cloned());
-            let same = |a: &[(String, String)], b: &[(String, String)]| {
-                a.len() == b.len() && a.iter().all(|x| b.contains(x))
-            };
-            let base_value = p
-                .reported
-                .iter()
-                .find(|b| {
-                    same(&b.point, &base_point)
-                        && b.metric == r.metric
-                        && b.statistic == r.statistic
-                })
-                .and_then(|b| b.value);
-            // The paper's effect: a relative change, or a direction only.
-            let paper_rel = match (r.direction, r.change, r.value, base_value) {
-                (Some(d), ..) => Err(d),
-                (None, Some(c), _, _) => Ok(c),
-                (None, None, Some(v), Some(b)) => Ok((v - b) / b),
-                // An absolute number without a reported baseline: shown above only.
-                _ => continue,
-            };
-            let paper_cell = match paper_rel {
-                Ok(c) => format!("{:+.1} %", 100.0 * c),
-                Err(Direction::Lower) => "lower".into(),
-                Err(Direction::Higher) => "higher".into(),
-            };
-            // Another metric or statistic than the section's: named beside the point.
-            let what = match (&r.metric, r.statistic) {
-                (None, Statistic::Mean) => String::new(),
-                (m, st) => format!(
-                    " ({} of `{}`)",
-                    match st {
-                        Statistic::Mean => "mean",
-                        Statistic::StdDev => "std dev",
-                    },
-                    m.as_deref().unwrap_or(&p.metric)
-                ),
-            };
-            let label = format!("{}{what}", fmt_point(&short_params(&r.point)));
-            let other;
-            let ours_r: &[Option<Ours>] = if what.is_empty() {
-                &ours
-            } else {
-                other = read_ours(
-                    sweep_dir,
-                    r.metric.as_deref().unwrap_or(&p.metric),
-                    1.0,
-                    r.statistic,
-                )?;
-                &other
-            };
-            let (o_t, o_b) = (matching(ours_r, &r.point), matching(ours_r, &base_point));
-            if o_t.is_empty() || o_b.is_empty() {
-                let _ = writeln!(
-                    md,
-                    "| {label} | – | {paper_cell} | no value: no run of the point reached the metric (e.g. the transfer did not finish) |"
-                );
-                continue;
-            }
-            if o_t.len() != 1 || o_b.len() != 1 {
-                let _ = writeln!(
-                    md,
-                    "| {label} | – | {paper_cell} | the point does not select one sweep point |"
-                );
-                continue;
-            }
-            let ours_rel = (o_t[0].mean - o_b[0].mean) / o_b[0].mean;
-            let v = match paper_rel {
-                Ok(c) => verdict(ours_rel, c),
-                Err(d) => direction_verdict(ours_rel, d),
-            };
-            verdicts.push(v);
-            let _ = writeln!(
-                md,
-                "| {label} | {:+.1} % | {paper_cell} | {v} |",
-                100.0 * ours_rel
-            );
         }
     }
-    let ranking_summary = ranking_section(p, &ours, &mut md);
+    let (ranking_summary, _) = ranking_section(p, &ours, &mut md);
+    let sensitivity_summary = sensitivity.map(|s| sensitivity_section(p, s, &mut md));
     // The figure.
     if let Some(plot) = &p.plot {
         let figs = out.join("figures");
         std::fs::create_dir_all(&figs).map_err(|e| (1, format!("{}: {e}", figs.display())))?;
         let name = format!("{}-{}.svg", p.id, e.stem);
-        let curve = crate::plot::parse_curve(&format!("{}*{}", p.metric, p.scale))
+        let mut curve = crate::plot::parse_curve(&format!("{}*{}", p.metric, p.scale))
             .map_err(|e| (EXIT_BAD_INPUT, e))?;
-        let ylabel = format!(
-            "{}{}",
-            p.metric,
-            if unit.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", p.unit)
-            }
-        );
-        let xlabel = axis_label(&plot.x);
+        curve.label = "ours".into();
+        let ylabel = plot.y_label.clone().unwrap_or_else(|| {
+            format!(
+                "{}{}",
+                labels::metric_label(&p.metric),
+                if unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", p.unit)
+                }
+            )
+        });
+        let xlabel = plot
+            .x_label
+            .clone()
+            .unwrap_or_else(|| labels::key_label(&plot.x).axis());
+        let series_name = plot.series.as_deref().map(|s| labels::key_label(s).text);
+        let marks = paper_marks(p, plot, &ours);
         let draw = |file: &str| {
             crate::plot::plot_sweep(&crate::plot::SweepPlot {
                 dir: sweep_dir,
@@ -596,6 +961,8 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path, runs: u32) -> Result<Se
                 xlabel: &xlabel,
                 ylabel: &ylabel,
                 out: &figs.join(file),
+                series_name: series_name.as_deref(),
+                paper: &marks,
             })
         };
         let png = name.replace(".svg", ".png");
@@ -646,8 +1013,12 @@ fn section(e: &Experiment, sweep_dir: &Path, out: &Path, runs: u32) -> Result<Se
         ),
     };
     let index_row = format!(
-        "| {} | [{}](paper{}.md) | {} | {summary} |",
-        p.id, p.experiment, p.id, p.source
+        "| {} | [{}](paper{}.md) | {} | {summary} | {} |",
+        p.id,
+        p.experiment,
+        p.id,
+        p.source,
+        sensitivity_summary.as_deref().unwrap_or("–")
     );
     Ok(Section {
         markdown: md,
@@ -705,27 +1076,45 @@ fn row_paper(line: &str) -> Option<&str> {
 /// them (or among the rows by paper order). `new`'s text before its rows is kept.
 fn merge_index(old: &str, new: &str, id: &str) -> String {
     let head: Vec<&str> = new.lines().take_while(|l| row_paper(l).is_none()).collect();
-    let ours: Vec<&str> = new.lines().filter(|l| row_paper(l).is_some()).collect();
-    let others: Vec<&str> = old
+    let ours: Vec<String> = new
+        .lines()
+        .filter(|l| row_paper(l).is_some())
+        .map(String::from)
+        .collect();
+    // Rows of an index written before a column was added get "–" in it.
+    let cells = |l: &str| l.matches(" |").count();
+    let width = head
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("| "))
+        .map_or(0, |l| cells(l));
+    let others: Vec<String> = old
         .lines()
         .filter(|l| row_paper(l).is_some_and(|p| p != id))
+        .map(|l| {
+            let mut l = l.to_string();
+            for _ in cells(&l)..width {
+                l.push_str(" – |");
+            }
+            l
+        })
         .collect();
-    let mut rows: Vec<&str> = Vec::new();
+    let mut rows: Vec<String> = Vec::new();
     let mut placed = false;
     for r in others {
-        if !placed && row_paper(r).is_some_and(|p| p > id) {
-            rows.extend(&ours);
+        if !placed && row_paper(&r).is_some_and(|p| p > id) {
+            rows.extend(ours.iter().cloned());
             placed = true;
         }
         rows.push(r);
     }
     if !placed {
-        rows.extend(&ours);
+        rows.extend(ours.iter().cloned());
     }
     let mut out = head.join("\n");
     out.push('\n');
     for r in rows {
-        out.push_str(r);
+        out.push_str(&r);
         out.push('\n');
     }
     out
@@ -738,10 +1127,27 @@ fn param<'a>(o: &'a Ours, key: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// What became of one `[[paper.ranking]]` claim.
+struct RankingResult {
+    /// The claimed order, values shown short (`quic < sctp < tcp`).
+    order: String,
+    /// Points where the ranking holds, points judged.
+    held: usize,
+    judged: usize,
+    /// The widening claim, if made: the key and whether the gap grows along it.
+    widens: Option<(String, String, bool)>,
+}
+
 /// The `[[paper.ranking]]` claims of `p` judged on `ours`, appended to `md`; returns the
-/// index summary ("ranking holds at k of n points", and whether the gap widens).
-fn ranking_section(p: &Paper, ours: &[Option<Ours>], md: &mut String) -> Option<String> {
+/// index summary ("ranking holds at k of n points", and whether the gap widens) and each
+/// claim's result.
+fn ranking_section(
+    p: &Paper,
+    ours: &[Option<Ours>],
+    md: &mut String,
+) -> (Option<String>, Vec<RankingResult>) {
     let mut summaries = Vec::new();
+    let mut results = Vec::new();
     for r in &p.ranking {
         let order = r
             .order
@@ -801,6 +1207,7 @@ fn ranking_section(p: &Paper, ours: &[Option<Ours>], md: &mut String) -> Option<
             "ranking {} holds at {held} of {judged} points",
             order.join(" < ")
         );
+        let mut widens = None;
         if let Some(along) = &r.widens_along {
             let _ = writeln!(
                 md,
@@ -853,10 +1260,24 @@ fn ranking_section(p: &Paper, ours: &[Option<Ours>], md: &mut String) -> Option<
             } else {
                 ", gap does not grow"
             });
+            widens = Some((
+                along.clone(),
+                format!("{} − {}", order[order.len() - 1], order[0]),
+                any && all,
+            ));
         }
         summaries.push(summary);
+        results.push(RankingResult {
+            order: order.join(" < "),
+            held,
+            judged,
+            widens,
+        });
     }
-    (!summaries.is_empty()).then(|| summaries.join("; "))
+    (
+        (!summaries.is_empty()).then(|| summaries.join("; ")),
+        results,
+    )
 }
 
 fn capitalise(s: &str) -> String {
@@ -883,41 +1304,27 @@ pub fn reproduce(mut args: ReproduceArgs) -> Result<(), Failure> {
     let _lock = crate::files::DirLock::acquire(&args.out)?;
     let mut by_paper: std::collections::BTreeMap<String, Vec<Section>> = Default::default();
     for e in &experiments {
+        let runs = args.runs.or(e.paper.runs);
         let study = Study::new(
             e.scenario.clone(),
             &Overrides {
-                runs: args.runs.or(e.paper.runs),
+                runs,
                 ..Overrides::default()
             },
         )
         .map_err(|err| (EXIT_BAD_INPUT, format!("{}: {err}", e.file.display())))?;
         let dir = args.out.join("sweeps").join(&e.paper.id).join(&e.stem);
-        // A sweep of an older version of the scenario (or other --runs) starts over.
-        if sweep::fingerprint_of_dir(&dir).is_some_and(|f| f != study.fingerprint()) {
-            eprintln!(
-                "{}: the scenario changed; its sweep starts over",
-                dir.display()
-            );
-            std::fs::remove_dir_all(&dir)
-                .map_err(|err| (1, format!("{}: {err}", dir.display())))?;
-        }
         eprintln!(
             "paper {} — {}: {}",
             e.paper.id,
             e.paper.experiment,
             e.file.display()
         );
-        let runs = study.runs();
-        sweep::sweep(
-            study,
-            SweepArgs {
-                out: dir.clone(),
-                jobs: args.jobs,
-                resume: true,
-                shard: None,
-            },
-        )?;
-        let s = section(e, &dir, &args.out, runs)?;
+        let runs_per_point = study.runs();
+        let fingerprint = study.fingerprint();
+        run_sweep(study, &dir, args.jobs)?;
+        let sensitivity = sensitivity_runs(e, runs, &dir, &fingerprint, &args)?;
+        let s = section(e, &dir, &args.out, runs_per_point, sensitivity.as_ref())?;
         by_paper.entry(e.paper.id.clone()).or_default().push(s);
     }
     let want = (args.which != "all").then(|| normalise_id(&args.which));
@@ -934,13 +1341,13 @@ pub fn reproduce(mut args: ReproduceArgs) -> Result<(), Failure> {
                 capitalise(&why)
             ),
             index_row: format!(
-                "| {} | [{}](paper{}.md) | {} | {why} |",
+                "| {} | [{}](paper{}.md) | {} | {why} | – |",
                 p.id, p.experiment, p.id, p.source
             ),
         });
     }
     let mut index = String::from(
-        "# Reproductions\n\nGenerated by `quicsim reproduce all`: every scenario with a `[paper]` table, run as a sweep; per experiment our numbers beside the paper's. Verdicts: an effect (a reported point against its baseline) is *reproduced* when ours has the same direction and a relative size within ±50 % of the paper's, *direction only* when only the direction agrees; a reported non-effect (under 2 %) is reproduced when ours is under 5 %; a ranking the paper claims without numbers (\"QUIC < SCTP < TCP\") holds at a point when our means are in that order, and a gap claimed to grow with a parameter grows when it is larger at the parameter's last value than at its first with no step back of more than half that growth; where the paper states only a direction (its figures are missing, the text gives a shape), *reproduced (direction)* when ours has that sign and is at least 2 % in size. Absolute numbers come from testbeds whose details are partly unknown: the notes of each experiment say where and why ours differ.\n\n| paper | experiment | source | verdict |\n|---|---|---|---|\n",
+        "# Reproductions\n\nGenerated by `quicsim reproduce all`: every scenario with a `[paper]` table, run as a sweep; per experiment our numbers beside the paper's. Verdicts: an effect (a reported point against its baseline) is *reproduced* when ours has the same direction and a relative size within ±50 % of the paper's, *direction only* when only the direction agrees; a reported non-effect (under 2 %) is reproduced when ours is under 5 %; a ranking the paper claims without numbers (\"QUIC < SCTP < TCP\") holds at a point when our means are in that order, and a gap claimed to grow with a parameter grows when it is larger at the parameter's last value than at its first with no step back of more than half that growth; where the paper states only a direction (its figures are missing, the text gives a shape), *reproduced (direction)* when ours has that sign and is at least 2 % in size. Absolute numbers come from testbeds whose details are partly unknown: the notes of each experiment say where and why ours differ. Sensitivity: where a scenario declares testbed parameters the paper leaves unstated (`[[paper.unstated]]`), every claim is judged again under each combination of their plausible values, with the same seeds; the column says *reproduced (robust)* or *not reproduced (robust)* when every combination gives every claim that verdict, *robust* with the count when each claim keeps its own verdict, and *depends on* the parameters whose values change a claim's verdict otherwise (the paper's page has the table); – where none is declared.\n\n| paper | experiment | source | verdict | sensitivity |\n|---|---|---|---|---|\n",
     );
     for (id, sections) in &by_paper {
         let mut md = format!("# Paper {id}\n\n");
@@ -1015,6 +1422,12 @@ mod tests {
         );
         // A paper not in the old index goes among the rows by its id.
         let new1 = new.replace("| 002 | new |", "| 001 | n |");
+        // Old rows without a column the new index has get "–" in it.
+        let new2 = "# R\n\n| paper | x | y |\n|---|---|---|\n| 002 | new | z |\n";
+        assert_eq!(
+            merge_index(old, new2, "002"),
+            "# R\n\n| paper | x | y |\n|---|---|---|\n| 000 | a | – |\n| 002 | new | z |\n| 003 | c | – |\n"
+        );
         assert_eq!(
             merge_index(old, &new1, "001"),
             "# R\n\ntext\n\n| paper | x |\n|---|---|\n| 000 | a |\n| 001 | n |\n| 002 | old |\n| 002 | old2 |\n| 003 | c |\n"

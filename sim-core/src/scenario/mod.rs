@@ -34,6 +34,7 @@
 
 mod build;
 pub mod docs;
+pub mod labels;
 mod paired;
 pub mod paper;
 mod raw;
@@ -172,10 +173,80 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
 /// carries (resolved, [`Config::resolve_controllers`]); an unknown name is an error
 /// listing the registry's names.
 pub fn parse_str_with(toml_text: &str, registry: &Registry) -> Result<Scenario, ConfigError> {
+    parse_document(toml_text, registry, None)
+}
+
+/// [`parse_str`] with `overrides` (scenario key paths, as a `[sweep]` names them, and
+/// their values) written into the document before its sweep is expanded: how `quicsim
+/// reproduce` runs a combination of a `[paper]` table's unstated parameters
+/// ([`paper::Paper::overrides`]). The seeds are the scenario's, so every combination runs
+/// the same seeds. An error in an override names it (`override "topology.reverse.loss"`).
+pub fn parse_str_overriding(
+    toml_text: &str,
+    overrides: &[(String, Value)],
+) -> Result<Scenario, ConfigError> {
+    parse_document(toml_text, &Registry::builtin(), Some(overrides))
+}
+
+/// Writes `value` at the scenario key path `key` (as a `[sweep]` names it) in `doc`.
+fn apply_override(doc: &mut Table, key: &str, value: Value) -> Result<(), ConfigError> {
+    let field = format!("override \"{key}\"");
+    let named = |e: ConfigError| ConfigError::new(field.clone(), e.value, e.allowed);
+    let segs = sweep::parse_key(key).map_err(named)?;
+    let k = sweep::SweepKey {
+        written: key.to_string(),
+        canonical: sweep::canonical(&segs),
+        segs,
+        values: Vec::new(),
+        shown: Vec::new(),
+    };
+    sweep::substitute(doc, &k, value).map_err(named)
+}
+
+/// Checks that every alternative of every unstated parameter of `paper`, written into the
+/// document without its sweep, gives a valid scenario: errors name the alternative
+/// (`paper.unstated[0].values[1] -> topology.reverse.loss`).
+fn check_unstated(
+    doc: &Table,
+    paper: &paper::Paper,
+    registry: &Registry,
+) -> Result<(), ConfigError> {
+    for (i, u) in paper.unstated.iter().enumerate() {
+        let form = if u.key.is_some() {
+            "values"
+        } else {
+            "alternatives"
+        };
+        for (j, a) in u.alternatives.iter().enumerate() {
+            let named = |e: ConfigError| {
+                ConfigError::new(
+                    format!("paper.unstated[{i}].{form}[{j}] -> {}", e.field),
+                    e.value,
+                    e.allowed,
+                )
+            };
+            let mut d = doc.clone();
+            for (k, v) in &a.set {
+                apply_override(&mut d, k, v.clone()).map_err(named)?;
+            }
+            build_variants(&d, registry).map_err(named)?;
+        }
+    }
+    Ok(())
+}
+
+fn parse_document(
+    toml_text: &str,
+    registry: &Registry,
+    overrides: Option<&[(String, Value)]>,
+) -> Result<Scenario, ConfigError> {
     let mut doc: Table = toml_text.parse().map_err(|e| syntax_error(toml_text, &e))?;
     accept_resolved_shape(&mut doc);
     let sweep = doc.remove("sweep");
     let paper_table = doc.remove("paper");
+    for (k, v) in overrides.unwrap_or_default() {
+        apply_override(&mut doc, k, v.clone())?;
+    }
     let (variants, base_configs) = build_variants(&doc, registry)?;
     let base = base_configs[0].clone();
     let with_variant = |params: &[(String, String)], v: usize| {
@@ -197,6 +268,9 @@ pub fn parse_str_with(toml_text: &str, registry: &Registry) -> Result<Scenario, 
         let paper = paper_table
             .map(|p| paper::parse(&p, &paired_values(Vec::new())))
             .transpose()?;
+        if let (Some(p), None) = (&paper, overrides) {
+            check_unstated(&doc, p, registry)?;
+        }
         let points = base_configs
             .into_iter()
             .enumerate()
@@ -221,6 +295,9 @@ pub fn parse_str_with(toml_text: &str, registry: &Registry) -> Result<Scenario, 
     let paper = paper_table
         .map(|p| paper::parse(&p, &sweep_values))
         .transpose()?;
+    if let (Some(p), None) = (&paper, overrides) {
+        check_unstated(&doc, p, registry)?;
+    }
     let mut points = Vec::new();
     let mut idx = vec![0usize; keys.len()];
     loop {

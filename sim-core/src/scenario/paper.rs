@@ -19,8 +19,19 @@
 //! [[paper.reported]]
 //! point = { "flows.0.quic.initial_window.policy" = "default" }
 //! value = 0.52
+//! [[paper.unstated]]           # a testbed parameter the paper does not give
+//! key = "topology.link.rate"
+//! values = ["100Mbps", "1Gbps"]
+//! why = "the paper gives no link rate"
 //! ```
+//!
+//! `[[paper.unstated]]` entries ([`Unstated`]) are checked here against the sweep (a swept
+//! key cannot be unstated) and each other; `scenario::parse_str` then builds every
+//! alternative to check its values, and `scenario::parse_str_overriding` runs a
+//! combination of them ([`Paper::combinations`], [`Paper::overrides`]).
 
+use super::raw::render;
+use super::sweep::{canonical, parse_key, Seg};
 use crate::validate::ConfigError;
 use serde::Serialize;
 use toml::{Table, Value};
@@ -59,6 +70,120 @@ pub struct Paper {
     /// Why our numbers may differ from the paper's, grounded in the model (written by
     /// whoever wrote the scenario; printed in the report).
     pub notes: String,
+    /// Testbed parameters the paper leaves unstated, each with its plausible values
+    /// (`[[paper.unstated]]`): `quicsim reproduce` judges every claim under each
+    /// combination of them ([`Paper::combinations`]) and says whether its verdict is
+    /// robust or depends on them.
+    pub unstated: Vec<Unstated>,
+}
+
+/// Most combinations of `[[paper.unstated]]` alternatives a scenario may declare (each is
+/// a whole sweep of the scenario).
+pub const MAX_COMBINATIONS: usize = 64;
+
+/// A testbed parameter the paper leaves unstated (`[[paper.unstated]]`): its plausible
+/// alternatives, each a set of scenario keys and values applied to the scenario (before
+/// its sweep) when `quicsim reproduce` runs that alternative.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unstated {
+    /// How the report names the parameter ("loss placement"; default: the `key`).
+    pub name: String,
+    /// The one scenario key of the `key = PATH, values = [..]` form (`None` for
+    /// `alternatives`).
+    pub key: Option<String>,
+    /// Why it is unstated, in a line (printed in the report).
+    pub why: String,
+    /// The plausible alternatives, in the order given (at least two).
+    pub alternatives: Vec<Alternative>,
+}
+
+/// One plausible alternative of an [`Unstated`] parameter.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Alternative {
+    /// How the report names it: its `name`, or (for `values`) the value as written.
+    pub name: String,
+    /// Scenario key paths (as a `[sweep]` names them) and the values they take.
+    pub set: Vec<(String, Value)>,
+}
+
+impl Paper {
+    /// Every combination of the unstated parameters' alternatives: one alternative index
+    /// per [`Paper::unstated`] entry, the first entry slowest (as a sweep grid). Empty when
+    /// the scenario declares none.
+    pub fn combinations(&self) -> Vec<Vec<usize>> {
+        if self.unstated.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let mut idx = vec![0usize; self.unstated.len()];
+        loop {
+            out.push(idx.clone());
+            let mut d = idx.len();
+            loop {
+                if d == 0 {
+                    return out;
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < self.unstated[d].alternatives.len() {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+
+    /// The scenario keys and values a combination sets, in the order of the unstated
+    /// entries.
+    pub fn overrides(&self, combination: &[usize]) -> Vec<(String, Value)> {
+        self.unstated
+            .iter()
+            .zip(combination)
+            .filter_map(|(u, &i)| u.alternatives.get(i))
+            .flat_map(|a| a.set.iter().cloned())
+            .collect()
+    }
+
+    /// A combination in words: its alternatives' names joined by `", "`.
+    pub fn combination_label(&self, combination: &[usize]) -> String {
+        self.unstated
+            .iter()
+            .zip(combination)
+            .filter_map(|(u, &i)| u.alternatives.get(i))
+            .map(|a| a.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// A combination as a file-name part, unique among the combinations and stable while
+    /// the unstated entries keep their order: per entry the alternative's index and its
+    /// name in lower-case letters, digits and `-` (`1-ack-path`), joined by `_`.
+    pub fn combination_slug(&self, combination: &[usize]) -> String {
+        self.unstated
+            .iter()
+            .zip(combination)
+            .filter_map(|(u, &i)| u.alternatives.get(i).map(|a| (i, a)))
+            .map(|(i, a)| {
+                let mut s = String::new();
+                for c in a.name.chars() {
+                    if c.is_ascii_alphanumeric() || c == '.' {
+                        s.push(c.to_ascii_lowercase());
+                    } else if c == '%' {
+                        s.push_str("pct");
+                    } else if !s.ends_with('-') {
+                        s.push('-');
+                    }
+                }
+                let s = s.trim_matches('-');
+                if s.is_empty() {
+                    format!("{i}")
+                } else {
+                    format!("{i}-{s}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("_")
+    }
 }
 
 /// The figure of a reproduction.
@@ -68,6 +193,10 @@ pub struct PaperPlot {
     pub x: String,
     /// Sweep key whose values are separate lines.
     pub series: Option<String>,
+    /// The horizontal axis's label, instead of the one made from the key's descriptor.
+    pub x_label: Option<String>,
+    /// The vertical axis's label, instead of the one made from the metric and `unit`.
+    pub y_label: Option<String>,
 }
 
 /// One number the paper reported.
@@ -152,6 +281,8 @@ pub struct Trace {
     pub unit: String,
     /// Last time drawn, seconds (`None`: the whole run).
     pub until: Option<f64>,
+    /// The vertical axis's label, instead of the one made from the columns and `unit`.
+    pub y_label: Option<String>,
 }
 
 /// A ranking the paper claims without numbers (`[[paper.ranking]]`), e.g. "QUIC < SCTP <
@@ -194,6 +325,15 @@ fn string(t: &Table, path: &str, key: &str, required: bool) -> Result<String, Co
                 "a string"
             },
         )),
+    }
+}
+
+/// An optional non-empty string.
+fn optional_string(t: &Table, path: &str, key: &str) -> Result<Option<String>, ConfigError> {
+    match t.get(key) {
+        None => Ok(None),
+        Some(Value::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
+        v => Err(err(&format!("{path}.{key}"), v, "a non-empty string")),
     }
 }
 
@@ -276,7 +416,9 @@ fn trace(v: &Value, path: &str) -> Result<Trace, ConfigError> {
             "a table { source, title, columns = [..], scale, unit, until }",
         ));
     };
-    const KEYS: &[&str] = &["source", "title", "columns", "scale", "unit", "until"];
+    const KEYS: &[&str] = &[
+        "source", "title", "columns", "scale", "unit", "until", "y_label",
+    ];
     for k in t.keys() {
         if !KEYS.contains(&k.as_str()) {
             return Err(err(
@@ -323,6 +465,7 @@ fn trace(v: &Value, path: &str) -> Result<Trace, ConfigError> {
         scale: positive("scale")?.unwrap_or(1.0),
         unit: string(t, path, "unit", false)?,
         until: positive("until")?,
+        y_label: optional_string(t, path, "y_label")?,
     })
 }
 
@@ -425,6 +568,226 @@ pub fn safe_id(id: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
+/// A scenario key path named by `[[paper.unstated]]` (at `field`), checked as a `[sweep]`
+/// key is and against the sweep's own keys: a path that a sweep key covers (or that
+/// covers one) would be overwritten at every point, so it cannot be unstated.
+fn unstated_path(key: &str, field: &str, sweep: &SweepValues) -> Result<Vec<Seg>, ConfigError> {
+    let segs = parse_key(key).map_err(|e| ConfigError::new(field, e.value, e.allowed))?;
+    if matches!(canonical(&segs).as_str(), "seed" | "runs" | "paper") {
+        return Err(ConfigError::new(
+            field,
+            key,
+            "a key of the scenario other than `seed`, `runs` and `paper` (every combination runs the same seeds)",
+        ));
+    }
+    for (sk, _) in sweep {
+        let Ok(ss) = parse_key(sk) else { continue };
+        if overlaps(&segs, &ss) {
+            return Err(ConfigError::new(
+                field,
+                key,
+                format!("a key path that no [sweep] key covers (`{sk}` is swept: make the unstated parameter a key outside it)"),
+            ));
+        }
+    }
+    Ok(segs)
+}
+
+/// Whether one path is a prefix of the other (setting one changes the other).
+fn overlaps(a: &[Seg], b: &[Seg]) -> bool {
+    let n = a.len().min(b.len());
+    a[..n] == b[..n]
+}
+
+fn unstated(v: &Value, path: &str, sweep: &SweepValues) -> Result<Unstated, ConfigError> {
+    const FORMS: &str = "a table { why, key = PATH, values = [..] } or { name, why, alternatives = [{ name, set = { PATH = VALUE, .. } }, ..] }";
+    let Value::Table(t) = v else {
+        return Err(err(path, Some(v), FORMS));
+    };
+    const KEYS: &[&str] = &["name", "why", "key", "values", "alternatives"];
+    for k in t.keys() {
+        if !KEYS.contains(&k.as_str()) {
+            return Err(err(
+                &format!("{path}.{k}"),
+                Some(&Value::String(k.clone())),
+                &format!("a key of an unstated parameter: {}", KEYS.join(", ")),
+            ));
+        }
+    }
+    let why = string(t, path, "why", true)?;
+    let name = optional_string(t, path, "name")?;
+    let (name, key, alternatives) = match t.get("alternatives") {
+        Some(a) if t.contains_key("key") || t.contains_key("values") => {
+            return Err(err(
+                &format!("{path}.alternatives"),
+                Some(a),
+                "either `key` and `values` or `alternatives`, not both",
+            ))
+        }
+        Some(Value::Array(a)) if a.len() >= 2 => {
+            let Some(name) = name else {
+                return Err(err(
+                    &format!("{path}.name"),
+                    None,
+                    "a name for the parameter (\"loss placement\"): required with `alternatives`",
+                ));
+            };
+            let mut alts: Vec<Alternative> = Vec::new();
+            for (j, x) in a.iter().enumerate() {
+                let field = format!("{path}.alternatives[{j}]");
+                let alt = alternative(x, &field, sweep)?;
+                if alts.iter().any(|b| b.name == alt.name) {
+                    return Err(err(
+                        &format!("{field}.name"),
+                        Some(&Value::String(alt.name)),
+                        "a name no other alternative of this parameter has",
+                    ));
+                }
+                alts.push(alt);
+            }
+            (name, None, alts)
+        }
+        Some(v) => return Err(err(
+            &format!("{path}.alternatives"),
+            Some(v),
+            "an array of at least two tables { name = TEXT, set = { \"key.path\" = VALUE, .. } }",
+        )),
+        None => {
+            let key = match t.get("key") {
+                Some(Value::String(s)) => {
+                    unstated_path(s, &format!("{path}.key"), sweep)?;
+                    s.clone()
+                }
+                v => {
+                    return Err(err(
+                        &format!("{path}.key"),
+                        v,
+                        "a scenario key path such as \"topology.reverse.loss\" (with `values`), or `alternatives`",
+                    ))
+                }
+            };
+            let values = match t.get("values") {
+                Some(Value::Array(a)) if a.len() >= 2 => a,
+                v => {
+                    return Err(err(
+                        &format!("{path}.values"),
+                        v,
+                        "an array of at least two plausible values of `key`",
+                    ))
+                }
+            };
+            let mut alts: Vec<Alternative> = Vec::new();
+            for (j, x) in values.iter().enumerate() {
+                if values[..j].contains(x) {
+                    return Err(err(
+                        &format!("{path}.values[{j}]"),
+                        Some(x),
+                        "a value not listed before",
+                    ));
+                }
+                alts.push(Alternative {
+                    name: render(x),
+                    set: vec![(key.clone(), x.clone())],
+                });
+            }
+            (name.unwrap_or_else(|| key.clone()), Some(key), alts)
+        }
+    };
+    Ok(Unstated {
+        name,
+        key,
+        why,
+        alternatives,
+    })
+}
+
+fn alternative(v: &Value, path: &str, sweep: &SweepValues) -> Result<Alternative, ConfigError> {
+    let Value::Table(t) = v else {
+        return Err(err(
+            path,
+            Some(v),
+            "a table { name = TEXT, set = { \"key.path\" = VALUE, .. } }",
+        ));
+    };
+    for k in t.keys() {
+        if k != "name" && k != "set" {
+            return Err(err(
+                &format!("{path}.{k}"),
+                Some(&Value::String(k.clone())),
+                "name or set",
+            ));
+        }
+    }
+    let name = string(t, path, "name", true)?;
+    let set = match t.get("set") {
+        Some(Value::Table(s)) if !s.is_empty() => s,
+        v => {
+            return Err(err(
+                &format!("{path}.set"),
+                v,
+                "a non-empty table of scenario key paths and values, e.g. { \"topology.reverse.loss\" = \"1%\" }",
+            ))
+        }
+    };
+    let mut out: Vec<(String, Value)> = Vec::new();
+    let mut seen: Vec<Vec<Seg>> = Vec::new();
+    for (k, x) in set {
+        let field = format!("{path}.set.\"{k}\"");
+        let segs = unstated_path(k, &field, sweep)?;
+        if seen.iter().any(|s| overlaps(s, &segs)) {
+            return Err(err(
+                &field,
+                Some(&Value::String(k.clone())),
+                "a key path that no other key of this `set` contains or is contained in",
+            ));
+        }
+        seen.push(segs);
+        out.push((k.clone(), x.clone()));
+    }
+    Ok(Alternative { name, set: out })
+}
+
+/// Checks the `[[paper.unstated]]` entries against each other: distinct names, no key set
+/// by two of them, at most [`MAX_COMBINATIONS`] combinations.
+fn check_unstated_together(u: &[Unstated], v: Option<&Value>) -> Result<(), ConfigError> {
+    let mut paths: Vec<(usize, Vec<Seg>)> = Vec::new();
+    for (i, e) in u.iter().enumerate() {
+        if u[..i].iter().any(|o| o.name == e.name) {
+            return Err(err(
+                &format!("paper.unstated[{i}].name"),
+                Some(&Value::String(e.name.clone())),
+                "a name no other [[paper.unstated]] entry has",
+            ));
+        }
+        for a in &e.alternatives {
+            for (k, _) in &a.set {
+                let Ok(segs) = parse_key(k) else { continue };
+                if let Some((j, _)) = paths.iter().find(|(j, s)| *j != i && overlaps(s, &segs)) {
+                    return Err(err(
+                        &format!("paper.unstated[{i}]"),
+                        Some(&Value::String(k.clone())),
+                        &format!(
+                            "keys that no other [[paper.unstated]] entry sets (paper.unstated[{j}] sets it too: make them one parameter with `alternatives`)"
+                        ),
+                    ));
+                }
+                paths.push((i, segs));
+            }
+        }
+    }
+    let n = u
+        .iter()
+        .fold(1usize, |n, e| n.saturating_mul(e.alternatives.len()));
+    if n > MAX_COMBINATIONS {
+        return Err(err(
+            "paper.unstated",
+            v,
+            &format!("at most {MAX_COMBINATIONS} combinations of alternatives (these make {n})"),
+        ));
+    }
+    Ok(())
+}
+
 /// Parses and checks the `[paper]` table `v` against the scenario's sweep.
 pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError> {
     let Value::Table(t) = v else {
@@ -444,6 +807,7 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
         "ranking",
         "runs",
         "notes",
+        "unstated",
     ];
     for k in t.keys() {
         if !KEYS.contains(&k.as_str()) {
@@ -475,11 +839,11 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
         None => None,
         Some(Value::Table(p)) => {
             for k in p.keys() {
-                if k != "x" && k != "series" {
+                if !["x", "series", "x_label", "y_label"].contains(&k.as_str()) {
                     return Err(err(
                         &format!("paper.plot.{k}"),
                         Some(&Value::String(k.clone())),
-                        "x or series",
+                        "x, series, x_label or y_label",
                     ));
                 }
             }
@@ -495,9 +859,17 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
             Some(PaperPlot {
                 x: key("x", true)?.unwrap_or_default(),
                 series: key("series", false)?,
+                x_label: optional_string(p, "paper.plot", "x_label")?,
+                y_label: optional_string(p, "paper.plot", "y_label")?,
             })
         }
-        v => return Err(err("paper.plot", v, "a table { x = KEY, series = KEY }")),
+        v => {
+            return Err(err(
+                "paper.plot",
+                v,
+                "a table { x = KEY, series = KEY, x_label = TEXT, y_label = TEXT }",
+            ))
+        }
     };
     let mut reported = Vec::new();
     match t.get("reported") {
@@ -645,6 +1017,22 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
         Some(Value::Integer(n)) if (1..=100_000).contains(n) => Some(*n as u32),
         v => return Err(err("paper.runs", v, "an integer from 1 to 100000")),
     };
+    let unstated = match t.get("unstated") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, v)| unstated(v, &format!("paper.unstated[{i}]"), sweep))
+            .collect::<Result<Vec<_>, _>>()?,
+        v => {
+            return Err(err(
+                "paper.unstated",
+                v,
+                "an array of tables ([[paper.unstated]])",
+            ))
+        }
+    };
+    check_unstated_together(&unstated, t.get("unstated"))?;
     Ok(Paper {
         id,
         experiment,
@@ -659,6 +1047,7 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
         ranking,
         runs,
         notes,
+        unstated,
     })
 }
 
@@ -991,5 +1380,135 @@ mod tests {
             let e = parse_text(&text).unwrap_err();
             assert_eq!(e.field, field, "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn unstated_parameters_parse_in_both_forms_and_combine() {
+        let p = parse_text(
+            r#"
+            [paper]
+            id = "000"
+            experiment = "x"
+            source = "T1"
+            metric = "m"
+            [[paper.unstated]]
+            name = "loss placement"
+            why = "the paper does not say where netem sat"
+            alternatives = [
+              { name = "data path", set = { "topology.reverse.loss" = "1%" } },
+              { name = "ACK path", set = { "topology.forward.loss" = "1%", "topology.reverse.loss" = "none" } },
+            ]
+            [[paper.unstated]]
+            key = "topology.link.rate"
+            values = ["100Mbps", "1Gbps", "10Mbps"]
+            why = "only the nominal rate is given"
+            "#,
+        )
+        .unwrap();
+        let u = &p.unstated;
+        assert_eq!(
+            (u[0].name.as_str(), u[0].key.as_deref()),
+            ("loss placement", None)
+        );
+        assert_eq!(u[0].alternatives[1].name, "ACK path");
+        assert_eq!(
+            u[0].alternatives[1].set,
+            [
+                (
+                    "topology.forward.loss".to_string(),
+                    Value::String("1%".into())
+                ),
+                (
+                    "topology.reverse.loss".to_string(),
+                    Value::String("none".into())
+                )
+            ]
+        );
+        // The key form: named by its key, each value an alternative named as written.
+        assert_eq!(u[1].name, "topology.link.rate");
+        assert_eq!(u[1].key.as_deref(), Some("topology.link.rate"));
+        let names: Vec<&str> = u[1].alternatives.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["100Mbps", "1Gbps", "10Mbps"]);
+        // Combinations: the first entry slowest, as a sweep grid.
+        let c = p.combinations();
+        assert_eq!(c.len(), 6);
+        assert_eq!(
+            (c[0].clone(), c[1].clone(), c[3].clone()),
+            (vec![0, 0], vec![0, 1], vec![1, 0])
+        );
+        assert_eq!(p.combination_label(&[1, 2]), "ACK path, 10Mbps");
+        assert_eq!(p.combination_slug(&[1, 2]), "1-ack-path_2-10mbps");
+        assert_eq!(
+            p.overrides(&[1, 0]),
+            [
+                (
+                    "topology.forward.loss".to_string(),
+                    Value::String("1%".into())
+                ),
+                (
+                    "topology.reverse.loss".to_string(),
+                    Value::String("none".into())
+                ),
+                (
+                    "topology.link.rate".to_string(),
+                    Value::String("100Mbps".into())
+                ),
+            ]
+        );
+        // Without unstated parameters there is nothing to combine.
+        let plain =
+            parse_text("[paper]\nid = \"0\"\nexperiment = \"x\"\nsource = \"s\"\nmetric = \"m\"\n")
+                .unwrap();
+        assert!(plain.combinations().is_empty());
+    }
+
+    #[test]
+    fn unstated_errors_name_the_field() {
+        let base = "[paper]\nid = \"000\"\nexperiment = \"x\"\nsource = \"T1\"\nmetric = \"m\"\n";
+        let u = "[[paper.unstated]]\nwhy = \"w\"\n";
+        let cases: Vec<(String, &str)> = vec![
+            ("unstated = 1\n".into(), "paper.unstated"),
+            (format!("{u}key = \"topology.reverse.loss\"\n"), "paper.unstated[0].values"),
+            (format!("{u}key = \"topology.reverse.loss\"\nvalues = [0.01]\n"), "paper.unstated[0].values"),
+            (format!("{u}key = \"topology.reverse.loss\"\nvalues = [0.01, 0.01]\n"), "paper.unstated[0].values[1]"),
+            (format!("{u}values = [0.01, 0.02]\n"), "paper.unstated[0].key"),
+            ("[[paper.unstated]]\nkey = \"topology.reverse.loss\"\nvalues = [0.01, 0.02]\n".into(), "paper.unstated[0].why"),
+            (format!("{u}key = \"a..b\"\nvalues = [1, 2]\n"), "paper.unstated[0].key"),
+            (format!("{u}key = \"seed\"\nvalues = [1, 2]\n"), "paper.unstated[0].key"),
+            // A swept key (or a path inside or around one) cannot be unstated.
+            (format!("{u}key = \"topology.link.delay\"\nvalues = [\"1ms\", \"2ms\"]\n"), "paper.unstated[0].key"),
+            (format!("{u}key = \"topology.link\"\nvalues = [{{}}, {{ rate = \"1Mbps\" }}]\n"), "paper.unstated[0].key"),
+            (format!("{u}key = \"topology.reverse.loss\"\nvalues = [1, 2]\ncolour = 1\n"), "paper.unstated[0].colour"),
+            (format!("{u}name = \"p\"\nkey = \"topology.reverse.loss\"\nvalues = [0.1, 0.2]\nalternatives = []\n"), "paper.unstated[0].alternatives"),
+            (format!("{u}alternatives = [{{ name = \"a\", set = {{ x = 1 }} }}, {{ name = \"b\", set = {{ x = 2 }} }}]\n"), "paper.unstated[0].name"),
+            (format!("{u}name = \"p\"\nalternatives = [{{ name = \"a\", set = {{ x = 1 }} }}]\n"), "paper.unstated[0].alternatives"),
+            (format!("{u}name = \"p\"\nalternatives = [{{ name = \"a\", set = {{ x = 1 }} }}, {{ name = \"a\", set = {{ x = 2 }} }}]\n"), "paper.unstated[0].alternatives[1].name"),
+            (format!("{u}name = \"p\"\nalternatives = [{{ name = \"a\", set = {{}} }}, {{ name = \"b\", set = {{ x = 2 }} }}]\n"), "paper.unstated[0].alternatives[0].set"),
+            (format!("{u}name = \"p\"\nalternatives = [{{ name = \"a\" }}, {{ name = \"b\", set = {{ x = 2 }} }}]\n"), "paper.unstated[0].alternatives[0].set"),
+            (format!("{u}name = \"p\"\nalternatives = [{{ name = \"a\", set = {{ x = 1 }}, why = 1 }}, {{ name = \"b\", set = {{ x = 2 }} }}]\n"), "paper.unstated[0].alternatives[0].why"),
+            (format!("{u}name = \"p\"\nalternatives = [{{ name = \"a\", set = {{ \"topology.link.loss\" = 0.1 }} }}, {{ name = \"b\", set = {{ x = 2 }} }}]\n"), "paper.unstated[0].alternatives[0].set.\"topology.link.loss\""),
+            (format!("{u}name = \"p\"\nalternatives = [{{ name = \"a\", set = {{ \"a.b\" = 1, \"a.b.c\" = 2 }} }}, {{ name = \"b\", set = {{ x = 2 }} }}]\n"), "paper.unstated[0].alternatives[0].set.\"a.b.c\""),
+            // Two entries: distinct names, no key set by both.
+            (format!("{u}key = \"x\"\nvalues = [1, 2]\n{u}key = \"x\"\nvalues = [3, 4]\n"), "paper.unstated[1].name"),
+            (format!("{u}key = \"x\"\nvalues = [1, 2]\n{u}name = \"other\"\nkey = \"x.y\"\nvalues = [3, 4]\n"), "paper.unstated[1]"),
+            (format!("{u}key = \"a\"\nvalues = [1, 2, 3, 4, 5, 6, 7, 8]\n{u}key = \"b\"\nvalues = [1, 2, 3, 4, 5, 6, 7, 8, 9]\n"), "paper.unstated"),
+        ];
+        for (extra, field) in cases {
+            let text = format!("{base}{extra}");
+            let e = parse_text(&text).unwrap_err();
+            assert_eq!(e.field, field, "{text}: {e}");
+        }
+        // The label overrides of the figure.
+        let p = parse_text(&format!("{base}plot = {{ x = \"topology.link.delay\", x_label = \"RTT\", y_label = \"latency (s)\" }}\n")).unwrap();
+        let plot = p.plot.unwrap();
+        assert_eq!(
+            (plot.x_label.as_deref(), plot.y_label.as_deref()),
+            (Some("RTT"), Some("latency (s)"))
+        );
+        let e = parse_text(&format!(
+            "{base}plot = {{ x = \"topology.link.delay\", x_label = \"\" }}\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.field, "paper.plot.x_label");
     }
 }

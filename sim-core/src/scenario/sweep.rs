@@ -37,7 +37,7 @@ impl SweepKey {
 
 const KEY_ALLOWED: &str = "a dotted path into the scenario such as \"topology.link.delay\" or \"flows.0.rate\" (array elements by index)";
 
-fn parse_key(key: &str) -> Result<Vec<Seg>, ConfigError> {
+pub(super) fn parse_key(key: &str) -> Result<Vec<Seg>, ConfigError> {
     let err = |why: &str| {
         ConfigError::new(
             format!("sweep.\"{key}\""),
@@ -87,7 +87,7 @@ fn parse_key(key: &str) -> Result<Vec<Seg>, ConfigError> {
     }
 }
 
-fn canonical(segs: &[Seg]) -> String {
+pub(super) fn canonical(segs: &[Seg]) -> String {
     let mut s = String::new();
     for seg in segs {
         match seg {

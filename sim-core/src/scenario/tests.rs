@@ -1748,3 +1748,43 @@ fn name_of_at_most_100_characters() {
     let name = "n".repeat(100);
     assert_eq!(ok(&format!("name = {name:?}\n{}", doc(""))).name, name);
 }
+
+/// `[[paper.unstated]]`: every alternative must make a valid scenario on its own (errors
+/// name the alternative and the inner field), and `parse_str_overriding` writes a
+/// combination's keys before the sweep is expanded, keeping the seeds.
+#[test]
+fn unstated_alternatives_are_validated_and_override_the_document() {
+    let text = |alts: &str| {
+        format!("name = \"u\"\nseed = 3\n[topology]\nkind = \"two_hosts\"\nlink = {{ rate = \"10Mbps\", delay = \"5ms\" }}\nreverse = {{ loss = \"1%\" }}\n[[flows]]\ntransport = \"quic\"\nworkload = {{ kind = \"bulk\", bytes = 1000 }}\n[sweep]\n\"topology.link.delay\" = [\"5ms\", \"10ms\"]\n[paper]\nid = \"000\"\nexperiment = \"x\"\nsource = \"T\"\nmetric = \"flow0.ep0.completion_secs\"\n[[paper.unstated]]\nname = \"loss placement\"\nwhy = \"w\"\nalternatives = [{alts}]\n")
+    };
+    let good = text("{ name = \"data\", set = { \"topology.reverse.loss\" = \"1%\" } }, { name = \"ack\", set = { \"topology.reverse.loss\" = \"none\", \"topology.forward.loss\" = \"1%\" } }");
+    let s = parse_str(&good).unwrap();
+    let p = s.paper.clone().unwrap();
+    assert_eq!(p.combinations(), [vec![0], vec![1]]);
+    let ack = parse_str_overriding(&good, &p.overrides(&[1])).unwrap();
+    assert_eq!(ack.points.len(), 2);
+    for (a, b) in ack.points.iter().zip(&s.points) {
+        assert_eq!(a.params, b.params);
+        assert_eq!(a.config.seed, b.config.seed);
+        assert_ne!(a.config.topology, b.config.topology);
+    }
+    // The alternative that is the scenario as written gives the same configs.
+    let data = parse_str_overriding(&good, &p.overrides(&[0])).unwrap();
+    assert_eq!(data.points, s.points);
+    // A bad value or an unknown key in an alternative names it.
+    let e = parse_str(&text("{ name = \"data\", set = { \"topology.reverse.loss\" = 2.0 } }, { name = \"ack\", set = { \"topology.forward.loss\" = \"1%\" } }")).unwrap_err();
+    assert!(
+        e.field
+            .starts_with("paper.unstated[0].alternatives[0] -> topology.reverse.loss"),
+        "{e}"
+    );
+    let e = parse_str(&text("{ name = \"data\", set = { \"topology.reverse.loss\" = 0.1 } }, { name = \"ack\", set = { \"topology.forwards.loss\" = \"1%\" } }")).unwrap_err();
+    assert!(
+        e.field
+            .starts_with("paper.unstated[0].alternatives[1] -> topology"),
+        "{e}"
+    );
+    let e =
+        parse_str_overriding(&good, &[("a..b".to_string(), toml::Value::Integer(1))]).unwrap_err();
+    assert_eq!(e.field, "override \"a..b\"");
+}
