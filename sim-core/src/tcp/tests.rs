@@ -365,7 +365,12 @@ fn check_lossless(
                 rel * 100.0
             );
             assert_eq!(net.client().stats.app_bytes_read, bytes);
-            assert_eq!(net.server().stats.segments_retransmitted, 0);
+            // Lossless: nothing is resent but a tail loss probe (RFC 8985 §7; on the
+            // shortest paths the probe timer, 2·SRTT + 2 ms, can beat a delayed ACK, as
+            // in Linux), and no reduction follows.
+            let st = &net.server().stats;
+            assert!(st.segments_retransmitted <= st.tlp_probes, "{st:?}");
+            assert_eq!(st.congestion_events, 0, "{st:?}");
         }
     }
     (worst, linux_worst)
