@@ -1175,11 +1175,16 @@ impl TcpConnection {
         self.retx.remove(&seq);
         let i = self.seg_index(seq);
         let s = &mut self.segs[i];
+        let len = s.len;
+        // RFC 6675 §4 SetPipe counts a retransmission in flight once: a probe that sends
+        // again a segment whose retransmission is still out (possible after an undo) adds
+        // nothing.
+        if !s.rexmit_in_flight {
+            self.pipe += len;
+        }
         s.rexmit_in_flight = true;
         s.retransmitted = true;
         s.sent = now;
-        let len = s.len;
-        self.pipe += len;
         if self.ca == CaState::Recovery {
             self.prr.out += len;
         }
@@ -1711,6 +1716,7 @@ impl TcpConnection {
             }
         }
         self.debug_check_holes();
+        self.debug_check_pipe();
         let newly_bytes: u64 = newly.iter().map(|n| n.1).sum();
         // Data never retransmitted was delivered (Linux FLAG_ORIG_SACK_ACKED).
         let orig_delivered = newly.iter().any(|n| !n.3);
@@ -2280,6 +2286,23 @@ impl TcpConnection {
                 .filter(|s| !s.sacked && s.seq < self.highest_sacked)
                 .map(|s| s.seq);
             debug_assert!(self.holes.iter().copied().eq(want), "scoreboard holes");
+        }
+    }
+
+    /// Debug builds: `pipe` is exactly what the scoreboard holds in flight (RFC 6675 §4
+    /// SetPipe: an original not lost or SACKed, plus a retransmission in flight).
+    fn debug_check_pipe(&self) {
+        if cfg!(debug_assertions) {
+            let want: u64 = self
+                .segs
+                .iter()
+                .filter(|s| !s.sacked)
+                .map(|s| {
+                    let orig = if s.lost { 0 } else { s.len };
+                    orig + if s.rexmit_in_flight { s.len } else { 0 }
+                })
+                .sum();
+            debug_assert_eq!(self.pipe, want, "pipe against the scoreboard");
         }
     }
 
