@@ -662,7 +662,14 @@ fn check_controllers(t: &crate::config::TransportFlow, path: PathFn) -> Result<(
             crate::config::sctp::SctpCc::Shared(a @ crate::cc::CcAlgorithm::Custom(_)) => Err((
                 "cc",
                 a.scenario_name().to_string(),
-                "one of \"rfc9260\", \"new_reno\", \"cubic\" (a registered user controller runs over QUIC and TCP; SCTP's congestion control is the association's, docs/sctp.md)".to_string(),
+                format!(
+                    "one of {} (a registered user controller runs over QUIC and TCP; SCTP's congestion control is the association's, docs/sctp.md)",
+                    crate::config::sctp::SCTP_CC_NAMES
+                        .iter()
+                        .map(|n| format!("\"{n}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             )),
             _ => Ok(()),
         }

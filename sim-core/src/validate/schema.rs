@@ -826,7 +826,7 @@ pub const QUIC: Table = Table {
         key("profile", K::Enum, Value("\"rfc\""), "`\"rfc\"` or `\"chromium\"`: a set of defaults, see [Profiles](#profiles)")
             .choices(&["rfc", "chromium"]),
         key("cc", K::Enum, Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; the default of quinn, s2n-quic, quiche, msquic and Linux) or `\"new_reno\"` (RFC 9002 App. B), or a user's controller registered in a `Registry` (`docs/property-testing.md`)")
-            .choices(&["new_reno", "cubic"])
+            .choices(&crate::cc::CONTROLLER_NAMES)
             .open(),
         key("cubic_beta", K::Number, Value("0.7"), "CUBIC β (RFC 9438 §4.6), in (0, 1)")
             .min("0", false)
@@ -1189,7 +1189,7 @@ pub const SCTP: Table = Table {
         key("initial_cwnd_bytes", K::Size, Unset("RFC 9260 §7.2.1"), "initial congestion window in bytes, ≥ `mtu`")
             .allowed("an initial window of at least one MTU"),
         key("cc", K::Enum, Value("\"rfc9260\""), "congestion control: `\"rfc9260\"` (RFC 9260 §7.2), or a shared controller fed per acknowledged DATA chunk: `\"new_reno\"`, `\"cubic\"`")
-            .choices(&["rfc9260", "new_reno", "cubic"]),
+            .choices(&crate::config::sctp::SCTP_CC_NAMES),
     ],
 };
 
