@@ -1506,6 +1506,36 @@ pub const WORKLOADS: &[&Table] = &[
     &WORKLOAD_RECONNECTS,
 ];
 
+/// The workloads only some transports run, with those transports; every other workload
+/// of [`WORKLOAD_KINDS`] runs over every transport of [`TRANSPORTS`] (a workload is
+/// written once over `StreamTransport`). `sequence` resumes with QUIC session tickets
+/// (`docs/lifecycle.md`).
+pub const WORKLOAD_TRANSPORTS: &[(&str, &[&str])] = &[("sequence", &["quic"])];
+
+/// Whether the transport `transport` runs the workload `workload` ([`WORKLOAD_TRANSPORTS`]).
+pub fn workload_runs_on(workload: &str, transport: &str) -> bool {
+    match WORKLOAD_TRANSPORTS.iter().find(|(w, _)| *w == workload) {
+        Some((_, only)) => only.contains(&transport),
+        None => true,
+    }
+}
+
+/// What a workload the transport does not run is told: ``a workload the "tcp" transport
+/// runs: "bulk", "web_page", "video" or "reconnects"``, from [`WORKLOAD_KINDS`] and
+/// [`WORKLOAD_TRANSPORTS`].
+pub fn workloads_run_by(transport: &str) -> std::string::String {
+    let names: Vec<std::string::String> = WORKLOAD_KINDS
+        .iter()
+        .filter(|w| workload_runs_on(w, transport))
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    let list = match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    };
+    format!("a workload the \"{transport}\" transport runs: {list}")
+}
+
 /// The table of the workload `kind` (`"bulk"` -> [`WORKLOAD_BULK`]).
 pub fn workload(kind: &str) -> Option<&'static Table> {
     WORKLOADS
