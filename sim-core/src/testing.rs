@@ -1810,7 +1810,7 @@ mod tests {
         assert_eq!(e.field, "flows[0].allowance");
         assert_eq!(
             e.allowed,
-            "one of \"static\", \"improved_static\", \"autotune\", \"fast_autotune\""
+            crate::transport::allowance::AllowanceRegistry::builtin().allowed()
         );
     }
 
