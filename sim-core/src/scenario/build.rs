@@ -1009,8 +1009,8 @@ fn quic_sides(
     })
 }
 
-/// One `[[flows]]` entry, dispatched on its `kind` (the transport × workload spelling is
-/// rewritten into it first, [`flow_spelling`]).
+/// One `[[flows]]` entry: the transport × workload spelling ([`flow_spelling`], then
+/// [`parse_transport_flow`] with the rows it found), else dispatched on its `kind`.
 fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigError> {
     let Value::Table(t) = v else {
         return Err(ConfigError::new(

@@ -1369,7 +1369,7 @@ pub const WORKLOAD_WEB_PAGE: Table = Table {
     ],
 };
 
-/// The `web_page` keys flat in a flow (the transport × workload spelling rewritten).
+/// The `web_page` keys flat in a flow (the transport × workload spelling flattened).
 pub const FLAT_WEB_PAGE: Table = Table {
     id: "flow.web_page",
     path: "[[flows]] with workload web_page",
@@ -1439,7 +1439,7 @@ pub const WORKLOAD_VIDEO: Table = Table {
     ],
 };
 
-/// The `video` keys flat in a flow (the transport × workload spelling rewritten).
+/// The `video` keys flat in a flow (the transport × workload spelling flattened).
 pub const FLAT_VIDEO: Table = Table {
     id: "flow.video",
     path: "[[flows]] with workload video",
@@ -1489,7 +1489,7 @@ pub const WORKLOAD_RECONNECTS: Table = Table {
     ],
 };
 
-/// The `reconnects` keys flat in a flow (the transport × workload spelling rewritten).
+/// The `reconnects` keys flat in a flow (the transport × workload spelling flattened).
 pub const FLAT_RECONNECTS: Table = Table {
     id: "flow.reconnects",
     path: "[[flows]] with workload reconnects",
