@@ -27,9 +27,9 @@
 //! Deviations are listed in `docs/tcp.md`.
 
 use super::mux::MuxSend;
-use super::recovery::{ts_ticks, CaState, Frto, Prr, Rack, Tlp, Undo};
+use super::recovery::{ts_ticks, CaState, Frto};
 use crate::breakdown::{BreakdownClock, TimePart};
-use crate::cc::{self, CongestionController, RttSnapshot};
+use crate::cc::{self, CongestionController};
 use crate::config::tcp::{TcpConfig, TcpRecovery};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{SenderProbe, TraceBuffer, TraceEvent};
@@ -40,6 +40,7 @@ use crate::wire::tcp::{Flags, Record, RecordKind, Segment};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 mod handshake;
+mod loss_recovery;
 mod receiver;
 mod scoreboard;
 mod state;
@@ -47,6 +48,7 @@ mod time_split;
 mod timers;
 
 use handshake::Handshake;
+use loss_recovery::Recovery;
 use receiver::{DataArrival, Receiver};
 use scoreboard::{Newly, Scoreboard, SentSeg};
 use state::Close;
@@ -159,28 +161,9 @@ pub struct TcpConnection {
     cc: Box<dyn CongestionController>,
     rtt: RttEstimator,
     pacer: Pacer,
-    /// The congestion state (`tcp/recovery.rs`).
-    ca: CaState,
-    /// Linux `high_seq` (RFC 6675 RecoveryPoint): the recovery or loss state ends when
-    /// the cumulative ACK reaches it.
-    high_seq: u64,
-    /// Proportional Rate Reduction during fast recovery (Linux preset).
-    prr: Prr,
-    /// RACK (Linux preset).
-    rack: Rack,
-    /// RACK's reordering timer (RFC 8985 §6.3).
-    reo_deadline: Option<SimTime>,
-    /// The tail loss probe (Linux preset).
-    tlp: Tlp,
-    /// A probe is due: send one segment now whatever the window.
-    tlp_pending: bool,
-    /// Undo bookkeeping.
-    undo: Undo,
-    /// F-RTO (Linux preset).
-    frto: Frto,
-    force_retransmit: bool,
-    dupacks: u64,
-    dupack_credit: u64,
+    /// Loss recovery: the congestion state, RACK, TLP, PRR, undo, F-RTO, NewReno's
+    /// duplicate ACKs (`connection/loss_recovery.rs`).
+    rec: Recovery,
     /// The retransmission timer and its backoff (`connection/timers.rs`).
     rtx_timer: RetransmissionTimer,
     blocked: Option<(Blocked, SimTime)>,
@@ -253,18 +236,7 @@ impl TcpConnection {
             cc,
             rtt: RttEstimator::new(cfg.initial_rto),
             pacer,
-            ca: CaState::Open,
-            high_seq: 0,
-            prr: Prr::default(),
-            rack: Rack::default(),
-            reo_deadline: None,
-            tlp: Tlp::default(),
-            tlp_pending: false,
-            undo: Undo::default(),
-            frto: Frto::Off,
-            force_retransmit: false,
-            dupacks: 0,
-            dupack_credit: 0,
+            rec: Recovery::new(),
             rtx_timer: RetransmissionTimer::default(),
             blocked: None,
             rx: Receiver::new(&cfg, smss),
@@ -395,17 +367,17 @@ impl TcpConnection {
     /// In fast recovery (or loss recovery after an RTO) until the cumulative ACK reaches
     /// this point.
     pub fn recovery_point(&self) -> Option<u64> {
-        (self.ca != CaState::Open).then_some(self.high_seq)
+        (self.rec.ca != CaState::Open).then_some(self.rec.high_seq)
     }
     /// The congestion state.
     pub fn ca_state(&self) -> CaState {
-        self.ca
+        self.rec.ca
     }
     /// The window the sender uses now: the controller's, or PRR's during a fast recovery
     /// of the Linux preset (at least one segment).
     pub fn send_window(&self) -> u64 {
-        if self.ca == CaState::Recovery && self.cfg.recovery == TcpRecovery::Linux {
-            self.prr.cwnd.max(self.smss)
+        if self.rec.ca == CaState::Recovery && self.cfg.recovery == TcpRecovery::Linux {
+            self.rec.prr.cwnd.max(self.smss)
         } else {
             self.cc.window()
         }
@@ -485,7 +457,7 @@ impl TcpConnection {
     // ----- engine-facing -------------------------------------------------------------------
 
     fn has_sendable(&self) -> bool {
-        self.tlp_pending
+        self.rec.tlp_pending
             || !self.sb.retx.is_empty()
             || (self.connected_at.is_some()
                 && (self.stream_end > self.snd_nxt || self.mux.has_pending()))
@@ -679,27 +651,27 @@ impl TcpConnection {
 
     fn next_data_segment(&mut self, now: SimTime) -> Option<Segment> {
         let cwnd = self.send_window();
-        let pipe = self.sb.pipe.saturating_sub(self.dupack_credit);
+        let pipe = self.sb.pipe.saturating_sub(self.rec.dupack_credit);
         // RFC 6675 §5 (4.2) / RFC 6298 §5.4: the first hole goes out whatever the window.
-        if self.force_retransmit {
-            self.force_retransmit = false;
+        if self.rec.force_retransmit {
+            self.rec.force_retransmit = false;
             if let Some(&seq) = self.sb.retx.first() {
                 return Some(self.retransmit(now, seq));
             }
         }
-        if self.tlp_pending {
+        if self.rec.tlp_pending {
             // RFC 8985 §7.3 (Linux tcp_send_loss_probe): one segment whatever the window:
             // new data if the peer's window allows, else the last segment again.
-            self.tlp_pending = false;
+            self.rec.tlp_pending = false;
             if let Some(s) = self.new_data_segment(now, u64::MAX, pipe) {
-                self.tlp.retrans = false;
-                self.tlp.high_seq = Some(self.snd_nxt);
+                self.rec.tlp.retrans = false;
+                self.rec.tlp.high_seq = Some(self.snd_nxt);
                 return Some(s);
             }
             if let Some(last) = self.sb.segs.back().filter(|s| !s.sacked).map(|s| s.seq) {
-                self.tlp.retrans = true;
-                self.tlp.seq = last;
-                self.tlp.high_seq = Some(self.snd_nxt);
+                self.rec.tlp.retrans = true;
+                self.rec.tlp.seq = last;
+                self.rec.tlp.high_seq = Some(self.snd_nxt);
                 return Some(self.retransmit(now, last));
             }
         }
@@ -712,7 +684,7 @@ impl TcpConnection {
         }
         // RFC 6675 NextSeg (1): retransmissions before new data; F-RTO's step 2.b sends
         // new data instead (RFC 5682 §3.1; Linux REXMIT_NEW).
-        if self.frto != Frto::NewDataSent {
+        if self.rec.frto != Frto::NewDataSent {
             if let Some(&seq) = self.sb.retx.first() {
                 let len = self.sb.at(seq).len;
                 if pipe + len <= cwnd {
@@ -751,8 +723,8 @@ impl TcpConnection {
         self.set_blocked(now, None);
         let seq = self.snd_nxt;
         self.snd_nxt += len;
-        if self.ca == CaState::Recovery {
-            self.prr.out += len;
+        if self.rec.ca == CaState::Recovery {
+            self.rec.prr.out += len;
         }
         self.fill_stream(self.snd_nxt + 1);
         let app_limited = self.stream_end == self.snd_nxt && !self.mux.has_pending();
@@ -777,15 +749,15 @@ impl TcpConnection {
 
     fn retransmit(&mut self, now: SimTime, seq: u64) -> Segment {
         let len = self.sb.retransmitted(now, seq);
-        if self.ca == CaState::Recovery {
-            self.prr.out += len;
+        if self.rec.ca == CaState::Recovery {
+            self.rec.prr.out += len;
         }
         // Linux tcp_retransmit_skb: the episode's first retransmission time (for Eifel
         // detection) and the count a DSACK may show spurious.
-        if self.undo.first_retrans_ts.is_none() {
-            self.undo.first_retrans_ts = Some(self.ts_now);
+        if self.rec.undo.first_retrans_ts.is_none() {
+            self.rec.undo.first_retrans_ts = Some(self.ts_now);
         }
-        self.undo.retrans = self.undo.retrans.max(0) + 1;
+        self.rec.undo.retrans = self.rec.undo.retrans.max(0) + 1;
         self.stats.segments_retransmitted += 1;
         self.stats.bytes_retransmitted += len;
         self.cc.on_packet_sent(now, len, self.sb.pipe);
@@ -830,6 +802,37 @@ impl TcpConnection {
             self.rx.delack_deadline = None;
             self.events.push(StreamEvent::Closed(CloseKind::PeerClose));
         }
+    }
+
+    /// An ACK arrived (RFC 9293 §3.10.7.4): the scoreboard, the RTT and RACK, loss
+    /// recovery, the window, the timers and the streams' completions, in that order.
+    fn on_ack(&mut self, now: SimTime, seg: &Segment) {
+        let ack = seg.ack.min(self.snd_nxt);
+        self.peer_right_edge = self.peer_right_edge.max(ack + seg.window);
+        let prior_pipe = self.sb.pipe.saturating_sub(self.rec.dupack_credit);
+        let prior_lost = self.stats.segments_lost;
+        let mut newly = std::mem::take(&mut self.newly);
+        newly.clear();
+        let a = self.ack_scoreboard(now, seg, ack, &mut newly);
+        self.ack_rtt(now, seg, &newly, &a);
+        let lost_retrans = self.ack_loss_recovery(now, seg, &newly, &a);
+        let newly_lost = self.stats.segments_lost > prior_lost || lost_retrans;
+        self.ack_window(now, &newly, a.new_data, prior_pipe, newly_lost);
+        self.newly = newly;
+        // RFC 6298 §5.2 / §5.3.
+        if self.snd_una == self.snd_nxt {
+            self.rtx_timer.deadline = None;
+            self.rec.reo_deadline = None;
+        } else if a.new_data {
+            self.rtx_timer.deadline = Some(now + self.rto());
+        }
+        self.schedule_tlp(now);
+        for id in self.mux.completed(self.snd_una) {
+            self.send_done.insert(id, now);
+            self.events.push(StreamEvent::SendComplete(id));
+            self.maybe_release(id);
+        }
+        self.probe_window(now);
     }
 
     fn on_data(&mut self, now: SimTime, seg: &Segment) {
@@ -908,617 +911,6 @@ impl TcpConnection {
             self.streams_blocked = false;
             self.events.push(StreamEvent::StreamsAvailable);
         }
-    }
-
-    fn mark_lost(&mut self, i: usize) -> Option<SimTime> {
-        self.sb
-            .mark_lost(i, self.last_activity, &mut self.stats, &mut self.trace)
-    }
-
-    /// RFC 9002 §7.8-style test: the window was (nearly) full before this ACK.
-    fn cwnd_limited(&self, prior_pipe: u64) -> bool {
-        let cwnd = self.cc.window();
-        prior_pipe >= cwnd
-            || cwnd - prior_pipe <= 3 * self.smss
-            || (self.cc.in_slow_start() && prior_pipe > cwnd / 2)
-    }
-
-    fn linux(&self) -> bool {
-        self.cfg.recovery == TcpRecovery::Linux
-    }
-
-    fn on_ack(&mut self, now: SimTime, seg: &Segment) {
-        let ack = seg.ack.min(self.snd_nxt);
-        self.peer_right_edge = self.peer_right_edge.max(ack + seg.window);
-        let linux = self.linux();
-        let prior_pipe = self.sb.pipe.saturating_sub(self.dupack_credit);
-        let prior_lost = self.stats.segments_lost;
-        // (sent, len, app_limited, retransmitted, seq)
-        let mut newly = std::mem::take(&mut self.newly);
-        newly.clear();
-        // RFC 2883 §4 / RFC 3708 §3: the first block is a D-SACK when it lies below the
-        // cumulative ACK or inside the second block.
-        let dsack = if self.cfg.sack {
-            seg.sack.first().copied().filter(|&(a, b)| {
-                b <= ack || seg.sack.get(1).is_some_and(|&(c, d)| c <= a && b <= d)
-            })
-        } else {
-            None
-        };
-        if let Some(d) = dsack {
-            self.on_dsack(d);
-        }
-        let mut new_data = false;
-        let mut cum_retrans = false;
-        let mut cum_count = 0usize;
-        if ack > self.snd_una {
-            new_data = true;
-            cum_retrans = self
-                .sb
-                .cumulative_ack(now, ack, &mut newly, &mut self.trace);
-            cum_count = newly.len();
-            self.snd_una = ack;
-            while self.records.front().is_some_and(|r| r.end() <= ack) {
-                self.records.pop_front();
-            }
-            self.dupacks = 0;
-            self.dupack_credit = 0;
-            self.rtx_timer.timeouts = 0;
-        } else if !self.cfg.sack
-            && ack == self.snd_una
-            && seg.len == 0
-            && !seg.flags.fin
-            && self.snd_nxt > self.snd_una
-        {
-            self.dupacks += 1;
-        }
-        let hs_before = self.sb.highest_sacked;
-        let new_sack = self.cfg.sack
-            && self
-                .sb
-                .sack_blocks(now, &seg.sack, self.snd_una, &mut newly, &mut self.trace);
-        self.sb.debug_check_holes();
-        self.sb.debug_check_pipe();
-        let newly_bytes: u64 = newly.iter().map(|n| n.len).sum();
-        // Data never retransmitted was delivered (Linux FLAG_ORIG_SACK_ACKED).
-        let orig_delivered = newly.iter().any(|n| !n.retransmitted);
-        if linux {
-            // RFC 8985 §6.2 step 3 (Linux tcp_check_sack_reordering): a never
-            // retransmitted segment delivered below what was SACKed before arrived out of
-            // order.
-            if newly
-                .iter()
-                .any(|n| !n.retransmitted && n.seq + n.len <= hs_before)
-            {
-                self.rack.reord_seen = true;
-            }
-            self.update_rtt_linux(now, seg, &newly, cum_count, cum_retrans, new_data);
-            let min_rtt = self.rtt.min_rtt();
-            for n in &newly {
-                self.rack
-                    .advance(now, n.sent, n.seq + n.len, n.retransmitted, min_rtt);
-            }
-        } else if let Some(sent) = newly
-            .iter()
-            .filter(|n| !n.retransmitted)
-            .max_by_key(|n| n.seq)
-            .map(|n| n.sent)
-        {
-            // RTT (RFC 6298 §3, Karn): the newest newly covered, never retransmitted
-            // segment.
-            self.rtt
-                .update(now, now.saturating_since(sent), SimDuration::ZERO, None);
-            self.rtx_timer.backoff = 0;
-        }
-        if linux && self.tlp.high_seq.is_some() {
-            self.process_tlp_ack(now, ack, new_data, new_sack, seg.len > 0, dsack);
-        }
-        let partial = self.ca != CaState::Open && new_data && ack < self.high_seq;
-        // The end of a recovery or loss episode (RFC 6675 §5, RFC 6582 §3.2; Linux
-        // tcp_fastretrans_alert "E. Process state").
-        if self.ca == CaState::Recovery && self.snd_una >= self.high_seq {
-            self.try_undo(now, seg, false);
-            // Linux tcp_end_cwnd_reduction: the window is ssthresh (the controller's,
-            // which saw no ACK during the recovery).
-            self.ca = CaState::Open;
-        }
-        let mut lost_retrans = false;
-        let mut enter = false;
-        match self.ca {
-            CaState::Recovery => {
-                if linux && dsack.is_some() && self.undo.marker.is_some() && self.undo.retrans == 0
-                {
-                    // Linux tcp_try_undo_dsack: every retransmission was a duplicate.
-                    self.undo_reduction(now, false);
-                    self.ca = CaState::Open;
-                } else if linux && new_data && self.eifel(seg) && !self.sb.any_rexmit_in_flight() {
-                    // Linux tcp_try_undo_partial: the original was delivered.
-                    self.undo_reduction(now, true);
-                    self.ca = CaState::Open;
-                }
-                if self.ca == CaState::Recovery {
-                    lost_retrans = self.detect_losses(now, new_sack, partial);
-                }
-            }
-            CaState::Loss => {
-                if self.process_loss(now, seg, new_data, new_sack, orig_delivered) {
-                    lost_retrans = self.detect_losses(now, new_sack, partial);
-                    // Linux: a lost retransmission in the loss state starts a fast
-                    // recovery (a new reduction, from the loss state's window).
-                    enter = lost_retrans && self.ca == CaState::Loss;
-                }
-            }
-            CaState::Open => {}
-        }
-        if self.ca == CaState::Open {
-            self.detect_losses(now, new_sack, partial);
-            // Linux tcp_time_to_recover: any segment marked lost.
-            enter = self.sb.lost_out > 0 || (!self.cfg.sack && !self.sb.retx.is_empty());
-        }
-        if enter {
-            self.enter_recovery(now);
-        }
-        let newly_lost = self.stats.segments_lost > prior_lost || lost_retrans;
-        let snap = RttSnapshot {
-            min_rtt: self.rtt.min_rtt(),
-            smoothed_rtt: self.rtt.smoothed_rtt(),
-            latest_rtt: self.rtt.latest_rtt(),
-            rttvar: self.rtt.rttvar(),
-        };
-        let limited = self.cwnd_limited(prior_pipe);
-        if self.ca == CaState::Recovery {
-            // RFC 5681 §3.2 steps 4-6, RFC 6675 §5: no window growth during fast
-            // recovery. The Linux preset shapes the sending by PRR (RFC 6937).
-            if linux {
-                let ssthresh = self.cc.ssthresh().unwrap_or(self.cc.window());
-                self.prr.on_ack(
-                    newly_bytes,
-                    self.sb.pipe,
-                    ssthresh,
-                    self.smss,
-                    new_data,
-                    newly_lost,
-                );
-            }
-        } else if !linux || new_data {
-            // Linux tcp_may_raise_cwnd: the window grows on ACKs that advance the
-            // cumulative ACK, by everything they newly delivered.
-            for n in newly.iter() {
-                self.cc
-                    .on_packet_acked(now, n.sent, n.len, n.app_limited || !limited, &snap);
-            }
-        }
-        self.newly = newly;
-        // RFC 6298 §5.2 / §5.3.
-        if self.snd_una == self.snd_nxt {
-            self.rtx_timer.deadline = None;
-            self.reo_deadline = None;
-        } else if new_data {
-            self.rtx_timer.deadline = Some(now + self.rto());
-        }
-        self.schedule_tlp(now);
-        for id in self.mux.completed(self.snd_una) {
-            self.send_done.insert(id, now);
-            self.events.push(StreamEvent::SendComplete(id));
-            self.maybe_release(id);
-        }
-        self.probe_window(now);
-    }
-
-    /// Linux `tcp_ack_update_rtt` (RFC 6298 §3 with RFC 7323 §4): the oldest newly
-    /// cumulatively acknowledged segment when none of them was retransmitted (Karn), else
-    /// the oldest newly SACKed one never retransmitted, else, with timestamps and an
-    /// advancing cumulative ACK, the echoed timestamp (valid for retransmitted data,
-    /// RFC 7323 §4). A sample resets the backoff (RFC 6298 §5.7).
-    fn update_rtt_linux(
-        &mut self,
-        now: SimTime,
-        seg: &Segment,
-        newly: &[Newly],
-        cum_count: usize,
-        cum_retrans: bool,
-        new_data: bool,
-    ) {
-        let cum = &newly[..cum_count];
-        let sacked = &newly[cum_count..];
-        let oldest = |v: &[Newly]| v.iter().filter(|n| !n.retransmitted).map(|n| n.sent).min();
-        let sample = if !cum.is_empty() && !cum_retrans {
-            oldest(cum).map(|t| now.saturating_since(t))
-        } else {
-            None
-        };
-        let sample = sample.or_else(|| oldest(sacked).map(|t| now.saturating_since(t)));
-        let sample = sample.or_else(|| {
-            (self.cfg.timestamps && seg.timestamps && new_data && seg.ts_ecr > 0).then(|| {
-                // Linux: at least one tick.
-                let ticks = (ts_ticks(now) + 1).saturating_sub(seg.ts_ecr).max(1);
-                SimDuration::from_millis(ticks)
-            })
-        });
-        if let Some(r) = sample {
-            self.rtt.update(now, r, SimDuration::ZERO, None);
-            self.rtx_timer.backoff = 0;
-        }
-    }
-
-    /// A D-SACK `(a, b)` arrived (RFC 2883, RFC 3708 §3; Linux `tcp_check_dsack`): one
-    /// retransmission of the current episode was a duplicate.
-    fn on_dsack(&mut self, (a, b): (u64, u64)) {
-        self.stats.dsacks_received += 1;
-        if let Some(marker) = self.undo.marker {
-            if b > marker && self.undo.retrans > 0 {
-                self.undo.retrans -= 1;
-            }
-        }
-        let _ = a;
-    }
-
-    /// RFC 3522 Eifel detection (Linux `tcp_packet_delayed`): the ACK echoes a timestamp
-    /// older than the episode's first retransmission, so an original transmission caused
-    /// it.
-    fn eifel(&self, seg: &Segment) -> bool {
-        self.cfg.timestamps
-            && seg.timestamps
-            && seg.ts_ecr > 0
-            && self.undo.first_retrans_ts.is_some_and(|t| seg.ts_ecr < t)
-    }
-
-    /// Linux `tcp_may_undo`: every retransmission shown a duplicate by D-SACKs, or the
-    /// timestamps show the original arrived.
-    fn may_undo(&self, seg: &Segment) -> bool {
-        self.linux() && self.undo.marker.is_some() && (self.undo.retrans == 0 || self.eifel(seg))
-    }
-
-    /// Linux `tcp_try_undo_recovery` / `tcp_try_undo_loss`: undoes the reduction if it
-    /// was spurious. Returns whether it did.
-    fn try_undo(&mut self, now: SimTime, seg: &Segment, unmark: bool) -> bool {
-        if self.may_undo(seg) {
-            self.undo_reduction(now, unmark);
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Linux `tcp_undo_cwnd_reduction`: the window and ssthresh back to their values
-    /// before the reduction; with `unmark`, segments marked lost count in flight again
-    /// (they were not lost).
-    fn undo_reduction(&mut self, now: SimTime, unmark: bool) {
-        self.cc
-            .undo_reduction(now, self.undo.prior_cwnd, self.undo.prior_ssthresh);
-        self.undo.marker = None;
-        self.stats.spurious_losses += 1;
-        if unmark {
-            self.sb.unmark_lost(now, &mut self.trace);
-        }
-        self.frto = Frto::Off;
-    }
-
-    /// Linux `tcp_process_loss` (RFC 5682 §3.1 with SACK). Returns whether loss
-    /// detection and retransmission go on as usual.
-    fn process_loss(
-        &mut self,
-        now: SimTime,
-        seg: &Segment,
-        new_data: bool,
-        new_sack: bool,
-        orig_delivered: bool,
-    ) -> bool {
-        let recovered = self.snd_una >= self.high_seq;
-        if new_data && self.try_undo(now, seg, true) {
-            // Eifel (timestamps) or D-SACKs showed the timeout spurious.
-            self.stats.spurious_rtos += 1;
-            self.ca = CaState::Open;
-            return false;
-        }
-        if self.frto != Frto::Off {
-            // Step 3.b: data never retransmitted was delivered: the timeout was spurious.
-            if orig_delivered {
-                self.undo_reduction(now, true);
-                self.stats.spurious_rtos += 1;
-                self.ca = CaState::Open;
-                return false;
-            }
-            if self.snd_nxt > self.high_seq {
-                if new_sack || !new_data {
-                    // Step 3.a: the loss was real.
-                    self.frto = Frto::Off;
-                }
-            } else if new_data && !recovered {
-                // Step 2.b: send new data rather than retransmissions, if there is any
-                // and the peer's window allows.
-                self.high_seq = self.snd_nxt;
-                self.fill_stream(self.snd_nxt + self.smss);
-                if self.stream_end > self.snd_nxt && self.peer_right_edge > self.snd_nxt {
-                    self.frto = Frto::NewDataSent;
-                    return false;
-                }
-                self.frto = Frto::Off;
-            }
-        }
-        if recovered {
-            // Step 2.a and the first part of 3.a: the episode is over.
-            self.try_undo(now, seg, false);
-            self.ca = CaState::Open;
-            self.frto = Frto::Off;
-            return false;
-        }
-        true
-    }
-
-    /// Enters fast recovery (RFC 6675 §5 (4.1-4.2); Linux `tcp_enter_recovery`): one
-    /// window reduction, PRR from the current window, the first hole at once.
-    fn enter_recovery(&mut self, now: SimTime) {
-        let prior_cwnd = self.cc.window();
-        self.undo = Undo {
-            marker: Some(self.snd_una),
-            retrans: -1,
-            prior_cwnd,
-            prior_ssthresh: self.cc.ssthresh(),
-            first_retrans_ts: None,
-        };
-        // `now` as the newest loss's send time: the controller reduces whatever its own
-        // recovery period says (the transport decides, once per round).
-        self.cc.on_congestion_event(now, now, self.sb.pipe);
-        self.stats.congestion_events += 1;
-        self.stats.fast_recoveries += 1;
-        self.prr = Prr::start(prior_cwnd);
-        self.ca = CaState::Recovery;
-        self.high_seq = self.snd_nxt;
-        self.frto = Frto::Off;
-        self.tlp.deadline = None;
-        if !self.linux() {
-            self.force_retransmit = true;
-        }
-        if !self.cfg.sack {
-            // RFC 6582 §3.2 step 2: cwnd = ssthresh + 3 SMSS, as credit.
-            self.dupack_credit = self.cfg.dup_thresh * self.smss;
-            self.force_retransmit = true;
-        }
-    }
-
-    /// Marks lost what the preset's rule finds. Returns whether a retransmission was
-    /// found lost (RACK).
-    fn detect_losses(&mut self, now: SimTime, new_sack: bool, partial: bool) -> bool {
-        if !self.cfg.sack {
-            self.detect_losses_dupack(partial);
-            false
-        } else if self.linux() {
-            self.rack_detect(now)
-        } else {
-            if new_sack {
-                self.sb.detect_losses_sack(
-                    self.cfg.dup_thresh,
-                    self.smss,
-                    self.last_activity,
-                    &mut self.stats,
-                    &mut self.trace,
-                );
-            }
-            false
-        }
-    }
-
-    /// RFC 8985 §6.2 step 5 (Linux `tcp_rack_detect_loss`): every segment sent before
-    /// the most recently sent delivered one (RACK.xmit_ts) and outstanding longer than
-    /// `RACK.rtt + reo_wnd` is lost (a retransmission too); those not yet due arm the
-    /// reordering timer (§6.3) for the first of them, plus Linux's 2 ms slack
-    /// (`TCP_TIMEOUT_MIN_US`). Returns whether a retransmission was found lost.
-    fn rack_detect(&mut self, now: SimTime) -> bool {
-        self.reo_deadline = None;
-        if !self.rack.valid {
-            return false;
-        }
-        let reo = self.rack.reo_wnd(
-            self.ca,
-            self.sb.sacked_out,
-            self.cfg.dup_thresh,
-            self.rtt.min_rtt(),
-            self.rtt.smoothed_rtt(),
-        );
-        let limit = self.rack.rtt.saturating_add(reo);
-        let (lost_retrans, wait) = self.sb.rack_detect(
-            now,
-            self.last_activity,
-            (self.rack.xmit, self.rack.end_seq),
-            limit,
-            &mut self.stats,
-            &mut self.trace,
-        );
-        if let Some(w) = wait {
-            self.reo_deadline = Some(now + w + SimDuration::from_millis(2));
-        }
-        lost_retrans
-    }
-
-    /// RACK's reordering timer expired (RFC 8985 §6.3; Linux `tcp_rack_reo_timeout`).
-    fn on_reo_timeout(&mut self, now: SimTime) {
-        self.last_activity = self.last_activity.max(now);
-        let prior_pipe = self.sb.pipe;
-        let prior_lost = self.sb.lost_out;
-        self.rack_detect(now);
-        if self.sb.pipe != prior_pipe || self.sb.lost_out != prior_lost {
-            if self.ca == CaState::Open {
-                self.enter_recovery(now);
-            }
-            if self.ca == CaState::Recovery {
-                let ssthresh = self.cc.ssthresh().unwrap_or(self.cc.window());
-                self.prr
-                    .on_ack(self.smss, self.sb.pipe, ssthresh, self.smss, false, true);
-            }
-        }
-    }
-
-    /// RFC 8985 §7.2 (Linux `tcp_schedule_loss_probe`): in the open state with data
-    /// outstanding and no probe outstanding, a probe after `2·SRTT` (+ the 200 ms
-    /// minimum RTO for a lone segment, the delayed ACK it may wait for; + 2 ms
-    /// otherwise; 1 s before an RTT sample), no later than the RTO.
-    fn schedule_tlp(&mut self, now: SimTime) {
-        self.tlp.deadline = None;
-        if !self.linux()
-            || !self.cfg.sack
-            || self.ca != CaState::Open
-            || self.sb.segs.is_empty()
-            || self.tlp.high_seq.is_some()
-            || self.state != TcpState::Established
-        {
-            return;
-        }
-        let pto = if self.rtt.has_sample() {
-            let extra = if self.sb.segs.len() == 1 {
-                self.cfg.rto_min
-            } else {
-                SimDuration::from_millis(2)
-            };
-            self.rtt
-                .smoothed_rtt()
-                .saturating_mul(2)
-                .saturating_add(extra)
-        } else {
-            self.cfg.initial_rto
-        };
-        let at = now + pto;
-        self.tlp.deadline = Some(match self.rtx_timer.deadline {
-            Some(r) => at.min(r),
-            None => at,
-        });
-    }
-
-    /// The probe timer expired (RFC 8985 §7.3; Linux `tcp_send_loss_probe`).
-    fn on_tlp_timeout(&mut self, now: SimTime) {
-        if self.ca != CaState::Open || self.sb.segs.is_empty() || self.tlp.high_seq.is_some() {
-            return;
-        }
-        self.tlp_pending = true;
-        self.stats.tlp_probes += 1;
-        // Linux rearms the RTO after the probe.
-        self.rtx_timer.deadline = Some(now + self.rto());
-    }
-
-    /// RFC 8985 §7.4 (Linux `tcp_process_tlp_ack`): a probe that repaired a loss (its
-    /// retransmission acknowledged beyond it, no D-SACK) costs one reduction.
-    fn process_tlp_ack(
-        &mut self,
-        now: SimTime,
-        ack: u64,
-        new_data: bool,
-        new_sack: bool,
-        has_data: bool,
-        dsack: Option<(u64, u64)>,
-    ) {
-        let Some(h) = self.tlp.high_seq else {
-            return;
-        };
-        if ack < h {
-            return;
-        }
-        if !self.tlp.retrans || dsack.is_some_and(|(a, b)| a <= self.tlp.seq && self.tlp.seq < b) {
-            self.tlp.high_seq = None;
-        } else if ack > h {
-            self.cc.on_congestion_event(now, now, self.sb.pipe);
-            self.stats.congestion_events += 1;
-            self.stats.tlp_recoveries += 1;
-            self.tlp.high_seq = None;
-        } else if !(new_data || new_sack || has_data) {
-            // A pure duplicate ACK: the original and the probe both arrived.
-            self.tlp.high_seq = None;
-        }
-    }
-
-    /// RFC 5681 §3.2 / RFC 6582 without SACK: fast retransmit at `dup_thresh` duplicate
-    /// ACKs; in recovery each further duplicate ACK lets one more segment out, a partial
-    /// ACK retransmits the next hole.
-    fn detect_losses_dupack(&mut self, partial: bool) -> Option<SimTime> {
-        if self.sb.segs.is_empty() {
-            return None;
-        }
-        if self.ca != CaState::Open {
-            if partial {
-                // RFC 6582 §3.2 step 5: retransmit the first unacknowledged segment; no
-                // second reduction.
-                self.force_retransmit = true;
-                self.mark_lost(0);
-                return None;
-            }
-            if self.ca == CaState::Recovery && self.dupacks > self.cfg.dup_thresh {
-                self.dupack_credit += self.smss;
-            }
-            return None;
-        }
-        if self.dupacks == self.cfg.dup_thresh {
-            return self.mark_lost(0);
-        }
-        None
-    }
-
-    /// RFC 6298 §5.4-5.6: the retransmission timer expired.
-    fn on_rto(&mut self, now: SimTime) {
-        self.stats.rto_count += 1;
-        self.last_activity = self.last_activity.max(now);
-        if self.state != TcpState::Established {
-            // SYN or SYN-ACK lost: send it again, back off; a client's first
-            // `syn_linear_timeouts` retries keep the initial RTO (Linux
-            // tcp_syn_linear_timeouts), the later ones double (RFC 6298 §5.5).
-            self.hs.syn_pending = true;
-            self.hs.syn_retransmitted = true;
-            self.stats.syn_retransmissions += 1;
-            // Linux tcp_retransmit_timer: after the k-th retransmission the timer doubles
-            // unless k < tcp_syn_linear_timeouts.
-            let linear = match self.side {
-                Side::Client => u64::from(self.cfg.syn_linear_timeouts),
-                Side::Server => 0,
-            };
-            let k = self.stats.syn_retransmissions;
-            self.rtx_timer.backoff = (k + 1).saturating_sub(linear.max(1)) as u32;
-            self.stats.max_backoff = self.stats.max_backoff.max(self.rtx_timer.backoff);
-            self.rtx_timer.deadline = Some(now + self.rto());
-            return;
-        }
-        if self.snd_una == self.snd_nxt {
-            self.rtx_timer.deadline = None;
-            return;
-        }
-        // Linux tcp_enter_loss: ssthresh is reduced unless this window already was (a
-        // timeout during a fast recovery, or a repeated timeout).
-        let new_recovery = self.ca == CaState::Open;
-        let reduce = new_recovery
-            || self.high_seq <= self.snd_una
-            || (self.ca == CaState::Loss && self.rtx_timer.timeouts == 0);
-        if reduce {
-            self.undo = Undo {
-                marker: Some(self.snd_una),
-                retrans: -1,
-                prior_cwnd: self.send_window(),
-                prior_ssthresh: self.cc.ssthresh(),
-                first_retrans_ts: None,
-            };
-            self.stats.congestion_events += 1;
-        }
-        // RFC 5681 §3.1: ssthresh = max(FlightSize / 2, 2 SMSS) (the controller's
-        // reduction), then the loss window, one segment.
-        self.cc.on_retransmission_timeout(now, reduce);
-        // Linux tcp_timeout_mark_lost: every un-SACKed segment is lost, retransmissions
-        // too.
-        self.sb.mark_all_lost(now, &mut self.stats, &mut self.trace);
-        self.ca = CaState::Loss;
-        self.high_seq = self.snd_nxt;
-        self.tlp = Tlp::default();
-        self.tlp_pending = false;
-        self.reo_deadline = None;
-        // RFC 5682 §3.1 step 1 (Linux: not after a timeout during a fast recovery, except
-        // for a repeated timeout on the same SND.UNA, §3.2).
-        self.frto = if self.linux() && (new_recovery || self.rtx_timer.timeouts > 0) {
-            Frto::Armed
-        } else {
-            Frto::Off
-        };
-        self.rtx_timer.timeouts += 1;
-        self.dupacks = 0;
-        self.dupack_credit = 0;
-        self.rtx_timer.backoff += 1;
-        self.stats.max_backoff = self.stats.max_backoff.max(self.rtx_timer.backoff);
-        self.force_retransmit = true;
-        self.rtx_timer.deadline = Some(now + self.rto());
     }
 
     /// Closes the accounting of blocked time at `now` (for metrics).

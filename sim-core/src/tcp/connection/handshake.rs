@@ -247,7 +247,7 @@ impl TcpConnection {
                             for i in 0..self.sb.segs.len() {
                                 self.mark_lost(i);
                             }
-                            self.force_retransmit = true;
+                            self.rec.force_retransmit = true;
                         }
                     }
                 }

@@ -15,7 +15,9 @@ impl TcpConnection {
         // Fast recovery (RFC 6675 §5 / RFC 6582 §3.2) or the recovery after an RTO (the
         // recovery point is set on both, RFC 6298 §5.4-5.7), an RTO backed off and not yet
         // reset by a new RTT sample, or segments marked lost waiting for retransmission.
-        if self.ca != super::CaState::Open || self.rtx_timer.backoff > 0 || !self.sb.retx.is_empty()
+        if self.rec.ca != super::CaState::Open
+            || self.rtx_timer.backoff > 0
+            || !self.sb.retx.is_empty()
         {
             return TimePart::LossRecovery;
         }

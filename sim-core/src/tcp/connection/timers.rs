@@ -50,8 +50,8 @@ impl TcpConnection {
     pub(super) fn timer(&self, t: Timer) -> Option<SimTime> {
         match t {
             Timer::DelayedAck => self.rx.delack_deadline,
-            Timer::LossProbe => self.tlp.deadline,
-            Timer::Reordering => self.reo_deadline,
+            Timer::LossProbe => self.rec.tlp.deadline,
+            Timer::Reordering => self.rec.reo_deadline,
             Timer::Retransmission => self.rtx_timer.deadline,
         }
     }
@@ -108,18 +108,18 @@ impl TcpConnection {
         }
         // Linux keeps one transmission timer: the probe and reordering timers replace the
         // RTO while armed (they are never later than it), so they win a tie.
-        if self.tlp.deadline.is_some_and(|d| d <= now) {
-            self.tlp.deadline = None;
+        if self.rec.tlp.deadline.is_some_and(|d| d <= now) {
+            self.rec.tlp.deadline = None;
             self.on_tlp_timeout(now);
         }
-        if self.reo_deadline.is_some_and(|d| d <= now) {
-            self.reo_deadline = None;
+        if self.rec.reo_deadline.is_some_and(|d| d <= now) {
+            self.rec.reo_deadline = None;
             self.on_reo_timeout(now);
             self.probe_window(now);
         }
         if self.rtx_timer.deadline.is_some_and(|d| d <= now) {
-            self.reo_deadline = None;
-            self.tlp.deadline = None;
+            self.rec.reo_deadline = None;
+            self.rec.tlp.deadline = None;
             self.on_rto(now);
             self.probe_window(now);
         }
