@@ -1,0 +1,344 @@
+//! The sender's loss recovery (RFC 9260 §6.3, §7.2): the chunks sent and not yet
+//! cumulatively acknowledged, SACK processing (§6.2.1) with RTT measurement (§6.3.1),
+//! fast retransmit on miss indications (§7.2.4, HTNA), T3-rtx expiry (§6.3.3) and the
+//! congestion controller ([`Controller`]: RFC 9260's or a shared one).
+
+use super::*;
+
+/// A DATA chunk sent and not yet cumulatively acknowledged.
+#[derive(Clone, Debug)]
+pub(super) struct SentChunk {
+    pub(super) chunk: DataChunk,
+    /// Wire size (counted in the flight size and cwnd).
+    pub(super) size: u64,
+    /// Sent (last) at.
+    pub(super) sent_at: SimTime,
+    /// Sent more than once (Karn: no RTT sample).
+    pub(super) retransmitted: bool,
+    /// Acknowledged by a gap ack block.
+    pub(super) gap_acked: bool,
+    /// Counted in the flight size.
+    pub(super) in_flight: bool,
+    /// Miss indications (§7.2.4).
+    pub(super) misses: u32,
+    /// Fast-retransmitted once already.
+    pub(super) fast_retransmitted: bool,
+    /// Marked for retransmission (lost) and not yet resent.
+    pub(super) marked: bool,
+}
+
+/// The congestion controller an association runs.
+#[derive(Debug)]
+pub(super) enum Controller {
+    Rfc(SctpReno),
+    Shared(Box<dyn CongestionController>),
+}
+
+impl Controller {
+    pub(super) fn window(&self) -> u64 {
+        match self {
+            Controller::Rfc(c) => c.window(),
+            Controller::Shared(c) => c.window(),
+        }
+    }
+    pub(super) fn ssthresh(&self) -> Option<u64> {
+        match self {
+            Controller::Rfc(c) => Some(c.ssthresh()),
+            Controller::Shared(c) => c.ssthresh(),
+        }
+    }
+    pub(super) fn state_name(&self) -> &'static str {
+        match self {
+            Controller::Rfc(c) => c.state_name(),
+            Controller::Shared(c) => c.state_name(),
+        }
+    }
+}
+
+impl SctpAssociation {
+    pub(super) fn receive_sack(&mut self, now: SimTime, s: &SackChunk) {
+        // §6.2.1 D i: a SACK older than the cumulative point is dropped.
+        if s.cum_tsn < self.cum_ack || s.cum_tsn >= self.next_tsn {
+            return;
+        }
+        let flight_before = self.flight;
+        let cum_advanced = s.cum_tsn > self.cum_ack;
+        let mut bytes_acked = 0;
+        let mut highest_newly_acked = None;
+        let mut newly_acked = std::mem::take(&mut self.sack_acked);
+        newly_acked.clear();
+        let mut rtt_sample = None;
+        let mut touched = std::mem::take(&mut self.sack_touched);
+        touched.clear();
+        // Cumulatively acknowledged chunks leave the sent map.
+        while let Some((tsn, c)) = self.sent.pop_upto(s.cum_tsn) {
+            self.trace.push_with(now, || {
+                TraceEvent::SenderProbe(SenderProbe::ChunkAcked {
+                    tsn,
+                    cumulative: true,
+                })
+            });
+            if !c.gap_acked {
+                self.outstanding_user -= c.chunk.len;
+                self.newly_acked(now, &c, tsn, &mut bytes_acked, &mut rtt_sample);
+                highest_newly_acked = Some(tsn);
+                newly_acked.push((c.sent_at, c.size));
+            }
+            if c.in_flight {
+                self.flight -= c.size;
+            }
+            if c.marked {
+                self.rtx.remove(&tsn);
+                self.stats.spurious_losses += 1;
+            }
+            self.streams.mark_acked(&c.chunk);
+            touched.push(c.chunk.stream);
+        }
+        self.cum_ack = s.cum_tsn;
+        // Gap ack blocks.
+        for &(gs, ge) in &s.gaps {
+            for tsn in self.sent.tsns_in(gs, ge.saturating_add(1)) {
+                let c = self.sent.get(tsn).expect("listed");
+                if c.gap_acked {
+                    continue;
+                }
+                let c = c.clone();
+                self.trace.push_with(now, || {
+                    TraceEvent::SenderProbe(SenderProbe::ChunkAcked {
+                        tsn,
+                        cumulative: false,
+                    })
+                });
+                self.newly_acked(now, &c, tsn, &mut bytes_acked, &mut rtt_sample);
+                highest_newly_acked = Some(highest_newly_acked.map_or(tsn, |h: u64| h.max(tsn)));
+                newly_acked.push((c.sent_at, c.size));
+                self.outstanding_user -= c.chunk.len;
+                let e = self.sent.get_mut(tsn).expect("listed");
+                e.gap_acked = true;
+                if e.in_flight {
+                    e.in_flight = false;
+                    self.flight -= e.size;
+                }
+                if e.marked {
+                    e.marked = false;
+                    self.rtx.remove(&tsn);
+                    self.stats.spurious_losses += 1;
+                }
+                self.streams.mark_acked(&c.chunk);
+                touched.push(c.chunk.stream);
+            }
+        }
+        if let Some(r) = rtt_sample {
+            self.rtt.update(now, r, SimDuration::ZERO, None);
+            self.rto = self.computed_rto();
+        }
+        if bytes_acked > 0 {
+            self.error_count = 0;
+            self.t3_hold = T3Hold::Off;
+        }
+        // §7.2.4 miss indications (HTNA): TSNs missing below the highest newly acked one;
+        // in Fast Recovery, when the cumulative point advanced, every missing TSN below
+        // the highest TSN the SACK reports.
+        let in_fr = matches!(&self.cc, Controller::Rfc(c) if c.in_fast_recovery());
+        let highest_reported = s.gaps.last().map_or(s.cum_tsn, |g| g.1);
+        let limit = if in_fr && cum_advanced {
+            Some(highest_reported)
+        } else {
+            highest_newly_acked.filter(|&h| h > s.cum_tsn)
+        };
+        let mut newly_marked = Vec::new();
+        if let Some(limit) = limit {
+            for (tsn, c) in self.sent.range_mut(0, limit) {
+                if c.gap_acked || c.marked {
+                    continue;
+                }
+                c.misses += 1;
+                if c.misses >= MISS_THRESHOLD && !c.fast_retransmitted {
+                    c.fast_retransmitted = true;
+                    c.marked = true;
+                    newly_marked.push(tsn);
+                }
+            }
+        }
+        if !newly_marked.is_empty() {
+            let mut newest_sent = SimTime::ZERO;
+            for &tsn in &newly_marked {
+                let c = self.sent.get_mut(tsn).expect("listed");
+                if c.in_flight {
+                    c.in_flight = false;
+                    self.flight -= c.size;
+                }
+                newest_sent = newest_sent.max(c.sent_at);
+                self.rtx.insert(tsn);
+                self.stats.chunks_lost += 1;
+                if self.timed.is_some_and(|(t, _)| t == tsn) {
+                    self.timed = None;
+                }
+                let pkt = self.lost_packet(tsn);
+                self.trace.push_with(now, || TraceEvent::PacketLost {
+                    packet: pkt,
+                    trigger: LossTrigger::ReorderingThreshold,
+                });
+                self.trace.push_with(now, || {
+                    TraceEvent::SenderProbe(SenderProbe::ChunkLost { tsn })
+                });
+            }
+            self.stats.fast_retransmits += 1;
+            let highest_marked = *newly_marked.last().expect("not empty");
+            let was_in_fr = match &self.cc {
+                Controller::Rfc(c) => c.in_fast_recovery(),
+                Controller::Shared(c) => c.recovering(),
+            };
+            let reduced = match &mut self.cc {
+                // §7.2.4 step 2; a TSN above the exit point marked in Fast Recovery
+                // reduces when it ends (`SctpReno::on_fast_retransmit`).
+                Controller::Rfc(c) => c.on_fast_retransmit(self.next_tsn - 1, highest_marked),
+                Controller::Shared(c) => {
+                    let was = c.window();
+                    c.on_congestion_event(now, newest_sent, self.flight);
+                    c.window() != was || c.recovering()
+                }
+            };
+            if reduced {
+                self.stats.congestion_events += 1;
+                self.stats.fast_recoveries += 1;
+            }
+            // §7.2.4 step 3: "If not in Fast Recovery", one packet of the earliest marked
+            // chunks goes regardless of cwnd; chunks marked in Fast Recovery go when cwnd
+            // allows (step 5).
+            if !was_in_fr {
+                self.fast_rtx_packet = true;
+            }
+        }
+        if self.rtx.is_empty() {
+            self.fast_rtx_packet = false;
+        }
+        // §6.2.1: rwnd = a_rwnd - bytes still outstanding.
+        self.peer_rwnd = s.a_rwnd.saturating_sub(self.outstanding_user);
+        let fully_utilized = flight_before >= self.cc.window();
+        match &mut self.cc {
+            Controller::Rfc(c) => {
+                let reduced = c.on_sack(SackInput {
+                    bytes_acked,
+                    cum_advanced,
+                    cum_tsn: s.cum_tsn,
+                    flight_before,
+                    flight_after: self.flight,
+                    highest_outstanding: self.next_tsn - 1,
+                });
+                if reduced {
+                    // The next window's loss, due since it was marked in the Fast
+                    // Recovery that just ended: a new one begins.
+                    self.stats.congestion_events += 1;
+                    self.stats.fast_recoveries += 1;
+                }
+            }
+            Controller::Shared(c) => {
+                let snap = self.rtt.snapshot();
+                for &(sent_at, size) in &newly_acked {
+                    c.on_packet_acked(now, sent_at, size, !fully_utilized, &snap);
+                }
+            }
+        }
+        // §6.3.2 R2 / R3.
+        if self.sent.values().all(|c| c.gap_acked) {
+            self.t3 = None;
+        } else if cum_advanced {
+            self.t3 = Some(now + self.rto);
+        }
+        // Each stream once, in ascending order (as the set it replaces visited them).
+        touched.sort_unstable();
+        touched.dedup();
+        for &id in &touched {
+            self.check_send_complete(now, id);
+        }
+        self.sack_acked = newly_acked;
+        self.sack_touched = touched;
+    }
+
+    /// Counts a newly acknowledged chunk; takes the RTT sample if it was the timed one
+    /// and was never retransmitted (§6.3.1 C4, C5: Karn).
+    pub(super) fn newly_acked(
+        &mut self,
+        now: SimTime,
+        c: &SentChunk,
+        tsn: u64,
+        bytes: &mut u64,
+        sample: &mut Option<SimDuration>,
+    ) {
+        *bytes += c.size;
+        if let Some((t, at)) = self.timed {
+            if t == tsn {
+                self.timed = None;
+                if !c.retransmitted {
+                    *sample = Some(now.saturating_since(at));
+                }
+            }
+        }
+    }
+
+    /// RFC 9260 §6.3.1 C2/C3: `RTO = SRTT + max(4 RTTVAR, G)`, clamped to
+    /// `[RTO.Min, RTO.Max]`.
+    pub(super) fn computed_rto(&self) -> SimDuration {
+        self.rtt
+            .pto_base(GRANULARITY)
+            .max(self.cfg.rto_min)
+            .min(self.cfg.rto_max)
+    }
+
+    /// §6.3.3: E1 window, E2 backoff, E3 everything outstanding marked for
+    /// retransmission (sent as cwnd allows: one packet at 1 MTU).
+    pub(super) fn on_t3_expiry(&mut self, now: SimTime) {
+        self.stats.t3_expirations += 1;
+        self.error_count += 1;
+        if self.error_count > self.cfg.association_max_retrans {
+            self.end(now, CloseKind::IdleTimeout);
+            return;
+        }
+        match &mut self.cc {
+            Controller::Rfc(c) => c.on_timeout(),
+            Controller::Shared(c) => {
+                c.on_congestion_event(now, now, 0);
+                c.on_persistent_congestion(now);
+            }
+        }
+        self.stats.congestion_events += 1;
+        self.rto = (self.rto.saturating_mul(2)).min(self.cfg.rto_max);
+        self.timed = None;
+        self.t3_hold = T3Hold::OnePacket;
+        let tsns: Vec<u64> = self
+            .sent
+            .iter()
+            .filter(|(_, c)| !c.gap_acked && !c.marked)
+            .map(|(t, _)| t)
+            .collect();
+        for tsn in tsns {
+            let c = self.sent.get_mut(tsn).expect("listed");
+            c.marked = true;
+            c.misses = 0;
+            if c.in_flight {
+                c.in_flight = false;
+                self.flight -= c.size;
+            }
+            self.rtx.insert(tsn);
+            self.stats.chunks_lost += 1;
+            let pkt = self.lost_packet(tsn);
+            self.trace.push_with(now, || TraceEvent::PacketLost {
+                packet: pkt,
+                trigger: LossTrigger::PtoExpired,
+            });
+            self.trace.push_with(now, || {
+                TraceEvent::SenderProbe(SenderProbe::ChunkLost { tsn })
+            });
+        }
+    }
+
+    pub(super) fn lost_packet(&self, tsn: u64) -> ProtocolPacket {
+        let c = self.sent.get(tsn).expect("outstanding");
+        ProtocolPacket::Sctp(SctpPacket {
+            vtag: self.vtag,
+            number: tsn,
+            chunks: vec![Chunk::Data(c.chunk)],
+        })
+    }
+}
