@@ -27,30 +27,34 @@
 //! Deviations are listed in `docs/tcp.md`.
 
 use super::mux::MuxSend;
-use super::recovery::{ts_ticks, CaState, Frto};
+use super::recovery::CaState;
 use crate::breakdown::{BreakdownClock, TimePart};
 use crate::cc::{self, CongestionController};
 use crate::config::tcp::{TcpConfig, TcpRecovery};
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{SenderProbe, TraceBuffer, TraceEvent};
+use crate::trace::TraceBuffer;
 use crate::transport::pacer::Pacer;
 use crate::transport::rtt::RttEstimator;
-use crate::transport::stream::{CloseKind, Side, StreamEvent, StreamId, StreamReadState};
-use crate::wire::tcp::{Flags, Record, RecordKind, Segment};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use crate::transport::stream::{CloseKind, Side, StreamEvent, StreamId};
+use crate::wire::tcp::Segment;
+use std::collections::{BTreeMap, BTreeSet};
 
 mod handshake;
 mod loss_recovery;
+mod output;
 mod receiver;
 mod scoreboard;
+mod send_buffer;
 mod state;
+mod streams;
 mod time_split;
 mod timers;
 
 use handshake::Handshake;
 use loss_recovery::Recovery;
 use receiver::{DataArrival, Receiver};
-use scoreboard::{Newly, Scoreboard, SentSeg};
+use scoreboard::{Newly, Scoreboard};
+use send_buffer::SendBuffer;
 use state::Close;
 pub use state::TcpState;
 use timers::RetransmissionTimer;
@@ -142,21 +146,14 @@ pub struct TcpConnection {
     hs: Handshake,
 
     // send side
-    /// Records of the byte stream not yet wholly acknowledged: records ending at or below
-    /// `snd_una` are dropped (no segment is built below `snd_una` again), so memory is
-    /// bounded by what is in flight, not by what was transferred (issue 14).
-    records: VecDeque<Record>,
-    stream_end: u64,
-    mux: MuxSend,
+    /// The byte stream's records and the multiplexer (`connection/send_buffer.rs`).
+    send: SendBuffer,
     snd_una: u64,
     snd_nxt: u64,
     /// The sent segments, SACK holes and `pipe` (`connection/scoreboard.rs`).
     sb: Scoreboard,
     /// Scratch list of the segments an ACK newly covers (kept to reuse its allocation).
     newly: Vec<Newly>,
-    /// Emptied vectors of recycled segments, for the next segment's records and SACK
-    /// blocks ([`TcpConnection::recycle_segment`]).
-    spare_records: Vec<Record>,
     peer_right_edge: u64,
     cc: Box<dyn CongestionController>,
     rtt: RttEstimator,
@@ -224,14 +221,11 @@ impl TcpConnection {
             close: Close::Open,
             last_activity: SimTime::ZERO,
             hs: Handshake::new(side, &cfg),
-            records: VecDeque::new(),
-            stream_end: 0,
-            mux,
+            send: SendBuffer::new(mux),
             snd_una: 0,
             snd_nxt: 0,
             sb: Scoreboard::default(),
             newly: Vec::new(),
-            spare_records: Vec::new(),
             peer_right_edge: 0,
             cc,
             rtt: RttEstimator::new(cfg.initial_rto),
@@ -334,7 +328,7 @@ impl TcpConnection {
     /// Stream records kept for segments yet to be (re)built: those not wholly
     /// acknowledged (bounded by what is in flight, not by what was transferred).
     pub fn send_records_kept(&self) -> usize {
-        self.records.len()
+        self.send.kept()
     }
     /// Oldest unacknowledged byte.
     pub fn snd_una(&self) -> u64 {
@@ -387,62 +381,7 @@ impl TcpConnection {
         self.sb.pipe
     }
 
-    /// When each stream was read up to its FIN.
-    pub fn read_complete_times(&self) -> &BTreeMap<StreamId, SimTime> {
-        &self.read_done
-    }
-    /// When each stream's FIN was cumulatively acknowledged.
-    pub fn send_complete_times(&self) -> &BTreeMap<StreamId, SimTime> {
-        &self.send_done
-    }
-
-    /// Read progress of stream `id`.
-    pub fn stream_read_state(&self, id: StreamId) -> Option<StreamReadState> {
-        self.rx.mux_recv.get(id).map(|s| StreamReadState {
-            read: s.read,
-            window: self.rx.rcv_wnd,
-            window_size: self.rx.rcv_wnd,
-        })
-    }
-
     // ----- workload-facing -----------------------------------------------------------------
-
-    /// Takes the pending events.
-    pub fn take_events(&mut self) -> Vec<StreamEvent> {
-        std::mem::take(&mut self.events)
-    }
-
-    /// HTTP/2 stream ID of the `index`-th stream `side` opens (RFC 9113 §5.1.1: odd for
-    /// the client; the server's pushed streams are even).
-    pub fn stream_id_of(side: Side, index: u64) -> StreamId {
-        match side {
-            Side::Client => 2 * index + 1,
-            Side::Server => 2 * index + 2,
-        }
-    }
-
-    /// Opens a stream once connected and below `max_concurrent_streams`.
-    pub fn open_stream(&mut self) -> Option<StreamId> {
-        if self.connected_at.is_none() || self.close.is_closed() {
-            return None;
-        }
-        if self.open_local.len() as u64 >= self.cfg.max_concurrent_streams {
-            self.streams_blocked = true;
-            return None;
-        }
-        let id = Self::stream_id_of(self.side, self.next_local);
-        self.next_local += 1;
-        self.open_local.insert(id);
-        Some(id)
-    }
-
-    /// Queues `len` bytes (and a FIN) on stream `id`.
-    pub fn write(&mut self, id: StreamId, len: u64, fin: bool) {
-        if self.close.is_closed() {
-            return;
-        }
-        self.mux.write(id, len, fin);
-    }
 
     /// Closes: a FIN (sent once; see `docs/tcp.md`).
     pub fn close(&mut self, now: SimTime) {
@@ -456,317 +395,7 @@ impl TcpConnection {
 
     // ----- engine-facing -------------------------------------------------------------------
 
-    fn has_sendable(&self) -> bool {
-        self.rec.tlp_pending
-            || !self.sb.retx.is_empty()
-            || (self.connected_at.is_some()
-                && (self.stream_end > self.snd_nxt || self.mux.has_pending()))
-    }
-
     // ----- output --------------------------------------------------------------------------
-
-    /// The next segment to send now, if any.
-    pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
-        // RFC 7323 §3.2: TSval from a clock ticking in ms (Linux TCP_TS_HZ), offset by one
-        // so that no timestamp is 0 (Linux never echoes 0).
-        self.ts_now = ts_ticks(now) + 1;
-        let seg = self.next_segment(now)?;
-        self.stats.segments_sent += 1;
-        self.stats.bytes_sent += seg.datagram_size();
-        self.stats.header_bytes_sent += seg.ip_len() - seg.len;
-        self.stats.sack_blocks_sent += seg.sack.len() as u64;
-        if seg.len == 0 {
-            self.stats.pure_acks_sent += 1;
-        } else {
-            self.trace.push_with(now, || {
-                TraceEvent::SenderProbe(SenderProbe::Sent {
-                    seq: seg.seq,
-                    len: seg.len,
-                    ip_size: seg.ip_len(),
-                    retransmission: seg.retransmission,
-                })
-            });
-            self.probe_window(now);
-        }
-        Some(seg)
-    }
-
-    /// The checkers' window probe (issue 16; only while tracing).
-    fn probe_window(&mut self, now: SimTime) {
-        if self.trace.is_on() {
-            let w = SenderProbe::Window {
-                cwnd: self.send_window(),
-                // RFC 5681 §3.1: TCP's floor is the loss window, one segment.
-                minimum: self.cc.minimum_window().min(self.smss),
-                bytes_in_flight: self.sb.pipe,
-                smss: self.smss,
-            };
-            self.trace.push(now, TraceEvent::SenderProbe(w));
-        }
-    }
-
-    fn next_segment(&mut self, now: SimTime) -> Option<Segment> {
-        match self.close {
-            Close::FinOwed(at) => {
-                self.close = Close::Closed(CloseKind::LocalClose, at);
-                let mut s = self.bare_segment();
-                s.flags.fin = true;
-                s.seq = self.snd_nxt;
-                return Some(s);
-            }
-            Close::Closed(..) => return None,
-            Close::Open => {}
-        }
-        if self.hs.syn_pending {
-            self.hs.syn_pending = false;
-            return Some(self.syn_segment(now));
-        }
-        // RFC 7413 §4.2.2: a server that accepted SYN data may send before the handshake
-        // completes.
-        if self.state != TcpState::Established && !self.hs.fast_open_accepted {
-            return None;
-        }
-        if let Some(s) = self.next_data_segment(now) {
-            return Some(s);
-        }
-        if self.rx.ack_now {
-            return Some(self.bare_segment());
-        }
-        None
-    }
-
-    /// A segment without payload carrying the current ACK (and SACK blocks).
-    fn bare_segment(&mut self) -> Segment {
-        let sack = self.rx.sack_blocks(&self.cfg);
-        self.rx.ack_sent();
-        Segment {
-            conn: 0,
-            flags: Flags {
-                syn: false,
-                ack: true,
-                fin: false,
-            },
-            seq: self.snd_nxt,
-            len: 0,
-            ack: self.rx.rcv_nxt,
-            window: self.rx.rcv_wnd,
-            sack,
-            syn_options: None,
-            timestamps: self.cfg.timestamps,
-            ts_val: self.ts_now,
-            ts_ecr: self.rx.ts_recent,
-            records: Vec::new(),
-            retransmission: false,
-        }
-    }
-
-    fn records_in(&mut self, start: u64, end: u64) -> Vec<Record> {
-        let i = self.records.partition_point(|r| r.end() <= start);
-        let mut out = std::mem::take(&mut self.spare_records);
-        out.clear();
-        out.extend(
-            self.records
-                .range(i..)
-                .take_while(|r| r.offset < end)
-                .copied(),
-        );
-        out
-    }
-
-    /// `seg` was just put in a recycled box whose old content was `old`: keeps `old`'s
-    /// vectors (emptied) for later segments, so that steady state allocates none. A
-    /// vector `seg` has not allocated (a pure ACK's records) takes `old`'s, to travel with
-    /// the box; otherwise the connection keeps it for its next segment. Only capacity
-    /// moves: every vector keeps its content.
-    pub fn recycle_segment(&mut self, seg: &mut Segment, old: Segment) {
-        let Segment {
-            mut records,
-            mut sack,
-            ..
-        } = old;
-        records.clear();
-        sack.clear();
-        if seg.records.capacity() == 0 && seg.records.is_empty() {
-            seg.records = records;
-        } else if self.spare_records.capacity() < records.capacity() {
-            self.spare_records = records;
-        }
-        if seg.sack.capacity() == 0 && seg.sack.is_empty() {
-            seg.sack = sack;
-        } else if self.rx.spare_sack.capacity() < sack.capacity() {
-            self.rx.spare_sack = sack;
-        }
-    }
-
-    fn data_segment(&mut self, seq: u64, len: u64, retransmission: bool) -> Segment {
-        let records = self.records_in(seq, seq + len);
-        let mut s = self.bare_segment();
-        s.seq = seq;
-        s.len = len;
-        s.records = records;
-        s.retransmission = retransmission;
-        s
-    }
-
-    fn push_record(&mut self, kind: RecordKind, len: u64) {
-        self.records.push_back(Record {
-            offset: self.stream_end,
-            len,
-            kind,
-        });
-        self.stream_end += len;
-    }
-
-    /// Cuts multiplexer frames until the stream holds `target` bytes (or nothing waits).
-    fn fill_stream(&mut self, target: u64) {
-        if self.connected_at.is_none() {
-            return;
-        }
-        while self.stream_end < target {
-            let Some(r) = self.mux.next_frame(self.stream_end) else {
-                break;
-            };
-            self.records.push_back(r);
-            self.stream_end = r.end();
-        }
-    }
-
-    fn set_blocked(&mut self, now: SimTime, b: Option<Blocked>) {
-        if let Some((old, since)) = self.blocked {
-            if Some(old) == b {
-                return;
-            }
-            let d = now.saturating_since(since);
-            match old {
-                Blocked::Cwnd => {
-                    self.stats.cwnd_blocked = self.stats.cwnd_blocked.saturating_add(d)
-                }
-                Blocked::Rwnd => {
-                    self.stats.rwnd_blocked = self.stats.rwnd_blocked.saturating_add(d)
-                }
-            }
-        }
-        self.blocked = b.map(|b| (b, now));
-    }
-
-    fn next_data_segment(&mut self, now: SimTime) -> Option<Segment> {
-        let cwnd = self.send_window();
-        let pipe = self.sb.pipe.saturating_sub(self.rec.dupack_credit);
-        // RFC 6675 §5 (4.2) / RFC 6298 §5.4: the first hole goes out whatever the window.
-        if self.rec.force_retransmit {
-            self.rec.force_retransmit = false;
-            if let Some(&seq) = self.sb.retx.first() {
-                return Some(self.retransmit(now, seq));
-            }
-        }
-        if self.rec.tlp_pending {
-            // RFC 8985 §7.3 (Linux tcp_send_loss_probe): one segment whatever the window:
-            // new data if the peer's window allows, else the last segment again.
-            self.rec.tlp_pending = false;
-            if let Some(s) = self.new_data_segment(now, u64::MAX, pipe) {
-                self.rec.tlp.retrans = false;
-                self.rec.tlp.high_seq = Some(self.snd_nxt);
-                return Some(s);
-            }
-            if let Some(last) = self.sb.segs.back().filter(|s| !s.sacked).map(|s| s.seq) {
-                self.rec.tlp.retrans = true;
-                self.rec.tlp.seq = last;
-                self.rec.tlp.high_seq = Some(self.snd_nxt);
-                return Some(self.retransmit(now, last));
-            }
-        }
-        if self.pacer.is_enabled() {
-            self.pacer
-                .refill(now, self.rtt.smoothed_rtt(), cwnd, self.cc.in_slow_start());
-            if !self.pacer.can_send() && self.has_sendable() {
-                return None;
-            }
-        }
-        // RFC 6675 NextSeg (1): retransmissions before new data; F-RTO's step 2.b sends
-        // new data instead (RFC 5682 §3.1; Linux REXMIT_NEW).
-        if self.rec.frto != Frto::NewDataSent {
-            if let Some(&seq) = self.sb.retx.first() {
-                let len = self.sb.at(seq).len;
-                if pipe + len <= cwnd {
-                    return Some(self.retransmit(now, seq));
-                }
-                self.set_blocked(now, Some(Blocked::Cwnd));
-                return None;
-            }
-        }
-        self.new_data_segment(now, cwnd, pipe)
-    }
-
-    /// The next segment of new data if `pipe` leaves room in `cwnd` and the peer's window
-    /// allows it.
-    fn new_data_segment(&mut self, now: SimTime, cwnd: u64, pipe: u64) -> Option<Segment> {
-        self.fill_stream(self.snd_nxt + self.smss);
-        let avail = self.stream_end - self.snd_nxt;
-        if avail == 0 {
-            self.set_blocked(now, None);
-            return None;
-        }
-        let mut len = avail.min(self.smss);
-        // RFC 9293 §3.8.6: never beyond the peer's window.
-        let room = self.peer_right_edge.saturating_sub(self.snd_nxt);
-        if room < len {
-            if room == 0 || room < avail.min(self.smss) / 2 {
-                self.set_blocked(now, Some(Blocked::Rwnd));
-                return None;
-            }
-            len = room;
-        }
-        if pipe.saturating_add(len) > cwnd {
-            self.set_blocked(now, Some(Blocked::Cwnd));
-            return None;
-        }
-        self.set_blocked(now, None);
-        let seq = self.snd_nxt;
-        self.snd_nxt += len;
-        if self.rec.ca == CaState::Recovery {
-            self.rec.prr.out += len;
-        }
-        self.fill_stream(self.snd_nxt + 1);
-        let app_limited = self.stream_end == self.snd_nxt && !self.mux.has_pending();
-        self.sb.push(SentSeg {
-            seq,
-            len,
-            sent: now,
-            retransmitted: false,
-            sacked: false,
-            lost: false,
-            rexmit_in_flight: false,
-            app_limited,
-        });
-        self.cc.on_packet_sent(now, len, self.sb.pipe);
-        self.pacer.on_sent(len);
-        if self.rtx_timer.deadline.is_none() {
-            self.rtx_timer.deadline = Some(now + self.rto());
-        }
-        self.schedule_tlp(now);
-        Some(self.data_segment(seq, len, false))
-    }
-
-    fn retransmit(&mut self, now: SimTime, seq: u64) -> Segment {
-        let len = self.sb.retransmitted(now, seq);
-        if self.rec.ca == CaState::Recovery {
-            self.rec.prr.out += len;
-        }
-        // Linux tcp_retransmit_skb: the episode's first retransmission time (for Eifel
-        // detection) and the count a DSACK may show spurious.
-        if self.rec.undo.first_retrans_ts.is_none() {
-            self.rec.undo.first_retrans_ts = Some(self.ts_now);
-        }
-        self.rec.undo.retrans = self.rec.undo.retrans.max(0) + 1;
-        self.stats.segments_retransmitted += 1;
-        self.stats.bytes_retransmitted += len;
-        self.cc.on_packet_sent(now, len, self.sb.pipe);
-        self.pacer.on_sent(len);
-        if self.rtx_timer.deadline.is_none() {
-            self.rtx_timer.deadline = Some(now + self.rto());
-        }
-        self.data_segment(seq, len, true)
-    }
 
     // ----- input ---------------------------------------------------------------------------
 
@@ -827,7 +456,7 @@ impl TcpConnection {
             self.rtx_timer.deadline = Some(now + self.rto());
         }
         self.schedule_tlp(now);
-        for id in self.mux.completed(self.snd_una) {
+        for id in self.send.mux.completed(self.snd_una) {
             self.send_done.insert(id, now);
             self.events.push(StreamEvent::SendComplete(id));
             self.maybe_release(id);
@@ -851,66 +480,6 @@ impl TcpConnection {
     /// The receive window currently advertised beyond the next expected byte.
     pub fn recv_window(&self) -> u64 {
         self.rx.rcv_wnd
-    }
-
-    /// Hands every record now in order to TLS or the multiplexer.
-    fn deliver(&mut self, now: SimTime) {
-        while let Some(r) = self.rx.next_record() {
-            if r.offset != self.rx.delivered_end {
-                self.stats.records_out_of_order += 1;
-            }
-            self.trace.push_with(now, || {
-                TraceEvent::SenderProbe(SenderProbe::Delivered {
-                    offset: r.offset,
-                    len: r.len,
-                })
-            });
-            self.rx.delivered_end = r.end();
-            match r.kind {
-                RecordKind::Tls(m) => self.on_tls(now, m),
-                RecordKind::Data {
-                    stream,
-                    payload,
-                    fin,
-                } => {
-                    if self.first_byte_at.is_none() && payload > 0 {
-                        self.first_byte_at = Some(now);
-                    }
-                    self.stats.app_bytes_read += payload;
-                    let d = self.rx.mux_recv.on_frame(stream, payload, fin);
-                    let peer_opened = Self::initiator(stream) != self.side;
-                    if d.new_stream && peer_opened {
-                        self.events.push(StreamEvent::StreamOpened(stream));
-                    }
-                    if d.complete {
-                        self.read_done.insert(stream, now);
-                        self.events.push(StreamEvent::ReadComplete(stream));
-                        self.maybe_release(stream);
-                    }
-                }
-            }
-        }
-    }
-
-    fn initiator(id: StreamId) -> Side {
-        if id % 2 == 1 {
-            Side::Client
-        } else {
-            Side::Server
-        }
-    }
-
-    /// A locally opened stream is closed once read and acknowledged: it no longer counts
-    /// against the concurrency limit.
-    fn maybe_release(&mut self, id: StreamId) {
-        if self.read_done.contains_key(&id)
-            && self.send_done.contains_key(&id)
-            && self.open_local.remove(&id)
-            && self.streams_blocked
-        {
-            self.streams_blocked = false;
-            self.events.push(StreamEvent::StreamsAvailable);
-        }
     }
 
     /// Closes the accounting of blocked time at `now` (for metrics).

@@ -95,13 +95,13 @@ impl TcpConnection {
         }
         self.hs.hello_sent = true;
         if self.hs.psk {
-            self.push_record(
+            self.send.push_record(
                 RecordKind::Tls(TlsMessage::ClientHelloPsk),
                 self.cfg.resumption_client_hello_size,
             );
             self.connect(now);
         } else {
-            self.push_record(
+            self.send.push_record(
                 RecordKind::Tls(TlsMessage::ClientHello),
                 self.cfg.client_hello_size,
             );
@@ -152,7 +152,7 @@ impl TcpConnection {
             // Linux): the data then goes after the handshake.
             let room = self.cfg.mss.saturating_sub(syn_options_len(&options));
             self.fill_stream(room);
-            len = self.stream_end.min(room);
+            len = self.send.stream_end.min(room);
             if len > 0 {
                 self.hs.syn_data = len;
                 self.snd_nxt = len;
@@ -165,7 +165,7 @@ impl TcpConnection {
                     sacked: false,
                     lost: false,
                     rexmit_in_flight: false,
-                    app_limited: self.stream_end == len && !self.mux.has_pending(),
+                    app_limited: self.send.stream_end == len && !self.send.mux.has_pending(),
                 });
                 self.cc.on_packet_sent(now, len, self.sb.pipe);
             }
@@ -194,7 +194,7 @@ impl TcpConnection {
             timestamps: false,
             ts_val: self.ts_now,
             ts_ecr: self.rx.ts_recent,
-            records: self.records_in(0, len),
+            records: self.send.records_in(0, len),
             retransmission: self.hs.syn_retransmitted,
         }
     }
@@ -291,7 +291,7 @@ impl TcpConnection {
         let tls = self.cfg.tls;
         match (self.side, m) {
             (Side::Server, TlsMessage::ClientHello) => {
-                self.push_record(
+                self.send.push_record(
                     RecordKind::Tls(TlsMessage::ServerFlight),
                     self.cfg.server_flight_size,
                 );
@@ -301,7 +301,7 @@ impl TcpConnection {
                 // ClientHello is read at once and the server may answer right after its
                 // Finished (0.5-RTT data).
                 self.hs.psk = true;
-                self.push_record(
+                self.send.push_record(
                     RecordKind::Tls(TlsMessage::ResumedServerFlight),
                     self.cfg.resumption_server_flight_size,
                 );
@@ -310,14 +310,14 @@ impl TcpConnection {
             (Side::Client, TlsMessage::ResumedServerFlight) => {
                 // RFC 8446 §4.5: EndOfEarlyData (a 4-byte handshake header) before the
                 // Finished.
-                self.push_record(
+                self.send.push_record(
                     RecordKind::Tls(TlsMessage::ClientFinished),
                     self.cfg.client_finished_size + 4,
                 );
             }
             (Side::Client, TlsMessage::NewSessionTicket) => self.hs.ticket_received = true,
             (Side::Client, TlsMessage::ServerFlight) => {
-                self.push_record(
+                self.send.push_record(
                     RecordKind::Tls(TlsMessage::ClientFinished),
                     self.cfg.client_finished_size,
                 );
@@ -327,7 +327,7 @@ impl TcpConnection {
             }
             (Side::Server, TlsMessage::ClientFinished) => {
                 if tls == TlsVersion::Tls12 {
-                    self.push_record(
+                    self.send.push_record(
                         RecordKind::Tls(TlsMessage::ServerFinished),
                         self.cfg.server_finished_size,
                     );
@@ -335,7 +335,7 @@ impl TcpConnection {
                 if tls == TlsVersion::Tls13 && self.cfg.early_data {
                     // RFC 8446 §4.6.1: a ticket for the next connection, after the
                     // client's Finished.
-                    self.push_record(
+                    self.send.push_record(
                         RecordKind::Tls(TlsMessage::NewSessionTicket),
                         self.cfg.new_session_ticket_size,
                     );

@@ -117,9 +117,7 @@ impl TcpConnection {
             cum_retrans = self.sb.cumulative_ack(now, ack, newly, &mut self.trace);
             cum_count = newly.len();
             self.snd_una = ack;
-            while self.records.front().is_some_and(|r| r.end() <= ack) {
-                self.records.pop_front();
-            }
+            self.send.release_acked(ack);
             self.rec.dupacks = 0;
             self.rec.dupack_credit = 0;
             self.rtx_timer.timeouts = 0;
@@ -448,7 +446,7 @@ impl TcpConnection {
                 // and the peer's window allows.
                 self.rec.high_seq = self.snd_nxt;
                 self.fill_stream(self.snd_nxt + self.smss);
-                if self.stream_end > self.snd_nxt && self.peer_right_edge > self.snd_nxt {
+                if self.send.stream_end > self.snd_nxt && self.peer_right_edge > self.snd_nxt {
                     self.rec.frto = Frto::NewDataSent;
                     return false;
                 }

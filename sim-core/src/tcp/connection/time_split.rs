@@ -21,7 +21,7 @@ impl TcpConnection {
         {
             return TimePart::LossRecovery;
         }
-        let waiting = self.stream_end > self.snd_nxt || self.mux.has_pending();
+        let waiting = self.send.stream_end > self.snd_nxt || self.send.mux.has_pending();
         if !waiting {
             return if self.sb.pipe == 0 {
                 TimePart::Idle
@@ -32,7 +32,7 @@ impl TcpConnection {
         // RFC 9293 §3.8.6: never beyond the peer's window; the sender waits rather than
         // send a sliver of it (sender-side SWS avoidance, §3.8.6.2.1), as `next_data_segment`.
         let room = self.peer_right_edge.saturating_sub(self.snd_nxt);
-        let want = (self.stream_end - self.snd_nxt).clamp(1, self.smss);
+        let want = (self.send.stream_end - self.snd_nxt).clamp(1, self.smss);
         if room == 0 || room < want / 2 {
             TimePart::FlowControl
         } else {
