@@ -55,4 +55,116 @@ impl SctpAssociation {
             *c = SctpReno::new(self.cfg.mtu, self.cfg.pmdcs(), c.window(), p.a_rwnd);
         }
     }
+
+    /// The shutdown and handshake chunks owed (§9.2, §5.1): `Ok` with the packet (or
+    /// nothing) when they decide it, `Err` with the chunks and room left to go on with
+    /// (established: a COOKIE-ACK may lead the packet).
+    #[allow(clippy::type_complexity)]
+    pub(super) fn poll_control(
+        &mut self,
+        now: SimTime,
+        mut chunks: Vec<Chunk>,
+        mut room: u64,
+    ) -> Result<Option<SctpPacket>, (Vec<Chunk>, u64)> {
+        let mut trigger = None;
+        // Shutdown chunks end the association's traffic.
+        if self.hs.send_shutdown {
+            self.hs.send_shutdown = false;
+            chunks.push(Chunk::Shutdown {
+                cum_tsn: self.rx.recv_cum,
+            });
+            return Ok(Some(self.finish_packet(now, chunks, None)));
+        }
+        if self.hs.send_shutdown_ack {
+            self.hs.send_shutdown_ack = false;
+            return Ok(Some(self.finish_packet(
+                now,
+                vec![Chunk::ShutdownAck],
+                None,
+            )));
+        }
+        if self.hs.send_shutdown_complete {
+            self.hs.send_shutdown_complete = false;
+            return Ok(Some(self.finish_packet(
+                now,
+                vec![Chunk::ShutdownComplete],
+                None,
+            )));
+        }
+        if self.is_closed() {
+            self.spare_chunks = chunks;
+            return Ok(None);
+        }
+        // Handshake.
+        if self.hs.send_init {
+            self.hs.send_init = false;
+            self.hs.t1 = Some(now + self.rto);
+            let c = Chunk::Init(self.init_params());
+            return Ok(Some(self.finish_packet(now, vec![c], None)));
+        }
+        if self.hs.init_acks_to_send > 0 {
+            self.hs.init_acks_to_send -= 1;
+            let c = Chunk::InitAck {
+                params: self.init_params(),
+                cookie: self.cfg.cookie_size,
+            };
+            return Ok(Some(self.finish_packet(now, vec![c], None)));
+        }
+        if self.state == AssocState::CookieEchoed {
+            if !self.hs.send_cookie_echo {
+                self.spare_chunks = chunks;
+                return Ok(None); // §5.1: nothing else until COOKIE-ACK
+            }
+            self.hs.send_cookie_echo = false;
+            self.hs.t1 = Some(now + self.rto);
+            let echo = Chunk::CookieEcho {
+                cookie: self.hs.peer_cookie,
+            };
+            room -= echo.wire_size();
+            chunks.push(echo);
+            if self.hs.cookie_echo_resend {
+                self.hs.cookie_echo_resend = false;
+                for tsn in self.hs.cookie_echo_tsns.clone() {
+                    if let Some(c) = self.sent.get_mut(tsn) {
+                        c.retransmitted = true;
+                        c.sent_at = now;
+                        self.stats.chunks_retransmitted += 1;
+                        self.stats.stream_bytes_retransmitted += c.chunk.len;
+                        chunks.push(Chunk::Data(c.chunk));
+                    }
+                }
+                if self
+                    .timed
+                    .is_some_and(|(t, _)| self.hs.cookie_echo_tsns.contains(&t))
+                {
+                    self.timed = None;
+                }
+                trigger = Some(SendTrigger::RetransmitCrypto);
+            } else {
+                // §5.1 D: DATA bundled after the COOKIE-ECHO, as the window allows.
+                while self.flight < self.cc.window() {
+                    let Some(d) = self.next_new_chunk(room, now) else {
+                        break;
+                    };
+                    room -= data_chunk_size(d.wire_len());
+                    self.hs.cookie_echo_tsns.push(d.tsn);
+                    chunks.push(Chunk::Data(d));
+                }
+            }
+            return Ok(Some(self.finish_packet(now, chunks, trigger)));
+        }
+        if self.hs.send_cookie_ack {
+            self.hs.send_cookie_ack = false;
+            chunks.push(Chunk::CookieAck);
+            room -= 4;
+        }
+        if self.state != AssocState::Established {
+            if chunks.is_empty() {
+                self.spare_chunks = chunks;
+                return Ok(None);
+            }
+            return Ok(Some(self.finish_packet(now, chunks, None)));
+        }
+        Err((chunks, room))
+    }
 }

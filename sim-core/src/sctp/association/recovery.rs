@@ -56,6 +56,9 @@ impl Controller {
 }
 
 impl SctpAssociation {
+    /// A SACK arrived (RFC 9260 §6.2.1 D): the chunks it acknowledges, the RTT, fast
+    /// retransmit (§7.2.4), the window (§7.2), T3-rtx (§6.3.2) and the streams'
+    /// completions, in that order.
     pub(super) fn receive_sack(&mut self, now: SimTime, s: &SackChunk) {
         // §6.2.1 D i: a SACK older than the cumulative point is dropped.
         if s.cum_tsn < self.cum_ack || s.cum_tsn >= self.next_tsn {
@@ -63,13 +66,59 @@ impl SctpAssociation {
         }
         let flight_before = self.flight;
         let cum_advanced = s.cum_tsn > self.cum_ack;
-        let mut bytes_acked = 0;
-        let mut highest_newly_acked = None;
         let mut newly_acked = std::mem::take(&mut self.sack_acked);
         newly_acked.clear();
-        let mut rtt_sample = None;
         let mut touched = std::mem::take(&mut self.sack_touched);
         touched.clear();
+        let (bytes_acked, highest_newly_acked, rtt_sample) =
+            self.sack_acknowledge(now, s, &mut newly_acked, &mut touched);
+        if let Some(r) = rtt_sample {
+            self.rtt.update(now, r, SimDuration::ZERO, None);
+            self.rto = self.computed_rto();
+        }
+        if bytes_acked > 0 {
+            self.error_count = 0;
+            self.t3_hold = T3Hold::Off;
+        }
+        self.sack_fast_retransmit(now, s, cum_advanced, highest_newly_acked);
+        self.sack_window(
+            now,
+            s,
+            &newly_acked,
+            bytes_acked,
+            cum_advanced,
+            flight_before,
+        );
+        // §6.3.2 R2 / R3.
+        if self.sent.values().all(|c| c.gap_acked) {
+            self.t3 = None;
+        } else if cum_advanced {
+            self.t3 = Some(now + self.rto);
+        }
+        // Each stream once, in ascending order (as the set it replaces visited them).
+        touched.sort_unstable();
+        touched.dedup();
+        for &id in &touched {
+            self.check_send_complete(now, id);
+        }
+        self.sack_acked = newly_acked;
+        self.sack_touched = touched;
+    }
+
+    /// The chunks the SACK newly acknowledges, cumulatively (they leave the sent queue)
+    /// or by gap blocks; their `(sent_at, size)` go to `newly_acked`, their streams to
+    /// `touched`. Returns the bytes newly acknowledged, the highest TSN newly
+    /// acknowledged and the RTT sample (§6.3.1).
+    fn sack_acknowledge(
+        &mut self,
+        now: SimTime,
+        s: &SackChunk,
+        newly_acked: &mut Vec<(SimTime, u64)>,
+        touched: &mut Vec<StreamId>,
+    ) -> (u64, Option<u64>, Option<SimDuration>) {
+        let mut bytes_acked = 0;
+        let mut highest_newly_acked = None;
+        let mut rtt_sample = None;
         // Cumulatively acknowledged chunks leave the sent map.
         while let Some((tsn, c)) = self.sent.pop_upto(s.cum_tsn) {
             self.trace.push_with(now, || {
@@ -128,14 +177,17 @@ impl SctpAssociation {
                 touched.push(c.chunk.stream);
             }
         }
-        if let Some(r) = rtt_sample {
-            self.rtt.update(now, r, SimDuration::ZERO, None);
-            self.rto = self.computed_rto();
-        }
-        if bytes_acked > 0 {
-            self.error_count = 0;
-            self.t3_hold = T3Hold::Off;
-        }
+        (bytes_acked, highest_newly_acked, rtt_sample)
+    }
+
+    /// §7.2.4: miss indications, marking for fast retransmit, the window reduction.
+    fn sack_fast_retransmit(
+        &mut self,
+        now: SimTime,
+        s: &SackChunk,
+        cum_advanced: bool,
+        highest_newly_acked: Option<u64>,
+    ) {
         // §7.2.4 miss indications (HTNA): TSNs missing below the highest newly acked one;
         // in Fast Recovery, when the cumulative point advanced, every missing TSN below
         // the highest TSN the SACK reports.
@@ -213,6 +265,18 @@ impl SctpAssociation {
         if self.rtx.is_empty() {
             self.fast_rtx_packet = false;
         }
+    }
+
+    /// The peer's rwnd (§6.2.1) and the controller's view of the SACK (§7.2.1-7.2.2).
+    fn sack_window(
+        &mut self,
+        now: SimTime,
+        s: &SackChunk,
+        newly_acked: &[(SimTime, u64)],
+        bytes_acked: u64,
+        cum_advanced: bool,
+        flight_before: u64,
+    ) {
         // §6.2.1: rwnd = a_rwnd - bytes still outstanding.
         self.peer_rwnd = s.a_rwnd.saturating_sub(self.outstanding_user);
         let fully_utilized = flight_before >= self.cc.window();
@@ -235,25 +299,11 @@ impl SctpAssociation {
             }
             Controller::Shared(c) => {
                 let snap = self.rtt.snapshot();
-                for &(sent_at, size) in &newly_acked {
+                for &(sent_at, size) in newly_acked {
                     c.on_packet_acked(now, sent_at, size, !fully_utilized, &snap);
                 }
             }
         }
-        // §6.3.2 R2 / R3.
-        if self.sent.values().all(|c| c.gap_acked) {
-            self.t3 = None;
-        } else if cum_advanced {
-            self.t3 = Some(now + self.rto);
-        }
-        // Each stream once, in ascending order (as the set it replaces visited them).
-        touched.sort_unstable();
-        touched.dedup();
-        for &id in &touched {
-            self.check_send_complete(now, id);
-        }
-        self.sack_acked = newly_acked;
-        self.sack_touched = touched;
     }
 
     /// Counts a newly acknowledged chunk; takes the RTT sample if it was the timed one

@@ -12,98 +12,12 @@ impl SctpAssociation {
         // nothing puts it back.
         let mut chunks: Vec<Chunk> = std::mem::take(&mut self.spare_chunks);
         chunks.clear();
-        let mut room = self.cfg.max_packet() - COMMON_HEADER;
-        let mut trigger = None;
-        // Shutdown chunks end the association's traffic.
-        if self.hs.send_shutdown {
-            self.hs.send_shutdown = false;
-            chunks.push(Chunk::Shutdown {
-                cum_tsn: self.rx.recv_cum,
-            });
-            return Some(self.finish_packet(now, chunks, None));
-        }
-        if self.hs.send_shutdown_ack {
-            self.hs.send_shutdown_ack = false;
-            return Some(self.finish_packet(now, vec![Chunk::ShutdownAck], None));
-        }
-        if self.hs.send_shutdown_complete {
-            self.hs.send_shutdown_complete = false;
-            return Some(self.finish_packet(now, vec![Chunk::ShutdownComplete], None));
-        }
-        if self.is_closed() {
-            self.spare_chunks = chunks;
-            return None;
-        }
-        // Handshake.
-        if self.hs.send_init {
-            self.hs.send_init = false;
-            self.hs.t1 = Some(now + self.rto);
-            let c = Chunk::Init(self.init_params());
-            return Some(self.finish_packet(now, vec![c], None));
-        }
-        if self.hs.init_acks_to_send > 0 {
-            self.hs.init_acks_to_send -= 1;
-            let c = Chunk::InitAck {
-                params: self.init_params(),
-                cookie: self.cfg.cookie_size,
-            };
-            return Some(self.finish_packet(now, vec![c], None));
-        }
-        if self.state == AssocState::CookieEchoed {
-            if !self.hs.send_cookie_echo {
-                self.spare_chunks = chunks;
-                return None; // §5.1: nothing else until COOKIE-ACK
-            }
-            self.hs.send_cookie_echo = false;
-            self.hs.t1 = Some(now + self.rto);
-            let echo = Chunk::CookieEcho {
-                cookie: self.hs.peer_cookie,
-            };
-            room -= echo.wire_size();
-            chunks.push(echo);
-            if self.hs.cookie_echo_resend {
-                self.hs.cookie_echo_resend = false;
-                for tsn in self.hs.cookie_echo_tsns.clone() {
-                    if let Some(c) = self.sent.get_mut(tsn) {
-                        c.retransmitted = true;
-                        c.sent_at = now;
-                        self.stats.chunks_retransmitted += 1;
-                        self.stats.stream_bytes_retransmitted += c.chunk.len;
-                        chunks.push(Chunk::Data(c.chunk));
-                    }
-                }
-                if self
-                    .timed
-                    .is_some_and(|(t, _)| self.hs.cookie_echo_tsns.contains(&t))
-                {
-                    self.timed = None;
-                }
-                trigger = Some(SendTrigger::RetransmitCrypto);
-            } else {
-                // §5.1 D: DATA bundled after the COOKIE-ECHO, as the window allows.
-                while self.flight < self.cc.window() {
-                    let Some(d) = self.next_new_chunk(room, now) else {
-                        break;
-                    };
-                    room -= data_chunk_size(d.wire_len());
-                    self.hs.cookie_echo_tsns.push(d.tsn);
-                    chunks.push(Chunk::Data(d));
-                }
-            }
-            return Some(self.finish_packet(now, chunks, trigger));
-        }
-        if self.hs.send_cookie_ack {
-            self.hs.send_cookie_ack = false;
-            chunks.push(Chunk::CookieAck);
-            room -= 4;
-        }
-        if self.state != AssocState::Established {
-            if chunks.is_empty() {
-                self.spare_chunks = chunks;
-                return None;
-            }
-            return Some(self.finish_packet(now, chunks, None));
-        }
+        let room = self.cfg.max_packet() - COMMON_HEADER;
+        // The control chunks of the handshake and the shutdown.
+        let (mut chunks, mut room) = match self.poll_control(now, chunks, room) {
+            Ok(done) => return done,
+            Err(go_on) => go_on,
+        };
         // A SACK goes first when due, and rides along with anything else sent.
         let data_possible = self.has_data_to_send();
         if self.rx.sack_now || (self.rx.sack_pending && (data_possible || !chunks.is_empty())) {
@@ -112,6 +26,37 @@ impl SctpAssociation {
             chunks.push(sack);
         }
         // Retransmissions first (§6.1 C, §7.2.4 step 3), then new data (§6.1 B).
+        let (any_rtx, first_outstanding_resent, trigger) =
+            self.push_retransmissions(now, &mut chunks, &mut room);
+        self.push_new_data(now, &mut chunks, room);
+        if chunks.is_empty() {
+            self.spare_chunks = chunks;
+            return None;
+        }
+        if any_rtx {
+            self.stats.packets_retransmitted += 1;
+        }
+        // §6.3.2 R1: started if not running; §7.2.4 step 4: restarted when the first
+        // outstanding DATA chunk is retransmitted.
+        let has_data = chunks.iter().any(|c| matches!(c, Chunk::Data(_)));
+        if (has_data && self.t3.is_none()) || first_outstanding_resent {
+            self.t3 = Some(now + self.rto);
+        }
+        let pkt = self.finish_packet(now, chunks, trigger);
+        self.probe_window(now);
+        Some(pkt)
+    }
+
+    /// Marked chunks, earliest first, as the window (or §7.2.4 step 3's / §6.3.3 E3's one
+    /// packet) and `room` allow. Returns whether any went, whether the first outstanding
+    /// TSN did, and the send trigger.
+    fn push_retransmissions(
+        &mut self,
+        now: SimTime,
+        chunks: &mut Vec<Chunk>,
+        room: &mut u64,
+    ) -> (bool, bool, Option<SendTrigger>) {
+        let mut trigger = None;
         let mut any_rtx = false;
         let mut first_outstanding_resent = false;
         let t3_packet = self.t3_hold == T3Hold::OnePacket;
@@ -122,10 +67,10 @@ impl SctpAssociation {
             let tsns: Vec<u64> = self.rtx.iter().copied().collect();
             for tsn in tsns {
                 let c = self.sent.get(tsn).expect("marked chunk is outstanding");
-                if c.size > room || (!ignore_cwnd && self.flight >= self.cc.window()) {
+                if c.size > *room || (!ignore_cwnd && self.flight >= self.cc.window()) {
                     break;
                 }
-                room -= c.size;
+                *room -= c.size;
                 // The first outstanding TSN is the one after the cumulative point.
                 first_outstanding_resent |= tsn == self.cum_ack + 1;
                 let c = self.sent.get_mut(tsn).expect("listed");
@@ -162,6 +107,11 @@ impl SctpAssociation {
                 });
             }
         }
+        (any_rtx, first_outstanding_resent, trigger)
+    }
+
+    /// New DATA while the window allows (§6.1 B), one burst of Max.Burst (§6.1 D).
+    fn push_new_data(&mut self, now: SimTime, chunks: &mut Vec<Chunk>, mut room: u64) {
         if self.rtx.is_empty() && self.burst_left > 0 && self.t3_hold == T3Hold::Off {
             let mut new_data = false;
             while self.flight < self.cc.window() {
@@ -176,22 +126,6 @@ impl SctpAssociation {
                 self.burst_left -= 1;
             }
         }
-        if chunks.is_empty() {
-            self.spare_chunks = chunks;
-            return None;
-        }
-        if any_rtx {
-            self.stats.packets_retransmitted += 1;
-        }
-        // §6.3.2 R1: started if not running; §7.2.4 step 4: restarted when the first
-        // outstanding DATA chunk is retransmitted.
-        let has_data = chunks.iter().any(|c| matches!(c, Chunk::Data(_)));
-        if (has_data && self.t3.is_none()) || first_outstanding_resent {
-            self.t3 = Some(now + self.rto);
-        }
-        let pkt = self.finish_packet(now, chunks, trigger);
-        self.probe_window(now);
-        Some(pkt)
     }
 
     /// Cuts the next new DATA chunk (round robin over the streams with queued messages)
