@@ -69,7 +69,7 @@ mod streams;
 mod time_split;
 mod timers;
 
-use recovery::{Controller, SentChunk};
+use recovery::{Controller, Recovery, SentChunk};
 
 use handshake::Handshake;
 use receiver::Receiver;
@@ -156,26 +156,12 @@ pub struct SctpAssociation {
     streams: Streams,
 
     // ---- sender --------------------------------------------------------------------------
+    /// What is outstanding, T3-rtx and the RTO (`association/recovery.rs`).
+    rec: Recovery,
     next_tsn: u64,
-    sent: TsnQueue<SentChunk>,
-    /// TSNs marked for retransmission (lost, not yet resent), lowest first.
-    rtx: BTreeSet<u64>,
-    /// One packet of marked chunks may go regardless of cwnd (§7.2.4 step 3).
-    fast_rtx_packet: bool,
-    /// After a T3-rtx expiry: one packet of the earliest chunks goes (§6.3.3 E3), then
-    /// nothing until a SACK acknowledges new data.
-    t3_hold: T3Hold,
-    flight: u64,
-    /// User data bytes outstanding (sent, not acknowledged): rwnd accounting (§6.2.1).
-    outstanding_user: u64,
-    cum_ack: u64,
     peer_rwnd: u64,
     cc: Controller,
     rtt: RttEstimator,
-    rto: SimDuration,
-    timed: Option<(u64, SimTime)>,
-    t3: Option<SimTime>,
-    error_count: u64,
     burst_left: u64,
 
     // ---- receiver ------------------------------------------------------------------------
@@ -184,10 +170,6 @@ pub struct SctpAssociation {
     next_packet_number: u64,
     /// An emptied chunk vector for the next packet ([`SctpAssociation::recycle_packet`]).
     spare_chunks: Vec<Chunk>,
-    /// Reused by every SACK (no allocation per SACK): the newly acknowledged chunks'
-    /// `(sent_at, size)` and the streams they belong to.
-    sack_acked: Vec<(SimTime, u64)>,
-    sack_touched: Vec<StreamId>,
     /// "Where the time went" ([`crate::breakdown`]): never read by the protocol.
     breakdown: BreakdownClock,
     /// Every delivery to the application, `(stream, start, end)`, in order (tests).
@@ -236,26 +218,14 @@ impl SctpAssociation {
             hs: Handshake::default(),
             streams: Streams::default(),
             next_tsn: INITIAL_TSN,
-            sent: TsnQueue::new(),
-            rtx: BTreeSet::new(),
-            fast_rtx_packet: false,
-            t3_hold: T3Hold::Off,
-            flight: 0,
-            outstanding_user: 0,
-            cum_ack: INITIAL_TSN - 1,
+            rec: Recovery::new(rto),
             peer_rwnd: 0,
             cc,
             rtt: RttEstimator::new(rto),
-            rto,
-            timed: None,
-            t3: None,
-            error_count: 0,
             burst_left: cfg.max_burst,
             rx: Receiver::new(),
             next_packet_number: 0,
             spare_chunks: Vec::new(),
-            sack_acked: Vec::new(),
-            sack_touched: Vec::new(),
             breakdown: BreakdownClock::new(SimTime::ZERO, TimePart::Handshake),
             #[cfg(test)]
             delivery_log: Vec::new(),
@@ -303,7 +273,7 @@ impl SctpAssociation {
     }
     /// The flight size: bytes of DATA chunks outstanding and not marked lost.
     pub fn flight_size(&self) -> u64 {
-        self.flight
+        self.rec.flight
     }
     /// The RTT estimator.
     pub fn rtt(&self) -> &RttEstimator {
@@ -311,15 +281,15 @@ impl SctpAssociation {
     }
     /// The current RTO (with backoff).
     pub fn rto(&self) -> SimDuration {
-        self.rto
+        self.rec.rto
     }
     /// The T3-rtx deadline, if running.
     pub fn t3(&self) -> Option<SimTime> {
-        self.t3
+        self.rec.t3
     }
     /// The Cumulative TSN Ack Point: every TSN up to it is acknowledged (§6.2.1).
     pub fn cumulative_tsn_ack(&self) -> u64 {
-        self.cum_ack
+        self.rec.cum_ack
     }
     /// In Fast Recovery (§7.2.4; RFC 9260 controller only, else `false`).
     pub fn in_fast_recovery(&self) -> bool {
@@ -332,7 +302,7 @@ impl SctpAssociation {
     /// User data bytes sent and not yet acknowledged (cumulatively or by a gap block),
     /// the sender's side of the §6.2.1 rwnd accounting.
     pub fn outstanding_bytes(&self) -> u64 {
-        self.outstanding_user
+        self.rec.outstanding_user
     }
     /// The a_rwnd this end would advertise now.
     pub fn a_rwnd(&self) -> u64 {
@@ -401,7 +371,7 @@ impl SctpAssociation {
             self.state = AssocState::Ended;
             self.events.push(StreamEvent::Closed(kind));
             self.hs.t1 = None;
-            self.t3 = None;
+            self.rec.t3 = None;
             self.rx.sack_timer = None;
             self.trace_connection_state(now, ConnectionState::Closed);
         }
@@ -427,53 +397,10 @@ impl SctpAssociation {
         let mut dup_in_packet = false;
         for c in &pkt.chunks {
             match c {
-                Chunk::Init(p) => {
-                    // A late duplicate INIT after the handshake is ignored (the model has
-                    // no association restart, §5.2).
-                    if self.side == Side::Server && self.state == AssocState::Closed {
-                        self.learn_peer(*p);
-                        self.hs.init_acks_to_send += 1;
-                    }
-                }
-                Chunk::InitAck { params, cookie } => {
-                    if self.state == AssocState::CookieWait {
-                        self.learn_peer(*params);
-                        self.hs.peer_cookie = *cookie;
-                        self.state = AssocState::CookieEchoed;
-                        self.hs.send_cookie_echo = true;
-                        self.hs.t1 = None;
-                        self.hs.init_retransmits = 0;
-                        self.trace_connection_state(now, ConnectionState::HandshakeStarted);
-                        // Data may now be queued: it rides in the COOKIE-ECHO packet.
-                        self.events.push(StreamEvent::EarlyDataReady);
-                    }
-                }
-                Chunk::CookieEcho { .. } => {
-                    if self.side == Side::Server {
-                        self.hs.send_cookie_ack = true;
-                        if self.state == AssocState::Closed {
-                            self.state = AssocState::Established;
-                            self.handshake_at = Some(now);
-                            self.trace_connection_state(now, ConnectionState::HandshakeComplete);
-                            self.events.push(StreamEvent::Connected);
-                        }
-                    }
-                }
-                Chunk::CookieAck => {
-                    if self.state == AssocState::CookieEchoed {
-                        self.state = AssocState::Established;
-                        self.handshake_at = Some(now);
-                        self.hs.t1 = None;
-                        self.hs.cookie_echo_tsns.clear();
-                        self.trace_connection_state(now, ConnectionState::HandshakeComplete);
-                        self.events.push(StreamEvent::Connected);
-                        // The DATA bundled with COOKIE-ECHO was covered by T1-cookie; T3
-                        // takes over (§6.3.2 R1).
-                        if self.sent.values().any(|s| !s.gap_acked) {
-                            self.t3 = Some(now + self.rto);
-                        }
-                    }
-                }
+                Chunk::Init(p) => self.on_init(*p),
+                Chunk::InitAck { params, cookie } => self.on_init_ack(now, *params, *cookie),
+                Chunk::CookieEcho { .. } => self.on_cookie_echo(now),
+                Chunk::CookieAck => self.on_cookie_ack(now),
                 Chunk::Data(d) => {
                     if self.state == AssocState::Established {
                         data_in_packet = true;
@@ -497,16 +424,8 @@ impl SctpAssociation {
             }
         }
         if data_in_packet {
-            // §6.2: a SACK every `sack_freq` packets with DATA, within `sack_delay`;
-            // §6.7: at once on a gap or duplicates (and while gaps are being filled).
-            self.rx.sack_pending = true;
-            self.rx.packets_unacked += 1;
-            let gaps = !self.rx.recv_above.is_empty();
-            if dup_in_packet || gaps || had_gaps || self.rx.packets_unacked >= self.cfg.sack_freq {
-                self.rx.sack_now = true;
-            } else if self.rx.sack_timer.is_none() {
-                self.rx.sack_timer = Some(now + self.cfg.sack_delay);
-            }
+            self.rx
+                .on_data_packet(now, &self.cfg, had_gaps, dup_in_packet);
         }
         self.trace_metrics(now);
     }
@@ -536,11 +455,11 @@ impl SctpAssociation {
             smoothed_rtt: Some(self.rtt.smoothed_rtt()),
             latest_rtt: self.rtt.has_sample().then(|| self.rtt.latest_rtt()),
             rtt_variance: Some(self.rtt.rttvar()),
-            pto_count: Some(self.error_count as u32),
+            pto_count: Some(self.rec.error_count as u32),
             congestion_window: Some(self.cc.window()),
-            bytes_in_flight: Some(self.flight),
+            bytes_in_flight: Some(self.rec.flight),
             ssthresh: self.cc.ssthresh(),
-            packets_in_flight: Some(self.sent.values().filter(|c| c.in_flight).count() as u64),
+            packets_in_flight: Some(self.rec.sent.values().filter(|c| c.in_flight).count() as u64),
             pacing_rate: None,
         };
         let d = RecoveryMetrics::changes(self.trace_metrics.as_ref(), &m);

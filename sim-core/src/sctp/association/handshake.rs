@@ -98,7 +98,7 @@ impl SctpAssociation {
         // Handshake.
         if self.hs.send_init {
             self.hs.send_init = false;
-            self.hs.t1 = Some(now + self.rto);
+            self.hs.t1 = Some(now + self.rec.rto);
             let c = Chunk::Init(self.init_params());
             return Ok(Some(self.finish_packet(now, vec![c], None)));
         }
@@ -116,7 +116,7 @@ impl SctpAssociation {
                 return Ok(None); // §5.1: nothing else until COOKIE-ACK
             }
             self.hs.send_cookie_echo = false;
-            self.hs.t1 = Some(now + self.rto);
+            self.hs.t1 = Some(now + self.rec.rto);
             let echo = Chunk::CookieEcho {
                 cookie: self.hs.peer_cookie,
             };
@@ -125,7 +125,7 @@ impl SctpAssociation {
             if self.hs.cookie_echo_resend {
                 self.hs.cookie_echo_resend = false;
                 for tsn in self.hs.cookie_echo_tsns.clone() {
-                    if let Some(c) = self.sent.get_mut(tsn) {
+                    if let Some(c) = self.rec.sent.get_mut(tsn) {
                         c.retransmitted = true;
                         c.sent_at = now;
                         self.stats.chunks_retransmitted += 1;
@@ -134,15 +134,16 @@ impl SctpAssociation {
                     }
                 }
                 if self
+                    .rec
                     .timed
                     .is_some_and(|(t, _)| self.hs.cookie_echo_tsns.contains(&t))
                 {
-                    self.timed = None;
+                    self.rec.timed = None;
                 }
                 trigger = Some(SendTrigger::RetransmitCrypto);
             } else {
                 // §5.1 D: DATA bundled after the COOKIE-ECHO, as the window allows.
-                while self.flight < self.cc.window() {
+                while self.rec.flight < self.cc.window() {
                     let Some(d) = self.next_new_chunk(room, now) else {
                         break;
                     };
@@ -166,5 +167,60 @@ impl SctpAssociation {
             return Ok(Some(self.finish_packet(now, chunks, None)));
         }
         Err((chunks, room))
+    }
+
+    /// Server: an INIT (§5.1 B): answered statelessly with an INIT-ACK.
+    pub(super) fn on_init(&mut self, p: InitParams) {
+        // A late duplicate INIT after the handshake is ignored (the model has
+        // no association restart, §5.2).
+        if self.side == Side::Server && self.state == AssocState::Closed {
+            self.learn_peer(p);
+            self.hs.init_acks_to_send += 1;
+        }
+    }
+
+    /// Client: the INIT-ACK (§5.1 C): the COOKIE-ECHO is owed.
+    pub(super) fn on_init_ack(&mut self, now: SimTime, params: InitParams, cookie: u64) {
+        if self.state == AssocState::CookieWait {
+            self.learn_peer(params);
+            self.hs.peer_cookie = cookie;
+            self.state = AssocState::CookieEchoed;
+            self.hs.send_cookie_echo = true;
+            self.hs.t1 = None;
+            self.hs.init_retransmits = 0;
+            self.trace_connection_state(now, ConnectionState::HandshakeStarted);
+            // Data may now be queued: it rides in the COOKIE-ECHO packet.
+            self.events.push(StreamEvent::EarlyDataReady);
+        }
+    }
+
+    /// Server: a COOKIE-ECHO (§5.1 D): established; a COOKIE-ACK is owed.
+    pub(super) fn on_cookie_echo(&mut self, now: SimTime) {
+        if self.side == Side::Server {
+            self.hs.send_cookie_ack = true;
+            if self.state == AssocState::Closed {
+                self.state = AssocState::Established;
+                self.handshake_at = Some(now);
+                self.trace_connection_state(now, ConnectionState::HandshakeComplete);
+                self.events.push(StreamEvent::Connected);
+            }
+        }
+    }
+
+    /// Client: the COOKIE-ACK (§5.1 E): established.
+    pub(super) fn on_cookie_ack(&mut self, now: SimTime) {
+        if self.state == AssocState::CookieEchoed {
+            self.state = AssocState::Established;
+            self.handshake_at = Some(now);
+            self.hs.t1 = None;
+            self.hs.cookie_echo_tsns.clear();
+            self.trace_connection_state(now, ConnectionState::HandshakeComplete);
+            self.events.push(StreamEvent::Connected);
+            // The DATA bundled with COOKIE-ECHO was covered by T1-cookie; T3
+            // takes over (§6.3.2 R1).
+            if self.rec.sent.values().any(|s| !s.gap_acked) {
+                self.rec.t3 = Some(now + self.rec.rto);
+            }
+        }
     }
 }

@@ -32,6 +32,27 @@ impl Receiver {
             sack_timer: None,
         }
     }
+
+    /// A packet with DATA arrived (`had_gaps`: TSNs were missing before it; `dup`: it
+    /// carried a duplicate): when the SACK goes.
+    pub(super) fn on_data_packet(
+        &mut self,
+        now: SimTime,
+        cfg: &SctpConfig,
+        had_gaps: bool,
+        dup: bool,
+    ) {
+        // §6.2: a SACK every `sack_freq` packets with DATA, within `sack_delay`;
+        // §6.7: at once on a gap or duplicates (and while gaps are being filled).
+        self.sack_pending = true;
+        self.packets_unacked += 1;
+        let gaps = !self.recv_above.is_empty();
+        if dup || gaps || had_gaps || self.packets_unacked >= cfg.sack_freq {
+            self.sack_now = true;
+        } else if self.sack_timer.is_none() {
+            self.sack_timer = Some(now + cfg.sack_delay);
+        }
+    }
 }
 
 impl SctpAssociation {

@@ -55,30 +55,77 @@ impl Controller {
     }
 }
 
+/// The sender's outstanding data and its timers: the chunks sent and not yet
+/// cumulatively acknowledged, those marked for retransmission, the flight size, the
+/// RTT measurement in progress, T3-rtx and the RTO.
+#[derive(Debug)]
+pub(super) struct Recovery {
+    pub(super) sent: TsnQueue<SentChunk>,
+    /// TSNs marked for retransmission (lost, not yet resent), lowest first.
+    pub(super) rtx: BTreeSet<u64>,
+    /// One packet of marked chunks may go regardless of cwnd (§7.2.4 step 3).
+    pub(super) fast_rtx_packet: bool,
+    /// After a T3-rtx expiry: one packet of the earliest chunks goes (§6.3.3 E3), then
+    /// nothing until a SACK acknowledges new data.
+    pub(super) t3_hold: T3Hold,
+    pub(super) flight: u64,
+    /// User data bytes outstanding (sent, not acknowledged): rwnd accounting (§6.2.1).
+    pub(super) outstanding_user: u64,
+    pub(super) cum_ack: u64,
+    pub(super) rto: SimDuration,
+    pub(super) timed: Option<(u64, SimTime)>,
+    pub(super) t3: Option<SimTime>,
+    pub(super) error_count: u64,
+    /// Reused by every SACK (no allocation per SACK): the newly acknowledged chunks'
+    /// `(sent_at, size)` and the streams they belong to.
+    pub(super) sack_acked: Vec<(SimTime, u64)>,
+    pub(super) sack_touched: Vec<StreamId>,
+}
+
+impl Recovery {
+    pub(super) fn new(rto: SimDuration) -> Self {
+        Recovery {
+            sent: TsnQueue::new(),
+            rtx: BTreeSet::new(),
+            fast_rtx_packet: false,
+            t3_hold: T3Hold::Off,
+            flight: 0,
+            outstanding_user: 0,
+            cum_ack: INITIAL_TSN - 1,
+            timed: None,
+            t3: None,
+            error_count: 0,
+            rto,
+            sack_acked: Vec::new(),
+            sack_touched: Vec::new(),
+        }
+    }
+}
+
 impl SctpAssociation {
     /// A SACK arrived (RFC 9260 §6.2.1 D): the chunks it acknowledges, the RTT, fast
     /// retransmit (§7.2.4), the window (§7.2), T3-rtx (§6.3.2) and the streams'
     /// completions, in that order.
     pub(super) fn receive_sack(&mut self, now: SimTime, s: &SackChunk) {
         // §6.2.1 D i: a SACK older than the cumulative point is dropped.
-        if s.cum_tsn < self.cum_ack || s.cum_tsn >= self.next_tsn {
+        if s.cum_tsn < self.rec.cum_ack || s.cum_tsn >= self.next_tsn {
             return;
         }
-        let flight_before = self.flight;
-        let cum_advanced = s.cum_tsn > self.cum_ack;
-        let mut newly_acked = std::mem::take(&mut self.sack_acked);
+        let flight_before = self.rec.flight;
+        let cum_advanced = s.cum_tsn > self.rec.cum_ack;
+        let mut newly_acked = std::mem::take(&mut self.rec.sack_acked);
         newly_acked.clear();
-        let mut touched = std::mem::take(&mut self.sack_touched);
+        let mut touched = std::mem::take(&mut self.rec.sack_touched);
         touched.clear();
         let (bytes_acked, highest_newly_acked, rtt_sample) =
             self.sack_acknowledge(now, s, &mut newly_acked, &mut touched);
         if let Some(r) = rtt_sample {
             self.rtt.update(now, r, SimDuration::ZERO, None);
-            self.rto = self.computed_rto();
+            self.rec.rto = self.computed_rto();
         }
         if bytes_acked > 0 {
-            self.error_count = 0;
-            self.t3_hold = T3Hold::Off;
+            self.rec.error_count = 0;
+            self.rec.t3_hold = T3Hold::Off;
         }
         self.sack_fast_retransmit(now, s, cum_advanced, highest_newly_acked);
         self.sack_window(
@@ -90,10 +137,10 @@ impl SctpAssociation {
             flight_before,
         );
         // §6.3.2 R2 / R3.
-        if self.sent.values().all(|c| c.gap_acked) {
-            self.t3 = None;
+        if self.rec.sent.values().all(|c| c.gap_acked) {
+            self.rec.t3 = None;
         } else if cum_advanced {
-            self.t3 = Some(now + self.rto);
+            self.rec.t3 = Some(now + self.rec.rto);
         }
         // Each stream once, in ascending order (as the set it replaces visited them).
         touched.sort_unstable();
@@ -101,8 +148,8 @@ impl SctpAssociation {
         for &id in &touched {
             self.check_send_complete(now, id);
         }
-        self.sack_acked = newly_acked;
-        self.sack_touched = touched;
+        self.rec.sack_acked = newly_acked;
+        self.rec.sack_touched = touched;
     }
 
     /// The chunks the SACK newly acknowledges, cumulatively (they leave the sent queue)
@@ -120,7 +167,7 @@ impl SctpAssociation {
         let mut highest_newly_acked = None;
         let mut rtt_sample = None;
         // Cumulatively acknowledged chunks leave the sent map.
-        while let Some((tsn, c)) = self.sent.pop_upto(s.cum_tsn) {
+        while let Some((tsn, c)) = self.rec.sent.pop_upto(s.cum_tsn) {
             self.trace.push_with(now, || {
                 TraceEvent::SenderProbe(SenderProbe::ChunkAcked {
                     tsn,
@@ -128,26 +175,26 @@ impl SctpAssociation {
                 })
             });
             if !c.gap_acked {
-                self.outstanding_user -= c.chunk.len;
+                self.rec.outstanding_user -= c.chunk.len;
                 self.newly_acked(now, &c, tsn, &mut bytes_acked, &mut rtt_sample);
                 highest_newly_acked = Some(tsn);
                 newly_acked.push((c.sent_at, c.size));
             }
             if c.in_flight {
-                self.flight -= c.size;
+                self.rec.flight -= c.size;
             }
             if c.marked {
-                self.rtx.remove(&tsn);
+                self.rec.rtx.remove(&tsn);
                 self.stats.spurious_losses += 1;
             }
             self.streams.mark_acked(&c.chunk);
             touched.push(c.chunk.stream);
         }
-        self.cum_ack = s.cum_tsn;
+        self.rec.cum_ack = s.cum_tsn;
         // Gap ack blocks.
         for &(gs, ge) in &s.gaps {
-            for tsn in self.sent.tsns_in(gs, ge.saturating_add(1)) {
-                let c = self.sent.get(tsn).expect("listed");
+            for tsn in self.rec.sent.tsns_in(gs, ge.saturating_add(1)) {
+                let c = self.rec.sent.get(tsn).expect("listed");
                 if c.gap_acked {
                     continue;
                 }
@@ -161,16 +208,16 @@ impl SctpAssociation {
                 self.newly_acked(now, &c, tsn, &mut bytes_acked, &mut rtt_sample);
                 highest_newly_acked = Some(highest_newly_acked.map_or(tsn, |h: u64| h.max(tsn)));
                 newly_acked.push((c.sent_at, c.size));
-                self.outstanding_user -= c.chunk.len;
-                let e = self.sent.get_mut(tsn).expect("listed");
+                self.rec.outstanding_user -= c.chunk.len;
+                let e = self.rec.sent.get_mut(tsn).expect("listed");
                 e.gap_acked = true;
                 if e.in_flight {
                     e.in_flight = false;
-                    self.flight -= e.size;
+                    self.rec.flight -= e.size;
                 }
                 if e.marked {
                     e.marked = false;
-                    self.rtx.remove(&tsn);
+                    self.rec.rtx.remove(&tsn);
                     self.stats.spurious_losses += 1;
                 }
                 self.streams.mark_acked(&c.chunk);
@@ -200,7 +247,7 @@ impl SctpAssociation {
         };
         let mut newly_marked = Vec::new();
         if let Some(limit) = limit {
-            for (tsn, c) in self.sent.range_mut(0, limit) {
+            for (tsn, c) in self.rec.sent.range_mut(0, limit) {
                 if c.gap_acked || c.marked {
                     continue;
                 }
@@ -215,16 +262,16 @@ impl SctpAssociation {
         if !newly_marked.is_empty() {
             let mut newest_sent = SimTime::ZERO;
             for &tsn in &newly_marked {
-                let c = self.sent.get_mut(tsn).expect("listed");
+                let c = self.rec.sent.get_mut(tsn).expect("listed");
                 if c.in_flight {
                     c.in_flight = false;
-                    self.flight -= c.size;
+                    self.rec.flight -= c.size;
                 }
                 newest_sent = newest_sent.max(c.sent_at);
-                self.rtx.insert(tsn);
+                self.rec.rtx.insert(tsn);
                 self.stats.chunks_lost += 1;
-                if self.timed.is_some_and(|(t, _)| t == tsn) {
-                    self.timed = None;
+                if self.rec.timed.is_some_and(|(t, _)| t == tsn) {
+                    self.rec.timed = None;
                 }
                 let pkt = self.lost_packet(tsn);
                 self.trace.push_with(now, || TraceEvent::PacketLost {
@@ -247,7 +294,7 @@ impl SctpAssociation {
                 Controller::Rfc(c) => c.on_fast_retransmit(self.next_tsn - 1, highest_marked),
                 Controller::Shared(c) => {
                     let was = c.window();
-                    c.on_congestion_event(now, newest_sent, self.flight);
+                    c.on_congestion_event(now, newest_sent, self.rec.flight);
                     c.window() != was || c.recovering()
                 }
             };
@@ -259,11 +306,11 @@ impl SctpAssociation {
             // chunks goes regardless of cwnd; chunks marked in Fast Recovery go when cwnd
             // allows (step 5).
             if !was_in_fr {
-                self.fast_rtx_packet = true;
+                self.rec.fast_rtx_packet = true;
             }
         }
-        if self.rtx.is_empty() {
-            self.fast_rtx_packet = false;
+        if self.rec.rtx.is_empty() {
+            self.rec.fast_rtx_packet = false;
         }
     }
 
@@ -278,7 +325,7 @@ impl SctpAssociation {
         flight_before: u64,
     ) {
         // §6.2.1: rwnd = a_rwnd - bytes still outstanding.
-        self.peer_rwnd = s.a_rwnd.saturating_sub(self.outstanding_user);
+        self.peer_rwnd = s.a_rwnd.saturating_sub(self.rec.outstanding_user);
         let fully_utilized = flight_before >= self.cc.window();
         match &mut self.cc {
             Controller::Rfc(c) => {
@@ -287,7 +334,7 @@ impl SctpAssociation {
                     cum_advanced,
                     cum_tsn: s.cum_tsn,
                     flight_before,
-                    flight_after: self.flight,
+                    flight_after: self.rec.flight,
                     highest_outstanding: self.next_tsn - 1,
                 });
                 if reduced {
@@ -317,9 +364,9 @@ impl SctpAssociation {
         sample: &mut Option<SimDuration>,
     ) {
         *bytes += c.size;
-        if let Some((t, at)) = self.timed {
+        if let Some((t, at)) = self.rec.timed {
             if t == tsn {
-                self.timed = None;
+                self.rec.timed = None;
                 if !c.retransmitted {
                     *sample = Some(now.saturating_since(at));
                 }
@@ -340,8 +387,8 @@ impl SctpAssociation {
     /// retransmission (sent as cwnd allows: one packet at 1 MTU).
     pub(super) fn on_t3_expiry(&mut self, now: SimTime) {
         self.stats.t3_expirations += 1;
-        self.error_count += 1;
-        if self.error_count > self.cfg.association_max_retrans {
+        self.rec.error_count += 1;
+        if self.rec.error_count > self.cfg.association_max_retrans {
             self.end(now, CloseKind::IdleTimeout);
             return;
         }
@@ -353,24 +400,25 @@ impl SctpAssociation {
             }
         }
         self.stats.congestion_events += 1;
-        self.rto = (self.rto.saturating_mul(2)).min(self.cfg.rto_max);
-        self.timed = None;
-        self.t3_hold = T3Hold::OnePacket;
+        self.rec.rto = (self.rec.rto.saturating_mul(2)).min(self.cfg.rto_max);
+        self.rec.timed = None;
+        self.rec.t3_hold = T3Hold::OnePacket;
         let tsns: Vec<u64> = self
+            .rec
             .sent
             .iter()
             .filter(|(_, c)| !c.gap_acked && !c.marked)
             .map(|(t, _)| t)
             .collect();
         for tsn in tsns {
-            let c = self.sent.get_mut(tsn).expect("listed");
+            let c = self.rec.sent.get_mut(tsn).expect("listed");
             c.marked = true;
             c.misses = 0;
             if c.in_flight {
                 c.in_flight = false;
-                self.flight -= c.size;
+                self.rec.flight -= c.size;
             }
-            self.rtx.insert(tsn);
+            self.rec.rtx.insert(tsn);
             self.stats.chunks_lost += 1;
             let pkt = self.lost_packet(tsn);
             self.trace.push_with(now, || TraceEvent::PacketLost {
@@ -384,7 +432,7 @@ impl SctpAssociation {
     }
 
     pub(super) fn lost_packet(&self, tsn: u64) -> ProtocolPacket {
-        let c = self.sent.get(tsn).expect("outstanding");
+        let c = self.rec.sent.get(tsn).expect("outstanding");
         ProtocolPacket::Sctp(SctpPacket {
             vtag: self.vtag,
             number: tsn,

@@ -39,8 +39,8 @@ impl SctpAssociation {
         // §6.3.2 R1: started if not running; §7.2.4 step 4: restarted when the first
         // outstanding DATA chunk is retransmitted.
         let has_data = chunks.iter().any(|c| matches!(c, Chunk::Data(_)));
-        if (has_data && self.t3.is_none()) || first_outstanding_resent {
-            self.t3 = Some(now + self.rto);
+        if (has_data && self.rec.t3.is_none()) || first_outstanding_resent {
+            self.rec.t3 = Some(now + self.rec.rto);
         }
         let pkt = self.finish_packet(now, chunks, trigger);
         self.probe_window(now);
@@ -59,48 +59,48 @@ impl SctpAssociation {
         let mut trigger = None;
         let mut any_rtx = false;
         let mut first_outstanding_resent = false;
-        let t3_packet = self.t3_hold == T3Hold::OnePacket;
-        let ignore_cwnd = (self.fast_rtx_packet || t3_packet) && !self.rtx.is_empty();
-        if self.t3_hold == T3Hold::Holding {
+        let t3_packet = self.rec.t3_hold == T3Hold::OnePacket;
+        let ignore_cwnd = (self.rec.fast_rtx_packet || t3_packet) && !self.rec.rtx.is_empty();
+        if self.rec.t3_hold == T3Hold::Holding {
             // §6.3.3 E3: the one packet is out; wait for a SACK.
-        } else if ignore_cwnd || self.flight < self.cc.window() {
-            let tsns: Vec<u64> = self.rtx.iter().copied().collect();
+        } else if ignore_cwnd || self.rec.flight < self.cc.window() {
+            let tsns: Vec<u64> = self.rec.rtx.iter().copied().collect();
             for tsn in tsns {
-                let c = self.sent.get(tsn).expect("marked chunk is outstanding");
-                if c.size > *room || (!ignore_cwnd && self.flight >= self.cc.window()) {
+                let c = self.rec.sent.get(tsn).expect("marked chunk is outstanding");
+                if c.size > *room || (!ignore_cwnd && self.rec.flight >= self.cc.window()) {
                     break;
                 }
                 *room -= c.size;
                 // The first outstanding TSN is the one after the cumulative point.
-                first_outstanding_resent |= tsn == self.cum_ack + 1;
-                let c = self.sent.get_mut(tsn).expect("listed");
+                first_outstanding_resent |= tsn == self.rec.cum_ack + 1;
+                let c = self.rec.sent.get_mut(tsn).expect("listed");
                 c.marked = false;
                 c.retransmitted = true;
                 c.in_flight = true;
                 c.misses = 0;
                 c.sent_at = now;
-                self.flight += c.size;
-                self.rtx.remove(&tsn);
+                self.rec.flight += c.size;
+                self.rec.rtx.remove(&tsn);
                 self.stats.chunks_retransmitted += 1;
                 self.stats.stream_bytes_retransmitted += c.chunk.len;
                 // §6.3.1 C5 (Karn) and its implementation note: no measurement from a
                 // TSN r once a TSN <= r was retransmitted after r was sent.
-                if self.timed.is_some_and(|(t, _)| tsn <= t) {
-                    self.timed = None;
+                if self.rec.timed.is_some_and(|(t, _)| tsn <= t) {
+                    self.rec.timed = None;
                 }
                 let size = c.size;
                 chunks.push(Chunk::Data(c.chunk));
                 any_rtx = true;
                 if let Controller::Shared(cc) = &mut self.cc {
-                    cc.on_packet_sent(now, size, self.flight);
+                    cc.on_packet_sent(now, size, self.rec.flight);
                 }
             }
             if any_rtx {
-                self.fast_rtx_packet = false;
+                self.rec.fast_rtx_packet = false;
                 if t3_packet {
-                    self.t3_hold = T3Hold::Holding;
+                    self.rec.t3_hold = T3Hold::Holding;
                 }
-                trigger = Some(if self.t3_hold == T3Hold::Off {
+                trigger = Some(if self.rec.t3_hold == T3Hold::Off {
                     SendTrigger::RetransmitReordered
                 } else {
                     SendTrigger::RetransmitTimeout
@@ -112,9 +112,9 @@ impl SctpAssociation {
 
     /// New DATA while the window allows (§6.1 B), one burst of Max.Burst (§6.1 D).
     fn push_new_data(&mut self, now: SimTime, chunks: &mut Vec<Chunk>, mut room: u64) {
-        if self.rtx.is_empty() && self.burst_left > 0 && self.t3_hold == T3Hold::Off {
+        if self.rec.rtx.is_empty() && self.burst_left > 0 && self.rec.t3_hold == T3Hold::Off {
             let mut new_data = false;
-            while self.flight < self.cc.window() {
+            while self.rec.flight < self.cc.window() {
                 let Some(d) = self.next_new_chunk(room, now) else {
                     break;
                 };
@@ -142,7 +142,7 @@ impl SctpAssociation {
         }
         // §6.1 A: within the peer's rwnd, or one chunk when nothing is outstanding (the
         // zero window probe).
-        if len > self.peer_rwnd && !self.sent.is_empty() {
+        if len > self.peer_rwnd && !self.rec.sent.is_empty() {
             return None;
         }
         let s = self.streams.send_streams.get_mut(&id).expect("found");
@@ -168,13 +168,13 @@ impl SctpAssociation {
         self.streams.rr_cursor = Some(id);
         self.next_tsn += 1;
         let size = data_chunk_size(wire_len);
-        self.flight += size;
-        self.outstanding_user += len;
+        self.rec.flight += size;
+        self.rec.outstanding_user += len;
         self.peer_rwnd = self.peer_rwnd.saturating_sub(len);
-        if self.timed.is_none() {
-            self.timed = Some((d.tsn, now));
+        if self.rec.timed.is_none() {
+            self.rec.timed = Some((d.tsn, now));
         }
-        self.sent.push(
+        self.rec.sent.push(
             d.tsn,
             SentChunk {
                 chunk: d,
@@ -189,7 +189,7 @@ impl SctpAssociation {
             },
         );
         if let Controller::Shared(cc) = &mut self.cc {
-            cc.on_packet_sent(now, size, self.flight);
+            cc.on_packet_sent(now, size, self.rec.flight);
         }
         Some(d)
     }
@@ -229,7 +229,11 @@ impl SctpAssociation {
         if self.trace.is_on() {
             let packet_size = pkt.size();
             for d in pkt.data() {
-                let c = self.sent.get(d.tsn).expect("a sent chunk is outstanding");
+                let c = self
+                    .rec
+                    .sent
+                    .get(d.tsn)
+                    .expect("a sent chunk is outstanding");
                 let p = SenderProbe::ChunkSent {
                     tsn: d.tsn,
                     stream: d.stream,
@@ -258,7 +262,7 @@ impl SctpAssociation {
         let p = SenderProbe::Window {
             cwnd: self.cc.window(),
             minimum,
-            bytes_in_flight: self.flight,
+            bytes_in_flight: self.rec.flight,
             smss: self.cfg.mtu,
         };
         self.trace.push(now, TraceEvent::SenderProbe(p));

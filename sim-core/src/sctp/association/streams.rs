@@ -220,6 +220,6 @@ impl SctpAssociation {
     }
 
     pub(super) fn has_data_to_send(&self) -> bool {
-        !self.rtx.is_empty() || !self.streams.sendable.is_empty()
+        !self.rec.rtx.is_empty() || !self.streams.sendable.is_empty()
     }
 }

@@ -26,7 +26,7 @@ impl SctpAssociation {
         match t {
             Timer::Sack => self.rx.sack_timer,
             Timer::T1 => self.hs.t1,
-            Timer::T3 => self.t3,
+            Timer::T3 => self.rec.t3,
         }
     }
 
@@ -55,7 +55,7 @@ impl SctpAssociation {
                 return;
             }
             // §5.1 C / §6.3.3: the T1 timer backs off like the RTO.
-            self.rto = (self.rto.saturating_mul(2)).min(self.cfg.rto_max);
+            self.rec.rto = (self.rec.rto.saturating_mul(2)).min(self.cfg.rto_max);
             self.stats.handshake_retransmits += 1;
             match self.state {
                 AssocState::CookieWait => self.hs.send_init = true,
@@ -66,8 +66,8 @@ impl SctpAssociation {
                 _ => {}
             }
         }
-        if self.t3.is_some_and(|t| t <= now) {
-            self.t3 = None;
+        if self.rec.t3.is_some_and(|t| t <= now) {
+            self.rec.t3 = None;
             self.on_t3_expiry(now);
         }
         self.trace_metrics(now);
