@@ -66,7 +66,6 @@ impl SctpAssociation {
         mut chunks: Vec<Chunk>,
         mut room: u64,
     ) -> Result<Option<SctpPacket>, (Vec<Chunk>, u64)> {
-        let mut trigger = None;
         // Shutdown chunks end the association's traffic.
         if self.hs.send_shutdown {
             self.hs.send_shutdown = false;
@@ -111,48 +110,7 @@ impl SctpAssociation {
             return Ok(Some(self.finish_packet(now, vec![c], None)));
         }
         if self.state == AssocState::CookieEchoed {
-            if !self.hs.send_cookie_echo {
-                self.spare_chunks = chunks;
-                return Ok(None); // §5.1: nothing else until COOKIE-ACK
-            }
-            self.hs.send_cookie_echo = false;
-            self.hs.t1 = Some(now + self.rec.rto);
-            let echo = Chunk::CookieEcho {
-                cookie: self.hs.peer_cookie,
-            };
-            room -= echo.wire_size();
-            chunks.push(echo);
-            if self.hs.cookie_echo_resend {
-                self.hs.cookie_echo_resend = false;
-                for tsn in self.hs.cookie_echo_tsns.clone() {
-                    if let Some(c) = self.rec.sent.get_mut(tsn) {
-                        c.retransmitted = true;
-                        c.sent_at = now;
-                        self.stats.chunks_retransmitted += 1;
-                        self.stats.stream_bytes_retransmitted += c.chunk.len;
-                        chunks.push(Chunk::Data(c.chunk));
-                    }
-                }
-                if self
-                    .rec
-                    .timed
-                    .is_some_and(|(t, _)| self.hs.cookie_echo_tsns.contains(&t))
-                {
-                    self.rec.timed = None;
-                }
-                trigger = Some(SendTrigger::RetransmitCrypto);
-            } else {
-                // §5.1 D: DATA bundled after the COOKIE-ECHO, as the window allows.
-                while self.rec.flight < self.cc.window() {
-                    let Some(d) = self.next_new_chunk(room, now) else {
-                        break;
-                    };
-                    room -= data_chunk_size(d.wire_len());
-                    self.hs.cookie_echo_tsns.push(d.tsn);
-                    chunks.push(Chunk::Data(d));
-                }
-            }
-            return Ok(Some(self.finish_packet(now, chunks, trigger)));
+            return Ok(self.poll_cookie_echo(now, chunks, room));
         }
         if self.hs.send_cookie_ack {
             self.hs.send_cookie_ack = false;
@@ -167,6 +125,59 @@ impl SctpAssociation {
             return Ok(Some(self.finish_packet(now, chunks, None)));
         }
         Err((chunks, room))
+    }
+
+    /// Client, COOKIE-ECHOED (§5.1 C-D): the COOKIE-ECHO with DATA bundled after it (the
+    /// same chunks again on a T1-cookie retransmission), else nothing until COOKIE-ACK.
+    fn poll_cookie_echo(
+        &mut self,
+        now: SimTime,
+        mut chunks: Vec<Chunk>,
+        mut room: u64,
+    ) -> Option<SctpPacket> {
+        let mut trigger = None;
+        if !self.hs.send_cookie_echo {
+            self.spare_chunks = chunks;
+            return None; // §5.1: nothing else until COOKIE-ACK
+        }
+        self.hs.send_cookie_echo = false;
+        self.hs.t1 = Some(now + self.rec.rto);
+        let echo = Chunk::CookieEcho {
+            cookie: self.hs.peer_cookie,
+        };
+        room -= echo.wire_size();
+        chunks.push(echo);
+        if self.hs.cookie_echo_resend {
+            self.hs.cookie_echo_resend = false;
+            for tsn in self.hs.cookie_echo_tsns.clone() {
+                if let Some(c) = self.rec.sent.get_mut(tsn) {
+                    c.retransmitted = true;
+                    c.sent_at = now;
+                    self.stats.chunks_retransmitted += 1;
+                    self.stats.stream_bytes_retransmitted += c.chunk.len;
+                    chunks.push(Chunk::Data(c.chunk));
+                }
+            }
+            if self
+                .rec
+                .timed
+                .is_some_and(|(t, _)| self.hs.cookie_echo_tsns.contains(&t))
+            {
+                self.rec.timed = None;
+            }
+            trigger = Some(SendTrigger::RetransmitCrypto);
+        } else {
+            // §5.1 D: DATA bundled after the COOKIE-ECHO, as the window allows.
+            while self.rec.flight < self.cc.window() {
+                let Some(d) = self.next_new_chunk(room, now) else {
+                    break;
+                };
+                room -= data_chunk_size(d.wire_len());
+                self.hs.cookie_echo_tsns.push(d.tsn);
+                chunks.push(Chunk::Data(d));
+            }
+        }
+        Some(self.finish_packet(now, chunks, trigger))
     }
 
     /// Server: an INIT (§5.1 B): answered statelessly with an INIT-ACK.
