@@ -35,6 +35,13 @@
 //!   third, sent at once in one packet regardless of cwnd, each chunk fast-retransmitted
 //!   at most once; Fast Recovery;
 //! - congestion control (§7.2): [`SctpReno`] by default, or a shared controller.
+//!
+//! The state is split by owner, one file each under `sctp/association/`
+//! (`docs/architecture.md`): `state.rs` ([`AssocState`], the T3-rtx hold), `handshake.rs`
+//! (the handshake and shutdown chunks, T1), `streams.rs` (the workload streams and stream
+//! numbers), `receiver.rs` (TSNs received, the SACK), `recovery.rs` (what is outstanding,
+//! SACK processing, fast retransmit, T3-rtx, the RTO), `sender.rs` (the next packet),
+//! `timers.rs` (the timer table), `time_split.rs` ("where the time went").
 
 use super::sent::TsnQueue;
 

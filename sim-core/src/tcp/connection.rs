@@ -2,7 +2,7 @@
 //! HTTP/2-style multiplexer ([`super::mux`]) on top.
 //!
 //! - Three-way handshake (RFC 9293 §3.5), then the TLS handshake as records on the byte
-//!   stream (TLS 1.3: 1 round trip, TLS 1.2: 2, or none; [`TlsVersion`]).
+//!   stream (TLS 1.3: 1 round trip, TLS 1.2: 2, or none; [`TlsVersion`](crate::config::tcp::TlsVersion)).
 //! - Sender: segments of at most the effective MSS; a scoreboard of sent segments with
 //!   SACK (RFC 2018) and RFC 6675 loss recovery (IsLost: `dup_thresh` SACKed segments or
 //!   more than `(dup_thresh - 1) * SMSS` SACKed bytes above a hole; `pipe`; send while
@@ -25,6 +25,15 @@
 //!   hole and a duplicate (RFC 5681 §4.2).
 //!
 //! Deviations are listed in `docs/tcp.md`.
+//!
+//! The state is split by owner, one file each under `tcp/connection/` (`docs/architecture.md`):
+//! `state.rs` (the handshake state and the close as enums), `handshake.rs` (SYN, Fast Open,
+//! TLS), `send_buffer.rs` (the byte stream's records, the multiplexer), `scoreboard.rs`
+//! (sent segments, SACK holes, `pipe`), `loss_recovery.rs` (RFC 6675 / RACK-TLP / PRR /
+//! undo / F-RTO / NewReno, the RTO), `receiver.rs` (reassembly, ACKs, TS.Recent, the
+//! receive window), `timers.rs` (the timer table), `output.rs` (the next segment),
+//! `streams.rs` (the workload's streams), `time_split.rs` ("where the time went"). This
+//! file keeps the struct, the accessors and the input path.
 
 use super::mux::MuxSend;
 use super::recovery::CaState;
@@ -35,9 +44,8 @@ use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceBuffer;
 use crate::transport::pacer::Pacer;
 use crate::transport::rtt::RttEstimator;
-use crate::transport::stream::{CloseKind, Side, StreamEvent, StreamId};
+use crate::transport::stream::{CloseKind, Side, StreamEvent};
 use crate::wire::tcp::Segment;
-use std::collections::{BTreeMap, BTreeSet};
 
 mod handshake;
 mod loss_recovery;
@@ -57,6 +65,7 @@ use scoreboard::{Newly, Scoreboard};
 use send_buffer::SendBuffer;
 use state::Close;
 pub use state::TcpState;
+use streams::Streams;
 use timers::RetransmissionTimer;
 
 /// RFC 6298 §2 clock granularity G: 1 ms (Linux with HZ = 1000).
@@ -172,16 +181,13 @@ pub struct TcpConnection {
     ts_now: u64,
 
     // streams
-    next_local: u64,
-    open_local: BTreeSet<StreamId>,
-    read_done: BTreeMap<StreamId, SimTime>,
-    send_done: BTreeMap<StreamId, SimTime>,
-    streams_blocked: bool,
+    /// The workload's streams (`connection/streams.rs`).
+    streams: Streams,
     events: Vec<StreamEvent>,
 
     /// Counters.
     pub stats: TcpStats,
-    /// Trace events: only the checkers' [`SenderProbe`]s (no qlog events yet; see
+    /// Trace events: only the checkers' [`SenderProbe`](crate::trace::SenderProbe)s (no qlog events yet; see
     /// `docs/tcp.md`).
     pub trace: TraceBuffer,
     /// "Where the time went" ([`crate::breakdown`]): never read by the protocol.
@@ -235,11 +241,7 @@ impl TcpConnection {
             blocked: None,
             rx: Receiver::new(&cfg, smss),
             ts_now: 1,
-            next_local: 0,
-            open_local: BTreeSet::new(),
-            read_done: BTreeMap::new(),
-            send_done: BTreeMap::new(),
-            streams_blocked: false,
+            streams: Streams::default(),
             events: Vec::new(),
             stats: TcpStats::default(),
             trace: TraceBuffer::default(),
@@ -457,7 +459,7 @@ impl TcpConnection {
         }
         self.schedule_tlp(now);
         for id in self.send.mux.completed(self.snd_una) {
-            self.send_done.insert(id, now);
+            self.streams.send_done.insert(id, now);
             self.events.push(StreamEvent::SendComplete(id));
             self.maybe_release(id);
         }

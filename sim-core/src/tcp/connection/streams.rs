@@ -7,7 +7,22 @@ use crate::time::SimTime;
 use crate::trace::{SenderProbe, TraceEvent};
 use crate::transport::stream::{Side, StreamEvent, StreamId, StreamReadState};
 use crate::wire::tcp::RecordKind;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The streams this side opened and when each stream completed.
+#[derive(Debug, Default)]
+pub(super) struct Streams {
+    /// Index of the next stream this side opens.
+    pub(super) next_local: u64,
+    /// Streams this side opened and not yet released (read and acknowledged).
+    pub(super) open_local: BTreeSet<StreamId>,
+    /// When each stream was read up to its FIN.
+    pub(super) read_done: BTreeMap<StreamId, SimTime>,
+    /// When each stream's FIN was cumulatively acknowledged.
+    pub(super) send_done: BTreeMap<StreamId, SimTime>,
+    /// An open was refused at `max_concurrent_streams`: the next release is announced.
+    pub(super) streams_blocked: bool,
+}
 
 impl TcpConnection {
     /// Takes the pending events.
@@ -29,13 +44,13 @@ impl TcpConnection {
         if self.connected_at.is_none() || self.close.is_closed() {
             return None;
         }
-        if self.open_local.len() as u64 >= self.cfg.max_concurrent_streams {
-            self.streams_blocked = true;
+        if self.streams.open_local.len() as u64 >= self.cfg.max_concurrent_streams {
+            self.streams.streams_blocked = true;
             return None;
         }
-        let id = Self::stream_id_of(self.side, self.next_local);
-        self.next_local += 1;
-        self.open_local.insert(id);
+        let id = Self::stream_id_of(self.side, self.streams.next_local);
+        self.streams.next_local += 1;
+        self.streams.open_local.insert(id);
         Some(id)
     }
 
@@ -77,7 +92,7 @@ impl TcpConnection {
                         self.events.push(StreamEvent::StreamOpened(stream));
                     }
                     if d.complete {
-                        self.read_done.insert(stream, now);
+                        self.streams.read_done.insert(stream, now);
                         self.events.push(StreamEvent::ReadComplete(stream));
                         self.maybe_release(stream);
                     }
@@ -97,24 +112,24 @@ impl TcpConnection {
     /// A locally opened stream is closed once read and acknowledged: it no longer counts
     /// against the concurrency limit.
     pub(super) fn maybe_release(&mut self, id: StreamId) {
-        if self.read_done.contains_key(&id)
-            && self.send_done.contains_key(&id)
-            && self.open_local.remove(&id)
-            && self.streams_blocked
+        if self.streams.read_done.contains_key(&id)
+            && self.streams.send_done.contains_key(&id)
+            && self.streams.open_local.remove(&id)
+            && self.streams.streams_blocked
         {
-            self.streams_blocked = false;
+            self.streams.streams_blocked = false;
             self.events.push(StreamEvent::StreamsAvailable);
         }
     }
 
     /// When each stream was read up to its FIN.
     pub fn read_complete_times(&self) -> &BTreeMap<StreamId, SimTime> {
-        &self.read_done
+        &self.streams.read_done
     }
 
     /// When each stream's FIN was cumulatively acknowledged.
     pub fn send_complete_times(&self) -> &BTreeMap<StreamId, SimTime> {
-        &self.send_done
+        &self.streams.send_done
     }
 
     /// Read progress of stream `id`.
