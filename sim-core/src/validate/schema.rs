@@ -1403,13 +1403,22 @@ const VIDEO_KEYS: [Field; 11] = [
     key("hd_rate", K::Rate, Value("\"5Mbps\""), "HD (720p) bitrate (YouTube's recommended upload bitrate)").min("0bps", false).allowed("a rate > 0"),
     key("fhd_rate", K::Rate, Value("\"8Mbps\""), "FHD (1080p) bitrate (YouTube)").min("0bps", false).allowed("a rate > 0"),
     key("qhd_rate", K::Rate, Value("\"16Mbps\""), "QHD (1440p) bitrate (YouTube)").min("0bps", false).allowed("a rate > 0"),
-    key("fhd_delay", K::Time, Value("\"100ms\""), "measured delay (smoothed RTT / 2) below which QHD is chosen, else FHD up to `hd_delay` (paper 003)"),
+    key("fhd_delay", K::Time, Value("\"100ms\""), "measured delay (`delay_estimate`) below which QHD is chosen, else FHD up to `hd_delay` (paper 003)"),
     key("hd_delay", K::Time, Value("\"200ms\""), "measured delay above which HD is chosen (paper 003)"),
-    key("seek_at", K::Time, Unset("no seek"), "a seek at this time from the connection start, to `seek_to`: buffer flushed, requests restart there"),
+    key("seek_at", K::Time, Unset("no seek"), "a seek at this time from the connection start, to `seek_to`: buffer flushed, requests restart there; one before playback started is reported as `seek_before_playback`, without a loading delay"),
 ];
 
 /// `seek_to`, the twelfth `video` key.
-const VIDEO_SEEK_TO: Field = key("seek_to", K::Time, Unset("required with `seek_at`"), "the position a seek jumps to (the start of the segment holding it), before the end of the video");
+const VIDEO_SEEK_TO: Field = key("seek_to", K::Time, Unset("required with `seek_at` or `seek_after_playback`"), "the position a seek jumps to (the start of the segment holding it), before the end of the video");
+
+/// The `video` keys of paper 003's seek during playback and of the player's delay
+/// measure (after `seek_to`).
+const VIDEO_SEEK_KEYS: [Field; 3] = [
+    key("seek_after_playback", K::Time, Unset("no seek"), "a seek this long after playback first started (instead of `seek_at`), to `seek_to`: it always falls during playback, whatever the startup took"),
+    key("seek_jitter", K::Time, Unset("no offset"), "the seek comes later by a uniform random offset in [0, `seek_jitter`), drawn from the run's stream `flow<i>/video/seek` (e.g. one segment duration, so results do not hinge on where the seek falls against the segment downloads); only with a seek"),
+    key("delay_estimate", K::Enum, Value("\"smoothed_rtt\""), "the delay the quality is chosen by: `\"smoothed_rtt\"` (the transport's smoothed RTT / 2) or `\"request\"` (the player's own: half the time from its latest segment request to the response's first byte; the first segment, unmeasured, at the lowest rendition, HD, as dash.js starts)")
+        .choices(&["smoothed_rtt", "request"]),
+];
 
 /// `reconnections`, the thirteenth `video` key.
 const VIDEO_RECONNECTIONS: Field = key("reconnections", K::Integer, Value("0"), "the most address changes of the client (handovers of its pair with `address = \"ip\"` or `\"port\"`) at which the player reconnects: the connection that cannot follow is abandoned and a new one from the new address (resuming the session where the transport can) asks for the rest of the segment in flight; QUIC with `migration` migrates instead. 0: the connection stays on its old address")
@@ -1435,6 +1444,9 @@ pub const WORKLOAD_VIDEO: Table = Table {
         VIDEO_KEYS[9],
         VIDEO_KEYS[10],
         VIDEO_SEEK_TO,
+        VIDEO_SEEK_KEYS[0],
+        VIDEO_SEEK_KEYS[1],
+        VIDEO_SEEK_KEYS[2],
         VIDEO_RECONNECTIONS,
     ],
 };
@@ -1457,6 +1469,9 @@ pub const FLAT_VIDEO: Table = Table {
         VIDEO_KEYS[9],
         VIDEO_KEYS[10],
         VIDEO_SEEK_TO,
+        VIDEO_SEEK_KEYS[0],
+        VIDEO_SEEK_KEYS[1],
+        VIDEO_SEEK_KEYS[2],
         VIDEO_RECONNECTIONS,
     ],
 };
