@@ -345,6 +345,11 @@ pub struct VideoSpec {
     /// Default `smoothed_rtt`.
     #[serde(default, skip_serializing_if = "DelayEstimate::is_default")]
     pub delay_estimate: DelayEstimate,
+    /// The rendition of the first segment requested after a seek (paper 003: the player
+    /// asks for HD after a seek); the segments after it follow the delay rule again.
+    /// Unset: the delay rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_quality: Option<Rendition>,
     /// The most address changes of the client at which the player reconnects (paper 003's
     /// reconnections during a video): the connection that cannot follow is abandoned and
     /// a new one from the new address asks for the rest of the segment in flight. 0 (the
@@ -355,6 +360,29 @@ pub struct VideoSpec {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// A rendition of a `video` (`seek_quality`), lowest first as [`VIDEO_QUALITIES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rendition {
+    /// HD (720p).
+    Hd,
+    /// FHD (1080p).
+    Fhd,
+    /// QHD (1440p).
+    Qhd,
+}
+
+impl Rendition {
+    /// The index in [`VIDEO_QUALITIES`] (0 HD, 1 FHD, 2 QHD).
+    pub fn index(self) -> usize {
+        match self {
+            Rendition::Hd => 0,
+            Rendition::Fhd => 1,
+            Rendition::Qhd => 2,
+        }
+    }
 }
 
 /// How a `video` player measures the delay it chooses each segment's quality by
@@ -416,6 +444,7 @@ impl Default for VideoSpec {
             seek_jitter: None,
             seek_to: None,
             delay_estimate: DelayEstimate::SmoothedRtt,
+            seek_quality: None,
             reconnections: 0,
         }
     }
@@ -502,6 +531,13 @@ impl VideoSpec {
             ));
         }
         let seek = self.seek_at.is_some() || self.seek_after_playback.is_some();
+        if let (false, Some(q)) = (seek, self.seek_quality) {
+            return Err((
+                "seek_quality",
+                VIDEO_QUALITIES[q.index()].into(),
+                "only with seek_at or seek_after_playback".into(),
+            ));
+        }
         if let Some(j) = self.seek_jitter {
             if !seek {
                 return Err((

@@ -105,6 +105,7 @@ pub(super) fn parse_video(r: &Read) -> Result<VideoSpec, ConfigError> {
         seek_jitter: r.get("seek_jitter")?,
         seek_to: r.get("seek_to")?,
         delay_estimate: r.req("delay_estimate")?,
+        seek_quality: r.get("seek_quality")?,
         reconnections: r.req("reconnections")?,
     };
     spec.validate()

@@ -116,6 +116,8 @@ pub struct Video {
     request_rtt: Option<SimDuration>,
     /// Client: the in-flight request's first byte has been seen.
     first_byte_seen: bool,
+    /// Client: the next segment request is the first after a seek (`seek_quality`).
+    after_seek: bool,
     seek_loading_from: Option<SimTime>,
     seek_loading: Option<SimDuration>,
     startup_delay: Option<SimDuration>,
@@ -161,6 +163,7 @@ impl Video {
             seek_before_playback: false,
             request_rtt: None,
             first_byte_seen: false,
+            after_seek: false,
             seek_loading_from: None,
             seek_loading: None,
             startup_delay: None,
@@ -271,11 +274,17 @@ impl Video {
                 None => (SimDuration::ZERO, 0),
             },
         };
+        // The first segment after a seek at the seek rendition, if one is set.
+        let quality = match (self.after_seek, self.spec.seek_quality) {
+            (true, Some(q)) => q.index(),
+            _ => quality,
+        };
         let Some(id) = t.open_stream() else {
             self.stream_blocked = true;
             return;
         };
         self.stream_blocked = false;
+        self.after_seek = false;
         t.write(id, self.spec.request_size + quality as u64, true);
         self.segments.push(Segment {
             index: self.next_segment,
@@ -362,6 +371,7 @@ impl Video {
             self.seek_loading_from = Some(now);
         }
         self.seek_time = Some(now);
+        self.after_seek = true;
         self.at = now;
         self.maybe_request(now, t);
     }
@@ -764,6 +774,25 @@ mod tests {
         assert_eq!(v.phase, Phase::Seeking);
         let r = v.video_report(t(0), due);
         assert_eq!(r.seek_before_playback, 0);
+    }
+
+    #[test]
+    fn the_first_segment_after_a_seek_is_at_the_seek_rendition() {
+        let mut s = spec();
+        s.seek_at = Some(SimDuration::from_secs(3));
+        s.seek_to = Some(SimDuration::from_secs(13));
+        s.seek_quality = Some(crate::config::workload::Rendition::Hd);
+        let mut v = Video::new(s);
+        let mut c = script(Side::Client, 100);
+        c.srtt = SimDuration::from_millis(20); // QHD by the delay rule
+        v.on_start(t(0));
+        v.on_event(t(0), &mut c, StreamEvent::Connected);
+        v.on_event(t(500), &mut c, StreamEvent::ReadComplete(0));
+        assert_eq!(c.writes[0], (0, 102, true));
+        v.on_wake(t(3000), &mut c);
+        assert_eq!(c.writes.last(), Some(&(4, 100, true)), "after the seek: HD");
+        v.on_event(t(3400), &mut c, StreamEvent::ReadComplete(4));
+        assert_eq!(c.writes.last(), Some(&(6, 102, true)), "then the delay rule");
     }
 
     #[test]
