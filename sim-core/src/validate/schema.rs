@@ -823,8 +823,8 @@ pub const QUIC: Table = Table {
             .min("3", true)
             .allowed("a threshold >= 3 (RFC 9002 §6.1.1: SHOULD NOT be below 3)"),
         key("idle_timeout", K::Time, Value("\"30s\""), "the connection is abandoned after max(this, 3 PTO) without receiving anything (the smaller of both sides' values when both are > 0, RFC 9000 §10.1; `\"0s\"`: none of this side's, the peer's applies, and with both `\"0s\"` the 3-PTO floor alone, so a silent connection always ends)"),
-        key("profile", K::Enum, Value("\"rfc\""), "`\"rfc\"` or `\"chromium\"`: a set of defaults, see [Profiles](#profiles)")
-            .choices(&["rfc", "chromium"]),
+        key("profile", K::Enum, Value("\"rfc\""), "`\"rfc\"`, `\"chromium\"` or `\"quic-go\"`: a set of defaults, see [Profiles](#profiles)")
+            .choices(&["rfc", "chromium", "quic-go"]),
         key("cc", K::Enum, Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; the default of quinn, s2n-quic, quiche, msquic and Linux) or `\"new_reno\"` (RFC 9002 App. B), or a user's controller registered in a `Registry` (`docs/property-testing.md`)")
             .choices(&["new_reno", "cubic"])
             .open(),
@@ -842,6 +842,8 @@ pub const QUIC: Table = Table {
             .max("100", true)
             .allowed("a number of connections in [1, 100]"),
         key("hystart", K::Bool, Value("false"), "HyStart++ (RFC 9406) in slow start, with either controller"),
+        key("hystart_flavor", K::Enum, Value("\"rfc9406\""), "which slow-start exit `hystart` runs with `cc = \"cubic\"`: `\"rfc9406\"` (HyStart++: conservative slow start on a delay increase) or `\"hybrid_slow_start\"` (Chromium's and quic-go's `HybridSlowStart`: leave slow start at once when a round's minimum RTT over its first 8 ACKs exceeds the connection's minimum by clamp(min RTT / 8, 4 ms, 16 ms), from a 16-segment window on)")
+            .choices(&["rfc9406", "hybrid_slow_start"]),
         key("cc_segment_size", K::Size, Unset("`max_udp_payload`"), "the unit (bytes) the controller counts its window in: congestion-avoidance growth, CUBIC's C, the minimum window (2 units), HyStart++'s cap; 536-65527. The packet size does not change.")
             .min("536B", true)
             .max("65527B", true)
@@ -1413,11 +1415,13 @@ const VIDEO_SEEK_TO: Field = key("seek_to", K::Time, Unset("required with `seek_
 
 /// The `video` keys of paper 003's seek during playback and of the player's delay
 /// measure (after `seek_to`).
-const VIDEO_SEEK_KEYS: [Field; 3] = [
+const VIDEO_SEEK_KEYS: [Field; 4] = [
     key("seek_after_playback", K::Time, Unset("no seek"), "a seek this long after playback first started (instead of `seek_at`), to `seek_to`: it always falls during playback, whatever the startup took"),
     key("seek_jitter", K::Time, Unset("no offset"), "the seek comes later by a uniform random offset in [0, `seek_jitter`), drawn from the run's stream `flow<i>/video/seek` (e.g. one segment duration, so results do not hinge on where the seek falls against the segment downloads); only with a seek"),
     key("delay_estimate", K::Enum, Value("\"smoothed_rtt\""), "the delay the quality is chosen by: `\"smoothed_rtt\"` (the transport's smoothed RTT / 2) or `\"request\"` (the player's own: half the time from its latest segment request to the response's first byte; the first segment, unmeasured, at the lowest rendition, HD, as dash.js starts)")
         .choices(&["smoothed_rtt", "request"]),
+    key("seek_quality", K::Enum, Unset("the delay rule"), "the rendition of the first segment requested after a seek, `\"hd\"`, `\"fhd\"` or `\"qhd\"` (paper 003's player asks for HD after a seek); the next ones follow the delay rule again")
+        .choices(&["hd", "fhd", "qhd"]),
 ];
 
 /// `reconnections`, the thirteenth `video` key.
@@ -1447,6 +1451,7 @@ pub const WORKLOAD_VIDEO: Table = Table {
         VIDEO_SEEK_KEYS[0],
         VIDEO_SEEK_KEYS[1],
         VIDEO_SEEK_KEYS[2],
+        VIDEO_SEEK_KEYS[3],
         VIDEO_RECONNECTIONS,
     ],
 };
@@ -1472,6 +1477,7 @@ pub const FLAT_VIDEO: Table = Table {
         VIDEO_SEEK_KEYS[0],
         VIDEO_SEEK_KEYS[1],
         VIDEO_SEEK_KEYS[2],
+        VIDEO_SEEK_KEYS[3],
         VIDEO_RECONNECTIONS,
     ],
 };
