@@ -102,7 +102,12 @@ impl HybridSlowStart {
     }
 
     /// `ShouldExitSlowStart`.
-    fn should_exit(&mut self, latest_rtt: SimDuration, min_rtt: SimDuration, segments: u64) -> bool {
+    fn should_exit(
+        &mut self,
+        latest_rtt: SimDuration,
+        min_rtt: SimDuration,
+        segments: u64,
+    ) -> bool {
         if !self.started {
             // `StartReceiveRound`.
             self.end = self.last_sent;
@@ -115,7 +120,10 @@ impl HybridSlowStart {
         }
         self.sample_count += 1;
         if self.sample_count <= MIN_SAMPLES {
-            self.current_min_rtt = Some(self.current_min_rtt.map_or(latest_rtt, |m| m.min(latest_rtt)));
+            self.current_min_rtt = Some(
+                self.current_min_rtt
+                    .map_or(latest_rtt, |m| m.min(latest_rtt)),
+            );
         }
         if self.sample_count == MIN_SAMPLES {
             // quic-go divides in whole microseconds.
@@ -148,7 +156,10 @@ mod tests {
         for k in 1..=7 {
             assert!(!h.on_ack(at(100 + k), at(0), ms(113), ms(100), 40_000));
         }
-        assert!(h.on_ack(at(108), at(0), ms(113), ms(100), 40_000), "the 8th sample");
+        assert!(
+            h.on_ack(at(108), at(0), ms(113), ms(100), 40_000),
+            "the 8th sample"
+        );
         assert!(h.found());
     }
 

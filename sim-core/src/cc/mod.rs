@@ -28,8 +28,8 @@ pub mod sctp;
 mod proptests;
 
 pub use cubic::{Cubic, CubicFlavor, CubicParams, HyStartFlavor};
-pub use hybrid_slow_start::HybridSlowStart;
 pub use cubic_linux::LinuxCubic;
+pub use hybrid_slow_start::HybridSlowStart;
 pub use hystart::HyStart;
 pub use hystart_linux::LinuxHyStart;
 pub use newreno::NewReno;
