@@ -580,6 +580,21 @@ impl Workload for Video {
         self.conn_number = k;
     }
 
+    /// The in-flight response's first bytes read: one application round trip since its
+    /// request (the player's delay measure, `delay_estimate = "request"`).
+    fn on_datagram<T: StreamTransport + ?Sized>(&mut self, now: SimTime, t: &T) {
+        if self.first_byte_seen || t.side() != Side::Client {
+            return;
+        }
+        let Some((id, k)) = self.in_flight else {
+            return;
+        };
+        if t.stream_read_state(id).is_some_and(|s| s.read > 0) {
+            self.first_byte_seen = true;
+            self.request_rtt = Some(now.saturating_since(self.segments[k].request));
+        }
+    }
+
     fn read_progress<T: StreamTransport + ?Sized>(&self, t: &T) -> u64 {
         let in_flight = self
             .in_flight
@@ -592,15 +607,6 @@ impl Workload for Video {
 /// The workload reads through its [`Reader`].
 impl AppReader for Video {
     fn on_readable(&mut self, now: SimTime, t: &mut dyn StreamTransport, id: StreamId) {
-        if !self.first_byte_seen && t.side() == Side::Client {
-            if let Some((s, k)) = self.in_flight {
-                if s == id {
-                    // The response's first byte: one application round trip.
-                    self.first_byte_seen = true;
-                    self.request_rtt = Some(now.saturating_since(self.segments[k].request));
-                }
-            }
-        }
         self.reader.on_readable(now, t, id);
     }
 
@@ -745,7 +751,10 @@ mod tests {
         v.on_event(t(900), &mut c, StreamEvent::ReadComplete(2));
         let r = v.video_report(t(0), t(900));
         assert_eq!(r.seek_before_playback, 1);
-        assert_eq!(r.seek_loading_delay_secs, None, "no loading delay for a cold start");
+        assert_eq!(
+            r.seek_loading_delay_secs, None,
+            "no loading delay for a cold start"
+        );
         assert_eq!(r.startup_delay_secs, Some(0.9));
         assert_eq!(r.seek_secs, Some(0.5));
     }
@@ -761,7 +770,11 @@ mod tests {
         let offset = v.seek_offset();
         assert!(offset < SimDuration::from_secs(2));
         let again = Video::new(s).with_seek_rng(&mut RngStream::derive(7, &seek_stream_name(0)));
-        assert_eq!(again.seek_offset(), offset, "same seed and flow, same offset");
+        assert_eq!(
+            again.seek_offset(),
+            offset,
+            "same seed and flow, same offset"
+        );
         let mut c = script(Side::Client, 100);
         v.on_start(t(0));
         v.on_event(t(0), &mut c, StreamEvent::Connected);
@@ -792,7 +805,11 @@ mod tests {
         v.on_wake(t(3000), &mut c);
         assert_eq!(c.writes.last(), Some(&(4, 100, true)), "after the seek: HD");
         v.on_event(t(3400), &mut c, StreamEvent::ReadComplete(4));
-        assert_eq!(c.writes.last(), Some(&(6, 102, true)), "then the delay rule");
+        assert_eq!(
+            c.writes.last(),
+            Some(&(6, 102, true)),
+            "then the delay rule"
+        );
     }
 
     #[test]
@@ -805,9 +822,12 @@ mod tests {
         v.on_start(t(0));
         v.on_event(t(100), &mut c, StreamEvent::Connected);
         assert_eq!(c.writes, [(0, 100, true)], "unmeasured: HD");
-        // First byte 60 ms after the request: 30 ms one way, QHD next.
-        v.on_readable(t(160), &mut c, 0);
-        v.on_readable(t(300), &mut c, 0);
+        // First bytes read 60 ms after the request: 30 ms one way, QHD next.
+        v.on_datagram(t(150), &c);
+        c.read = vec![(0, 1200)];
+        v.on_datagram(t(160), &c);
+        c.read = vec![(0, 2400)];
+        v.on_datagram(t(300), &c);
         assert_eq!(v.request_rtt, Some(SimDuration::from_millis(60)));
         v.on_event(t(900), &mut c, StreamEvent::ReadComplete(0));
         assert_eq!(c.writes[1], (2, 102, true), "measured 30 ms: QHD");
