@@ -933,7 +933,12 @@ fn quic_sides(
             let v = Value::try_from(canonical).expect("a migration table serialises");
             table.insert("migration".into(), v);
         }
+        let written: Vec<String> = table.keys().cloned().collect();
         crate::config::quic::apply_profile(&mut table);
+        let profile = table
+            .get("profile")
+            .and_then(|p| p.as_str())
+            .map(str::to_owned);
         let own_key = |field: &str| own.is_some_and(|t| t.contains_key(field));
         let quic: QuicConfig =
             from_value(&Value::Table(table), path, workload.what).map_err(|mut e| {
@@ -944,14 +949,25 @@ fn quic_sides(
                 }
                 e
             })?;
-        quic.validate().map_err(|(field, value, allowed)| {
-            let at = if own_key(field) {
-                join(&side_path, field)
-            } else {
-                join(path, field)
-            };
-            ConfigError::new(at, value, allowed)
-        })?;
+        quic.validate()
+            .map_err(|(field, mut allowed_value, allowed)| {
+                let at = if own_key(field) {
+                    join(&side_path, field)
+                } else {
+                    join(path, field)
+                };
+                // A value the profile filled in: say so, the key was not written.
+                if let Some(p) = profile.as_deref() {
+                    let set_by_profile = crate::config::quic::Profile::ALL
+                        .into_iter()
+                        .find(|x| x.name() == p)
+                        .is_some_and(|x| x.keys().iter().any(|(k, _, _)| *k == field));
+                    if set_by_profile && !written.iter().any(|k| k == field) {
+                        allowed_value = format!("{allowed_value} (from profile = \"{p}\")");
+                    }
+                }
+                ConfigError::new(at, allowed_value, allowed)
+            })?;
         Ok(quic)
     };
     Ok(Sides {
