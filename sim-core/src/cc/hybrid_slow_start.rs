@@ -127,7 +127,7 @@ impl HybridSlowStart {
         }
         if self.sample_count == MIN_SAMPLES {
             // quic-go divides in whole microseconds.
-            let us = min_rtt.0 / 1000 >> DELAY_FACTOR_EXP;
+            let us = (min_rtt.0 / 1000) >> DELAY_FACTOR_EXP;
             let thresh = SimDuration(us * 1000).clamp(DELAY_THRESH_MIN, DELAY_THRESH_MAX);
             if self.current_min_rtt.is_some_and(|c| c > min_rtt + thresh) {
                 self.found = true;
