@@ -4,9 +4,10 @@
 //! resumes. A `seek_at` earlier than the startup on some path (long delays, loss, a slow
 //! first segment) made the "loading delay" a cold start instead; the workload now reports
 //! such a seek as `seek_before_playback` with no loading delay. This test runs every
-//! scenario file under `scenarios/` whose flows include a `video` workload with a seek,
-//! over the runs `quicsim reproduce` makes of it (its `[paper] runs`, else its `runs`),
-//! and fails if any run's seek came before playback started.
+//! scenario file under `scenarios/` whose flows include a `video` workload with a seek and
+//! fails if any run's seek came before playback started: over the scenario's own `runs`,
+//! and (heavy, in release) over the runs `quicsim reproduce` makes of it (its `[paper]
+//! runs`).
 
 use sim_core::config::workload::WorkloadConfig;
 use sim_core::study::{Overrides, Study};
@@ -36,6 +37,18 @@ fn seeks(w: Option<&WorkloadConfig>) -> bool {
 
 #[test]
 fn no_video_scenario_seeks_before_playback() {
+    check(false);
+}
+
+#[test]
+#[ignore = "heavy: run in release (CI)"]
+fn no_video_scenario_seeks_before_playback_over_the_reproduction_runs() {
+    check(true);
+}
+
+/// Runs every seeking video scenario: `paper_runs` over its `[paper] runs` (when it has
+/// them), else over its own `runs`.
+fn check(paper_runs: bool) {
     let mut checked = Vec::new();
     for f in scenario_files() {
         let text = std::fs::read_to_string(&f).unwrap();
@@ -48,7 +61,10 @@ fn no_video_scenario_seeks_before_playback() {
         if !video {
             continue;
         }
-        let runs = s.paper.as_ref().and_then(|p| p.runs).unwrap_or(s.base.runs);
+        let runs = match s.paper.as_ref().and_then(|p| p.runs) {
+            Some(r) if paper_runs => r,
+            _ => s.base.runs,
+        };
         let study = Study::new(
             s,
             &Overrides {
