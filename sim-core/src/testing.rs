@@ -1544,7 +1544,7 @@ mod tests {
 
     #[test]
     fn builtin_controllers_pass_every_trace_checker() {
-        for cc in ["new_reno", "cubic"] {
+        for cc in crate::cc::CONTROLLER_NAMES {
             for extra in ["", WINDOWS] {
                 for seed in [1, 2] {
                     let cfg = scenario(cc, extra);
@@ -1810,7 +1810,7 @@ mod tests {
         assert_eq!(e.field, "flows[0].allowance");
         assert_eq!(
             e.allowed,
-            "one of \"static\", \"improved_static\", \"autotune\", \"fast_autotune\""
+            crate::transport::allowance::AllowanceRegistry::builtin().allowed()
         );
     }
 
@@ -2118,7 +2118,7 @@ mod tests {
 
     #[test]
     fn sctp_associations_pass_every_probe_checker_with_each_controller() {
-        for cc in ["rfc9260", "new_reno", "cubic"] {
+        for cc in crate::config::sctp::SCTP_CC_NAMES {
             for seed in 1..=3 {
                 let cfg = sctp_lossy(cc);
                 let (recs, r) = traced(&cfg, seed);

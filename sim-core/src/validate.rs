@@ -662,7 +662,14 @@ fn check_controllers(t: &crate::config::TransportFlow, path: PathFn) -> Result<(
             crate::config::sctp::SctpCc::Shared(a @ crate::cc::CcAlgorithm::Custom(_)) => Err((
                 "cc",
                 a.scenario_name().to_string(),
-                "one of \"rfc9260\", \"new_reno\", \"cubic\" (a registered user controller runs over QUIC and TCP; SCTP's congestion control is the association's, docs/sctp.md)".to_string(),
+                format!(
+                    "one of {} (a registered user controller runs over QUIC and TCP; SCTP's congestion control is the association's, docs/sctp.md)",
+                    crate::config::sctp::SCTP_CC_NAMES
+                        .iter()
+                        .map(|n| format!("\"{n}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             )),
             _ => Ok(()),
         }
@@ -802,12 +809,18 @@ pub(crate) fn check_transport_workload(
             )),
             None => Ok(()),
         },
-        (_, WorkloadConfig::Sequence(_)) => Err(ConfigError::new(
+        (_, w) if !schema::workload_runs_on(w.kind(), name) => Err(ConfigError::new(
             path("kind"),
-            "sequence",
-            format!("a workload the \"{name}\" transport runs: \"bulk\", \"web_page\", \"video\" or \"reconnects\""),
+            w.kind(),
+            schema::workloads_run_by(name),
         )),
-        (_, WorkloadConfig::WebPage(_) | WorkloadConfig::Video(_) | WorkloadConfig::Reconnects(_)) => Ok(()),
+        (
+            _,
+            WorkloadConfig::Sequence(_)
+            | WorkloadConfig::WebPage(_)
+            | WorkloadConfig::Video(_)
+            | WorkloadConfig::Reconnects(_),
+        ) => Ok(()),
     }
 }
 
@@ -997,7 +1010,8 @@ pub(crate) fn check_initial_window_workloads(flows: &[FlowConfig]) -> Result<(),
             Some(WorkloadConfig::Bulk(_)) => "a bulk workload",
             Some(WorkloadConfig::WebPage(_)) => "a web_page workload",
             Some(WorkloadConfig::Video(_)) => "a video workload",
-            _ => continue,
+            // Several connections: the sequence-only keys act there.
+            Some(WorkloadConfig::Sequence(_) | WorkloadConfig::Reconnects(_)) | None => continue,
         };
         // A `Config` built in code: a sequence-only key away from its default (a video
         // that reconnects has later connections, which resume).

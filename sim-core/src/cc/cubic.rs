@@ -34,6 +34,23 @@ use serde::{Deserialize, Serialize};
 /// The name [`Cubic`] reports.
 pub const NAME: &str = "cubic";
 
+/// CUBIC's row of [`super::CONTROLLERS`]: RFC 9438 ([`Cubic`]) or Linux's
+/// ([`super::LinuxCubic`]) as `cubic_flavor` says.
+pub const CONTROLLER: super::ControllerDef = super::ControllerDef {
+    name: NAME,
+    aliases: &[],
+    trace_name: NAME,
+    build: |ctx| {
+        let (segment, iw, p) = (ctx.segment_size, ctx.initial_window, ctx.params);
+        match p.cubic().flavor {
+            CubicFlavor::Rfc9438 => Box::new(Cubic::new(segment, iw, p.cubic(), p.pacing)),
+            CubicFlavor::Linux => {
+                Box::new(super::LinuxCubic::new(segment, iw, p.cubic(), p.pacing))
+            }
+        }
+    },
+};
+
 /// Which CUBIC: the RFC as written, or Linux's `net/ipv4/tcp_cubic.c` where it differs.
 /// Serialised as `"rfc9438"` / `"linux"` (TCP's scenario key `cubic`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

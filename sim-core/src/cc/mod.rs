@@ -181,21 +181,75 @@ pub const STATE_CONGESTION_AVOIDANCE: &str = "congestion_avoidance";
 /// congestion event until a packet sent after its start is acknowledged.
 pub const STATE_RECOVERY: &str = "recovery";
 
+/// One built-in congestion controller: a row of [`CONTROLLERS`], declared by the
+/// controller's own file (`cc/newreno.rs`: `newreno::CONTROLLER`). Everything that lists
+/// or parses controllers reads the table: the scenario names and aliases
+/// ([`CcAlgorithm`]'s serde, [`ControllerRegistry::builtin`]), the schema's `cc` choices
+/// (QUIC, TCP, and SCTP's shared controllers), the "one of ..." error texts, the property
+/// tests. A new controller is its file plus one line in [`CONTROLLERS`].
+#[derive(Debug)]
+pub struct ControllerDef {
+    /// The scenario spelling (`cc = "new_reno"`), unique in the table.
+    pub name: &'static str,
+    /// Other accepted spellings (`"newreno"`).
+    pub aliases: &'static [&'static str],
+    /// The name the controller reports ([`CongestionController::name`]: traces, results).
+    pub trace_name: &'static str,
+    /// Builds one controller from the sender's parameters and the derived sizes.
+    pub build: fn(&CcContext) -> Box<dyn CongestionController>,
+}
+
+/// Every built-in controller. Order: the order lists are shown in (schema choices,
+/// registry names, error texts); nothing hashed or written depends on it (a controller is
+/// serialised by its name).
+pub const CONTROLLERS: &[&ControllerDef] = &[&newreno::CONTROLLER, &cubic::CONTROLLER];
+
+/// The scenario names of [`CONTROLLERS`], in order: the schema's `cc` choices.
+pub const CONTROLLER_NAMES: [&str; CONTROLLERS.len()] = {
+    let mut out = [""; CONTROLLERS.len()];
+    let mut i = 0;
+    while i < CONTROLLERS.len() {
+        out[i] = CONTROLLERS[i].name;
+        i += 1;
+    }
+    out
+};
+
+/// The built-in controller `name` stands for (its scenario name or an alias).
+pub fn controller(name: &str) -> Option<&'static ControllerDef> {
+    CONTROLLERS
+        .iter()
+        .copied()
+        .find(|d| d.name == name || d.aliases.contains(&name))
+}
+
 /// Which congestion controller to use. Serialised as its scenario name (`"new_reno"`,
 /// `"cubic"`, or a registered user controller's name, [`registry`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum CcAlgorithm {
-    /// RFC 9002 Appendix B NewReno (`"new_reno"`, alias `"newreno"`).
-    #[default]
-    NewReno,
-    /// CUBIC with [`CubicParams`] (`"cubic"`): RFC 9438 ([`cubic::Cubic`]) or, with
-    /// [`CubicFlavor::Linux`], Linux's `tcp_cubic.c` ([`cubic_linux::LinuxCubic`]).
-    Cubic,
+    /// A built-in controller, a row of [`CONTROLLERS`] ([`CcAlgorithm::NewReno`],
+    /// [`CcAlgorithm::Cubic`]).
+    Builtin(&'static ControllerDef),
     /// A user's controller registered in a [`crate::registry::Registry`] ([`registry`]). Deserialising an
     /// unknown name gives an unresolved one, which validation rejects until a registry
     /// resolves it.
     Custom(CustomCc),
+}
+
+#[allow(non_upper_case_globals)] // spelled as the enum variants they were
+impl CcAlgorithm {
+    /// RFC 9002 Appendix B NewReno (`"new_reno"`, alias `"newreno"`).
+    pub const NewReno: CcAlgorithm = CcAlgorithm::Builtin(&newreno::CONTROLLER);
+    /// CUBIC with [`CubicParams`] (`"cubic"`): RFC 9438 ([`cubic::Cubic`]) or, with
+    /// [`CubicFlavor::Linux`], Linux's `tcp_cubic.c` ([`cubic_linux::LinuxCubic`]).
+    pub const Cubic: CcAlgorithm = CcAlgorithm::Builtin(&cubic::CONTROLLER);
+}
+
+impl Default for CcAlgorithm {
+    fn default() -> Self {
+        CcAlgorithm::NewReno
+    }
 }
 
 impl CcAlgorithm {
@@ -203,8 +257,7 @@ impl CcAlgorithm {
     /// (`"newreno"`, `"cubic"`; a custom controller's registered name).
     pub fn name(&self) -> &str {
         match self {
-            CcAlgorithm::NewReno => newreno::NAME,
-            CcAlgorithm::Cubic => cubic::NAME,
+            CcAlgorithm::Builtin(d) => d.trace_name,
             CcAlgorithm::Custom(c) => c.name(),
         }
     }
@@ -212,14 +265,50 @@ impl CcAlgorithm {
     /// The scenario spelling (`"new_reno"`, `"cubic"`, a registered name).
     pub fn scenario_name(&self) -> &str {
         match self {
-            CcAlgorithm::NewReno => newreno::SCENARIO_NAME,
-            other => other.name(),
+            CcAlgorithm::Builtin(d) => d.name,
+            CcAlgorithm::Custom(c) => c.name(),
         }
     }
 
     /// Whether this is a custom name no registry has resolved yet.
     pub fn is_unresolved(&self) -> bool {
         matches!(self, CcAlgorithm::Custom(c) if c.factory().is_none())
+    }
+
+    /// The built-in controller of [`CONTROLLERS`] this is, `None` for a user's.
+    pub fn builtin(&self) -> Option<&'static ControllerDef> {
+        match self {
+            CcAlgorithm::Builtin(d) => Some(d),
+            CcAlgorithm::Custom(_) => None,
+        }
+    }
+
+    /// The identity compared, ordered and hashed: built-in or not, and the scenario
+    /// name (never a table position).
+    fn key(&self) -> (bool, &str) {
+        (matches!(self, CcAlgorithm::Custom(_)), self.scenario_name())
+    }
+}
+
+impl PartialEq for CcAlgorithm {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for CcAlgorithm {}
+impl PartialOrd for CcAlgorithm {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for CcAlgorithm {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+impl std::hash::Hash for CcAlgorithm {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state)
     }
 }
 
@@ -232,47 +321,34 @@ impl Serialize for CcAlgorithm {
 impl<'de> Deserialize<'de> for CcAlgorithm {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        Ok(match s.as_str() {
-            newreno::SCENARIO_NAME | newreno::NAME => CcAlgorithm::NewReno,
-            cubic::NAME => CcAlgorithm::Cubic,
-            _ => CcAlgorithm::Custom(CustomCc::unresolved(s)),
+        Ok(match controller(&s) {
+            Some(def) => CcAlgorithm::Builtin(def),
+            None => CcAlgorithm::Custom(CustomCc::unresolved(s)),
         })
     }
 }
 
 /// Builds the controller `params` describe, for datagrams of `max_datagram_size` bytes
 /// (the unit of the initial window in packets and the default segment size). The one
-/// controller factory: a new built-in controller is one match arm here; a user's
-/// controller is built by its registered [`ControllerFactory`].
+/// controller factory: a built-in controller is built by its row's
+/// [`ControllerDef::build`], a user's by its registered [`ControllerFactory`]; both get
+/// the same [`CcContext`].
 ///
 /// # Panics
 /// On an unresolved custom name ([`CcAlgorithm::is_unresolved`]), which
 /// [`crate::Config::validate`] rejects before a run.
 pub fn build(params: &CcParams, max_datagram_size: u64) -> Box<dyn CongestionController> {
     let segment = params.segment_size(max_datagram_size);
-    let initial_window = params.initial_window(max_datagram_size);
+    let ctx = CcContext {
+        params,
+        max_datagram_size,
+        segment_size: segment,
+        initial_window: params.initial_window(max_datagram_size),
+        minimum_window: minimum_window(segment),
+        stream: params.stream,
+    };
     match &params.algorithm {
-        CcAlgorithm::NewReno => {
-            let mut cc = NewReno::new(segment, initial_window);
-            if params.hystart {
-                cc = cc.with_hystart(params.pacing);
-            }
-            Box::new(cc)
-        }
-        CcAlgorithm::Cubic => match params.cubic().flavor {
-            CubicFlavor::Rfc9438 => Box::new(Cubic::new(
-                segment,
-                initial_window,
-                params.cubic(),
-                params.pacing,
-            )),
-            CubicFlavor::Linux => Box::new(LinuxCubic::new(
-                segment,
-                initial_window,
-                params.cubic(),
-                params.pacing,
-            )),
-        },
+        CcAlgorithm::Builtin(def) => (def.build)(&ctx),
         CcAlgorithm::Custom(c) => {
             let factory = c.factory().unwrap_or_else(|| {
                 panic!(
@@ -280,14 +356,7 @@ pub fn build(params: &CcParams, max_datagram_size: u64) -> Box<dyn CongestionCon
                     c.name()
                 )
             });
-            factory.build(&CcContext {
-                params,
-                max_datagram_size,
-                segment_size: segment,
-                initial_window,
-                minimum_window: minimum_window(segment),
-                stream: params.stream,
-            })
+            factory.build(&ctx)
         }
     }
 }
@@ -317,6 +386,40 @@ mod tests {
         // 9000 B: min(90000, max(14720, 18000)) = 18000.
         assert_eq!(default_initial_window(9000), 18_000);
         assert_eq!(minimum_window(1200), 2400);
+    }
+
+    #[test]
+    fn controller_table_names_are_unique_and_derived_lists_agree() {
+        let mut seen = std::collections::BTreeSet::new();
+        for d in CONTROLLERS {
+            for n in std::iter::once(&d.name).chain(d.aliases) {
+                assert!(seen.insert(*n), "{n} twice in CONTROLLERS");
+            }
+            assert_eq!(controller(d.name).map(|c| c.name), Some(d.name));
+            let a = CcAlgorithm::Builtin(d);
+            assert_eq!(
+                build(
+                    &CcParams {
+                        algorithm: a.clone(),
+                        ..CcParams::default()
+                    },
+                    1200
+                )
+                .name(),
+                d.trace_name
+            );
+            let json = serde_json::to_string(&a).unwrap();
+            assert_eq!(serde_json::from_str::<CcAlgorithm>(&json).unwrap(), a);
+        }
+        let names: Vec<&str> = CONTROLLERS.iter().map(|d| d.name).collect();
+        assert_eq!(CONTROLLER_NAMES.to_vec(), names);
+        assert_eq!(ControllerRegistry::builtin().names(), names);
+        let schema = crate::validate::schema::QUIC.field("cc");
+        assert_eq!(schema.choices, names, "the QUIC schema's cc choices");
+        let schema = crate::validate::schema::TCP.field("cc");
+        assert_eq!(schema.choices, names, "the TCP schema's cc choices");
+        let sctp = crate::validate::schema::SCTP.field("cc");
+        assert_eq!(sctp.choices[1..], names, "SCTP's shared controllers");
     }
 
     #[test]

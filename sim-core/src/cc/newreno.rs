@@ -26,6 +26,21 @@ pub const NAME: &str = "newreno";
 /// The scenario spelling of NewReno (`cc = "new_reno"`; `"newreno"` is an alias).
 pub const SCENARIO_NAME: &str = "new_reno";
 
+/// NewReno's row of [`super::CONTROLLERS`]; with `hystart`, HyStart++ paced as the
+/// sender is.
+pub const CONTROLLER: super::ControllerDef = super::ControllerDef {
+    name: SCENARIO_NAME,
+    aliases: &[NAME],
+    trace_name: NAME,
+    build: |ctx| {
+        let mut cc = NewReno::new(ctx.segment_size, ctx.initial_window);
+        if ctx.params.hystart {
+            cc = cc.with_hystart(ctx.params.pacing);
+        }
+        Box::new(cc)
+    },
+};
+
 /// RFC 9002 §7.3.2 / Appendix B.2 kLossReductionFactor.
 pub const LOSS_REDUCTION_FACTOR: f64 = 0.5;
 

@@ -43,7 +43,7 @@ const MDS: u64 = 1250;
 /// Every controller configuration under test, with a label for failure messages: both
 /// built-in controllers, each with HyStart++ off and on (paced and unpaced), and CUBIC
 /// with emulated connections. Each names its algorithm explicitly.
-fn configs(segment: Option<u64>, iw_segments: u64) -> Vec<(&'static str, CcParams)> {
+fn configs(segment: Option<u64>, iw_segments: u64) -> Vec<(String, CcParams)> {
     let base = |algorithm: CcAlgorithm| CcParams {
         algorithm,
         cc_segment_size: segment,
@@ -54,19 +54,18 @@ fn configs(segment: Option<u64>, iw_segments: u64) -> Vec<(&'static str, CcParam
         pacing,
         ..base(algorithm)
     };
-    let mut all = vec![
-        ("new_reno", with(CcAlgorithm::NewReno, false, true)),
-        ("new_reno+hystart", with(CcAlgorithm::NewReno, true, true)),
-        (
-            "new_reno+hystart unpaced",
-            with(CcAlgorithm::NewReno, true, false),
-        ),
-        ("cubic", with(CcAlgorithm::Cubic, false, true)),
-        ("cubic+hystart", with(CcAlgorithm::Cubic, true, true)),
-        (
-            "cubic+hystart unpaced",
-            with(CcAlgorithm::Cubic, true, false),
-        ),
+    // Every row of the controller table, HyStart++ off, on, and on unpaced.
+    let mut all: Vec<(String, CcParams)> = Vec::new();
+    for def in super::CONTROLLERS {
+        let a = CcAlgorithm::Builtin(def);
+        all.push((def.name.to_string(), with(a.clone(), false, true)));
+        all.push((format!("{}+hystart", def.name), with(a.clone(), true, true)));
+        all.push((
+            format!("{}+hystart unpaced", def.name),
+            with(a, true, false),
+        ));
+    }
+    let specific = vec![
         // Chromium's N = 2 and a larger N, without fast convergence for variety.
         (
             "cubic N=2",
@@ -104,6 +103,7 @@ fn configs(segment: Option<u64>, iw_segments: u64) -> Vec<(&'static str, CcParam
             },
         ),
     ];
+    all.extend(specific.into_iter().map(|(l, p)| (l.to_string(), p)));
     for (_, p) in &mut all {
         // A controller starts at or above its minimum window (2 segments).
         p.initial_cwnd_bytes = Some(iw_segments.max(2) * p.segment_size(MDS));
@@ -348,7 +348,7 @@ proptest! {
         ops in proptest::collection::vec(op(), 0..400),
     ) {
         for (label, p) in configs(segment, iw_segments) {
-            play(label, &p, &ops)?;
+            play(&label, &p, &ops)?;
         }
     }
 }

@@ -57,7 +57,7 @@
 //!
 //! let mut registry = Registry::builtin();
 //! registry.register("my_reno", Arc::new(Renamed)).unwrap();
-//! assert_eq!(registry.names(), vec!["new_reno", "cubic", "my_reno"]);
+//! assert_eq!(registry.names().last(), Some(&"my_reno")); // after the built-ins, cc::CONTROLLERS
 //! let scenario = sim_core::scenario::parse_str_with(r#"
 //!     [topology]
 //!     kind = "two_hosts"
@@ -266,20 +266,15 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 impl ControllerRegistry {
-    /// The built-in controllers: `new_reno` (RFC 9002 App. B, alias `newreno`) and
-    /// `cubic` (RFC 9438). What the CLI and the browser use.
+    /// The built-in controllers, the rows of [`super::CONTROLLERS`] (`new_reno`,
+    /// RFC 9002 App. B, alias `newreno`; `cubic`, RFC 9438). What the CLI and the
+    /// browser use.
     pub fn builtin() -> Self {
         ControllerRegistry {
-            entries: vec![
-                (
-                    super::newreno::SCENARIO_NAME.to_string(),
-                    Entry::Builtin(CcAlgorithm::NewReno),
-                ),
-                (
-                    super::cubic::NAME.to_string(),
-                    Entry::Builtin(CcAlgorithm::Cubic),
-                ),
-            ],
+            entries: super::CONTROLLERS
+                .iter()
+                .map(|d| (d.name.to_string(), Entry::Builtin(CcAlgorithm::Builtin(d))))
+                .collect(),
         }
     }
 
@@ -313,11 +308,8 @@ impl ControllerRegistry {
     /// The algorithm `name` stands for (`newreno` is an alias of `new_reno`), `None` if
     /// the name is not registered.
     pub fn algorithm(&self, name: &str) -> Option<CcAlgorithm> {
-        let name = if name == super::newreno::NAME {
-            super::newreno::SCENARIO_NAME
-        } else {
-            name
-        };
+        // A built-in's alias (`newreno`) stands for its scenario name.
+        let name = super::controller(name).map_or(name, |d| d.name);
         self.entries
             .iter()
             .find(|(n, _)| n == name)

@@ -32,8 +32,23 @@ pub enum Profile {
 }
 
 impl Profile {
+    /// Every policy, the table of this extension point: [`Profile::NAMES`] and the schema's
+    /// choices derive from it.
+    pub const ALL: [Profile; 3] = [Profile::Rfc, Profile::Chromium, Profile::QuicGo];
+
+    /// The scenario names of every profile, computed from [`Profile::ALL`]: the schema's choices.
+    pub const NAMES: [&'static str; Profile::ALL.len()] = {
+        let mut out = [""; Profile::ALL.len()];
+        let mut i = 0;
+        while i < out.len() {
+            out[i] = Profile::ALL[i].name();
+            i += 1;
+        }
+        out
+    };
+
     /// The name used in scenarios (`"rfc"`, `"chromium"`, `"quic-go"`).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Profile::Rfc => "rfc",
             Profile::Chromium => "chromium",
@@ -50,9 +65,6 @@ impl Profile {
             Profile::QuicGo => QUIC_GO_PROFILE,
         }
     }
-
-    /// Every profile.
-    pub const ALL: [Profile; 3] = [Profile::Rfc, Profile::Chromium, Profile::QuicGo];
 }
 
 /// What `profile = "chromium"` sets: `(key, value as written in a scenario, source)`.

@@ -16,8 +16,33 @@ use crate::time::SimDuration;
 use crate::wire::sctp::{COMMON_HEADER, DATA_HEADER, IPV4_HEADER};
 use serde::{Deserialize, Serialize};
 
+/// The scenario name of SCTP's own controller, [`SctpCc::Rfc9260`].
+pub const RFC9260: &str = "rfc9260";
+
+/// The names of SCTP's `cc` key: [`RFC9260`], then every built-in shared controller of
+/// [`crate::cc::CONTROLLERS`] in its order (the schema's choices).
+pub const SCTP_CC_NAMES: [&str; crate::cc::CONTROLLERS.len() + 1] = {
+    let mut out = [RFC9260; crate::cc::CONTROLLERS.len() + 1];
+    let mut i = 0;
+    while i < crate::cc::CONTROLLERS.len() {
+        out[i + 1] = crate::cc::CONTROLLERS[i].name;
+        i += 1;
+    }
+    out
+};
+
+/// What an unknown SCTP `cc` is told: `"rfc9260", "new_reno" or "cubic"`, from
+/// [`SCTP_CC_NAMES`].
+pub fn sctp_cc_expected() -> String {
+    let quoted: Vec<String> = SCTP_CC_NAMES.iter().map(|n| format!("\"{n}\"")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
+}
+
 /// Which congestion controller an SCTP association runs. Scenarios write it as one
-/// string: `"rfc9260"`, `"new_reno"` or `"cubic"` (the shared controllers).
+/// string: `"rfc9260"` or a built-in shared controller's name ([`SCTP_CC_NAMES`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum SctpCc {
@@ -37,7 +62,7 @@ impl SctpCc {
     /// The scenario spelling: `"rfc9260"`, `"new_reno"`, `"cubic"`.
     pub fn name(&self) -> &str {
         match self {
-            SctpCc::Rfc9260 => "rfc9260",
+            SctpCc::Rfc9260 => RFC9260,
             SctpCc::Shared(c) => c.scenario_name(),
         }
     }
@@ -52,12 +77,14 @@ impl From<SctpCc> for String {
 impl TryFrom<String> for SctpCc {
     type Error = String;
     fn try_from(s: String) -> Result<SctpCc, String> {
-        match s.as_str() {
-            "rfc9260" => Ok(SctpCc::Rfc9260),
-            "new_reno" | "newreno" => Ok(SctpCc::Shared(CcAlgorithm::NewReno)),
-            "cubic" => Ok(SctpCc::Shared(CcAlgorithm::Cubic)),
-            _ => Err(format!(
-                "unknown controller {s:?}, expected \"rfc9260\", \"new_reno\" or \"cubic\""
+        if s == RFC9260 {
+            return Ok(SctpCc::Rfc9260);
+        }
+        match crate::cc::controller(&s) {
+            Some(def) => Ok(SctpCc::Shared(CcAlgorithm::Builtin(def))),
+            None => Err(format!(
+                "unknown controller {s:?}, expected {}",
+                sctp_cc_expected()
             )),
         }
     }

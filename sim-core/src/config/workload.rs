@@ -34,6 +34,20 @@ pub enum WorkloadConfig {
     Reconnects(ReconnectsSpec),
 }
 
+impl WorkloadConfig {
+    /// The workload's name, its serde tag (`workload = { kind = "web_page" }`): a row
+    /// of the schema's `WORKLOAD_KINDS`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WorkloadConfig::Bulk(_) => "bulk",
+            WorkloadConfig::Sequence(_) => "sequence",
+            WorkloadConfig::WebPage(_) => "web_page",
+            WorkloadConfig::Video(_) => "video",
+            WorkloadConfig::Reconnects(_) => "reconnects",
+        }
+    }
+}
+
 /// The `bulk` workload: once the handshake completes, the client opens `streams`
 /// bidirectional streams and sends a `request_size`-byte request on each; the server
 /// answers each with its share of `bytes`.

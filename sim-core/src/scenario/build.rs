@@ -12,7 +12,7 @@ use super::raw::*;
 use super::schema::{
     self, DefaultValue, CBR, CHANGE, CONNECTION, DUMBBELL, FLOW, FLOW_KINDS, HANDOVER, JITTER,
     LINK, LOSS_BERNOULLI, LOSS_FOUR_STATE, LOSS_GILBERT_ELLIOTT, LOSS_MODELS, LOSS_NONE,
-    LOSS_PERIODIC, OUTPUT, PAIR, QUEUE, QUIC, QUIC_BULK, QUIC_CONNECTIONS, SCTP, SIM, TCP, TOP,
+    LOSS_PERIODIC, OUTPUT, PAIR, QUEUE, QUIC, QUIC_BULK, QUIC_CONNECTIONS, SIM, TOP,
     TRANSPORT_FLOW, TRANSPORT_SIDES, TRANSPORT_START, TWO_HOSTS,
 };
 use crate::config::quic::QuicConfig;
@@ -44,7 +44,15 @@ pub(super) mod defaults {
 
 const QUEUE_EXPECTED: &str = "\"1BDP\" or \"0.5BDP\" (a multiple of the path's bandwidth-delay product), a size such as \"64KB\", an integer number of packets, \"unlimited\", or a table { bytes = \"1BDP\" | \"64KB\", packets = 100 }";
 const JITTER_EXPECTED: &str = "a time such as \"5ms\" (uniform, no reordering) or a table { amount = \"5ms\", distribution = \"uniform\" | \"normal\", reorder = true | false }";
-const LOSS_EXPECTED: &str = "a loss probability (0.02 or \"2%\" = Bernoulli), \"none\", or a table with model = \"none\" | \"bernoulli\" | \"periodic\" | \"gilbert_elliott\" | \"four_state\"";
+/// What a loss value that is neither a probability, `"none"` nor a table is told; the
+/// models listed are [`LOSS_MODELS`].
+fn loss_expected() -> String {
+    let models: Vec<String> = LOSS_MODELS.iter().map(|m| format!("\"{m}\"")).collect();
+    format!(
+        "a loss probability (0.02 or \"2%\" = Bernoulli), \"none\", or a table with model = {}",
+        models.join(" | ")
+    )
+}
 const GEMODEL_EXPECTED: &str = "netem's gemodel string \"p r 1-h 1-k\": four percentages in [0, 100] separated by spaces, e.g. \"0.125 12.5 50 4.5\"";
 
 /// The `one of "a", "b"` text of a list of choices.
@@ -391,11 +399,11 @@ fn parse_loss(v: &Value, path: &str) -> Result<LossModel, ConfigError> {
         Value::String(s) => {
             return match parse_percent(s) {
                 Some(_) => bernoulli(),
-                None => Err(ConfigError::new(path, s, LOSS_EXPECTED)),
+                None => Err(ConfigError::new(path, s, loss_expected())),
             }
         }
         Value::Table(_) => {}
-        _ => return Err(ConfigError::new(path, render(v), LOSS_EXPECTED)),
+        _ => return Err(ConfigError::new(path, render(v), loss_expected())),
     }
     let model_path = join(path, "model");
     let model = match v.get("model") {
@@ -408,57 +416,98 @@ fn parse_loss(v: &Value, path: &str) -> Result<LossModel, ConfigError> {
             ))
         }
     };
-    let model = match model {
-        "none" => {
-            Read::open(v, path, &[&LOSS_NONE])?;
-            LossModel::None
-        }
-        "bernoulli" => Read::open(v, path, &[&LOSS_BERNOULLI])?.deserialize(Table::new())?,
-        "periodic" => {
-            let r = Read::open(v, path, &[&LOSS_PERIODIC])?;
-            let every: u64 = r.req("every")?;
-            let offset = match r.raw("offset") {
-                // Its range depends on `every`.
-                Some(o) => get_int(
-                    o,
-                    &r.at("offset"),
-                    0,
-                    every as i64 - 1,
-                    &format!("an integer in [0, every - 1] = [0, {}]", every - 1),
-                )? as u64,
-                // Default: the every-th packet (1-based) is lost, so `every = 200` loses
-                // packets 200, 400, ... and never the very first one.
-                None => every - 1,
-            };
-            LossModel::Periodic { every, offset }
-        }
-        "gilbert_elliott" => {
-            let r = Read::open(v, path, &[&LOSS_GILBERT_ELLIOTT])?;
-            if let Some(g) = r.raw("gemodel") {
-                if let Some(k) = ["p", "r", "k", "h"].iter().find(|k| r.raw(k).is_some()) {
-                    return Err(ConfigError::new(
-                        r.at("gemodel"),
-                        render(g),
-                        format!(
-                            "either gemodel or the keys p, r, k, h, not both (`{k}` is also given)"
-                        ),
-                    ));
-                }
-                let (p, rr, k, h) = parse_gemodel(g, &r.at("gemodel"))?;
-                let model = LossModel::GilbertElliott { p, r: rr, k, h };
-                let gpath = r.at("gemodel");
-                check_loss_rules(&model, &|_| gpath.clone()).map_err(|mut e| {
-                    e.value = render(g);
-                    e
-                })?;
-                return Ok(model);
-            }
-            r.deserialize(Table::new())?
-        }
-        _ => Read::open(v, path, &[&LOSS_FOUR_STATE])?.deserialize(Table::new())?,
+    let Some(def) = LOSS_PARSERS.iter().find(|d| d.name() == Some(model)) else {
+        unreachable!("loss model {model:?} has no row in LOSS_PARSERS (a test checks them)");
     };
+    let model = (def.parse)(v, path)?;
     check_loss_rules(&model, &|k| join(path, k))?;
     Ok(model)
+}
+
+/// How a loss table of one model is read: the model's key table (`loss.<model>`, in
+/// [`LOSS_MODELS`]) and its parser. A model with a key table and no row here fails the
+/// test `every_loss_model_has_a_parser`.
+struct LossParser {
+    keys: &'static schema::Table,
+    parse: fn(&Value, &str) -> Result<LossModel, ConfigError>,
+}
+
+impl LossParser {
+    /// The model's name, from its key table's id.
+    fn name(&self) -> Option<&'static str> {
+        self.keys.id.strip_prefix("loss.")
+    }
+}
+
+/// Every loss model's parser (order: none; [`LOSS_MODELS`] gives the order lists show).
+const LOSS_PARSERS: &[LossParser] = &[
+    LossParser {
+        keys: &LOSS_NONE,
+        parse: |v, path| {
+            Read::open(v, path, &[&LOSS_NONE])?;
+            Ok(LossModel::None)
+        },
+    },
+    LossParser {
+        keys: &LOSS_BERNOULLI,
+        parse: |v, path| Read::open(v, path, &[&LOSS_BERNOULLI])?.deserialize(Table::new()),
+    },
+    LossParser {
+        keys: &LOSS_PERIODIC,
+        parse: parse_periodic,
+    },
+    LossParser {
+        keys: &LOSS_GILBERT_ELLIOTT,
+        parse: parse_gilbert_elliott,
+    },
+    LossParser {
+        keys: &LOSS_FOUR_STATE,
+        parse: |v, path| Read::open(v, path, &[&LOSS_FOUR_STATE])?.deserialize(Table::new()),
+    },
+];
+
+/// `loss = { model = "periodic", every, offset }`.
+fn parse_periodic(v: &Value, path: &str) -> Result<LossModel, ConfigError> {
+    let r = Read::open(v, path, &[&LOSS_PERIODIC])?;
+    let every: u64 = r.req("every")?;
+    let offset = match r.raw("offset") {
+        // Its range depends on `every`.
+        Some(o) => get_int(
+            o,
+            &r.at("offset"),
+            0,
+            every as i64 - 1,
+            &format!("an integer in [0, every - 1] = [0, {}]", every - 1),
+        )? as u64,
+        // Default: the every-th packet (1-based) is lost, so `every = 200` loses
+        // packets 200, 400, ... and never the very first one.
+        None => every - 1,
+    };
+    Ok(LossModel::Periodic { every, offset })
+}
+
+/// `loss = { model = "gilbert_elliott", p, r, k, h }` or with netem's `gemodel` string
+/// (checked here, at `gemodel`; the caller's check of the rules then passes).
+fn parse_gilbert_elliott(v: &Value, path: &str) -> Result<LossModel, ConfigError> {
+    let r = Read::open(v, path, &[&LOSS_GILBERT_ELLIOTT])?;
+    if let Some(g) = r.raw("gemodel") {
+        if let Some(k) = ["p", "r", "k", "h"].iter().find(|k| r.raw(k).is_some()) {
+            return Err(ConfigError::new(
+                r.at("gemodel"),
+                render(g),
+                format!("either gemodel or the keys p, r, k, h, not both (`{k}` is also given)"),
+            ));
+        }
+        let (p, rr, k, h) = parse_gemodel(g, &r.at("gemodel"))?;
+        let model = LossModel::GilbertElliott { p, r: rr, k, h };
+        let gpath = r.at("gemodel");
+        check_loss_rules(&model, &|_| gpath.clone()).map_err(|mut e| {
+            e.value = render(g);
+            e
+        })?;
+        return Ok(model);
+    }
+    r.deserialize(Table::new())
 }
 
 fn parse_jitter(v: &Value, path: &str) -> Result<Jitter, ConfigError> {
@@ -976,8 +1025,8 @@ fn quic_sides(
     })
 }
 
-/// One `[[flows]]` entry, dispatched on its `kind` (the transport × workload spelling is
-/// rewritten into it first, [`flow_spelling`]).
+/// One `[[flows]]` entry: the transport × workload spelling ([`flow_spelling`], then
+/// [`parse_transport_flow`] with the rows it found), else dispatched on its `kind`.
 fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigError> {
     let Value::Table(t) = v else {
         return Err(ConfigError::new(
@@ -986,43 +1035,17 @@ fn parse_flow(v: &Value, path: &str, pairs: usize) -> Result<FlowConfig, ConfigE
             "a table [[flows]] with a kind, or a transport and a workload",
         ));
     };
-    if let Some((flat, origin, sides)) = flow_spelling(t, path)? {
-        let kind = flat
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let flat = Value::Table(flat);
-        let flow = match kind.as_str() {
-            STREAM_BULK_TCP => parse_stream_bulk(
-                &flat,
-                path,
-                pairs,
-                &sides,
-                &TCP,
-                &TcpConfig::default(),
-                TcpConfig::validate,
-                TransportConfig::Tcp,
-            ),
-            STREAM_BULK_SCTP => parse_stream_bulk(
-                &flat,
-                path,
-                pairs,
-                &sides,
-                &SCTP,
-                &SctpConfig::default(),
-                SctpConfig::validate,
-                TransportConfig::Sctp,
-            ),
-            k if k.ends_with(" web_page")
-                || k.ends_with(" video")
-                || k.ends_with(" reconnects") =>
-            {
-                parse_stream_workload(&flat, path, pairs, &sides, k)
-            }
-            _ => parse_flow_kind(&flat, path, pairs, &sides),
-        };
-        return flow.map_err(|e| at_origin(e, path, &origin));
+    if let Some(spelled) = flow_spelling(t, path)? {
+        let flat = Value::Table(spelled.flat);
+        let flow = parse_transport_flow(
+            &flat,
+            path,
+            pairs,
+            &spelled.sides,
+            spelled.transport,
+            spelled.workload,
+        );
+        return flow.map_err(|e| at_origin(e, path, &spelled.origin));
     }
     parse_flow_kind(v, path, pairs, &SideTables::default())
 }
@@ -1054,36 +1077,141 @@ fn parse_flow_kind(
     };
     match kind {
         "cbr" => parse_cbr(v, path, pairs),
-        "quic_bulk" => parse_quic_bulk(v, path, pairs, sides),
-        _ => parse_quic_connections(v, path, pairs, sides),
+        // The flow-kind spellings of QUIC + bulk and QUIC + sequence.
+        "quic_bulk" => parse_transport_flow(v, path, pairs, sides, QUIC_NAME, workload_def("bulk")),
+        "quic_connections" => {
+            parse_transport_flow(v, path, pairs, sides, QUIC_NAME, workload_def("sequence"))
+        }
+        other => unreachable!("get_choice returned {other:?}, not one of FLOW_KINDS"),
     }
 }
 
-/// A flow of transport QUIC and workload `bulk` (`kind = "quic_bulk"`): the QUIC keys
-/// and the workload's, flat.
-fn parse_quic_bulk(
+/// The transport name of QUIC (a row of [`schema::TRANSPORTS`]), whose keys are read by
+/// [`quic_sides`] (profiles, migration) rather than [`transport_sides`].
+const QUIC_NAME: &str = "quic";
+
+/// The row of [`WORKLOAD_PARSERS`] of the built-in workload `name`.
+fn workload_def(name: &str) -> &'static WorkloadParser {
+    match WORKLOAD_PARSERS.iter().find(|w| w.name() == name) {
+        Some(w) => w,
+        None => panic!("no workload {name:?} in WORKLOAD_PARSERS"),
+    }
+}
+
+/// How one workload of the transport × workload spelling is read: its key table
+/// (`workload.<kind>`, a row of [`schema::WORKLOADS`]), the same keys as read flat in the
+/// flow after the spelling pre-pass, and the parser of its keys. Which transports run
+/// it is [`schema::workload_runs_on`]. A workload with a key table and no row here fails
+/// the test `every_workload_has_a_parser`.
+#[derive(Debug)]
+pub(super) struct WorkloadParser {
+    /// `workload = { kind = "<name>", ... }`.
+    pub(super) table: &'static schema::Table,
+    /// Its keys, flat in the flow.
+    pub(super) flat: &'static schema::Table,
+    /// Reads the workload's keys (`r` reads the flow's table, `path` is the flow's).
+    pub(super) parse: fn(&Read, &str) -> Result<WorkloadConfig, ConfigError>,
+}
+
+impl WorkloadParser {
+    /// The workload's name (`workload.kind`), from its key table's id.
+    pub(super) fn name(&self) -> &'static str {
+        self.table
+            .id
+            .strip_prefix("workload.")
+            .unwrap_or(self.table.id)
+    }
+}
+
+/// Every workload's parser, in the order of [`schema::WORKLOAD_KINDS`] (a test checks it).
+pub(super) const WORKLOAD_PARSERS: &[WorkloadParser] = &[
+    WorkloadParser {
+        table: &schema::WORKLOAD_BULK,
+        flat: &QUIC_BULK,
+        parse: |r, _| Ok(WorkloadConfig::Bulk(parse_bulk_spec(r)?)),
+    },
+    WorkloadParser {
+        table: &schema::WORKLOAD_SEQUENCE,
+        flat: &QUIC_CONNECTIONS,
+        parse: |r, path| Ok(WorkloadConfig::Sequence(parse_sequence_spec(r, path)?)),
+    },
+    WorkloadParser {
+        table: &schema::WORKLOAD_WEB_PAGE,
+        flat: &schema::FLAT_WEB_PAGE,
+        parse: |r, _| Ok(WorkloadConfig::WebPage(super::workload::parse_web_page(r)?)),
+    },
+    WorkloadParser {
+        table: &schema::WORKLOAD_VIDEO,
+        flat: &schema::FLAT_VIDEO,
+        parse: |r, _| Ok(WorkloadConfig::Video(super::workload::parse_video(r)?)),
+    },
+    WorkloadParser {
+        table: &schema::WORKLOAD_RECONNECTS,
+        flat: &schema::FLAT_RECONNECTS,
+        parse: |r, _| Ok(WorkloadConfig::Reconnects(parse_reconnects_spec(r)?)),
+    },
+];
+
+/// A transport flow: `transport`'s keys (per side, [`quic_sides`] / [`transport_sides`]),
+/// `workload`'s keys read by its parser, the flow's placement and `start`, then the
+/// workload keys the transport does not support
+/// (`crate::validate::check_transport_workload`).
+fn parse_transport_flow(
     v: &Value,
     path: &str,
     pairs: usize,
     sides: &SideTables,
+    transport: &str,
+    workload: &'static WorkloadParser,
 ) -> Result<FlowConfig, ConfigError> {
-    let r = Read::open(v, path, &[&FLOW, &TRANSPORT_START, &QUIC, &QUIC_BULK])?;
+    let Some(keys) = schema::transport_keys(transport) else {
+        unreachable!("every entry of TRANSPORTS has its key table");
+    };
+    let schemas = [&FLOW, &TRANSPORT_START, keys, workload.flat];
+    let r = Read::open(v, path, &schemas)?;
     let (pair, background) = flow_placement(&r, pairs)?;
-    let quic = quic_sides(v, path, &QUIC_BULK, sides)?;
-    let bulk = BulkSpec {
+    let t = match transport {
+        QUIC_NAME => TransportConfig::Quic(quic_sides(v, path, workload.flat, sides)?),
+        "tcp" => TransportConfig::Tcp(transport_sides(
+            &r,
+            path,
+            keys,
+            &TcpConfig::default(),
+            sides,
+            TcpConfig::validate,
+        )?),
+        "sctp" => TransportConfig::Sctp(transport_sides(
+            &r,
+            path,
+            keys,
+            &SctpConfig::default(),
+            sides,
+            SctpConfig::validate,
+        )?),
+        other => unreachable!("transport {other:?} has a key table and no arm here"),
+    };
+    let w = (workload.parse)(&r, path)?;
+    let mut flow = FlowConfig {
+        pair,
+        background,
+        ..FlowConfig::transport(t, w)
+    };
+    set_start(&mut flow, &r)?;
+    if let Some(t) = flow.transport_flow() {
+        crate::validate::check_transport_workload(t, &|k| join(path, k))?;
+    }
+    Ok(flow)
+}
+
+/// The `bulk` workload's keys.
+fn parse_bulk_spec(r: &Read) -> Result<BulkSpec, ConfigError> {
+    Ok(BulkSpec {
         bytes: r.req::<Bytes>("bytes")?.0,
         streams: r.req("streams")?,
         request_size: r.req::<Bytes>("request_size")?.0,
         read_rate: r.get("read_rate")?,
         duration: r.get("duration")?,
-    };
-    let mut flow = FlowConfig {
-        pair,
-        background,
-        ..FlowConfig::transport(TransportConfig::Quic(quic), WorkloadConfig::Bulk(bulk))
-    };
-    set_start(&mut flow, &r)?;
-    Ok(flow)
+    })
 }
 
 /// The flow's `start` (a transport flow's key), checked against its workload.
@@ -1097,12 +1225,6 @@ fn set_start(flow: &mut FlowConfig, r: &Read) -> Result<(), ConfigError> {
     }
     Ok(())
 }
-
-/// The internal flow kinds of TCP and SCTP flows (written only as `transport = "tcp"` /
-/// `"sctp"` + `workload = { kind = "bulk" }`; not in [`FLOW_KINDS`], so a scenario cannot
-/// name them).
-const STREAM_BULK_TCP: &str = "tcp bulk";
-const STREAM_BULK_SCTP: &str = "sctp bulk";
 
 /// Each side's config of a transport whose keys are `keys` (TCP, SCTP): the serialised
 /// `base` (the transport's defaults), then the transport keys written in the flow (`r`),
@@ -1158,60 +1280,9 @@ fn transport_sides<T: serde::Serialize + serde::de::DeserializeOwned>(
     })
 }
 
-/// A flow of a stream transport whose keys are `keys` (TCP, SCTP) with the `bulk` workload:
-/// each side's config from `base` (the transport's defaults), checked by `validate`, made
-/// the flow's transport by `wrap`.
-#[allow(clippy::too_many_arguments)] // the transport's four pieces, passed by its arm
-fn parse_stream_bulk<T: serde::Serialize + serde::de::DeserializeOwned>(
-    v: &Value,
-    path: &str,
-    pairs: usize,
-    sides: &SideTables,
-    keys: &'static schema::Table,
-    base: &T,
-    validate: impl Fn(&T) -> Result<(), (&'static str, String, String)>,
-    wrap: fn(Sides<T>) -> TransportConfig,
-) -> Result<FlowConfig, ConfigError> {
-    let schemas = [&FLOW, &TRANSPORT_START, &QUIC_BULK, keys];
-    let r = Read::open(v, path, &schemas)?;
-    let (pair, background) = flow_placement(&r, pairs)?;
-    let transport = wrap(transport_sides(&r, path, keys, base, sides, validate)?);
-    let bulk = BulkSpec {
-        bytes: r.req::<Bytes>("bytes")?.0,
-        streams: r.req("streams")?,
-        request_size: r.req::<Bytes>("request_size")?.0,
-        read_rate: r.get("read_rate")?,
-        duration: r.get("duration")?,
-    };
-    let mut flow = FlowConfig {
-        pair,
-        background,
-        ..FlowConfig::transport(transport, WorkloadConfig::Bulk(bulk))
-    };
-    set_start(&mut flow, &r)?;
-    if let Some(t) = flow.transport_flow() {
-        // The workload keys the transport does not support yet (`read_rate`).
-        crate::validate::check_transport_workload(t, &|k| join(path, k))?;
-    }
-    Ok(flow)
-}
-
-/// A flow of transport QUIC and workload `sequence` (`kind = "quic_connections"`,
-/// `docs/lifecycle.md`): the QUIC keys, and the `[[flows.connections]]` list whose
-/// workload keys default to the flow's.
-fn parse_quic_connections(
-    v: &Value,
-    path: &str,
-    pairs: usize,
-    sides: &SideTables,
-) -> Result<FlowConfig, ConfigError> {
-    let r = Read::open(
-        v,
-        path,
-        &[&FLOW, &TRANSPORT_START, &QUIC, &QUIC_CONNECTIONS],
-    )?;
-    let (pair, background) = flow_placement(&r, pairs)?;
-    let quic = quic_sides(v, path, &QUIC_CONNECTIONS, sides)?;
+/// The `sequence` workload's keys (`docs/lifecycle.md`): the `[[flows.connections]]`
+/// list whose workload keys default to the flow's.
+fn parse_sequence_spec(r: &Read, path: &str) -> Result<SequenceSpec, ConfigError> {
     let mut seq = SequenceSpec {
         bytes: r.req::<Bytes>("bytes")?.0,
         streams: r.req("streams")?,
@@ -1242,13 +1313,7 @@ fn parse_quic_connections(
         seq.connections.push(spec);
     }
     check_connections(&seq.connections, &|k| join(path, k))?;
-    let mut flow = FlowConfig {
-        pair,
-        background,
-        ..FlowConfig::transport(TransportConfig::Quic(quic), WorkloadConfig::Sequence(seq))
-    };
-    set_start(&mut flow, &r)?;
-    Ok(flow)
+    Ok(seq)
 }
 
 /// The `reconnects` workload's keys.
@@ -1262,91 +1327,38 @@ fn parse_reconnects_spec(r: &Read) -> Result<crate::config::workload::Reconnects
     })
 }
 
-/// A flow of workload `web_page`, `video` or `reconnects` over any transport (internal
-/// flat kind `"<transport> <workload>"`, e.g. `"quic web_page"`): the transport's keys
-/// (per side as for bulk), the workload's keys, and the flow's `start`.
-fn parse_stream_workload(
-    v: &Value,
-    path: &str,
-    pairs: usize,
-    sides: &SideTables,
-    kind: &str,
-) -> Result<FlowConfig, ConfigError> {
-    let (transport, workload) = kind.split_once(' ').unwrap_or((kind, ""));
-    let wkeys: &'static schema::Table = match workload {
-        "web_page" => &schema::FLAT_WEB_PAGE,
-        "video" => &schema::FLAT_VIDEO,
-        _ => &schema::FLAT_RECONNECTS,
-    };
-    let keys: &'static schema::Table = match transport {
-        "quic" => &QUIC,
-        "tcp" => &TCP,
-        _ => &SCTP,
-    };
-    let schemas = [&FLOW, &TRANSPORT_START, wkeys, keys];
-    let r = Read::open(v, path, &schemas)?;
-    let (pair, background) = flow_placement(&r, pairs)?;
-    let t = match transport {
-        "quic" => TransportConfig::Quic(quic_sides(v, path, wkeys, sides)?),
-        "tcp" => TransportConfig::Tcp(transport_sides(
-            &r,
-            path,
-            keys,
-            &TcpConfig::default(),
-            sides,
-            TcpConfig::validate,
-        )?),
-        _ => TransportConfig::Sctp(transport_sides(
-            &r,
-            path,
-            keys,
-            &SctpConfig::default(),
-            sides,
-            SctpConfig::validate,
-        )?),
-    };
-    let w = match workload {
-        "web_page" => WorkloadConfig::WebPage(super::workload::parse_web_page(&r)?),
-        "video" => WorkloadConfig::Video(super::workload::parse_video(&r)?),
-        _ => WorkloadConfig::Reconnects(parse_reconnects_spec(&r)?),
-    };
-    let mut flow = FlowConfig {
-        pair,
-        background,
-        ..FlowConfig::transport(t, w)
-    };
-    set_start(&mut flow, &r)?;
-    if let Some(t) = flow.transport_flow() {
-        crate::validate::check_transport_workload(t, &|k| join(path, k))?;
-    }
-    Ok(flow)
+/// A flow in the transport × workload spelling, as the pre-pass read it: the flat table
+/// (the flow's keys, the transport's and the workload's, without `transport` and
+/// `workload`), which sub-table each key came from, the per-side overrides, and the
+/// transport and workload rows it names.
+#[derive(Debug)]
+struct Spelled {
+    flat: Table,
+    origin: BTreeMap<String, &'static str>,
+    sides: SideTables,
+    transport: &'static str,
+    workload: &'static WorkloadParser,
 }
-
-/// A flow in the transport × workload spelling rewritten as the flow-kind spelling: the
-/// flat table, which sub-table each key came from, and the per-side overrides.
-type Spelled = (Table, BTreeMap<String, &'static str>, SideTables);
 
 /// The transport × workload spelling of a flow (`docs/scenario-format.md`, "Transport ×
 /// workload"): `transport = "quic"` with its keys flat or in a `quic = { ... }` table, and
-/// `workload = { kind = "bulk" | "sequence", ... }`. A table pre-pass rewrites it as the
-/// flow-kind spelling it means (`kind = "quic_bulk"` / `"quic_connections"`), so both
-/// spellings build the same [`Config`]; the returned map says which key came from which
-/// sub-table, so that errors name the key where it was written. `None`: the flow uses the
-/// flow-kind spelling.
+/// `workload = { kind = "bulk" | "sequence", ... }`. A table pre-pass flattens it into one
+/// table and finds the transport and the workload by name in their tables (never by
+/// rewriting names), so both spellings build the same [`Config`]; the returned map says
+/// which key came from which sub-table, so that errors name the key where it was
+/// written. `None`: the flow uses the flow-kind spelling.
 ///
 /// The keys, choices and error texts come from the descriptors ([`schema::TRANSPORT_FLOW`],
 /// [`schema::WORKLOADS`]): a key added to a workload's table is accepted in `workload`.
-#[allow(clippy::type_complexity)]
 fn flow_spelling(t: &Table, path: &str) -> Result<Option<Spelled>, ConfigError> {
-    flow_spelling_in(t, path, schema::WORKLOADS)
+    flow_spelling_in(t, path, WORKLOAD_PARSERS)
 }
 
-/// [`flow_spelling`] with the workload tables `workloads` (each `workload.<kind>`).
-#[allow(clippy::type_complexity)]
+/// [`flow_spelling`] with the workloads `workloads` (each with its `workload.<kind>` table).
 fn flow_spelling_in(
     t: &Table,
     path: &str,
-    workloads: &[&'static schema::Table],
+    workloads: &'static [WorkloadParser],
 ) -> Result<Option<Spelled>, ConfigError> {
     // `start` is also a CBR key: it alone does not make a transport flow.
     if !TRANSPORT_FLOW
@@ -1396,10 +1408,8 @@ fn flow_spelling_in(
     }
     let wfield = TRANSPORT_FLOW.field("workload");
     let wpath = join(path, wfield.name);
-    let named: Vec<(&str, &schema::Table)> = workloads
-        .iter()
-        .filter_map(|w| Some((w.id.strip_prefix("workload.")?, *w)))
-        .collect();
+    let named: Vec<(&str, &'static WorkloadParser)> =
+        workloads.iter().map(|w| (w.name(), w)).collect();
     let kinds: Vec<&str> = named.iter().map(|(k, _)| *k).collect();
     let quoted: Vec<String> = kinds.iter().map(|k| format!("\"{k}\"")).collect();
     let expected_workload = format!("a table {{ kind = {}, ... }}", quoted.join(" | "));
@@ -1415,7 +1425,7 @@ fn flow_spelling_in(
         }
     };
     let kpath = join(&wpath, "kind");
-    let (wkind, wtable) = match workload.get("kind") {
+    let (wkind, wdef) = match workload.get("kind") {
         Some(k) => match named.iter().find(|(n, _)| k.as_str() == Some(*n)) {
             Some(&(n, w)) => (n, w),
             None => {
@@ -1430,6 +1440,7 @@ fn flow_spelling_in(
             ))
         }
     };
+    let wtable = wdef.table;
     let mut out = t.clone();
     for f in TRANSPORT_FLOW.fields {
         // `start` stays a key of the flow, read with the transport's keys.
@@ -1531,32 +1542,21 @@ fn flow_spelling_in(
         }
         put(&mut out, k, v, "workload")?;
     }
-    // The flow kind each (transport, workload) pair means; a workload declared in the
-    // schema without its flow kind here is an error, never a silent default.
-    let kind = match (sub, wkind) {
-        ("quic", "bulk") => "quic_bulk".to_string(),
-        ("quic", "sequence") => "quic_connections".to_string(),
-        ("tcp", "bulk") => STREAM_BULK_TCP.to_string(),
-        ("sctp", "bulk") => STREAM_BULK_SCTP.to_string(),
-        // Every transport runs these, through one parser (`parse_stream_workload`).
-        (_, "web_page" | "video" | "reconnects") => format!("{sub} {wkind}"),
-        ("quic", other) => {
-            return Err(ConfigError::new(
-                join(&wpath, "kind"),
-                other,
-                "a workload the \"quic\" transport runs: \"bulk\", \"sequence\", \"web_page\", \"video\" or \"reconnects\"",
-            ))
-        }
-        (_, other) => {
-            return Err(ConfigError::new(
-                join(&wpath, "kind"),
-                other,
-                format!("a workload the \"{sub}\" transport runs: \"bulk\", \"web_page\", \"video\" or \"reconnects\""),
-            ))
-        }
-    };
-    out.insert("kind".to_string(), Value::String(kind));
-    Ok(Some((out, origin, sides)))
+    // A workload the transport does not run is an error naming what it runs.
+    if !schema::workload_runs_on(wkind, sub) {
+        return Err(ConfigError::new(
+            join(&wpath, "kind"),
+            wkind,
+            schema::workloads_run_by(sub),
+        ));
+    }
+    Ok(Some(Spelled {
+        flat: out,
+        origin,
+        sides,
+        transport: sub,
+        workload: wdef,
+    }))
 }
 
 /// `err` with its path moved to where the key was written (`flows[0].bytes` ->
@@ -1692,6 +1692,101 @@ mod spelling_tests {
     /// A key is accepted in `workload = { kind = K, ... }` exactly when the table of K
     /// declares it; accepted keys land in the flow, and the flow kind is the one K means.
     #[test]
+    fn every_loss_model_has_a_parser() {
+        // The schema's model choices, its `loss.<model>` key tables (in the docs' order)
+        // and the parsers are the same list.
+        let tables: Vec<&str> = schema::TABLES
+            .iter()
+            .filter_map(|t| t.id.strip_prefix("loss."))
+            .collect();
+        assert_eq!(tables, LOSS_MODELS);
+        let parsers: Vec<&str> = LOSS_PARSERS.iter().filter_map(|p| p.name()).collect();
+        assert_eq!(parsers, LOSS_MODELS);
+        for t in schema::TABLES.iter().filter(|t| t.id.starts_with("loss.")) {
+            assert_eq!(t.field("model").choices, LOSS_MODELS, "{}", t.id);
+        }
+        // The expected text lists the table's models in its order (with the built-ins
+        // of today: `model = "none" | "bernoulli" | "periodic" | ... | "four_state"`).
+        let quoted: Vec<String> = LOSS_MODELS.iter().map(|m| format!("\"{m}\"")).collect();
+        assert!(loss_expected().ends_with(&format!("model = {}", quoted.join(" | "))));
+        // Each model parses from its own table.
+        for m in LOSS_MODELS {
+            let v: Value = toml::from_str::<Table>(&format!("loss = {{ model = \"{m}\" }}"))
+                .unwrap()
+                .remove("loss")
+                .unwrap();
+            if let Err(e) = parse_loss(&v, "loss") {
+                assert_ne!(e.field, "loss.model", "{m}: {e:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_workload_has_a_parser() {
+        // The parsers' key tables are the schema's workload tables, in the order of
+        // WORKLOAD_KINDS (the `kind` choices); each flat table has the same keys but
+        // `kind`.
+        let tables: Vec<&str> = WORKLOAD_PARSERS.iter().map(|w| w.table.id).collect();
+        let schema_tables: Vec<&str> = WORKLOADS.iter().map(|t| t.id).collect();
+        assert_eq!(tables, schema_tables);
+        let names: Vec<&str> = WORKLOAD_PARSERS.iter().map(|w| w.name()).collect();
+        assert_eq!(names, schema::WORKLOAD_KINDS);
+        for w in WORKLOAD_PARSERS {
+            assert_eq!(w.table.field("kind").choices, schema::WORKLOAD_KINDS);
+            let own: Vec<&str> = w
+                .table
+                .fields
+                .iter()
+                .map(|f| f.name)
+                .filter(|n| *n != "kind")
+                .collect();
+            let flat: Vec<&str> = w.flat.fields.iter().map(|f| f.name).collect();
+            assert_eq!(own, flat, "{}", w.name());
+            // The same descriptors (`reuse`d, not re-declared), and documented.
+            for f in &w.table.fields[1..] {
+                assert!(w.flat.fields.contains(f), "{}.{}", w.name(), f.name);
+            }
+            assert!(
+                schema::TABLES.iter().any(|t| t.id == w.table.id),
+                "{} not in TABLES",
+                w.name()
+            );
+        }
+        for (w, only) in schema::WORKLOAD_TRANSPORTS {
+            assert!(schema::WORKLOAD_KINDS.contains(w), "{w}");
+            assert!(only.iter().all(|t| schema::TRANSPORTS.contains(t)), "{w}");
+        }
+        // Every workload over every transport it runs: a flow that parses with the
+        // workload asked for; over the others an error listing what they run.
+        for w in WORKLOAD_PARSERS {
+            for t in schema::TRANSPORTS {
+                let text = format!(
+                    "[topology]\nkind = \"two_hosts\"\nlink = {{ rate = \"10Mbps\", delay = \"10ms\" }}\n[[flows]]\ntransport = \"{t}\"\nworkload = {{ kind = \"{}\" }}\n",
+                    w.name()
+                );
+                match crate::scenario::parse_str(&text) {
+                    Ok(s) => {
+                        assert!(schema::workload_runs_on(w.name(), t), "{t} {}", w.name());
+                        let flow = &s.base.flows[0];
+                        assert_eq!(flow.workload().map(|x| x.kind()), Some(w.name()));
+                    }
+                    Err(e) if schema::workload_runs_on(w.name(), t) => {
+                        assert_ne!(e.field, "flows[0].workload.kind", "{t} {}: {e}", w.name());
+                    }
+                    Err(e) => assert_eq!(e.allowed, schema::workloads_run_by(t), "{t}"),
+                }
+            }
+        }
+        // The text names the transport and lists what it runs, "a, b or c".
+        let tcp = schema::workloads_run_by("tcp");
+        assert!(
+            tcp.starts_with("a workload the \"tcp\" transport runs: \"bulk\", "),
+            "{tcp}"
+        );
+        assert!(!tcp.contains("\"sequence\""), "{tcp}");
+    }
+
+    #[test]
     fn workload_keys_are_the_descriptors() {
         for w in WORKLOADS {
             let kind = w.id.strip_prefix("workload.").unwrap();
@@ -1699,17 +1794,13 @@ mod spelling_tests {
                 let t = flow(&format!("{{ kind = \"{kind}\", {key} = 1 }}"));
                 let r = flow_spelling(&t, "flows[0]");
                 if w.has(key) {
-                    let (flat, origin, _) = r.expect("declared key accepted").unwrap();
-                    assert!(flat.contains_key(key), "{kind}.{key}");
-                    assert_eq!(origin.get(key), Some(&"workload"));
-                    let want = match kind {
-                        "bulk" => "quic_bulk".to_string(),
-                        "sequence" => "quic_connections".to_string(),
-                        // No flow kind of their own: an internal flat kind,
-                        // "<transport> <workload>" (`parse_stream_workload`).
-                        other => format!("quic {other}"),
-                    };
-                    assert_eq!(flat["kind"].as_str(), Some(want.as_str()));
+                    let spelled = r.expect("declared key accepted").unwrap();
+                    assert!(spelled.flat.contains_key(key), "{kind}.{key}");
+                    assert_eq!(spelled.origin.get(key), Some(&"workload"));
+                    // Found by name in the tables, nothing rewritten.
+                    assert_eq!(spelled.workload.name(), kind);
+                    assert_eq!(spelled.transport, "quic");
+                    assert!(!spelled.flat.contains_key("kind"));
                 } else {
                     let e = r.expect_err("undeclared key rejected");
                     assert_eq!(e.field, format!("flows[0].workload.{key}"));
@@ -1762,13 +1853,20 @@ mod spelling_tests {
         assert!(!schema::WORKLOAD_BULK.has("scheduler"));
         let t = flow("{ kind = \"bulk\", scheduler = \"sequential\" }");
         assert!(flow_spelling(&t, "f").is_err());
-        let (flat, origin, _) = flow_spelling_in(&t, "f", &[&BULK_PLUS]).unwrap().unwrap();
-        assert_eq!(flat["scheduler"].as_str(), Some("sequential"));
-        assert_eq!(origin["scheduler"], "workload");
+        const PLUS: &[WorkloadParser] = &[WorkloadParser {
+            table: &BULK_PLUS,
+            flat: &QUIC_BULK,
+            parse: |r, _| Ok(WorkloadConfig::Bulk(parse_bulk_spec(r)?)),
+        }];
+        let spelled = flow_spelling_in(&t, "f", PLUS).unwrap().unwrap();
+        assert_eq!(spelled.flat["scheduler"].as_str(), Some("sequential"));
+        assert_eq!(spelled.origin["scheduler"], "workload");
         // ... and it is now a workload key, no longer one of the `quic` table.
         let t: Table = "transport = \"quic\"\nquic = { scheduler = \"sequential\" }\nworkload = { kind = \"bulk\" }\n".parse().unwrap();
         assert!(flow_spelling(&t, "f").is_ok());
-        let e = flow_spelling_in(&t, "f", &[&BULK_PLUS]).unwrap_err();
+        let Err(e) = flow_spelling_in(&t, "f", PLUS) else {
+            panic!("a workload key in the quic table");
+        };
         assert_eq!(e.field, "f.quic.scheduler");
         assert!(e.allowed.contains("`scheduler`"), "{e}");
     }
@@ -1782,9 +1880,10 @@ mod spelling_tests {
             (
                 "f.workload.kind",
                 "podcast",
-                "one of \"bulk\", \"sequence\", \"web_page\", \"video\", \"reconnects\""
+                one_of(schema::WORKLOAD_KINDS).as_str()
             )
         );
+        assert!(one_of(schema::WORKLOAD_KINDS).starts_with("one of \"bulk\", \"sequence\", "));
         let t: Table = "transport = \"udp\"\nworkload = { kind = \"bulk\" }\n"
             .parse()
             .unwrap();
@@ -1795,9 +1894,13 @@ mod spelling_tests {
         );
         let t: Table = "transport = \"quic\"\nworkload = 3\n".parse().unwrap();
         let e = flow_spelling(&t, "f").unwrap_err();
+        let kinds: Vec<String> = schema::WORKLOAD_KINDS
+            .iter()
+            .map(|k| format!("\"{k}\""))
+            .collect();
         assert_eq!(
             e.allowed,
-            "a table { kind = \"bulk\" | \"sequence\" | \"web_page\" | \"video\" | \"reconnects\", ... }"
+            format!("a table {{ kind = {}, ... }}", kinds.join(" | "))
         );
         let t: Table = "transport = \"quic\"\nquic = 3\nworkload = { kind = \"bulk\" }\n"
             .parse()

@@ -1,5 +1,5 @@
 //! The keys of the `web_page` and `video` workloads, read from a flow table (the
-//! transport × workload spelling rewritten flat): [`parse_web_page`], [`parse_video`].
+//! transport × workload spelling flattened): [`parse_web_page`], [`parse_video`].
 
 use super::build::array_of_tables;
 use super::raw::{render, Read};

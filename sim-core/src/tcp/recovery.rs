@@ -2,8 +2,9 @@
 //! owns: the congestion state ([`CaState`], Linux `icsk_ca_state`), Proportional Rate
 //! Reduction ([`Prr`], RFC 6937), RACK ([`Rack`], RFC 8985), the tail loss probe
 //! ([`Tlp`], RFC 8985 §7) and the undo bookkeeping ([`Undo`], RFC 2883 / RFC 3708 /
-//! RFC 5682; Linux `tcp_try_undo_*`). The per-ACK orchestration that drives them stays in
-//! `TcpConnection::on_ack` (`docs/tcp.md`, "Loss recovery").
+//! RFC 5682; Linux `tcp_try_undo_*`). The connection holds them in its loss-recovery
+//! owner (`tcp/connection/loss_recovery.rs`), whose per-ACK steps `TcpConnection::on_ack`
+//! calls in order (`docs/tcp.md`, "Loss recovery").
 
 use crate::time::{SimDuration, SimTime};
 

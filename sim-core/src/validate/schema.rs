@@ -824,9 +824,9 @@ pub const QUIC: Table = Table {
             .allowed("a threshold >= 3 (RFC 9002 §6.1.1: SHOULD NOT be below 3)"),
         key("idle_timeout", K::Time, Value("\"30s\""), "the connection is abandoned after max(this, 3 PTO) without receiving anything (the smaller of both sides' values when both are > 0, RFC 9000 §10.1; `\"0s\"`: none of this side's, the peer's applies, and with both `\"0s\"` the 3-PTO floor alone, so a silent connection always ends)"),
         key("profile", K::Enum, Value("\"rfc\""), "`\"rfc\"`, `\"chromium\"` or `\"quic-go\"`: a set of defaults, see [Profiles](#profiles)")
-            .choices(&["rfc", "chromium", "quic-go"]),
+            .choices(&crate::config::quic::Profile::NAMES),
         key("cc", K::Enum, Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; the default of quinn, s2n-quic, quiche, msquic and Linux) or `\"new_reno\"` (RFC 9002 App. B), or a user's controller registered in a `Registry` (`docs/property-testing.md`)")
-            .choices(&["new_reno", "cubic"])
+            .choices(&crate::cc::CONTROLLER_NAMES)
             .open(),
         key("cubic_beta", K::Number, Value("0.7"), "CUBIC β (RFC 9438 §4.6), in (0, 1)")
             .min("0", false)
@@ -908,7 +908,7 @@ pub const MIGRATION: Table = Table {
     what: "a migration table",
     fields: &[
         key("policy", K::Enum, Value("\"reset\""), "the congestion window on the validated new path: `\"reset\"` (initial window and RTT estimator, RFC 9000 §9.4), `\"keep\"` (unchanged; only when every handover of the flow's pair changes the port alone, RFC 9000 §9.4), `\"rtt_ratio\"` (paper 004: `max((RTT_old − RTT_new) / RTT_old × cwnd_old, initial)`)")
-            .choices(&["reset", "keep", "rtt_ratio"]),
+            .choices(&crate::transport::migration::MigrationPolicyKind::NAMES),
         key("throughput_window", K::Time, Value("\"100ms\""), "the handover throughput is the stream data received in this interval after the switch (paper 004: 100 ms), > 0")
             .min("0s", false)
             .allowed(crate::config::quic::MIGRATION_WINDOW_ALLOWED),
@@ -924,7 +924,7 @@ pub const INITIAL_WINDOW: Table = Table {
     what: "an initial_window table",
     fields: &[
         key("policy", K::Enum, Value("\"default\""), "`\"default\"`: the controller's initial window; `\"history\"`: the server keeps per client IP an average of the cwnd at 0-RTT handshake completions and connection closes, and a full handshake starts at max(default, average), at most `cap_packets` segments (paper 000)")
-            .choices(&["default", "history"]),
+            .choices(&crate::transport::initial_window::InitialWindowKind::NAMES),
         key("average", K::Enum, Unset("`\"mean\"` with `history`"), "`\"mean\"` (arithmetic) or `\"ema\"` (exponential moving average); `history` only")
             .choices(&["mean", "ema"]),
         key("alpha", K::Number, Unset("`0.125` with `ema` (RFC 6298's 1/8)"), "weight of the newest sample in the moving average; `average = \"ema\"` only")
@@ -940,7 +940,7 @@ pub const INITIAL_WINDOW: Table = Table {
 
 /// The receive-window policies (`allowance`, `connection_allowance`): the spellings of
 /// [`crate::transport::allowance::AllowanceKind`].
-const ALLOWANCES: &[&str] = &["static", "improved_static", "autotune", "fast_autotune"];
+const ALLOWANCES: &[&str] = &crate::transport::allowance::AllowanceKind::NAMES;
 
 /// The keys of the `bulk` workload: `workload = { kind = "bulk", ... }`, or flat in a
 /// `kind = "quic_bulk"` flow ([`crate::config::workload::BulkSpec`]).
@@ -1191,7 +1191,7 @@ pub const SCTP: Table = Table {
         key("initial_cwnd_bytes", K::Size, Unset("RFC 9260 §7.2.1"), "initial congestion window in bytes, ≥ `mtu`")
             .allowed("an initial window of at least one MTU"),
         key("cc", K::Enum, Value("\"rfc9260\""), "congestion control: `\"rfc9260\"` (RFC 9260 §7.2), or a shared controller fed per acknowledged DATA chunk: `\"new_reno\"`, `\"cubic\"`")
-            .choices(&["rfc9260", "new_reno", "cubic"]),
+            .choices(&crate::config::sctp::SCTP_CC_NAMES),
     ],
 };
 
@@ -1371,7 +1371,7 @@ pub const WORKLOAD_WEB_PAGE: Table = Table {
     ],
 };
 
-/// The `web_page` keys flat in a flow (the transport × workload spelling rewritten).
+/// The `web_page` keys flat in a flow (the transport × workload spelling flattened).
 pub const FLAT_WEB_PAGE: Table = Table {
     id: "flow.web_page",
     path: "[[flows]] with workload web_page",
@@ -1456,7 +1456,7 @@ pub const WORKLOAD_VIDEO: Table = Table {
     ],
 };
 
-/// The `video` keys flat in a flow (the transport × workload spelling rewritten).
+/// The `video` keys flat in a flow (the transport × workload spelling flattened).
 pub const FLAT_VIDEO: Table = Table {
     id: "flow.video",
     path: "[[flows]] with workload video",
@@ -1510,7 +1510,7 @@ pub const WORKLOAD_RECONNECTS: Table = Table {
     ],
 };
 
-/// The `reconnects` keys flat in a flow (the transport × workload spelling rewritten).
+/// The `reconnects` keys flat in a flow (the transport × workload spelling flattened).
 pub const FLAT_RECONNECTS: Table = Table {
     id: "flow.reconnects",
     path: "[[flows]] with workload reconnects",
@@ -1526,6 +1526,36 @@ pub const WORKLOADS: &[&Table] = &[
     &WORKLOAD_VIDEO,
     &WORKLOAD_RECONNECTS,
 ];
+
+/// The workloads only some transports run, with those transports; every other workload
+/// of [`WORKLOAD_KINDS`] runs over every transport of [`TRANSPORTS`] (a workload is
+/// written once over `StreamTransport`). `sequence` resumes with QUIC session tickets
+/// (`docs/lifecycle.md`).
+pub const WORKLOAD_TRANSPORTS: &[(&str, &[&str])] = &[("sequence", &["quic"])];
+
+/// Whether the transport `transport` runs the workload `workload` ([`WORKLOAD_TRANSPORTS`]).
+pub fn workload_runs_on(workload: &str, transport: &str) -> bool {
+    match WORKLOAD_TRANSPORTS.iter().find(|(w, _)| *w == workload) {
+        Some((_, only)) => only.contains(&transport),
+        None => true,
+    }
+}
+
+/// What a workload the transport does not run is told: ``a workload the "tcp" transport
+/// runs: "bulk", "web_page", "video" or "reconnects"``, from [`WORKLOAD_KINDS`] and
+/// [`WORKLOAD_TRANSPORTS`].
+pub fn workloads_run_by(transport: &str) -> std::string::String {
+    let names: Vec<std::string::String> = WORKLOAD_KINDS
+        .iter()
+        .filter(|w| workload_runs_on(w, transport))
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    let list = match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    };
+    format!("a workload the \"{transport}\" transport runs: {list}")
+}
 
 /// The table of the workload `kind` (`"bulk"` -> [`WORKLOAD_BULK`]).
 pub fn workload(kind: &str) -> Option<&'static Table> {
@@ -1693,6 +1723,50 @@ impl Field {
 mod tests {
     use super::*;
 
+    /// Each enum-valued extension point's choices are its table's names, in its order,
+    /// and every name deserialises to the table's entry (`serde` spelling == `name()`).
+    #[test]
+    fn policy_choices_are_the_tables_names() {
+        use crate::config::quic::Profile;
+        use crate::transport::allowance::{AllowanceKind, AllowanceRegistry};
+        use crate::transport::initial_window::InitialWindowKind;
+        use crate::transport::migration::MigrationPolicyKind;
+        fn round_trips<T>(all: &[T], names: &[&str], name: fn(&T) -> &'static str)
+        where
+            T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+        {
+            assert_eq!(all.len(), names.len());
+            for (e, n) in all.iter().zip(names) {
+                assert_eq!(name(e), *n);
+                let back: T = serde_json::from_value(serde_json::Value::from(*n)).unwrap();
+                assert_eq!(&back, e, "{n}");
+            }
+        }
+        assert_eq!(QUIC.field("profile").choices, Profile::NAMES);
+        round_trips(&Profile::ALL, &Profile::NAMES, |p| p.name());
+        assert_eq!(
+            MIGRATION.field("policy").choices,
+            MigrationPolicyKind::NAMES
+        );
+        round_trips(
+            &MigrationPolicyKind::ALL,
+            &MigrationPolicyKind::NAMES,
+            |p| p.name(),
+        );
+        assert_eq!(
+            INITIAL_WINDOW.field("policy").choices,
+            InitialWindowKind::NAMES
+        );
+        round_trips(&InitialWindowKind::ALL, &InitialWindowKind::NAMES, |p| {
+            p.name()
+        });
+        for key in ["allowance", "connection_allowance"] {
+            assert_eq!(QUIC.field(key).choices, AllowanceKind::NAMES, "{key}");
+        }
+        round_trips(&AllowanceKind::ALL, &AllowanceKind::NAMES, |p| p.name());
+        assert_eq!(AllowanceRegistry::builtin().names(), AllowanceKind::NAMES);
+    }
+
     #[test]
     fn ids_unique_and_keys_unique_per_table() {
         for (i, t) in TABLES.iter().enumerate() {
@@ -1719,9 +1793,9 @@ mod tests {
         }
     }
 
-    /// Each workload kind has its table, and every workload key is a descriptor declared
-    /// in a flow table (`reuse`d, not re-declared; `web_page`, `video` and `reconnects`
-    /// have no flow kind and declare theirs in their flat tables).
+    /// Each workload kind has its table. (That every workload key is the descriptor of
+    /// its flat table is checked with the parsers' table, `scenario::build`'s
+    /// `every_workload_has_a_parser`.)
     #[test]
     fn workloads_reuse_flow_descriptors() {
         let ids: Vec<&str> = WORKLOADS.iter().map(|t| t.id).collect();
@@ -1733,23 +1807,6 @@ mod tests {
         for (w, kind) in WORKLOADS.iter().zip(WORKLOAD_KINDS) {
             assert_eq!(workload(kind).map(|t| t.id), Some(w.id));
             assert_eq!(w.fields[0], WORKLOAD_KIND);
-            for f in &w.fields[1..] {
-                assert!(
-                    [
-                        &QUIC,
-                        &QUIC_BULK,
-                        &QUIC_CONNECTIONS,
-                        &FLAT_WEB_PAGE,
-                        &FLAT_VIDEO,
-                        &FLAT_RECONNECTS,
-                    ]
-                    .iter()
-                    .any(|t| t.fields.contains(f)),
-                    "{}.{}",
-                    w.id,
-                    f.name
-                );
-            }
         }
         assert_eq!(TRANSPORT_FLOW.field("transport").choices, TRANSPORTS);
     }

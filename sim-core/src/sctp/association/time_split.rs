@@ -20,11 +20,11 @@ impl SctpAssociation {
         };
         // Fast Recovery, a T3-rtx expiry not yet followed by a SACK of new data (§6.3.3),
         // or chunks marked for retransmission waiting (§6.3.3 E3, §7.2.4).
-        if recovering || self.t3_hold.is_some() || !self.rtx.is_empty() {
+        if recovering || self.rec.t3_hold != super::T3Hold::Off || !self.rec.rtx.is_empty() {
             return TimePart::LossRecovery;
         }
-        let Some(id) = self.next_sendable() else {
-            return if self.flight == 0 {
+        let Some(id) = self.streams.next_sendable() else {
+            return if self.rec.flight == 0 {
                 TimePart::Idle
             } else {
                 self.window_phase() // the last flight on its way
@@ -33,11 +33,12 @@ impl SctpAssociation {
         // RFC 9260 §6.1 A: new DATA only within the peer's rwnd (a_rwnd less the bytes
         // outstanding, §6.2.1), except one chunk when nothing is outstanding.
         let next = self
+            .streams
             .send_streams
             .get(&id)
             .and_then(|s| s.msgs.front())
             .map_or(0, |m| (m.len - m.cut).min(self.cfg.pmdcs()));
-        if next > self.peer_rwnd && !self.sent.is_empty() {
+        if next > self.peer_rwnd && !self.rec.sent.is_empty() {
             TimePart::FlowControl
         } else {
             self.window_phase()

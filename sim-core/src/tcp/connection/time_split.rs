@@ -15,12 +15,15 @@ impl TcpConnection {
         // Fast recovery (RFC 6675 §5 / RFC 6582 §3.2) or the recovery after an RTO (the
         // recovery point is set on both, RFC 6298 §5.4-5.7), an RTO backed off and not yet
         // reset by a new RTT sample, or segments marked lost waiting for retransmission.
-        if self.ca != super::CaState::Open || self.backoff > 0 || !self.retx.is_empty() {
+        if self.rec.ca != super::CaState::Open
+            || self.rtx_timer.backoff > 0
+            || !self.sb.retx.is_empty()
+        {
             return TimePart::LossRecovery;
         }
-        let waiting = self.stream_end > self.snd_nxt || self.mux.has_pending();
+        let waiting = self.send.stream_end > self.snd_nxt || self.send.mux.has_pending();
         if !waiting {
-            return if self.pipe == 0 {
+            return if self.sb.pipe == 0 {
                 TimePart::Idle
             } else {
                 self.window_phase() // the last flight on its way
@@ -29,7 +32,7 @@ impl TcpConnection {
         // RFC 9293 §3.8.6: never beyond the peer's window; the sender waits rather than
         // send a sliver of it (sender-side SWS avoidance, §3.8.6.2.1), as `next_data_segment`.
         let room = self.peer_right_edge.saturating_sub(self.snd_nxt);
-        let want = (self.stream_end - self.snd_nxt).clamp(1, self.smss);
+        let want = (self.send.stream_end - self.snd_nxt).clamp(1, self.smss);
         if room == 0 || room < want / 2 {
             TimePart::FlowControl
         } else {

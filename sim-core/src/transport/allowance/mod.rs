@@ -64,6 +64,17 @@ pub enum AllowanceKind {
 }
 
 impl AllowanceKind {
+    /// The scenario names of every policy, computed from [`AllowanceKind::ALL`]: the schema's choices.
+    pub const NAMES: [&'static str; AllowanceKind::ALL.len()] = {
+        let mut out = [""; AllowanceKind::ALL.len()];
+        let mut i = 0;
+        while i < out.len() {
+            out[i] = AllowanceKind::ALL[i].name();
+            i += 1;
+        }
+        out
+    };
+
     /// Every policy, in declaration order.
     pub const ALL: [AllowanceKind; 4] = [
         AllowanceKind::Static,
@@ -73,7 +84,7 @@ impl AllowanceKind {
     ];
 
     /// The scenario spelling.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             AllowanceKind::Static => "static",
             AllowanceKind::ImprovedStatic => "improved_static",

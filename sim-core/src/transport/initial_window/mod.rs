@@ -38,8 +38,24 @@ pub enum InitialWindowKind {
 }
 
 impl InitialWindowKind {
+    /// Every policy, the table of this extension point: [`InitialWindowKind::NAMES`] and the schema's
+    /// choices derive from it.
+    pub const ALL: [InitialWindowKind; 2] =
+        [InitialWindowKind::Default, InitialWindowKind::History];
+
+    /// The scenario names of every policy, computed from [`InitialWindowKind::ALL`]: the schema's choices.
+    pub const NAMES: [&'static str; InitialWindowKind::ALL.len()] = {
+        let mut out = [""; InitialWindowKind::ALL.len()];
+        let mut i = 0;
+        while i < out.len() {
+            out[i] = InitialWindowKind::ALL[i].name();
+            i += 1;
+        }
+        out
+    };
+
     /// The name used in scenarios.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             InitialWindowKind::Default => "default",
             InitialWindowKind::History => "history",

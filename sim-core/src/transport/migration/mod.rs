@@ -39,8 +39,27 @@ pub enum MigrationPolicyKind {
 }
 
 impl MigrationPolicyKind {
+    /// Every policy, the table of this extension point: [`MigrationPolicyKind::NAMES`] and the schema's
+    /// choices derive from it.
+    pub const ALL: [MigrationPolicyKind; 3] = [
+        MigrationPolicyKind::Reset,
+        MigrationPolicyKind::Keep,
+        MigrationPolicyKind::RttRatio,
+    ];
+
+    /// The scenario names of every policy, computed from [`MigrationPolicyKind::ALL`]: the schema's choices.
+    pub const NAMES: [&'static str; MigrationPolicyKind::ALL.len()] = {
+        let mut out = [""; MigrationPolicyKind::ALL.len()];
+        let mut i = 0;
+        while i < out.len() {
+            out[i] = MigrationPolicyKind::ALL[i].name();
+            i += 1;
+        }
+        out
+    };
+
     /// The name used in scenarios.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             MigrationPolicyKind::Reset => "reset",
             MigrationPolicyKind::Keep => "keep",

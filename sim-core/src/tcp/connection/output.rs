@@ -1,0 +1,302 @@
+//! The connection's output: which segment goes next (a FIN, the SYN, a forced or probe
+//! retransmission, retransmissions before new data (RFC 6675 NextSeg), new data within
+//! the window, the peer's window and the pacer, else a pure ACK), how a segment is built
+//! and the sender's blocked-time accounting.
+
+use super::scoreboard::SentSeg;
+use super::state::Close;
+use super::{Blocked, TcpConnection, TcpState};
+use crate::tcp::recovery::{ts_ticks, CaState, Frto};
+use crate::time::SimTime;
+use crate::trace::{SenderProbe, TraceEvent};
+use crate::transport::stream::CloseKind;
+use crate::wire::tcp::{Flags, Segment};
+
+impl TcpConnection {
+    /// The next segment to send now, if any.
+    pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+        // RFC 7323 §3.2: TSval from a clock ticking in ms (Linux TCP_TS_HZ), offset by one
+        // so that no timestamp is 0 (Linux never echoes 0).
+        self.ts_now = ts_ticks(now) + 1;
+        let seg = self.next_segment(now)?;
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += seg.datagram_size();
+        self.stats.header_bytes_sent += seg.ip_len() - seg.len;
+        self.stats.sack_blocks_sent += seg.sack.len() as u64;
+        if seg.len == 0 {
+            self.stats.pure_acks_sent += 1;
+        } else {
+            self.trace.push_with(now, || {
+                TraceEvent::SenderProbe(SenderProbe::Sent {
+                    seq: seg.seq,
+                    len: seg.len,
+                    ip_size: seg.ip_len(),
+                    retransmission: seg.retransmission,
+                })
+            });
+            self.probe_window(now);
+        }
+        Some(seg)
+    }
+
+    /// The checkers' window probe (issue 16; only while tracing).
+    pub(super) fn probe_window(&mut self, now: SimTime) {
+        if self.trace.is_on() {
+            let w = SenderProbe::Window {
+                cwnd: self.send_window(),
+                // RFC 5681 §3.1: TCP's floor is the loss window, one segment.
+                minimum: self.cc.minimum_window().min(self.smss),
+                bytes_in_flight: self.sb.pipe,
+                smss: self.smss,
+            };
+            self.trace.push(now, TraceEvent::SenderProbe(w));
+        }
+    }
+
+    pub(super) fn next_segment(&mut self, now: SimTime) -> Option<Segment> {
+        match self.close {
+            Close::FinOwed(at) => {
+                self.close = Close::Closed(CloseKind::LocalClose, at);
+                let mut s = self.bare_segment();
+                s.flags.fin = true;
+                s.seq = self.snd_nxt;
+                return Some(s);
+            }
+            Close::Closed(..) => return None,
+            Close::Open => {}
+        }
+        if self.hs.syn_pending {
+            self.hs.syn_pending = false;
+            return Some(self.syn_segment(now));
+        }
+        // RFC 7413 §4.2.2: a server that accepted SYN data may send before the handshake
+        // completes.
+        if self.state != TcpState::Established && !self.hs.fast_open_accepted {
+            return None;
+        }
+        if let Some(s) = self.next_data_segment(now) {
+            return Some(s);
+        }
+        if self.rx.ack_now {
+            return Some(self.bare_segment());
+        }
+        None
+    }
+
+    /// A segment without payload carrying the current ACK (and SACK blocks).
+    pub(super) fn bare_segment(&mut self) -> Segment {
+        let sack = self.rx.sack_blocks(&self.cfg);
+        self.rx.ack_sent();
+        Segment {
+            conn: 0,
+            flags: Flags {
+                syn: false,
+                ack: true,
+                fin: false,
+            },
+            seq: self.snd_nxt,
+            len: 0,
+            ack: self.rx.rcv_nxt,
+            window: self.rx.rcv_wnd,
+            sack,
+            syn_options: None,
+            timestamps: self.cfg.timestamps,
+            ts_val: self.ts_now,
+            ts_ecr: self.rx.ts_recent,
+            records: Vec::new(),
+            retransmission: false,
+        }
+    }
+
+    /// `seg` was just put in a recycled box whose old content was `old`: keeps `old`'s
+    /// vectors (emptied) for later segments, so that steady state allocates none. A
+    /// vector `seg` has not allocated (a pure ACK's records) takes `old`'s, to travel with
+    /// the box; otherwise the connection keeps it for its next segment. Only capacity
+    /// moves: every vector keeps its content.
+    pub fn recycle_segment(&mut self, seg: &mut Segment, old: Segment) {
+        let Segment {
+            mut records,
+            mut sack,
+            ..
+        } = old;
+        records.clear();
+        sack.clear();
+        if seg.records.capacity() == 0 && seg.records.is_empty() {
+            seg.records = records;
+        } else {
+            self.send.keep_spare(records);
+        }
+        if seg.sack.capacity() == 0 && seg.sack.is_empty() {
+            seg.sack = sack;
+        } else if self.rx.spare_sack.capacity() < sack.capacity() {
+            self.rx.spare_sack = sack;
+        }
+    }
+
+    pub(super) fn data_segment(&mut self, seq: u64, len: u64, retransmission: bool) -> Segment {
+        let records = self.send.records_in(seq, seq + len);
+        let mut s = self.bare_segment();
+        s.seq = seq;
+        s.len = len;
+        s.records = records;
+        s.retransmission = retransmission;
+        s
+    }
+
+    /// Cuts multiplexer frames until the stream holds `target` bytes (or nothing waits).
+    pub(super) fn fill_stream(&mut self, target: u64) {
+        if self.connected_at.is_none() {
+            return;
+        }
+        self.send.fill(target);
+    }
+
+    pub(super) fn set_blocked(&mut self, now: SimTime, b: Option<Blocked>) {
+        if let Some((old, since)) = self.blocked {
+            if Some(old) == b {
+                return;
+            }
+            let d = now.saturating_since(since);
+            match old {
+                Blocked::Cwnd => {
+                    self.stats.cwnd_blocked = self.stats.cwnd_blocked.saturating_add(d)
+                }
+                Blocked::Rwnd => {
+                    self.stats.rwnd_blocked = self.stats.rwnd_blocked.saturating_add(d)
+                }
+            }
+        }
+        self.blocked = b.map(|b| (b, now));
+    }
+
+    pub(super) fn has_sendable(&self) -> bool {
+        self.rec.tlp_pending
+            || !self.sb.retx.is_empty()
+            || (self.connected_at.is_some()
+                && (self.send.stream_end > self.snd_nxt || self.send.mux.has_pending()))
+    }
+
+    pub(super) fn next_data_segment(&mut self, now: SimTime) -> Option<Segment> {
+        let cwnd = self.send_window();
+        let pipe = self.sb.pipe.saturating_sub(self.rec.dupack_credit);
+        // RFC 6675 §5 (4.2) / RFC 6298 §5.4: the first hole goes out whatever the window.
+        if self.rec.force_retransmit {
+            self.rec.force_retransmit = false;
+            if let Some(&seq) = self.sb.retx.first() {
+                return Some(self.retransmit(now, seq));
+            }
+        }
+        if self.rec.tlp_pending {
+            // RFC 8985 §7.3 (Linux tcp_send_loss_probe): one segment whatever the window:
+            // new data if the peer's window allows, else the last segment again.
+            self.rec.tlp_pending = false;
+            if let Some(s) = self.new_data_segment(now, u64::MAX, pipe) {
+                self.rec.tlp.retrans = false;
+                self.rec.tlp.high_seq = Some(self.snd_nxt);
+                return Some(s);
+            }
+            if let Some(last) = self.sb.segs.back().filter(|s| !s.sacked).map(|s| s.seq) {
+                self.rec.tlp.retrans = true;
+                self.rec.tlp.seq = last;
+                self.rec.tlp.high_seq = Some(self.snd_nxt);
+                return Some(self.retransmit(now, last));
+            }
+        }
+        if self.pacer.is_enabled() {
+            self.pacer
+                .refill(now, self.rtt.smoothed_rtt(), cwnd, self.cc.in_slow_start());
+            if !self.pacer.can_send() && self.has_sendable() {
+                return None;
+            }
+        }
+        // RFC 6675 NextSeg (1): retransmissions before new data; F-RTO's step 2.b sends
+        // new data instead (RFC 5682 §3.1; Linux REXMIT_NEW).
+        if self.rec.frto != Frto::NewDataSent {
+            if let Some(&seq) = self.sb.retx.first() {
+                let len = self.sb.at(seq).len;
+                if pipe + len <= cwnd {
+                    return Some(self.retransmit(now, seq));
+                }
+                self.set_blocked(now, Some(Blocked::Cwnd));
+                return None;
+            }
+        }
+        self.new_data_segment(now, cwnd, pipe)
+    }
+
+    /// The next segment of new data if `pipe` leaves room in `cwnd` and the peer's window
+    /// allows it.
+    pub(super) fn new_data_segment(
+        &mut self,
+        now: SimTime,
+        cwnd: u64,
+        pipe: u64,
+    ) -> Option<Segment> {
+        self.fill_stream(self.snd_nxt + self.smss);
+        let avail = self.send.stream_end - self.snd_nxt;
+        if avail == 0 {
+            self.set_blocked(now, None);
+            return None;
+        }
+        let mut len = avail.min(self.smss);
+        // RFC 9293 §3.8.6: never beyond the peer's window.
+        let room = self.peer_right_edge.saturating_sub(self.snd_nxt);
+        if room < len {
+            if room == 0 || room < avail.min(self.smss) / 2 {
+                self.set_blocked(now, Some(Blocked::Rwnd));
+                return None;
+            }
+            len = room;
+        }
+        if pipe.saturating_add(len) > cwnd {
+            self.set_blocked(now, Some(Blocked::Cwnd));
+            return None;
+        }
+        self.set_blocked(now, None);
+        let seq = self.snd_nxt;
+        self.snd_nxt += len;
+        if self.rec.ca == CaState::Recovery {
+            self.rec.prr.out += len;
+        }
+        self.fill_stream(self.snd_nxt + 1);
+        let app_limited = self.send.stream_end == self.snd_nxt && !self.send.mux.has_pending();
+        self.sb.push(SentSeg {
+            seq,
+            len,
+            sent: now,
+            retransmitted: false,
+            sacked: false,
+            lost: false,
+            rexmit_in_flight: false,
+            app_limited,
+        });
+        self.cc.on_packet_sent(now, len, self.sb.pipe);
+        self.pacer.on_sent(len);
+        if self.rtx_timer.deadline.is_none() {
+            self.rtx_timer.deadline = Some(now + self.rto());
+        }
+        self.schedule_tlp(now);
+        Some(self.data_segment(seq, len, false))
+    }
+
+    pub(super) fn retransmit(&mut self, now: SimTime, seq: u64) -> Segment {
+        let len = self.sb.retransmitted(now, seq);
+        if self.rec.ca == CaState::Recovery {
+            self.rec.prr.out += len;
+        }
+        // Linux tcp_retransmit_skb: the episode's first retransmission time (for Eifel
+        // detection) and the count a DSACK may show spurious.
+        if self.rec.undo.first_retrans_ts.is_none() {
+            self.rec.undo.first_retrans_ts = Some(self.ts_now);
+        }
+        self.rec.undo.retrans = self.rec.undo.retrans.max(0) + 1;
+        self.stats.segments_retransmitted += 1;
+        self.stats.bytes_retransmitted += len;
+        self.cc.on_packet_sent(now, len, self.sb.pipe);
+        self.pacer.on_sent(len);
+        if self.rtx_timer.deadline.is_none() {
+            self.rtx_timer.deadline = Some(now + self.rto());
+        }
+        self.data_segment(seq, len, true)
+    }
+}

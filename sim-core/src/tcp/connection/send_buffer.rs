@@ -1,0 +1,88 @@
+//! The sender's byte stream: the records (TLS messages, multiplexer frames) put on it and
+//! not yet wholly acknowledged, and the multiplexer that cuts the workload's streams into
+//! frames as room comes. [`SendBuffer`] owns them; which bytes go out when is the
+//! connection's (`connection/output.rs`).
+
+use crate::tcp::mux::MuxSend;
+use crate::wire::tcp::{Record, RecordKind};
+use std::collections::VecDeque;
+
+/// The records of the byte stream and the multiplexer.
+#[derive(Debug)]
+pub(super) struct SendBuffer {
+    /// Records of the byte stream not yet wholly acknowledged: records ending at or below
+    /// `snd_una` are dropped (no segment is built below `snd_una` again), so memory is
+    /// bounded by what is in flight, not by what was transferred (issue 14).
+    records: VecDeque<Record>,
+    /// The end of the byte stream written so far.
+    pub(super) stream_end: u64,
+    pub(super) mux: MuxSend,
+    /// Emptied vector of a recycled segment, for the next segment's records
+    /// ([`TcpConnection::recycle_segment`](super::TcpConnection::recycle_segment)).
+    spare_records: Vec<Record>,
+}
+
+impl SendBuffer {
+    pub(super) fn new(mux: MuxSend) -> Self {
+        SendBuffer {
+            records: VecDeque::new(),
+            stream_end: 0,
+            mux,
+            spare_records: Vec::new(),
+        }
+    }
+
+    /// Records kept.
+    pub(super) fn kept(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Puts a record of `len` bytes at the end of the stream.
+    pub(super) fn push_record(&mut self, kind: RecordKind, len: u64) {
+        self.records.push_back(Record {
+            offset: self.stream_end,
+            len,
+            kind,
+        });
+        self.stream_end += len;
+    }
+
+    /// Cuts multiplexer frames until the stream holds `target` bytes (or nothing waits).
+    pub(super) fn fill(&mut self, target: u64) {
+        while self.stream_end < target {
+            let Some(r) = self.mux.next_frame(self.stream_end) else {
+                break;
+            };
+            self.records.push_back(r);
+            self.stream_end = r.end();
+        }
+    }
+
+    /// The records overlapping `[start, end)`, in a recycled vector.
+    pub(super) fn records_in(&mut self, start: u64, end: u64) -> Vec<Record> {
+        let i = self.records.partition_point(|r| r.end() <= start);
+        let mut out = std::mem::take(&mut self.spare_records);
+        out.clear();
+        out.extend(
+            self.records
+                .range(i..)
+                .take_while(|r| r.offset < end)
+                .copied(),
+        );
+        out
+    }
+
+    /// The cumulative ACK reached `ack`: the records wholly below it are dropped.
+    pub(super) fn release_acked(&mut self, ack: u64) {
+        while self.records.front().is_some_and(|r| r.end() <= ack) {
+            self.records.pop_front();
+        }
+    }
+
+    /// Keeps an emptied record vector if it is larger than the one kept.
+    pub(super) fn keep_spare(&mut self, records: Vec<Record>) {
+        if self.spare_records.capacity() < records.capacity() {
+            self.spare_records = records;
+        }
+    }
+}
