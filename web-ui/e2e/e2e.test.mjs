@@ -65,6 +65,11 @@ function cliDigest(toml) {
   return doc.runs[0].digest;
 }
 
+/** The client's completion time of a flow of `quicsim run --json` (what the page shows). */
+function clientCompletion(flow) {
+  return flow.endpoints.find((e) => e.role === 'client').completion_secs;
+}
+
 test('page loads, runs the first scenario and draws, with no console error', async () => {
   await page.waitForSelector('nav button[data-scenario]');
   const n = await page.locator('nav button[data-scenario]').count();
@@ -237,7 +242,7 @@ test('exports: the TOML with its quicsim run digest beside the page\'s, results 
   const [cn, csv] = await save('#dl-csv');
   assert.match(cn, /results\.csv$/);
   const rows = csv.trim().split('\n');
-  assert.match(rows[0], /^seed,status,end_s,events,digest,flow/);
+  assert.match(rows[0], /^point,point_params,run,seed,status,end_s,events,digest,flow/);
   assert.ok(rows[1].includes(shown));
   const [qn, qlog] = await save('#dl-qlog');
   assert.match(qn, /\.sqlog$/);
@@ -394,5 +399,50 @@ test('cancel stops a long run', async () => {
   // The page still works after a cancel.
   await page.click('button[data-scenario=""]');
   await waitDone();
+  assert.deepEqual(problems, []);
+});
+
+test('a sweep: mean and CI per point, a point column in the tables and the CSV, a chooser for the plotted point and run', async () => {
+  // Paper 000's Good network: the default against the history initial window, 10 runs each.
+  await page.click('button[data-scenario="paper000/good.toml"]');
+  await waitDone(240000);
+  const cis = await page.$$eval('p.ci', (ps) => ps.map((p) => ({ point: p.dataset.point, text: p.textContent })));
+  assert.equal(cis.length, 2, JSON.stringify(cis));
+  assert.match(cis[0].text, /^point 0 \(initial_window: policy = "default"\) · flow 0: completion over 10 runs: mean [\d.]+ s, 95 % CI \[/);
+  assert.match(cis[1].text, /^point 1 \(initial_window: policy = "history"\) · flow 0: completion over 10 runs: mean [\d.]+ s, 95 % CI \[/);
+  // Each point's mean and CI are over its own runs: recomputed from the CLI's document.
+  const doc = JSON.parse(execFileSync(CLI, ['run', resolve('../../scenarios/paper000/good.toml'), '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+  for (const p of [0, 1]) {
+    const v = doc.runs.filter((r) => r.point === p).map((r) => clientCompletion(r.flows[0]));
+    assert.equal(v.length, 10);
+    const mean = v.reduce((a, x) => a + x, 0) / v.length;
+    assert.ok(cis[p].text.includes(`mean ${mean.toFixed(4)} s`), `${cis[p].text} vs ${mean}`);
+  }
+  // The point column in both tables, human-readable, the full key in the tooltip.
+  const cells = await page.$$eval('#summary td.point', (tds) => tds.map((t) => [t.textContent, t.title]));
+  assert.equal(cells.length, 20);
+  assert.deepEqual(cells[0], ['0: initial_window: policy = "default"', 'flows.0.quic.initial_window = { policy = "default" }']);
+  assert.equal(cells[19][0], '1: initial_window: policy = "history"');
+  assert.equal(await page.locator('#flows td.point').count(), 20);
+  // The CSV export has the point and its parameters.
+  const [d] = await Promise.all([page.waitForEvent('download'), page.click('#dl-csv')]);
+  const f = join(mkdtempSync(join(tmpdir(), 'quicsim-e2e-')), d.suggestedFilename());
+  await d.saveAs(f);
+  const rows = readFileSync(f, 'utf8').trim().split('\n');
+  assert.match(rows[0], /^point,point_params,run,seed,status,/);
+  assert.equal(rows.length, 21);
+  assert.ok(rows[1].startsWith('0,"flows.0.quic.initial_window = { policy = ""default"" }",0,'), rows[1]);
+  assert.ok(rows[20].startsWith('1,"flows.0.quic.initial_window = { policy = ""history"" }",9,'), rows[20]);
+  // The time plots follow the chooser: point 1, then its run 3.
+  assert.match(await page.textContent('#plot-shown'), /point 0 \(.*default.*\), run 0 \(seed \d+\)/);
+  const c0 = await page.$eval('#chart-0', (c) => c.toDataURL());
+  await page.selectOption('#plot-point', '1');
+  await page.waitForFunction(() => /point 1 \(.*history.*\), run 0/.test(document.querySelector('#plot-shown')?.textContent));
+  await page.waitForFunction((c0) => document.querySelector('#chart-0').toDataURL() !== c0, c0);
+  const c1 = await page.$eval('#chart-0', (c) => c.toDataURL());
+  await page.selectOption('#plot-run', '3');
+  await page.waitForFunction(() => /point 1 .*, run 3 \(seed \d+\)/.test(document.querySelector('#plot-shown')?.textContent));
+  await page.waitForFunction((c1) => document.querySelector('#chart-0').toDataURL() !== c1, c1);
+  await page.screenshot({ path: join(ART, 'sweep.png'), fullPage: true });
   assert.deepEqual(problems, []);
 });

@@ -3,7 +3,7 @@
 //! [`Simulation::step`], so a worker can report progress between slices and be stopped.
 //! Time series are switched on (they change neither the events nor the digest).
 
-use crate::summary::{lines, RunLine};
+use crate::summary::{lines_of_jobs, PointInfo, RunLine};
 use serde::{Deserialize, Serialize};
 use sim_core::breakdown::FlowBreakdown;
 use sim_core::metrics::Series;
@@ -35,7 +35,11 @@ pub struct RunOutput {
     pub doc: serde_json::Value,
     /// Every run's summary line, in job order (point-major, then run).
     pub lines: Vec<RunLine>,
-    /// The first run's time series.
+    /// The sweep points (one, with no parameters, without a sweep).
+    #[serde(default)]
+    pub points: Vec<PointInfo>,
+    /// The first run's time series (the page asks the worker for another run's:
+    /// [`Runner::series_of`]).
     pub series: Option<PlotSeries>,
     /// "Where the time went" in the first run, one bar per flow that reports it
     /// (`sim_core::breakdown`); in a paired comparison the first run of every variant
@@ -298,7 +302,8 @@ impl Runner {
             while !sim.step(SMOKE_SLICE).is_finished() && sim.progress().events < max_events {}
             results.push(sim.finish());
         }
-        Ok(lines(&results))
+        let jobs: Vec<(usize, u32)> = study.jobs().iter().map(|j| (j.point, j.run)).collect();
+        Ok(lines_of_jobs(&jobs, &results))
     }
 
     /// Progress so far.
@@ -330,6 +335,15 @@ impl Runner {
         }
     }
 
+    /// The time series of finished job `job` (an index into the jobs, point-major), for
+    /// the page's point and run chooser.
+    pub fn series_of(&self, job: usize) -> Option<PlotSeries> {
+        self.results
+            .get(job)
+            .and_then(|r| r.series.as_ref())
+            .map(PlotSeries::of)
+    }
+
     /// Every finished run's result, in job order.
     pub fn results(&self) -> &[RunResult] {
         &self.results
@@ -344,9 +358,11 @@ impl Runner {
             .map(PairedTable::of)
             .unwrap_or_default();
         let doc = serde_json::to_value(&study_result).expect("JSON");
+        let jobs: Vec<(usize, u32)> = self.study.jobs().iter().map(|j| (j.point, j.run)).collect();
         RunOutput {
             doc,
-            lines: lines(&self.results),
+            lines: lines_of_jobs(&jobs, &self.results),
+            points: PointInfo::all(&self.study.point_params()),
             series: self
                 .results
                 .first()
