@@ -446,3 +446,57 @@ test('a sweep: mean and CI per point, a point column in the tables and the CSV, 
   await page.screenshot({ path: join(ART, 'sweep.png'), fullPage: true });
   assert.deepEqual(problems, []);
 });
+
+/** `quicsim run FILE --json` of `toml`: every run's (digest, status). */
+function cliRuns(toml) {
+  const dir = mkdtempSync(join(tmpdir(), 'quicsim-e2e-'));
+  const f = join(dir, 'scenario.toml');
+  writeFileSync(f, toml);
+  const doc = JSON.parse(execFileSync(CLI, ['run', f, '--json'], { encoding: 'utf8', maxBuffer: 1 << 30 }));
+  return doc.runs.map((r) => [r.digest, r.status]);
+}
+
+/** The page's runs as (digest, status), in job order. */
+async function pageRuns() {
+  return page.$$eval('#summary tr', (trs) => trs.slice(1).map((tr) => [
+    tr.querySelector('code.digest').textContent.trim(), tr.querySelector('td.run-status').textContent.trim(),
+  ]));
+}
+
+test('every run\'s digest equals quicsim run --json: paper003/video-error-rate and a run that ends stalled', async () => {
+  await page.click('button[data-scenario="paper003/video-error-rate.toml"]');
+  await waitDone(240000);
+  const got = await pageRuns();
+  assert.equal(got.length, 15);
+  assert.deepEqual(got, cliRuns(await page.inputValue('#toml')));
+  // The link goes down at 1 s and never comes back, with packets queued: `stalled`.
+  await page.click('button[data-scenario="examples/link-down.toml"]');
+  await waitDone();
+  const text = (await page.inputValue('#toml')).replace(/\[\[topology\.forward\.changes\]\]\s*at = "1\.5s"[^[]*/, '')
+    .replace('seed = 6', 'seed = 6\nruns = 3');
+  assert.ok(!text.includes('1.5s'), text);
+  await page.fill('#toml', text);
+  await page.click('#run');
+  await page.waitForFunction(() => document.querySelector('#status')?.textContent.startsWith('done')
+    && document.querySelectorAll('#summary code.digest').length === 3, null, { timeout: 60000 });
+  const stalled = await pageRuns();
+  assert.ok(stalled.every(([, s]) => s === 'stalled'), JSON.stringify(stalled));
+  assert.deepEqual(stalled, cliRuns(text));
+  assert.deepEqual(problems, []);
+});
+
+test('every gallery entry: every run\'s digest and status equal quicsim run --json', async () => {
+  const ids = await page.$$eval('nav button[data-scenario]', (bs) => bs.map((b) => b.dataset.scenario));
+  let runs = 0;
+  for (const id of ids) {
+    await page.click(`button[data-scenario="${id}"]`);
+    // The status of the previous entry may still say done: wait for this entry's text.
+    await page.waitForFunction(() => !document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 5000 }).catch(() => {});
+    await waitDone(600000);
+    const got = await pageRuns();
+    assert.deepEqual(got, cliRuns(await page.inputValue('#toml')), id);
+    runs += got.length;
+  }
+  assert.ok(runs > 200, `${runs} runs`);
+  assert.deepEqual(problems, []);
+});
