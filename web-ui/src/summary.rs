@@ -238,7 +238,7 @@ mod tests {
         while !r.step(100_000).unwrap() {}
         let out = r.output();
         assert_eq!(out.points.len(), 2);
-        assert_eq!(out.points[1].label, "rate = \"20Mbps\"");
+        assert_eq!(out.points[1].label, "rate = 20Mbps");
         let points: Vec<(usize, u32)> = out.lines.iter().map(|l| (l.point, l.run)).collect();
         assert_eq!(points, [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]);
         let s = completion_summaries(&out.lines);
