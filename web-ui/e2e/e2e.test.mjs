@@ -500,3 +500,24 @@ test('every gallery entry: every run\'s digest and status equal quicsim run --js
   assert.ok(runs > 200, `${runs} runs`);
   assert.deepEqual(problems, []);
 });
+
+test('the default QUIC examples show the transfer size and streams in the panel; an edit re-runs', async () => {
+  await page.click('button[data-scenario="examples/quic-bulk.toml"]');
+  await waitDone();
+  assert.equal(await page.inputValue('input[data-field="flows[0].workload.bytes"]'), '10MB');
+  assert.equal(await page.inputValue('input[data-field="flows[0].workload.streams"]'), '4');
+  await page.click('button[data-scenario=""]'); // the sandbox
+  const d0 = await waitDone();
+  const bytes = 'input[data-field="flows[0].workload.bytes"]';
+  assert.equal(await page.inputValue(bytes), '1MB');
+  await page.fill(bytes, '300KB');
+  await page.press(bytes, 'Enter');
+  await page.waitForFunction(() => /bytes = "300KB"/.test(document.querySelector('#toml').value));
+  await page.waitForFunction((d) => {
+    const s = document.querySelector('#status');
+    const g = document.querySelector('#digest-0');
+    return s && s.textContent.startsWith('done') && g && g.textContent.trim() !== d;
+  }, d0, { timeout: 60000 });
+  assert.equal(cliDigest(await page.inputValue('#toml')), (await page.textContent('#digest-0')).trim());
+  assert.deepEqual(problems, []);
+});
