@@ -481,6 +481,7 @@ test('every run\'s digest equals quicsim run --json: paper003/video-error-rate a
     && document.querySelectorAll('#summary code.digest').length === 3, null, { timeout: 60000 });
   const stalled = await pageRuns();
   assert.ok(stalled.every(([, s]) => s === 'stalled'), JSON.stringify(stalled));
+  assert.match(await page.textContent('#run-note-0'), /^run 0 \(seed \d+\): stalled at [\d.]+ s: nothing was left to happen/);
   assert.deepEqual(stalled, cliRuns(text));
   assert.deepEqual(problems, []);
 });
@@ -519,5 +520,29 @@ test('the default QUIC examples show the transfer size and streams in the panel;
     return s && s.textContent.startsWith('done') && g && g.textContent.trim() !== d;
   }, d0, { timeout: 60000 });
   assert.equal(cliDigest(await page.inputValue('#toml')), (await page.textContent('#digest-0')).trim());
+  assert.deepEqual(problems, []);
+});
+
+test('a run cut by the time limit or the event budget says so in plain words, with the key to raise', async () => {
+  await page.click('button[data-scenario=""]'); // the sandbox: 1 MB at 10 Mbit/s takes ~1 s
+  const d0 = await waitDone();
+  assert.match(await page.textContent('#run-note-0'), /^completed at [\d.]+ s/);
+  await page.fill('#toml', (await page.inputValue('#toml')) + '\n[sim]\ntime_limit = "500ms"\n');
+  await page.click('#run');
+  await page.waitForFunction((d) => document.querySelector('#status')?.textContent.startsWith('done')
+    && document.querySelector('#digest-0')?.textContent.trim() !== d, d0, { timeout: 60000 });
+  assert.equal((await page.textContent('#summary td.run-status')).trim(), 'time_limit');
+  const note = await page.textContent('#run-note-0');
+  assert.match(note, /stopped at the time limit \(sim\.time_limit = 500ms\).*raise it in \[sim\]/);
+  // The flow's completion says why it is missing, and the bar says it is not finished.
+  assert.match(await page.textContent('#flows tr:nth-child(2) td:nth-child(3)'), /— \(time limit\)/);
+  assert.match(await page.textContent('#breakdown-0-cut'), /^Not finished: stopped at the time limit \(sim\.time_limit = 500ms\).*The bar covers the run so far\.$/);
+  await page.locator('#breakdown').screenshot({ path: join(ART, 'time-limit.png') });
+  const d1 = (await page.textContent('#digest-0')).trim();
+  await page.fill('#toml', (await page.inputValue('#toml')).replace('time_limit = "500ms"', 'max_events = 3000'));
+  await page.click('#run');
+  await page.waitForFunction((d) => document.querySelector('#status')?.textContent.startsWith('done')
+    && document.querySelector('#digest-0')?.textContent.trim() !== d, d1, { timeout: 60000 });
+  assert.match(await page.textContent('#run-note-0'), /stopped at the event budget \(sim\.max_events = 3000\) at [\d.]+ s.*raise it in \[sim\]/);
   assert.deepEqual(problems, []);
 });

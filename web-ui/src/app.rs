@@ -1037,12 +1037,23 @@ impl App {
                 { for lines.iter().enumerate().map(|(i, l)| html! {
                     <tr>
                         { if swept { point_cell(l.point) } else { html! {} } }
-                        <td>{l.seed}</td><td class="run-status">{&l.status}</td>
+                        <td>{l.seed}</td><td class="run-status" title={l.note.clone()}>{&l.status}</td>
                         <td>{format!("{:.6}", l.end_s)}</td><td>{l.events}</td>
                         <td><code class="digest" id={format!("digest-{i}")}>{&l.digest}</code></td>
                     </tr>
                 }) }
             </table>
+            { if lines.iter().any(|l| l.status != "completed") || lines.len() == 1 { html! {
+                <ul id="run-notes">
+                    { for lines.iter().enumerate().filter(|(_, l)| l.status != "completed" || lines.len() == 1).take(50).map(|(i, l)| html! {
+                        <li class={format!("run-note st-{}", l.status)} id={format!("run-note-{i}")} data-status={l.status.clone()}>
+                            { if lines.len() > 1 { format!("{}run {} (seed {}): ", if swept { format!("point {} ", l.point) } else { String::new() }, l.run, l.seed) } else { String::new() } }
+                            {&l.note}
+                        </li>
+                    }) }
+                    { if lines.iter().filter(|l| l.status != "completed").count() > 50 { html! { <li>{"… more runs did not complete (see the status column)"}</li> } } else { html! {} } }
+                </ul>
+            } } else { html! {} } }
             <table id="flows">
                 <tr>{ if swept { html! { <th>{"point"}</th> } } else { html! {} } }<th>{"run / flow"}</th><th>{"loss ratio"}</th><th>{"completion (s)"}</th><th>{"goodput"}</th></tr>
                 { for lines.iter().flat_map(|l| l.flows.iter().map(move |f| (l, f))).map(|(l, f)| html! {
@@ -1050,7 +1061,7 @@ impl App {
                         { if swept { point_cell(l.point) } else { html! {} } }
                         <td>{format!("seed {} / flow {}", l.seed, f.flow)}</td>
                         <td>{f.loss_ratio.map(|l| format!("{:.4} %", l * 100.0)).unwrap_or_else(|| "—".into())}</td>
-                        <td>{f.completion_s.map(|c| format!("{c:.4}")).unwrap_or_else(|| "—".into())}</td>
+                        <td title={if f.completion_s.is_none() { l.note.clone() } else { String::new() }}>{f.completion_s.map(|c| format!("{c:.4}")).unwrap_or_else(|| if l.status == "completed" { "—".into() } else { format!("— ({})", l.status.replace('_', " ")) })}</td>
                         <td>{f.goodput_bps.map(summary::fmt_rate).unwrap_or_else(|| "—".into())}</td>
                     </tr>
                 }) }
@@ -1339,10 +1350,18 @@ fn view_breakdown(out: &RunOutput) -> Html {
                 } else {
                     format!("breakdown-{}-{}", b.point, b.flow)
                 };
+                // A run cut short (time limit, event budget, stalled): say so under its bar.
+                let cut = out
+                    .lines
+                    .iter()
+                    .find(|l| l.point == b.point && l.run == 0)
+                    .filter(|l| b.completion_s.is_none() && l.status != "completed")
+                    .map(|l| l.note.clone());
                 html! {
+                    <>
                     <div class="bd-row">
                         <span class="bd-label">{format!("{}flow {} ({}): {:.4} s", if swept { format!("point {} run 0 · ", b.point) } else { String::new() }, b.flow, b.transport, b.total_s)}</span>
-                        <div class="bd-bar" id={id} data-transport={b.transport.clone()}
+                        <div class="bd-bar" id={id.clone()} data-transport={b.transport.clone()}
                             data-total={format!("{}", b.total_s)}
                             data-completion={b.completion_s.map(|c| format!("{c}")).unwrap_or_default()}
                             role="img"
@@ -1354,6 +1373,10 @@ fn view_breakdown(out: &RunOutput) -> Html {
                             }) }
                         </div>
                     </div>
+                    { for cut.map(|note| html! {
+                        <p class="bd-cut" id={format!("{id}-cut")}>{format!("Not finished: {note}. The bar covers the run so far.")}</p>
+                    }) }
+                    </>
                 }
             }) }
             <div class="bd-legend">

@@ -359,9 +359,13 @@ impl Runner {
             .unwrap_or_default();
         let doc = serde_json::to_value(&study_result).expect("JSON");
         let jobs: Vec<(usize, u32)> = self.study.jobs().iter().map(|j| (j.point, j.run)).collect();
+        let mut lines = lines_of_jobs(&jobs, &self.results);
+        for (l, j) in lines.iter_mut().zip(self.study.jobs()) {
+            l.note = crate::summary::status_note(&l.status, l.end_s, &self.study.config(j).sim);
+        }
         RunOutput {
             doc,
-            lines: lines_of_jobs(&jobs, &self.results),
+            lines,
             points: PointInfo::all(&self.study.point_params()),
             series: self
                 .results

@@ -29,6 +29,10 @@ pub struct RunLine {
     pub digest: String,
     /// Per flow: (flow, loss ratio, completion s, goodput bit/s) of the flow's client side.
     pub flows: Vec<FlowLine>,
+    /// How the run ended, in plain words, with the limit that cut it and where to raise it
+    /// ([`status_note`]).
+    #[serde(default)]
+    pub note: String,
 }
 
 /// One flow of a run.
@@ -119,6 +123,7 @@ pub fn lines_of_jobs(jobs: &[(usize, u32)], results: &[RunResult]) -> Vec<RunLin
             point,
             run,
             seed: r.seed,
+            note: String::new(),
             status: status_name(r),
             end_s: r.end_time_secs,
             events: r.events,
@@ -180,6 +185,27 @@ pub fn completions(lines: &[RunLine], point: usize, flow: u32) -> Vec<f64> {
         .flat_map(|l| l.flows.iter().filter(|f| f.flow == flow))
         .filter_map(|f| f.completion_s)
         .collect()
+}
+
+/// How a run ended, in plain words: for a run cut short, the limit and its value as the
+/// scenario's `[sim]` table spells it (`limits`: the run's), and where to raise it.
+pub fn status_note(status: &str, end_s: f64, limits: &sim_core::config::SimLimits) -> String {
+    match status {
+        "completed" => format!("completed at {end_s:.4} s: every foreground flow finished"),
+        "time_limit" => format!(
+            "stopped at the time limit (sim.time_limit = {}) before every flow finished; raise it in [sim]",
+            limits.time_limit
+        ),
+        "event_budget" => format!(
+            "stopped at the event budget (sim.max_events = {}) at {end_s:.4} s before every flow finished; raise it in [sim]",
+            limits.max_events
+        ),
+        "stalled" => format!(
+            "stalled at {end_s:.4} s: nothing was left to happen but the work was unfinished (a link down for good, or every packet lost and the protocol gave up); a larger limit does not help"
+        ),
+        "stopped" => format!("stopped early at {end_s:.4} s (cut short before it ended)"),
+        other => other.to_string(),
+    }
 }
 
 /// Bits per second with a unit: `12.3 Mbit/s`.
@@ -259,5 +285,23 @@ mod tests {
             )]),
             "initial_window: policy = \"history\""
         );
+    }
+
+    /// A run cut short names the limit as `[sim]` spells it and says where to raise it.
+    #[test]
+    fn status_notes_name_the_limit() {
+        let limits = sim_core::scenario::parse_str(crate::gallery::SANDBOX)
+            .unwrap()
+            .base
+            .sim;
+        let t = status_note("time_limit", 600.0, &limits);
+        assert_eq!(
+            t,
+            "stopped at the time limit (sim.time_limit = 600s) before every flow finished; raise it in [sim]"
+        );
+        assert!(status_note("event_budget", 1.5, &limits)
+            .contains("(sim.max_events = 100000000) at 1.5000 s"));
+        assert!(status_note("stalled", 2.0, &limits).starts_with("stalled at 2.0000 s"));
+        assert!(status_note("completed", 1.0, &limits).starts_with("completed at 1.0000 s"));
     }
 }
