@@ -546,3 +546,45 @@ test('a run cut by the time limit or the event budget says so in plain words, wi
   assert.match(await page.textContent('#run-note-0'), /stopped at the event budget \(sim\.max_events = 3000\) at [\d.]+ s.*raise it in \[sim\]/);
   assert.deepEqual(problems, []);
 });
+
+test('a phone: one column at a 390 px viewport, no horizontal overflow in any view', async () => {
+  const p2 = await context.newPage();
+  const errors = [];
+  p2.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  p2.on('pageerror', (e) => errors.push(e.message));
+  await p2.setViewportSize({ width: 390, height: 844 });
+  const done = () => p2.waitForFunction(() => document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 120000 });
+  const fits = async (what) => {
+    const w = await p2.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(w <= 390, `${what}: the page is ${w} px wide at a 390 px viewport`);
+  };
+  try {
+    await p2.goto(BASE);
+    await done();
+    await p2.waitForSelector('#chart-0');
+    await fits('the default scenario');
+    // One column: the gallery, the scenario and the run pane stacked.
+    const xs = await p2.$$eval('main > .col', (cs) => cs.map((c) => Math.round(c.getBoundingClientRect().left)));
+    assert.equal(new Set(xs).size, 1, `pane left edges ${xs}`);
+    // A chart fits its pane and still reads out values under the pointer.
+    const box = await p2.locator('#chart-0').boundingBox();
+    assert.ok(box.width <= 390, `chart ${box.width} px`);
+    await p2.locator('#chart-0').hover({ position: { x: box.width / 2, y: box.height / 2 } });
+    await p2.waitForFunction(() => document.querySelector('#hover-0')?.textContent.startsWith('t = '));
+    await p2.screenshot({ path: join(ART, 'phone.png'), fullPage: true });
+    // A sweep (point column, chooser), the packet timeline, an A/B pin.
+    await p2.click('button[data-scenario="examples/tcp-tfo-0rtt.toml"]');
+    await done();
+    await fits('a sweep');
+    await p2.click('button[data-scenario="examples/quic-bulk-ge.toml"]');
+    await done();
+    await p2.click('#pin');
+    await p2.click('#timeline');
+    await p2.waitForSelector('#tl-pos', { timeout: 60000 });
+    await fits('the packet timeline');
+    await p2.screenshot({ path: join(ART, 'phone-timeline.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  } finally {
+    await p2.close();
+  }
+});
