@@ -66,6 +66,8 @@ pub enum Msg {
     ShowPoint(usize),
     /// Show this run (of the shown point) in the time plots.
     ShowRun(u32),
+    /// Run a scenario the page warned about ([`crate::runner::size_warning`]).
+    RunAnyway,
 }
 
 /// The packet timeline's view state.
@@ -112,6 +114,8 @@ pub struct App {
     /// another run's series and the (point, run) it is for.
     shown: (usize, u32),
     shown_req: Option<(u64, (usize, u32))>,
+    /// Why the scenario was not run by itself: it is huge (Run runs it anyway).
+    huge: Option<String>,
     /// Callbacks made once, so the memoised gallery and panel see equal props.
     cbs: Callbacks,
 }
@@ -191,6 +195,7 @@ impl App {
 
     fn set_text(&mut self, ctx: &Context<Self>, text: String, auto: bool) {
         self.toml = text;
+        self.huge = None;
         self.update_hash();
         self.edit_gen += 1;
         self.debounce = None;
@@ -222,9 +227,31 @@ impl App {
         }
     }
 
+    /// Starts a run unless the scenario is huge ([`crate::runner::size_warning`]): then
+    /// the page says why and waits for Run (a running run is stopped).
+    fn start_checked(&mut self, ctx: &Context<Self>) {
+        if self.error.is_none() {
+            if let Some(why) = crate::runner::size_warning(&self.toml) {
+                self.debounce = None;
+                if matches!(self.state, RunState::Running(_)) {
+                    self.worker.terminate();
+                    let (w, cb) = spawn_worker(ctx);
+                    self.worker = w;
+                    self._onmessage = cb;
+                    self.run_id += 1;
+                }
+                self.state = RunState::Idle;
+                self.huge = Some(why);
+                return;
+            }
+        }
+        self.start(ctx);
+    }
+
     fn start(&mut self, ctx: &Context<Self>) {
         // A pending automatic re-run is this run.
         self.debounce = None;
+        self.huge = None;
         if self.error.is_some() {
             return;
         }
@@ -344,6 +371,7 @@ impl Component for App {
             hover: None,
             shown: (0, 0),
             shown_req: None,
+            huge: None,
             cbs: Callbacks {
                 select: ctx.link().callback(Msg::Select),
                 field: ctx
@@ -355,7 +383,7 @@ impl Component for App {
             },
         };
         app.set_text(ctx, toml, false);
-        app.start(ctx);
+        app.start_checked(ctx);
         app
     }
 
@@ -369,7 +397,7 @@ impl Component for App {
                 self.edited = None;
                 self.last_ms = None;
                 self.set_text(ctx, text, false);
-                self.start(ctx);
+                self.start_checked(ctx);
             }
             Msg::Edit(text) => {
                 self.edited = None;
@@ -401,9 +429,10 @@ impl Component for App {
                 }
             }
             Msg::Run => self.start(ctx),
+            Msg::RunAnyway => self.start(ctx),
             Msg::AutoRun(generation) => {
                 if generation == self.edit_gen {
-                    self.start(ctx);
+                    self.start_checked(ctx);
                 }
             }
             Msg::Cancel => {
@@ -942,6 +971,12 @@ impl App {
                     disabled={self.error.is_some()}
                     title="Step through the packets of flow 0 of the first run">{"Packet timeline"}</button>
             </div>
+            { for self.huge.as_ref().map(|why| html! {
+                <div id="huge-warning" class="notice warning" role="alert">
+                    <span>{why.clone()}</span>
+                    <button id="run-anyway" onclick={ctx.link().callback(|_| Msg::RunAnyway)}>{"Run anyway"}</button>
+                </div>
+            }) }
             { self.view_timeline(ctx) }
             {body}
             </>
@@ -1093,6 +1128,7 @@ impl App {
                 <canvas id="dist" class="dist" width="560" height="200"
                     aria-label="completion time of every run, its mean and 95 % CI"></canvas>
             } } else { html! {} } }
+            { for thin_note(columns).map(|t| html! { <p id="thin-note"><small>{t}</small></p> }) }
             { for charts.iter().enumerate().map(|(i, c)| {
                 let (na, nb) = crate::charts::line_count(c, columns, a_columns);
                 let onmousemove = ctx.link().callback(move |e: MouseEvent| {
@@ -1386,6 +1422,20 @@ fn view_breakdown(out: &RunOutput) -> Html {
             </div>
         </div>
     }
+}
+
+/// What the plots left out of a run of many streams (`None`: nothing): the series' sum
+/// columns ([`crate::runner::stream_sum_column`]) name the number of streams.
+fn thin_note(columns: &[String]) -> Option<String> {
+    let n = columns
+        .iter()
+        .filter_map(|c| c.rsplit_once(".streams_sum_of_"))
+        .filter_map(|(_, rest)| rest.split_once('_')?.0.parse::<usize>().ok())
+        .max()?;
+    Some(format!(
+        "Per-stream lines: the first {} of {n} streams of each endpoint are drawn, and each `streams_sum_of_{n}_…` line is the sum over all of them (every stream's series: quicsim run --series).",
+        crate::runner::STREAM_LINES
+    ))
 }
 
 /// The values of chart `c` at series row `row`, with the time and the axis unit.
