@@ -697,3 +697,55 @@ fn item18_where_filters_and_background_only_scenarios_say_what_happened() {
         );
     }
 }
+
+const TWO_HOSTS: &str = "[topology]\nkind = \"two_hosts\"\n";
+
+/// Item 15: a TCP or SCTP `reconnects` flow with the default `on = "idle"` always ended
+/// `stalled` (neither transport has an idle timeout: the second connection never
+/// started); it is refused naming `workload.on` and the values that work there. SCTP
+/// with `on = "close"` reported every server connection `failed`: the client's SHUTDOWN
+/// carries the cumulative TSN ack of the last data, which the server did not process
+/// (RFC 9260 §9.2), so its streams never completed.
+#[test]
+fn item15_reconnects_without_an_idle_timeout_are_refused_and_sctp_closes_complete() {
+    let d = tmp("reconnects");
+    for t in ["tcp", "sctp"] {
+        for on in ["", ", on = \"idle\""] {
+            let f = d.join(format!("{t}-idle.toml"));
+            std::fs::write(
+                &f,
+                format!("{TWO_HOSTS}[[flows]]\ntransport = \"{t}\"\nworkload = {{ kind = \"reconnects\", bytes = \"100KB\"{on} }}\n"),
+            )
+            .unwrap();
+            for cmd in ["validate", "run"] {
+                let e = code(quicsim(&[cmd, s(&f)]), 2);
+                assert!(e.contains("flows[0].workload.on: idle"), "{t}{on}: {e}");
+                assert!(
+                    e.contains("\"close\" or \"address_change\"") && e.contains("idle timeout"),
+                    "{t}{on}: {e}"
+                );
+            }
+        }
+        let f = d.join(format!("{t}-close.toml"));
+        std::fs::write(
+            &f,
+            format!("{TWO_HOSTS}[[flows]]\ntransport = \"{t}\"\nworkload = {{ kind = \"reconnects\", bytes = \"100KB\", reconnections = 2, on = \"close\" }}\n"),
+        )
+        .unwrap();
+        let o = quicsim(&["run", s(&f)]);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        code(o, 0);
+        assert!(out.contains(" completed "), "{t}: {out}");
+        assert!(!out.contains("Failed"), "{t}: {out}");
+        // Three connections on each side, each completed.
+        assert_eq!(out.matches("] Completed start").count(), 6, "{t}: {out}");
+    }
+    // QUIC keeps `on = "idle"` (both ends close at the idle timeout).
+    let f = d.join("quic-idle.toml");
+    std::fs::write(
+        &f,
+        format!("{TWO_HOSTS}[[flows]]\ntransport = \"quic\"\nworkload = {{ kind = \"reconnects\", bytes = \"100KB\" }}\n"),
+    )
+    .unwrap();
+    code(quicsim(&["validate", s(&f)]), 0);
+}

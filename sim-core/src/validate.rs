@@ -807,6 +807,19 @@ pub(crate) fn check_transport_workload(
             "sequence",
             format!("a workload the \"{name}\" transport runs: \"bulk\", \"web_page\", \"video\" or \"reconnects\""),
         )),
+        // Issue 28 item 15: neither TCP nor SCTP closes an idle connection (Linux keeps an
+        // idle TCP connection open for ever, keep-alive only probes it; SCTP heartbeats keep
+        // an idle association up, RFC 9260 §8.3), so the next connection would never start.
+        (_, WorkloadConfig::Reconnects(r))
+            if r.on == crate::config::workload::ReconnectOn::Idle =>
+        {
+            Err(ConfigError::new(
+                // The default, written or not, is the workload's key.
+                path("workload.on"),
+                "idle",
+                format!("\"close\" or \"address_change\" on a {name} flow: {} has no idle timeout, so a connection left idle never ends and the next one never starts (`on = \"idle\"` is QUIC's; docs/workloads.md)", name.to_uppercase()),
+            ))
+        }
         (_, WorkloadConfig::WebPage(_) | WorkloadConfig::Video(_) | WorkloadConfig::Reconnects(_)) => Ok(()),
     }
 }
@@ -970,7 +983,9 @@ pub(crate) fn check_address_change_reconnects(
                 format!("flows[{i}].workload.on"),
                 "\"address_change\"",
                 format!(
-                    "\"idle\" or \"close\": no handover ([[topology.handovers]] with address = \"ip\" or \"port\") changes the address of pair {}",
+                    "{}: no handover ([[topology.handovers]] with address = \"ip\" or \"port\") changes the address of pair {}",
+                    // TCP and SCTP have no idle timeout (item 15).
+                    if f.quic().is_some() { "\"idle\" or \"close\"" } else { "\"close\"" },
                     f.pair
                 ),
             ));

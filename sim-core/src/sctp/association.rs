@@ -747,7 +747,22 @@ impl SctpAssociation {
                         self.receive_sack(now, s);
                     }
                 }
-                Chunk::Shutdown { .. } => {
+                Chunk::Shutdown { cum_tsn } => {
+                    // RFC 9260 §9.2: the SHUTDOWN's Cumulative TSN Ack acknowledges the
+                    // data it covers, processed as a SACK without gap blocks whose a_rwnd
+                    // leaves the peer's window as it is (as Linux does,
+                    // SCTP_CMD_PROCESS_CTSN). Without it a client that closes as soon as
+                    // it read everything left the server's last chunks unacknowledged
+                    // and its streams never completed (issue 28 item 15).
+                    if self.state == AssocState::Established {
+                        let sack = SackChunk {
+                            cum_tsn: *cum_tsn,
+                            a_rwnd: self.peer_rwnd + self.outstanding_user,
+                            gaps: Vec::new(),
+                            dups: Vec::new(),
+                        };
+                        self.receive_sack(now, &sack);
+                    }
                     self.send_shutdown_ack = true;
                     self.end(now, CloseKind::PeerClose);
                     return;

@@ -1468,7 +1468,7 @@ const RECONNECTS_KEYS: [Field; 5] = [
         .min("0", true)
         .max("1000", true)
         .allowed("an integer in [0, 1000]"),
-    key("on", K::Enum, Value("\"idle\""), "how a connection ends before the next: `\"idle\"` (both ends close at the idle timeout), `\"close\"` (the client closes once its part is read) or `\"address_change\"` (at a handover that changes the client's address the client abandons a connection that cannot migrate and fetches the rest over a new one; QUIC with `migration` migrates); the next resumes the session (QUIC 0-RTT with `zero_rtt`)")
+    key("on", K::Enum, Value("\"idle\""), "how a connection ends before the next: `\"idle\"` (both ends close at the idle timeout; QUIC only: TCP and SCTP have none), `\"close\"` (the client closes once its part is read) or `\"address_change\"` (at a handover that changes the client's address the client abandons a connection that cannot migrate and fetches the rest over a new one; QUIC with `migration` migrates); the next resumes the session (QUIC 0-RTT with `zero_rtt`)")
         .choices(&["idle", "close", "address_change"]),
     BULK_KEYS[1].help("request streams per connection, ≥ 1"),
     BULK_KEYS[2].help("request bytes per stream"),
