@@ -749,3 +749,51 @@ fn item15_reconnects_without_an_idle_timeout_are_refused_and_sctp_closes_complet
     .unwrap();
     code(quicsim(&["validate", s(&f)]), 0);
 }
+
+/// Item 16: `zero_rtt = true` (its default) on a one-connection flow was accepted and
+/// ignored; only values away from the default were refused. A resumption or 0-RTT key
+/// written on a bulk, web_page or non-reconnecting video flow is refused, named where it
+/// was written, whatever its value; the resolved form (`to_toml`, resolved_config) leaves
+/// the defaults out there, so it still reads back.
+#[test]
+fn item16_sequence_only_quic_keys_written_on_one_connection_flows_are_refused() {
+    let d = tmp("zero-rtt");
+    let f = d.join("s.toml");
+    let cases = [
+        ("kind = \"quic_bulk\"\nzero_rtt = true\n", "flows[0].zero_rtt: true"),
+        (
+            "transport = \"quic\"\nquic = { zero_rtt = true }\nworkload = { kind = \"bulk\" }\n",
+            "flows[0].quic.zero_rtt: true",
+        ),
+        (
+            "transport = \"quic\"\nzero_rtt = true\nworkload = { kind = \"bulk\" }\n",
+            "flows[0].zero_rtt: true",
+        ),
+        (
+            "transport = \"quic\"\nquic = { server = { reject_zero_rtt = false } }\nworkload = { kind = \"bulk\" }\n",
+            "flows[0].quic.server.reject_zero_rtt: false",
+        ),
+        (
+            "transport = \"quic\"\nquic = { client = { resumption_client_hello_size = 400 } }\nworkload = { kind = \"web_page\" }\n",
+            "flows[0].quic.client.resumption_client_hello_size: 400",
+        ),
+        (
+            "transport = \"quic\"\nquic = { zero_rtt = true }\nworkload = { kind = \"video\" }\n",
+            "flows[0].quic.zero_rtt: true",
+        ),
+    ];
+    for (flow, want) in cases {
+        std::fs::write(&f, format!("{TWO_HOSTS}[[flows]]\n{flow}")).unwrap();
+        let e = code(quicsim(&["validate", s(&f)]), 2);
+        assert!(e.contains(want), "{flow}: {e}");
+        assert!(e.contains("sequence"), "{flow}: {e}");
+    }
+    // Where later connections resume, the keys are fine.
+    for flow in [
+        "transport = \"quic\"\nquic = { zero_rtt = true }\nworkload = { kind = \"reconnects\" }\n",
+        "kind = \"quic_connections\"\nzero_rtt = true\n[[flows.connections]]\n[[flows.connections]]\ngap = \"1s\"\n",
+    ] {
+        std::fs::write(&f, format!("{TWO_HOSTS}[[flows]]\n{flow}")).unwrap();
+        code(quicsim(&["validate", s(&f)]), 0);
+    }
+}

@@ -1000,7 +1000,7 @@ pub(crate) fn check_address_change_reconnects(
 /// What a sequence-only QUIC key (resumption and 0-RTT, which act only across the
 /// connections of a sequence or of reconnects) away from its default on a one-connection
 /// workload (bulk, web_page, video) is told.
-const SEQUENCE_ONLY_ALLOWED: &str = "resumption and 0-RTT act on the later connections of a workload = { kind = \"sequence\" } (kind = \"quic_connections\") or { kind = \"reconnects\" }, and this workload has one connection";
+pub(crate) const SEQUENCE_ONLY_ALLOWED: &str = "resumption and 0-RTT act on the later connections of a workload = { kind = \"sequence\" } (kind = \"quic_connections\") or { kind = \"reconnects\" }, and this workload has one connection";
 
 pub(crate) fn check_initial_window_workloads(flows: &[FlowConfig]) -> Result<(), ConfigError> {
     use crate::transport::initial_window::InitialWindowKind;

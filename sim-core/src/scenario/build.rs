@@ -891,6 +891,47 @@ struct SideTables {
     server: Option<Table>,
 }
 
+/// The QUIC keys that act only across the connections of a sequence or of reconnects
+/// (resumption and 0-RTT).
+pub(super) const SEQUENCE_ONLY_QUIC_KEYS: [&str; 4] = [
+    "zero_rtt",
+    "reject_zero_rtt",
+    "resumption_client_hello_size",
+    "resumption_server_handshake_size",
+];
+
+/// Issue 28 item 16: a sequence-only QUIC key written on a one-connection workload
+/// (`what`: "a bulk workload", ...) is an error naming it where it was written, whatever
+/// its value (`zero_rtt = true`, the default, was accepted and changed nothing). The
+/// typed check (`check_initial_window_workloads`) sees only values away from the default;
+/// `to_toml` leaves the defaults out for these workloads.
+fn check_sequence_only_written(
+    v: &Value,
+    path: &str,
+    sides: &SideTables,
+    what: &str,
+) -> Result<(), ConfigError> {
+    let layers = [
+        (v.as_table(), path.to_string()),
+        (sides.client.as_ref(), join(&join(path, "quic"), "client")),
+        (sides.server.as_ref(), join(&join(path, "quic"), "server")),
+    ];
+    for (table, at) in layers {
+        let Some(t) = table else { continue };
+        if let Some(k) = SEQUENCE_ONLY_QUIC_KEYS.iter().find(|k| t.contains_key(**k)) {
+            return Err(ConfigError::new(
+                join(&at, k),
+                render(&t[*k]),
+                format!(
+                    "no `{k}` on {what}: {}",
+                    crate::validate::SEQUENCE_ONLY_ALLOWED
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Each side's QUIC config of a flow table: the QUIC keys of the table (everything but the
 /// keys of `FLOW` and of the workload's keys `workload`), then the side's own keys from
 /// `sides` (`path.quic.client.<key>` / `path.quic.server.<key>`), with `profile`
@@ -1053,6 +1094,7 @@ fn parse_quic_bulk(
 ) -> Result<FlowConfig, ConfigError> {
     let r = Read::open(v, path, &[&FLOW, &TRANSPORT_START, &QUIC, &QUIC_BULK])?;
     let (pair, background) = flow_placement(&r, pairs)?;
+    check_sequence_only_written(v, path, sides, "a bulk workload")?;
     let quic = quic_sides(v, path, &QUIC_BULK, sides)?;
     let bulk = BulkSpec {
         bytes: r.req::<Bytes>("bytes")?.0,
@@ -1294,6 +1336,17 @@ fn parse_stream_workload(
         "video" => WorkloadConfig::Video(super::workload::parse_video(&r)?),
         _ => WorkloadConfig::Reconnects(parse_reconnects_spec(&r)?),
     };
+    if transport == "quic" {
+        match &w {
+            WorkloadConfig::WebPage(_) => {
+                check_sequence_only_written(v, path, sides, "a web_page workload")?
+            }
+            WorkloadConfig::Video(video) if video.reconnections == 0 => {
+                check_sequence_only_written(v, path, sides, "a video workload")?
+            }
+            _ => {}
+        }
+    }
     let mut flow = FlowConfig {
         pair,
         background,
