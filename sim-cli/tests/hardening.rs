@@ -797,3 +797,60 @@ fn item16_sequence_only_quic_keys_written_on_one_connection_flows_are_refused() 
         code(quicsim(&["validate", s(&f)]), 0);
     }
 }
+
+/// Item 17: QUIC time keys refused integer nanoseconds, which the format allows (TCP's
+/// took them), with an error naming `flows[0]` and "a quic_bulk flow" for `transport =
+/// "quic"`; `initial_cwnd_packets = 0` was reported as `initial_cwnd_bytes`.
+#[test]
+fn item17_quic_keys_read_like_tcp_keys_and_errors_name_the_key() {
+    let d = tmp("quic-keys");
+    let f = d.join("s.toml");
+    let run = |flow: &str| {
+        std::fs::write(&f, format!("{TWO_HOSTS}[[flows]]\n{flow}")).unwrap();
+        quicsim(&["run", s(&f), "--json"])
+    };
+    let json = |o: Output| -> serde_json::Value {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    // Integer nanoseconds equal the same time with a unit, flat, in `quic` or per side.
+    let a = json(run(
+        "transport = \"quic\"\nquic = { idle_timeout = 5000000000, max_ack_delay = 10000000 }\nworkload = { kind = \"bulk\", bytes = \"50KB\" }\n",
+    ));
+    let b = json(run(
+        "transport = \"quic\"\nquic = { idle_timeout = \"5s\", max_ack_delay = \"10ms\" }\nworkload = { kind = \"bulk\", bytes = \"50KB\" }\n",
+    ));
+    assert_eq!(a["runs"][0]["digest"], b["runs"][0]["digest"]);
+    assert_eq!(a["resolved_config"], b["resolved_config"]);
+    let c = json(run(
+        "transport = \"quic\"\ninitial_rtt = 50000000\nworkload = { kind = \"bulk\", bytes = \"50KB\" }\n[flows.quic.client]\nmax_ack_delay = 10000000\n",
+    ));
+    assert_eq!(c["runs"][0]["status"], "completed");
+    // Errors name the key where it was written, not the flow.
+    for (flow, want) in [
+        (
+            "transport = \"quic\"\nquic = { initial_rtt = \"abc\" }\nworkload = { kind = \"bulk\" }\n",
+            "flows[0].quic.initial_rtt: abc",
+        ),
+        (
+            "transport = \"quic\"\nquic = { client = { initial_rtt = true } }\nworkload = { kind = \"bulk\" }\n",
+            "flows[0].quic.client.initial_rtt: true",
+        ),
+        (
+            "kind = \"quic_bulk\"\nidle_timeout = -5\n",
+            "flows[0].idle_timeout: -5",
+        ),
+        (
+            "transport = \"quic\"\ninitial_cwnd_packets = 0\nworkload = { kind = \"bulk\" }\n",
+            "flows[0].initial_cwnd_packets: 0",
+        ),
+        (
+            "transport = \"quic\"\nquic = { initial_cwnd_packets = 1 }\nworkload = { kind = \"bulk\" }\n",
+            "flows[0].quic.initial_cwnd_packets: 1",
+        ),
+    ] {
+        let e = code(run(flow), 2);
+        assert!(e.contains(want), "{flow}: {e}");
+        assert!(!e.contains("quic_bulk flow"), "{flow}: {e}");
+    }
+}

@@ -948,17 +948,32 @@ fn quic_sides(
         _ => Table::new(),
     };
     shared.retain(|k, _| !FLOW.has(k) && !TRANSPORT_START.has(k) && !workload.has(k));
+    // Each scalar value parsed by its kind, range-checked and written in its canonical
+    // form at the key where it was written, as TCP's and SCTP's are (issue 28 item 17:
+    // a time in integer nanoseconds, which the format allows, failed in serde with an
+    // error naming the flow instead of the key).
+    let canonical = |t: &mut Table, at: &str| -> Result<(), ConfigError> {
+        let value = Value::Table(t.clone());
+        let r = Read::open(&value, at, &[&QUIC])?;
+        for k in t.keys().cloned().collect::<Vec<_>>() {
+            if !is_scalar(QUIC.field(&k).kind) {
+                continue;
+            }
+            if let Some(v) = r.canonical(&k)? {
+                t.insert(k, v);
+            }
+        }
+        Ok(())
+    };
+    canonical(&mut shared, path)?;
     let build = |own: Option<&Table>, side: &str| -> Result<QuicConfig, ConfigError> {
         let side_path = join(&join(path, "quic"), side);
         let mut table = shared.clone();
         if let Some(own) = own {
             // Each value parsed and range-checked at the key where it was written.
-            let own_value = Value::Table(own.clone());
-            let r = Read::open(&own_value, &side_path, &[&QUIC])?;
-            for k in own.keys() {
-                r.canonical(k)?;
-            }
-            table.extend(own.clone());
+            let mut own = own.clone();
+            canonical(&mut own, &side_path)?;
+            table.extend(own);
         }
         if let Some(m) = table.get("migration") {
             // Its keys against their descriptors, each value parsed and range-checked, the
@@ -977,7 +992,7 @@ fn quic_sides(
         crate::config::quic::apply_profile(&mut table);
         let own_key = |field: &str| own.is_some_and(|t| t.contains_key(field));
         let quic: QuicConfig =
-            from_value(&Value::Table(table), path, workload.what).map_err(|mut e| {
+            from_value(&Value::Table(table), path, QUIC.what).map_err(|mut e| {
                 if let Some(k) = e.field.strip_prefix(&format!("{path}.")) {
                     if own_key(k) {
                         e.field = join(&side_path, k);
