@@ -854,3 +854,45 @@ fn item17_quic_keys_read_like_tcp_keys_and_errors_name_the_key() {
         assert!(!e.contains("quic_bulk flow"), "{flow}: {e}");
     }
 }
+
+/// Item 10: a 150-byte scenario (`copies = 1000`, `streams = 100000`) allocated 4 GB and
+/// aborted; 200 flows x `copies = 1000` likewise. The totals are bounded when the file is
+/// read, before anything is built: at most 10 000 flows and 1 000 000 request streams
+/// (over every flow, copy and connection), the error naming the entry's key.
+#[test]
+fn item10_flows_and_streams_are_bounded_in_all() {
+    let d = tmp("totals");
+    let f = d.join("s.toml");
+    let many = "[[flows]]\nkind = \"quic_bulk\"\ncopies = 1000\n".repeat(200);
+    let reconnects = "[[flows]]\ntransport = \"quic\"\nworkload = { kind = \"reconnects\", streams = 100000, reconnections = 1000 }\n";
+    let sequence = format!(
+        "[[flows]]\nkind = \"quic_connections\"\nstreams = 100000\n{}",
+        "[[flows.connections]]\n".repeat(11)
+    );
+    for (flows, want) in [
+        (
+            "[[flows]]\nkind = \"quic_bulk\"\ncopies = 1000\nstreams = 100000\n",
+            "flows[0].copies: 1000",
+        ),
+        (many.as_str(), "flows[10].copies: 1000"),
+        (reconnects, "flows[0].workload.reconnections"),
+        (sequence.as_str(), "flows[0].connections: 1100000"),
+    ] {
+        std::fs::write(&f, format!("{TWO_HOSTS}{flows}")).unwrap();
+        for cmd in ["validate", "run"] {
+            let e = code(quicsim_within(&[cmd, s(&f)], 30), 2);
+            assert!(e.contains(want), "{want}: {e}");
+            assert!(e.contains("at most"), "{e}");
+        }
+    }
+    // At the bounds: accepted.
+    std::fs::write(
+        &f,
+        format!(
+            "{TWO_HOSTS}[[flows]]\nkind = \"quic_bulk\"\ncopies = 10\nstreams = 100000\n{}",
+            "[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 1\ncopies = 1000\n".repeat(9)
+        ),
+    )
+    .unwrap();
+    code(quicsim(&["validate", s(&f)]), 0);
+}

@@ -1637,7 +1637,8 @@ fn parse_flows(v: Option<&Value>, pairs: usize) -> Result<Vec<FlowConfig>, Confi
         return Ok(Vec::new());
     };
     let items = array_of_tables(v, "flows", "[[flows]]")?;
-    let mut flows = Vec::with_capacity(items.len());
+    let mut flows = Vec::with_capacity(items.len().min(MAX_FLOWS));
+    let mut streams = 0u64;
     for (i, item) in items.iter().enumerate() {
         let path = format!("flows[{i}]");
         let flow = parse_flow(item, &path, pairs)?;
@@ -1651,9 +1652,73 @@ fn parse_flows(v: Option<&Value>, pairs: usize) -> Result<Vec<FlowConfig>, Confi
             }
             None => 1,
         };
+        // Issue 28 item 10: a run keeps the state of every flow and every request
+        // stream to the end (for its metrics), so their totals are bounded before any
+        // is built (1000 copies of 100 000 streams allocated 4 GB and aborted).
+        let field = |key: &str| {
+            if copies > 1 {
+                join(&path, "copies")
+            } else {
+                join(&path, key)
+            }
+        };
+        if flows.len() + copies > MAX_FLOWS {
+            return Err(ConfigError::new(
+                field("copies"),
+                copies.to_string(),
+                format!(
+                    "at most {MAX_FLOWS} flows in all, copies included (here {} before this entry): a run keeps every flow's state",
+                    flows.len()
+                ),
+            ));
+        }
+        let (each, key) = flow_streams(&flow);
+        streams = streams.saturating_add(each.saturating_mul(copies as u64));
+        if streams > MAX_TOTAL_STREAMS {
+            return Err(ConfigError::new(
+                field(key),
+                if copies > 1 { copies.to_string() } else { each.to_string() },
+                format!(
+                    "at most {MAX_TOTAL_STREAMS} request streams in all the flows (flows x copies x streams per connection x connections; here {streams} with this entry): a run keeps every stream's state and completion time (about 1 KB each)"
+                ),
+            ));
+        }
         flows.extend(std::iter::repeat_n(flow, copies));
     }
     Ok(flows)
+}
+
+/// Most flows a scenario may have, copies included (issue 28 item 10).
+pub const MAX_FLOWS: usize = 10_000;
+
+/// Most request streams all the flows of a scenario may open together, over every
+/// connection (issue 28 item 10): about 1 GB of state and 10 s of run (10 flows of
+/// 100 000 streams).
+pub const MAX_TOTAL_STREAMS: u64 = 1_000_000;
+
+/// The request streams one flow opens over all its connections, and the key that
+/// multiplies them (for the error).
+fn flow_streams(flow: &FlowConfig) -> (u64, &'static str) {
+    match flow.workload() {
+        None => (0, "count"),
+        Some(WorkloadConfig::Bulk(b)) => (b.streams, "streams"),
+        Some(WorkloadConfig::Sequence(s)) => (
+            s.connections
+                .iter()
+                .map(|c| c.streams)
+                .fold(0u64, u64::saturating_add),
+            "connections",
+        ),
+        Some(WorkloadConfig::WebPage(w)) => (w.objects.len() as u64, "workload.objects"),
+        Some(WorkloadConfig::Video(v)) => (
+            v.segments().saturating_add(v.reconnections),
+            "workload.length",
+        ),
+        Some(WorkloadConfig::Reconnects(r)) => (
+            r.streams.saturating_mul(r.reconnections.saturating_add(1)),
+            "workload.reconnections",
+        ),
+    }
 }
 
 fn parse_seed(v: &Value) -> Result<u64, ConfigError> {

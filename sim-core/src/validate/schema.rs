@@ -711,7 +711,7 @@ pub const FLOW: Table = Table {
             "copies",
             K::Integer,
             Value("1"),
-            "identical flows this entry stands for, on the same pair (as iperf3 `-P N` runs N parallel streams between two hosts): expanded in place into `copies` flows, so the flows written after it are numbered after its copies",
+            "identical flows this entry stands for, on the same pair (as iperf3 `-P N` runs N parallel streams between two hosts): expanded in place into `copies` flows, so the flows written after it are numbered after its copies; at most 10 000 flows and 1 000 000 request streams in all (flows x copies x streams x connections: a run keeps each one's state)",
         )
         .min("1", true)
         .max("1000", true)
