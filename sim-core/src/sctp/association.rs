@@ -529,7 +529,12 @@ impl SctpAssociation {
     pub fn is_closed(&self) -> bool {
         self.closed.is_some()
     }
-    /// Takes the pending workload events.
+    /// Whether events are pending.
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    /// Takes the pending events.
     pub fn take_events(&mut self) -> Vec<StreamEvent> {
         std::mem::take(&mut self.events)
     }

@@ -583,6 +583,11 @@ impl TcpConnection {
 
     // ----- workload-facing -----------------------------------------------------------------
 
+    /// Whether events are pending.
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
     /// Takes the pending events.
     pub fn take_events(&mut self) -> Vec<StreamEvent> {
         std::mem::take(&mut self.events)
