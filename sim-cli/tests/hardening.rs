@@ -921,3 +921,244 @@ fn item11_closed_connections_of_a_sequence_cost_nothing_per_event() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["runs"][0]["status"], "completed");
 }
+
+/// A `quicsim serve` of `dir` on a free port, killed when dropped.
+struct Server {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Server {
+        use std::io::BufRead;
+        let mut child = Command::new(BIN)
+            .args(["serve", "--port", "0", "--dir", s(dir)])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim_end()
+            .trim_end_matches('/')
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no URL in {line:?}"));
+        Server { child, port }
+    }
+
+    fn connect(&self) -> std::net::TcpStream {
+        let c = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        c.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        c
+    }
+
+    /// Sends `head` (with `Host` added unless `host` is false) and reads the answer:
+    /// (status line, headers lower-cased, body).
+    fn request(&self, head: &str) -> (String, String, Vec<u8>) {
+        use std::io::{Read, Write};
+        let mut c = self.connect();
+        c.write_all(head.as_bytes()).unwrap();
+        let mut raw = Vec::new();
+        let _ = c.read_to_end(&mut raw);
+        let split = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .unwrap_or_else(|| panic!("no head in {:?}", String::from_utf8_lossy(&raw)));
+        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+        let (status, headers) = head.split_once("\r\n").unwrap_or((&head, ""));
+        (
+            status.to_string(),
+            headers.to_ascii_lowercase(),
+            raw[split + 4..].to_vec(),
+        )
+    }
+
+    fn get(&self, path: &str) -> (String, String, Vec<u8>) {
+        self.request(&format!(
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
+            self.port
+        ))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A site: index.html, a 5 MB wasm file, a dotfile, a hidden directory, a symlink out of
+/// the directory and one inside it; the secret it must not serve.
+fn site(d: &Path) -> PathBuf {
+    let site = d.join("site");
+    std::fs::create_dir_all(site.join(".git")).unwrap();
+    std::fs::write(site.join("index.html"), "<html>hello</html>").unwrap();
+    let wasm: Vec<u8> = (0..5_000_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(site.join("app_bg.wasm"), wasm).unwrap();
+    std::fs::write(site.join(".env"), "SECRET=1").unwrap();
+    std::fs::write(site.join(".git").join("config"), "SECRET=2").unwrap();
+    std::fs::write(d.join("outside.txt"), "SECRET=3").unwrap();
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(d.join("outside.txt"), site.join("out.txt")).unwrap();
+        std::os::unix::fs::symlink(d, site.join("up")).unwrap();
+        std::os::unix::fs::symlink(site.join("index.html"), site.join("alias.html")).unwrap();
+    }
+    site
+}
+
+/// Item 2: `serve` followed symlinks out of `--dir` (a link to /etc/shadow inside the
+/// folder was served) and served dotfiles. Paths are percent-decoded, refused with any
+/// part starting with a dot, canonicalised and served only under the canonical root.
+#[cfg(unix)]
+#[test]
+fn item02_serve_stays_under_its_directory_and_hides_dotfiles() {
+    let d = tmp("serve-paths");
+    let srv = Server::start(&site(&d));
+    let (status, _, body) = srv.get("/");
+    assert!(status.contains("200"), "{status}");
+    assert_eq!(body, b"<html>hello</html>");
+    assert!(srv.get("/alias.html").0.contains("200"));
+    // A link out and back in names a file under the root: served.
+    assert!(srv.get("/up/site/index.html").0.contains("200"));
+    for path in [
+        "/out.txt",
+        "/up/outside.txt",
+        "/.env",
+        "/%2eenv",
+        "/.git/config",
+        "/.git/",
+        "/../outside.txt",
+        "/%2e%2e/outside.txt",
+        "/%2e%2e%2foutside.txt",
+        "/..%5coutside.txt",
+        "/nothing.html",
+    ] {
+        let (status, _, body) = srv.get(path);
+        assert!(status.contains("404"), "{path}: {status}");
+        assert!(!String::from_utf8_lossy(&body).contains("SECRET"), "{path}");
+    }
+}
+
+/// Item 3: `serve` aborted under 30 concurrent 100 MB request lines (the whole line was
+/// read into memory), and one client that never read a 5 MB response stalled every
+/// other request (one connection at a time). Heads are read up to 8 KB (431 past it);
+/// each connection has its own thread and timeouts.
+#[test]
+fn item03_serve_bounds_request_heads_and_serves_around_a_stalled_client() {
+    use std::io::Write;
+    let d = tmp("serve-bounds");
+    let srv = Server::start(&site(&d));
+    // 30 clients sending long request lines at once: each is cut at 8 KB.
+    let floods: Vec<_> = (0..30)
+        .map(|_| {
+            let mut c = srv.connect();
+            std::thread::spawn(move || {
+                let chunk = vec![b'a'; 64 * 1024];
+                let _ = c.write_all(b"GET /");
+                for _ in 0..(100 * 16) {
+                    if c.write_all(&chunk).is_err() {
+                        break; // the server answered 431 and closed
+                    }
+                }
+            })
+        })
+        .collect();
+    for f in floods {
+        f.join().unwrap();
+    }
+    let (status, _, _) = srv.request(&format!(
+        "GET /{} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
+        "a".repeat(9000),
+        srv.port
+    ));
+    assert!(status.contains("431"), "{status}");
+    // A client that asks for 5 MB and never reads.
+    let mut stalled = srv.connect();
+    write!(
+        stalled,
+        "GET /app_bg.wasm HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
+        srv.port
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let t0 = std::time::Instant::now();
+    for _ in 0..5 {
+        assert!(srv.get("/").0.contains("200"));
+    }
+    assert!(t0.elapsed().as_secs() < 5, "{:?}", t0.elapsed());
+    // Still serving, not crashed.
+    assert!(srv.get("/app_bg.wasm").2.len() == 5_000_000);
+    drop(stalled);
+}
+
+/// Item 4: `serve` answered every method with the file, ignored `Host`, sent no
+/// `nosniff` or CSP, and sent the wasm uncompressed. GET and HEAD only (405 with
+/// `Allow`), a `Host` of this server only (421: DNS rebinding), `nosniff` and a CSP on
+/// every answer, gzip when accepted.
+#[test]
+fn item04_serve_answers_get_and_head_for_its_own_host_with_safe_headers() {
+    use std::io::Read;
+    let d = tmp("serve-headers");
+    let srv = Server::start(&site(&d));
+    let p = srv.port;
+    for m in ["POST", "PUT", "DELETE", "OPTIONS", "TRACE"] {
+        let (status, headers, body) = srv.request(&format!(
+            "{m} /index.html HTTP/1.1\r\nHost: 127.0.0.1:{p}\r\nContent-Length: 0\r\n\r\n"
+        ));
+        assert!(status.contains("405"), "{m}: {status}");
+        assert!(headers.contains("allow: get, head"), "{m}: {headers}");
+        assert!(!String::from_utf8_lossy(&body).contains("hello"));
+    }
+    for host in ["evil.example", "evil.example:80", "127.0.0.1:1"] {
+        let (status, _, body) =
+            srv.request(&format!("GET /index.html HTTP/1.1\r\nHost: {host}\r\n\r\n"));
+        assert!(status.contains("421"), "{host}: {status}");
+        assert!(!String::from_utf8_lossy(&body).contains("hello"));
+    }
+    let (status, _, _) = srv.request("GET /index.html HTTP/1.1\r\n\r\n");
+    assert!(status.contains("400"), "no Host: {status}");
+    let (status, headers, body) = srv.request(&format!(
+        "HEAD /index.html HTTP/1.1\r\nHost: localhost:{p}\r\n\r\n"
+    ));
+    assert!(status.contains("200"), "{status}");
+    assert!(headers.contains("content-length: 18"), "{headers}");
+    assert!(body.is_empty());
+    let (_, headers, body) = srv.get("/index.html");
+    assert!(
+        headers.contains("x-content-type-options: nosniff"),
+        "{headers}"
+    );
+    assert!(
+        headers.contains("content-security-policy: default-src 'self'"),
+        "{headers}"
+    );
+    assert!(!headers.contains("content-encoding"), "{headers}");
+    assert_eq!(body, b"<html>hello</html>");
+    let (status, headers, body) = srv.request(&format!(
+        "GET /app_bg.wasm HTTP/1.1\r\nHost: 127.0.0.1:{p}\r\nAccept-Encoding: br, gzip\r\n\r\n"
+    ));
+    assert!(status.contains("200"), "{status}");
+    assert!(headers.contains("content-encoding: gzip"), "{headers}");
+    assert!(
+        headers.contains("content-type: application/wasm"),
+        "{headers}"
+    );
+    assert!(body.len() < 1_000_000, "{} bytes", body.len());
+    let mut plain = Vec::new();
+    flate2::read::GzDecoder::new(&body[..])
+        .read_to_end(&mut plain)
+        .unwrap();
+    assert_eq!(plain, std::fs::read(d.join("site/app_bg.wasm")).unwrap());
+    let (_, headers, _) = srv.request(&format!(
+        "GET /app_bg.wasm HTTP/1.1\r\nHost: 127.0.0.1:{p}\r\nAccept-Encoding: gzip;q=0\r\n\r\n"
+    ));
+    assert!(!headers.contains("content-encoding"), "{headers}");
+}
