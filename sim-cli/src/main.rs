@@ -182,7 +182,7 @@ enum Command {
         out: PathBuf,
     },
     /// Reproduce the seed papers: every scenario with a `[paper]` table (under
-    /// --scenarios) run as a resumable sweep, then DIR/index.md and DIR/paper<ID>.md with
+    /// --scenarios) run as a resumable sweep, then DIR/index.md and DIR/paper`ID`.md with
     /// our numbers beside the paper's, figures (DIR/figures) and a verdict per effect.
     Reproduce {
         /// `all`, or one paper: `000` (or `paper000`) .. `004`.

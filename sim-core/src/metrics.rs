@@ -428,6 +428,9 @@ pub struct Series {
     pub columns: Vec<String>,
     /// Rows of samples, one per sampling instant.
     pub rows: Vec<Vec<f64>>,
+    /// Sampling stopped at `sim.max_events` rows before the run ended.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// The result of one run: what [`crate::run`] returns.

@@ -6,13 +6,18 @@
 //! - `completed`: every foreground flow is finished — all its endpoints report done and the
 //!   network holds none of its packets;
 //! - `time_limit`: the next event lies beyond `sim.time_limit` (the run stops at the limit);
-//! - `event_budget`: `sim.max_events` units of work were done: live events, series samples
-//!   and the datagrams an endpoint sends beyond the first in one call (a burst) all count,
-//!   so no input does unbounded work or keeps unbounded memory within the budget;
+//! - `event_budget`: `sim.max_events` units of work were done: live events and the
+//!   datagrams an endpoint sends beyond the first in one call (a burst) count, so no input
+//!   does unbounded work or keeps unbounded memory within the budget;
 //! - `stalled`: nothing is left to happen but work is unfinished (e.g. a link went down for
 //!   good with packets queued, or a protocol gave up);
 //! - `stopped`: only from [`crate::sim::Simulation::finish`] called before any of the above
 //!   (a paused or cancelled run); [`run`] never gives it.
+//!
+//! Series sampling (`output.series`) never changes a run: samples are not events, are
+//! neither hashed nor counted against the budget (at most `sim.max_events` rows are kept,
+//! then [`Series::truncated`] is set), and a run that ends `stalled` ends at its last
+//! event, not at a later sample.
 //!
 //! The digest is FNV-1a 64 ([`crate::hash`]) over every processed event (time, kind and the
 //! ids involved), every packet fate (delivery or drop with its reason) and the end (status
@@ -192,10 +197,15 @@ pub(crate) struct Sim<'t> {
     drops: DropCounts,
     digest: Fnv1a64,
     events: u64,
-    /// Work besides live events counted against `sim.max_events`: series samples and the
-    /// datagrams an endpoint sends beyond the first in one call.
+    /// Work besides live events counted against `sim.max_events`: the datagrams an
+    /// endpoint sends beyond the first in one call.
     work: u64,
     series: Option<Series>,
+    /// The series' sampling event is in the queue.
+    sample_queued: bool,
+    /// The time of the last event processed, series samples aside: the end time of a
+    /// run that ends `stalled`, `completed` or `event_budget`.
+    last_event: SimTime,
     /// Links with series columns: those at the start plus two per handover.
     series_links: usize,
     tracer: Box<dyn Tracer + 't>,
@@ -261,6 +271,8 @@ impl<'t> Sim<'t> {
             events: 0,
             work: 0,
             series: None,
+            sample_queued: false,
+            last_event: SimTime::ZERO,
             series_links: 0,
             tracer,
             tracing,
@@ -322,8 +334,10 @@ impl<'t> Sim<'t> {
             sim.series = Some(Series {
                 columns,
                 rows: Vec::new(),
+                truncated: false,
             });
             sim.sched.schedule(SimTime::ZERO, Ev::Sample);
+            sim.sample_queued = true;
         }
         if sim.all_done() {
             sim.status = Some(RunStatus::Completed);
@@ -645,7 +659,6 @@ impl Sim<'_> {
         let Some(series) = self.series.as_mut() else {
             return;
         };
-        self.work += 1;
         let mut row = vec![now.as_secs_f64()];
         for l in &self.net.links {
             row.push(l.queue_packets() as f64);
@@ -677,7 +690,9 @@ impl Sim<'_> {
         let limit = SimTime::ZERO.saturating_add(self.cfg.sim.time_limit);
         let mut done = 0;
         while self.status.is_none() {
-            let Some(next) = self.sched.peek_time() else {
+            // A queue that holds only the series' sampling event is empty for the run.
+            let only_sample = self.sample_queued && self.sched.len() == 1;
+            let Some(next) = self.sched.peek_time().filter(|_| !only_sample) else {
                 self.status = Some(RunStatus::Stalled);
                 break;
             };
@@ -715,6 +730,9 @@ impl Sim<'_> {
         let Some((now, ev)) = self.sched.pop() else {
             return Popped::Nothing;
         };
+        if !matches!(ev, Ev::Sample) {
+            self.last_event = now;
+        }
         // Stale timers and stale link events are skipped without counting.
         let live = match ev {
             Ev::Timer(e, g) => self.timer_due(now, e, g),
@@ -728,10 +746,18 @@ impl Sim<'_> {
         }
         if matches!(ev, Ev::Sample) {
             self.sample(now);
-            // Keep sampling only while something else can still happen.
-            if !self.sched.is_empty() {
+            self.sample_queued = false;
+            // Keep sampling while something else can still happen, up to `max_events`
+            // rows (the memory bound the event budget gives the run itself).
+            let rows = self.series.as_ref().map_or(0, |s| s.rows.len() as u64);
+            if rows >= self.cfg.sim.max_events {
+                if let Some(s) = self.series.as_mut() {
+                    s.truncated = true;
+                }
+            } else if !self.sched.is_empty() {
                 let dt = self.cfg.output.sample_interval;
                 self.sched.schedule(now + dt, Ev::Sample);
+                self.sample_queued = true;
             }
             return Popped::Uncounted;
         }
@@ -801,8 +827,8 @@ impl Sim<'_> {
     fn end_time(&self, status: RunStatus) -> SimTime {
         match status {
             RunStatus::TimeLimit => SimTime::ZERO.saturating_add(self.cfg.sim.time_limit),
-            RunStatus::Stopped => self.sched.now().max(self.reached),
-            _ => self.sched.now(),
+            RunStatus::Stopped => self.last_event.max(self.reached),
+            _ => self.last_event,
         }
     }
 
@@ -967,8 +993,8 @@ impl Sim<'_> {
 }
 
 /// The invariants every finished run of `cfg` keeps, whatever its input: a status other
-/// than `stopped`, the event budget kept (live events plus series samples, the units
-/// `sim.max_events` counts), no time beyond `sim.time_limit`, and packets conserved per
+/// than `stopped`, the event budget kept (live events, the units `sim.max_events` counts;
+/// at most as many series rows), no time beyond `sim.time_limit`, and packets conserved per
 /// flow (sent = delivered + dropped + still in the network). The fuzzer and
 /// `sim_core::testing` both check them; an error says which one broke.
 pub fn check_run_invariants(cfg: &Config, r: &RunResult) -> Result<(), String> {
@@ -976,9 +1002,9 @@ pub fn check_run_invariants(cfg: &Config, r: &RunResult) -> Result<(), String> {
         return Err("the run ended `stopped`".into());
     }
     let samples = r.series.as_ref().map_or(0, |s| s.rows.len() as u64);
-    if r.events.saturating_add(samples) > cfg.sim.max_events {
+    if r.events > cfg.sim.max_events || samples > cfg.sim.max_events {
         return Err(format!(
-            "{} events + {samples} samples > max_events {}",
+            "{} events or {samples} series rows > max_events {}",
             r.events, cfg.sim.max_events
         ));
     }

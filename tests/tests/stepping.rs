@@ -242,3 +242,52 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+#[test]
+fn series_sampling_never_changes_a_run() {
+    // The browser always records series; `quicsim run` only with `--series`: their digests
+    // must agree for every end status (a `stalled` run once ended at its last sample, not
+    // its last event, and samples counted against the event budget).
+    for (name, cfg) in configs() {
+        let mut on = cfg.clone();
+        on.output.series = true;
+        let mut off = cfg;
+        off.output.series = false;
+        let mut a = sim_core::run(&on, on.seed).unwrap();
+        sim_core::runner::check_run_invariants(&on, &a).unwrap();
+        let b = sim_core::run(&off, off.seed).unwrap();
+        let rows = a.series.take().expect("series recorded").rows.len();
+        assert!(rows > 0, "{name}");
+        assert!(b.series.is_none(), "{name}");
+        // The resolved configuration says `series = true`: the one difference allowed.
+        a.resolved_config = b.resolved_config.clone();
+        assert_same(&name, "series on / off", &a, &b);
+    }
+}
+
+#[test]
+fn series_rows_stop_at_the_event_budget_without_ending_the_run() {
+    let mut cfg = example("quic-bulk-ge");
+    cfg.output.series = true;
+    // Validation bounds the rows by the time limit (at most 1 000 000).
+    cfg.sim.time_limit = SimDuration::from_secs(60);
+    cfg.output.sample_interval = SimDuration::from_micros(60);
+    let full = sim_core::run(&cfg, cfg.seed).unwrap();
+    assert_eq!(full.status, RunStatus::Completed);
+    let rows = full.series.as_ref().unwrap().rows.len() as u64;
+    // A budget the run itself needs (its events and bursts) but below the rows sampled.
+    let r = [11, 15, 20, 40]
+        .iter()
+        .map(|k| full.events * k / 10)
+        .filter(|&b| b < rows)
+        .find_map(|b| {
+            cfg.sim.max_events = b;
+            let r = sim_core::run(&cfg, cfg.seed).unwrap();
+            (r.status == RunStatus::Completed).then_some(r)
+        })
+        .expect("a budget that completes below the rows sampled");
+    assert_eq!(r.digest, full.digest);
+    sim_core::runner::check_run_invariants(&cfg, &r).unwrap();
+    let s = r.series.unwrap();
+    assert!(s.truncated && s.rows.len() as u64 == cfg.sim.max_events);
+}
