@@ -1162,3 +1162,36 @@ fn item04_serve_answers_get_and_head_for_its_own_host_with_safe_headers() {
     ));
     assert!(!headers.contains("content-encoding"), "{headers}");
 }
+
+/// Found while checking item 11: an SCTP flow with more request streams than the
+/// client's half of the association's stream numbers (32 768) was accepted and ended
+/// `stalled` after a minute of simulated time. Refused, naming the key.
+#[test]
+fn sctp_streams_beyond_the_clients_stream_numbers_are_refused() {
+    let d = tmp("sctp-streams");
+    let f = d.join("s.toml");
+    for (workload, want) in [
+        (
+            "{ kind = \"bulk\", streams = 32769 }",
+            "flows[0].workload.streams: 32769",
+        ),
+        (
+            "{ kind = \"reconnects\", streams = 40000, on = \"close\" }",
+            "flows[0].workload.streams: 40000",
+        ),
+    ] {
+        std::fs::write(
+            &f,
+            format!("{TWO_HOSTS}[[flows]]\ntransport = \"sctp\"\nworkload = {workload}\n"),
+        )
+        .unwrap();
+        let e = code(quicsim(&["validate", s(&f)]), 2);
+        assert!(e.contains(want) && e.contains("at most 32768"), "{e}");
+    }
+    std::fs::write(
+        &f,
+        format!("{TWO_HOSTS}[[flows]]\ntransport = \"sctp\"\nworkload = {{ kind = \"bulk\", streams = 32768 }}\n"),
+    )
+    .unwrap();
+    code(quicsim(&["validate", s(&f)]), 0);
+}

@@ -792,6 +792,25 @@ pub(crate) fn check_transport_workload(
             }
         }
     }
+    // An SCTP association carries the client's request streams on stream numbers below
+    // `CLIENT_STREAMS` (the rest are the server's): more would never open and the run
+    // ended `stalled` (found with issue 28).
+    if let TransportConfig::Sctp(_) = &t.transport {
+        let max = crate::sctp::association::CLIENT_STREAMS;
+        let streams = match &t.workload {
+            WorkloadConfig::Bulk(b) => Some(("streams", b.streams)),
+            WorkloadConfig::Reconnects(r) => Some(("streams", r.streams)),
+            WorkloadConfig::WebPage(w) => Some(("objects", w.objects.len() as u64)),
+            _ => None,
+        };
+        if let Some((key, n)) = streams.filter(|&(_, n)| n > max) {
+            return Err(ConfigError::new(
+                path(&format!("workload.{key}")),
+                n.to_string(),
+                format!("at most {max} on an SCTP flow: the client's streams of an association (RFC 9260 stream identifiers are 16-bit; the upper half is the server's)"),
+            ));
+        }
+    }
     match (&t.transport, &t.workload) {
         (TransportConfig::Quic(_), _) => Ok(()),
         (_, WorkloadConfig::Bulk(b)) => match b.read_rate {
