@@ -796,7 +796,7 @@ pub(crate) fn check_transport_workload(
     // `CLIENT_STREAMS` (the rest are the server's): more would never open and the run
     // ended `stalled` (found with issue 28).
     if let TransportConfig::Sctp(_) = &t.transport {
-        let max = crate::sctp::association::CLIENT_STREAMS;
+        let max = crate::config::sctp::MAX_CLIENT_STREAMS;
         let streams = match &t.workload {
             WorkloadConfig::Bulk(b) => Some(("streams", b.streams)),
             WorkloadConfig::Reconnects(r) => Some(("streams", r.streams)),

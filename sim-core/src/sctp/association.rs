@@ -41,7 +41,7 @@ use super::sent::TsnQueue;
 /// Client workload streams are numbered below this (0, 1, 2, ...); the numbers from it up
 /// are the server-initiated ones of [`StreamTransport::stream_id`](crate::transport::stream::StreamTransport::stream_id)
 /// (`65535 - index`, never opened).
-pub(crate) const CLIENT_STREAMS: u64 = 32_768;
+pub(crate) const CLIENT_STREAMS: u64 = crate::config::sctp::MAX_CLIENT_STREAMS;
 use crate::breakdown::{BreakdownClock, TimePart};
 use crate::cc::sctp::{SackInput, SctpReno};
 use crate::cc::{CcParams, CongestionController};
