@@ -194,7 +194,19 @@ impl CcParams {
         let iw = self.initial_window(max_datagram_size);
         let segment = self.cc_segment_size.unwrap_or(max_datagram_size);
         if iw < 2 * segment {
-            return bad("initial_cwnd_bytes", iw, INITIAL_WINDOW_ALLOWED);
+            // Named as written (issue 28 item 17: `initial_cwnd_packets = 0` was reported
+            // as `initial_cwnd_bytes`).
+            return match (self.initial_cwnd_bytes, self.initial_cwnd_packets) {
+                (None, Some(p)) => bad(
+                    "initial_cwnd_packets",
+                    p,
+                    &format!(
+                        "{INITIAL_WINDOW_ALLOWED}: at least {} datagrams of {max_datagram_size} bytes",
+                        (2 * segment).div_ceil(max_datagram_size.max(1))
+                    ),
+                ),
+                _ => bad("initial_cwnd_bytes", iw, INITIAL_WINDOW_ALLOWED),
+            };
         }
         if !(self.cubic_beta > 0.0 && self.cubic_beta < 1.0) {
             return bad("cubic_beta", self.cubic_beta, "a factor in (0, 1)");
@@ -245,8 +257,14 @@ mod tests {
             ..CcParams::default()
         };
         let e = p.validate(1250).expect_err("2500 B < 2 x 1460 B");
-        assert_eq!(e.0, "initial_cwnd_bytes");
-        assert_eq!(e.1, "2500");
+        // Named as written (issue 28 item 17).
+        assert_eq!(e.0, "initial_cwnd_packets");
+        assert_eq!(e.1, "2");
+        assert!(
+            e.2.contains("at least 3 datagrams of 1250 bytes"),
+            "{}",
+            e.2
+        );
         let ok = CcParams {
             initial_cwnd_bytes: Some(2920),
             cc_segment_size: Some(1460),

@@ -711,7 +711,7 @@ pub const FLOW: Table = Table {
             "copies",
             K::Integer,
             Value("1"),
-            "identical flows this entry stands for, on the same pair (as iperf3 `-P N` runs N parallel streams between two hosts): expanded in place into `copies` flows, so the flows written after it are numbered after its copies",
+            "identical flows this entry stands for, on the same pair (as iperf3 `-P N` runs N parallel streams between two hosts): expanded in place into `copies` flows, so the flows written after it are numbered after its copies; at most 10 000 flows and 1 000 000 request streams in all (flows x copies x streams x connections: a run keeps each one's state)",
         )
         .min("1", true)
         .max("1000", true)
@@ -1489,7 +1489,7 @@ const RECONNECTS_KEYS: [Field; 5] = [
         .min("0", true)
         .max("1000", true)
         .allowed("an integer in [0, 1000]"),
-    key("on", K::Enum, Value("\"idle\""), "how a connection ends before the next: `\"idle\"` (both ends close at the idle timeout), `\"close\"` (the client closes once its part is read) or `\"address_change\"` (at a handover that changes the client's address the client abandons a connection that cannot migrate and fetches the rest over a new one; QUIC with `migration` migrates); the next resumes the session (QUIC 0-RTT with `zero_rtt`)")
+    key("on", K::Enum, Value("\"idle\""), "how a connection ends before the next: `\"idle\"` (both ends close at the idle timeout; QUIC only: TCP and SCTP have none), `\"close\"` (the client closes once its part is read) or `\"address_change\"` (at a handover that changes the client's address the client abandons a connection that cannot migrate and fetches the rest over a new one; QUIC with `migration` migrates); the next resumes the session (QUIC 0-RTT with `zero_rtt`)")
         .choices(&["idle", "close", "address_change"]),
     BULK_KEYS[1].help("request streams per connection, ≥ 1"),
     BULK_KEYS[2].help("request bytes per stream"),
