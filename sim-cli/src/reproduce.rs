@@ -1738,6 +1738,7 @@ mod tests {
                 vec![0.2, 8.0, 8.0],
                 vec![0.3, 16.0, 16.0],
             ],
+            truncated: false,
         };
         let claim = |columns: &[&str], read| SeriesClaim {
             columns: columns.iter().map(|c| c.to_string()).collect(),
