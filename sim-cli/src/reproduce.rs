@@ -419,27 +419,9 @@ fn trace_figure(
     dir: &Path,
     stem: &str,
 ) -> Result<(), String> {
-    use rayon::prelude::*;
-    let study = Study::new(
-        e.scenario.clone(),
-        &Overrides {
-            runs: Some(1),
-            series: true,
-            ..Overrides::default()
-        },
-    )
-    .map_err(|err| err.to_string())?;
-    let params = study.point_params();
-    let results: Vec<Result<sim_core::metrics::RunResult, String>> = study
-        .jobs()
-        .par_iter()
-        .map(|j| sim_core::run(study.config(j), j.seed).map_err(|err| err.to_string()))
-        .collect();
     let mut lines = Vec::new();
-    for (j, r) in study.jobs().iter().zip(results) {
-        let r = r?;
-        let series = r.series.ok_or("the run recorded no series")?;
-        let point: Vec<String> = params[j.point]
+    for (params, series) in point_series(e)? {
+        let point: Vec<String> = params
             .iter()
             .map(|(_, v)| crate::plot::short_label(v))
             .collect();
