@@ -83,6 +83,25 @@ pub fn check(text: &str, budget: Budget) -> Result<Outcome, String> {
         }
         Err(e) => return Ok(Outcome::Rejected(e.field)),
     };
+    // An accepted `[paper] id` names files under `reproduce --out` (issue 28 item 1).
+    if let Some(p) = &scenario.paper {
+        if !sim_core::scenario::paper::safe_id(&p.id) {
+            return Err(format!("an unsafe [paper] id accepted: {:?}", p.id));
+        }
+    }
+    // Every accepted sweep point is a distinct configuration (issue 28 item 5: two equal
+    // points made `sweep` fail for ever).
+    if !scenario.is_paired() {
+        let mut seen = std::collections::BTreeMap::new();
+        for (i, p) in scenario.points.iter().enumerate() {
+            let json = serde_json::to_string(&p.config).map_err(|e| e.to_string())?;
+            if let Some(j) = seen.insert(json, i) {
+                return Err(format!(
+                    "sweep points {j} and {i} are the same configuration"
+                ));
+            }
+        }
+    }
     let mut points = vec![&scenario.points[0]];
     if scenario.points.len() > 1 {
         points.push(scenario.points.last().expect("non-empty"));
@@ -347,9 +366,124 @@ const SWEEP_KEYS: &[(&str, Kind)] = &[
     ("output.sample_interval", Kind::Time),
 ];
 
+/// `[paper] id`s a hostile or careless user writes (issue 28 item 1): separators,
+/// traversal, absolute paths, empty, too long, not ASCII; and plain ones.
+const PAPER_IDS: &[&str] = &[
+    "../../..scratch/x",
+    "/tmp/quicsim-fuzz-abs",
+    "a/b",
+    "a\\b",
+    "..",
+    ".",
+    "",
+    " ",
+    "000",
+    "p-1.v2_x",
+    "é",
+    "a\u{0}b",
+    "CON",
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+];
+
+/// A `[paper]` table with a hostile or plain id (and the other required keys, sometimes
+/// missing), or one of its keys swept.
+fn mutate_paper(doc: &mut Table, rng: &mut Rng) {
+    let id = match rng.below(4) {
+        0 => value(rng, Kind::String, &[]),
+        _ => s(rng.pick::<&str>(PAPER_IDS)),
+    };
+    let mut t = Table::new();
+    t.insert("id".into(), id);
+    for (k, v) in [
+        ("experiment", "e"),
+        ("source", "Table 1"),
+        ("metric", "flow0.ep1.goodput_bps"),
+    ] {
+        if rng.below(8) != 0 {
+            t.insert(k.into(), s(v));
+        }
+    }
+    doc.insert("paper".into(), Value::Table(t));
+    if rng.below(4) == 0 {
+        let key = *rng.pick(&["paper.id", "paper.metric", "paper.source"]);
+        let sweep = doc
+            .entry("sweep")
+            .or_insert_with(|| Value::Table(Table::new()));
+        if let Value::Table(sw) = sweep {
+            sw.insert(key.into(), Value::Array(vec![s("a"), s("b")]));
+        }
+    }
+}
+
+/// A `[sweep]` table a careless user writes (issue 28 items 5, 12): one point twice, the
+/// same value in two spellings, one key in two spellings, swept `seed` / `runs`, empty or
+/// non-array values, a key that names nothing, a table instead of values, many points.
+fn mutate_sweep(doc: &mut Table, rng: &mut Rng) {
+    let (key, kind) = *rng.pick(SWEEP_KEYS);
+    let v = value(rng, kind, &[]);
+    let same = |k: &str, v: &Value| -> Vec<(String, Value)> {
+        vec![(k.to_string(), Value::Array(vec![v.clone(), v.clone()]))]
+    };
+    let entries: Vec<(String, Value)> = match rng.below(9) {
+        0 => same(key, &v),
+        1 => vec![(
+            "topology.link.delay".into(),
+            Value::Array(vec![s("1s"), s("1000ms"), Value::Integer(1_000_000_000)]),
+        )],
+        2 => vec![(
+            "topology.link.loss".into(),
+            Value::Array(vec![Value::Float(0.01), s("1%")]),
+        )],
+        3 => {
+            // One key in two spellings.
+            let other = key.replacen("[0]", ".0", 1);
+            vec![
+                (key.to_string(), Value::Array(vec![v.clone()])),
+                (other, Value::Array(vec![value(rng, kind, &[])])),
+            ]
+        }
+        4 => vec![(
+            (*rng.pick(&[
+                "seed",
+                "runs",
+                "name",
+                "sweep",
+                "nothing.here",
+                "flows[99].bytes",
+            ]))
+            .to_string(),
+            Value::Array(vec![Value::Integer(1), Value::Integer(2)]),
+        )],
+        5 => vec![(key.to_string(), Value::Array(Vec::new()))],
+        6 => vec![(key.to_string(), v.clone())],
+        7 => vec![(key.to_string(), Value::Table(Table::new()))],
+        _ => {
+            // Many points (each distinct); a sweep holds at most 1 000 000 jobs.
+            let n = 1 + rng.below(2000);
+            vec![(
+                "topology.link.delay".into(),
+                Value::Array((0..n).map(|i| s(&format!("{}ms", i + 1))).collect()),
+            )]
+        }
+    };
+    if rng.below(6) == 0 {
+        doc.insert("sweep".into(), v);
+        return;
+    }
+    let sweep = doc
+        .entry("sweep")
+        .or_insert_with(|| Value::Table(Table::new()));
+    if let Value::Table(t) = sweep {
+        t.extend(entries);
+    }
+}
+
 /// One mutation of `doc`.
 fn mutate(doc: &mut Table, rng: &mut Rng, fields: &[schema::Field]) {
     match rng.below(10) {
+        // A hostile [paper] table or sweep table (issue 28).
+        8 if rng.below(2) == 0 => mutate_paper(doc, rng),
+        9 if rng.below(2) == 0 => mutate_sweep(doc, rng),
         // A [sweep] over a key with a few values.
         0 => {
             let (key, kind) = *rng.pick(SWEEP_KEYS);
@@ -450,4 +584,50 @@ pub fn generate(rng: &mut Rng) -> String {
         text = lines.join("\n");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 28: the generator also writes hostile `[paper]` ids and careless sweep
+    /// tables (it removed `[paper]` and only added well-formed sweeps before), and the
+    /// target refuses them with the field named.
+    #[test]
+    fn generator_writes_paper_ids_and_sweep_tables_the_target_refuses() {
+        let (mut paper, mut spellings, mut duplicates) = (0, 0, 0);
+        for seed in 0..3000 {
+            let text = generate(&mut Rng::new(seed));
+            paper += usize::from(text.contains("[paper]"));
+            spellings += usize::from(text.contains("\"1000ms\""));
+            duplicates += usize::from(text.contains("\"flows.0."));
+        }
+        assert!(paper > 30, "{paper} inputs with [paper]");
+        assert!(
+            spellings > 10,
+            "{spellings} inputs with one time in two spellings"
+        );
+        assert!(
+            duplicates > 5,
+            "{duplicates} inputs with a key in two spellings"
+        );
+        let base = "[topology]\nkind = \"two_hosts\"\n[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ncount = 5\n";
+        let paper = |id: &str| {
+            format!(
+                "{base}[paper]\nid = {id:?}\nexperiment = \"e\"\nsource = \"T1\"\nmetric = \"m\"\n"
+            )
+        };
+        for id in ["../../..scratch/x", "/tmp/x", "a/b", "..", ""] {
+            assert_eq!(
+                check(&paper(id), Budget::default()),
+                Ok(Outcome::Rejected("paper.id".into())),
+                "{id}"
+            );
+        }
+        let sweep = format!("{base}[sweep]\n\"topology.link.delay\" = [\"1s\", \"1000ms\"]\n");
+        assert_eq!(
+            check(&sweep, Budget::default()),
+            Ok(Outcome::Rejected("sweep.\"topology.link.delay\"[1]".into()))
+        );
+    }
 }

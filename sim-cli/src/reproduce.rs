@@ -27,7 +27,13 @@
 //!   below 5 % in size, else **not reproduced**;
 //! - the paper states only a direction (`direction = "lower" | "higher"`, a shape such as
 //!   "TCP much worse above 5 %"): **reproduced (direction)** when ours has that sign and
-//!   is at least 2 % in size, else **not reproduced**;
+//!   is at least 2 % in size, else **not reproduced**; an "or equal" direction
+//!   (`"not_higher"`, `"not_lower"`: "less than or equal"): **reproduced (or equal)**
+//!   unless ours goes the other way by 5 % or more ([`direction_verdict`]);
+//! - a value with a `tolerance` (an absolute number, e.g. "the window reaches 512 KB at
+//!   1.03 s"): **reproduced (within tolerance)** when ours is within that relative
+//!   tolerance of the paper's ([`value_verdict`]); a `series` claim reads its number from
+//!   the series of run 0 of its point ([`read_series`]);
 //! - a `[[paper.ranking]]` (a claim without numbers, "QUIC < SCTP < TCP"): at every
 //!   combination of the other sweep keys the ranking **holds** when our means over the
 //!   ranked key's values rise strictly in the claimed order ([`ranking_holds`]); a gap
@@ -334,13 +340,68 @@ pub fn verdict(ours: f64, paper: f64) -> &'static str {
     }
 }
 
-/// The verdict on an effect of which the paper states only the direction.
+/// The verdict on an effect of which the paper states only the direction: a strict one
+/// (`lower`, `higher`) needs our change to have its sign and be at least 2 % in size; an
+/// "or equal" one (`not_higher`, `not_lower`) holds unless our change goes the other way by
+/// 5 % or more (the tolerance of a reproduced non-effect).
 pub fn direction_verdict(ours: f64, direction: Direction) -> &'static str {
-    if ours.signum() == direction.sign() && ours.abs() >= 0.02 {
+    if direction.or_equal() {
+        if ours * direction.sign() > -0.05 {
+            "reproduced (or equal)"
+        } else {
+            "not reproduced"
+        }
+    } else if ours.signum() == direction.sign() && ours.abs() >= 0.02 {
         "reproduced (direction)"
     } else {
         "not reproduced"
     }
+}
+
+/// The relative change of `x` against `base`; `0` when both are 0 (no loss with either
+/// policy is no change, not NaN).
+pub fn relative_change(x: f64, base: f64) -> f64 {
+    if x == 0.0 && base == 0.0 {
+        0.0
+    } else {
+        (x - base) / base
+    }
+}
+
+/// The verdict on an absolute value claimed with a tolerance: ours within `tolerance`
+/// (relative) of the paper's.
+pub fn value_verdict(ours: f64, paper: f64, tolerance: f64) -> &'static str {
+    if (ours - paper).abs() <= tolerance * paper.abs() {
+        "reproduced (within tolerance)"
+    } else {
+        "not reproduced"
+    }
+}
+
+/// What a series claim reads from one run's series: the time the sum of `columns` first
+/// reaches the value, or the sum at a time (`None`: never reached, or no sample yet).
+pub fn read_series(
+    series: &sim_core::metrics::Series,
+    claim: &sim_core::scenario::paper::SeriesClaim,
+) -> Result<Option<f64>, String> {
+    use sim_core::scenario::paper::SeriesRead;
+    let idx = claim
+        .columns
+        .iter()
+        .map(|c| {
+            series.columns.iter().position(|x| x == c).ok_or_else(|| {
+                format!(
+                    "no series column {c:?}; columns are: {}",
+                    series.columns.join(", ")
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let sum = |row: &Vec<f64>| idx.iter().map(|&i| row[i]).sum::<f64>();
+    Ok(match claim.read {
+        SeriesRead::Reaches(v) => series.rows.iter().find(|r| sum(r) >= v).map(|r| r[0]),
+        SeriesRead::At(t) => series.rows.iter().take_while(|r| r[0] <= t).last().map(sum),
+    })
 }
 
 /// Sweep parameters with inline-table values shown by their first string value.
@@ -358,27 +419,9 @@ fn trace_figure(
     dir: &Path,
     stem: &str,
 ) -> Result<(), String> {
-    use rayon::prelude::*;
-    let study = Study::new(
-        e.scenario.clone(),
-        &Overrides {
-            runs: Some(1),
-            series: true,
-            ..Overrides::default()
-        },
-    )
-    .map_err(|err| err.to_string())?;
-    let params = study.point_params();
-    let results: Vec<Result<sim_core::metrics::RunResult, String>> = study
-        .jobs()
-        .par_iter()
-        .map(|j| sim_core::run(study.config(j), j.seed).map_err(|err| err.to_string()))
-        .collect();
     let mut lines = Vec::new();
-    for (j, r) in study.jobs().iter().zip(results) {
-        let r = r?;
-        let series = r.series.ok_or("the run recorded no series")?;
-        let point: Vec<String> = params[j.point]
+    for (params, series) in point_series(e)? {
+        let point: Vec<String> = params
             .iter()
             .map(|(_, v)| crate::plot::short_label(v))
             .collect();
@@ -449,7 +492,11 @@ fn base_point(p: &Paper, r: &Reported) -> Params {
 fn paper_marks(p: &Paper, plot: &PaperPlot, ours: &[Option<Ours>]) -> Vec<PaperMark> {
     let mut out = Vec::new();
     for r in &p.reported {
-        if r.metric.is_some() || r.statistic != Statistic::Mean {
+        if r.metric.is_some()
+            || r.series.is_some()
+            || r.over.is_some()
+            || r.statistic != Statistic::Mean
+        {
             continue;
         }
         let [o] = matching(ours, &r.point)[..] else {
@@ -515,6 +562,9 @@ fn effects(p: &Paper, sweep_dir: &Path, ours: &[Option<Ours>]) -> Result<Vec<Eff
         return Ok(out);
     }
     for r in &p.reported {
+        if r.series.is_some() || r.over.is_some() {
+            continue; // read from a series or a ratio: judged under "Values"
+        }
         if p.baseline.iter().all(|b| r.point.iter().any(|x| x == b)) {
             continue; // a baseline itself
         }
@@ -526,7 +576,11 @@ fn effects(p: &Paper, sweep_dir: &Path, ours: &[Option<Ours>]) -> Result<Vec<Eff
             .reported
             .iter()
             .find(|b| {
-                same(&b.point, &base_point) && b.metric == r.metric && b.statistic == r.statistic
+                same(&b.point, &base_point)
+                    && b.series.is_none()
+                    && b.over.is_none()
+                    && b.metric == r.metric
+                    && b.statistic == r.statistic
             })
             .and_then(|b| b.value);
         // The paper's effect: a relative change, or a direction only.
@@ -539,8 +593,7 @@ fn effects(p: &Paper, sweep_dir: &Path, ours: &[Option<Ours>]) -> Result<Vec<Eff
         };
         let paper_cell = match paper_rel {
             Ok(c) => format!("{:+.1} %", 100.0 * c),
-            Err(Direction::Lower) => "lower".into(),
-            Err(Direction::Higher) => "higher".into(),
+            Err(d) => d.name().replace('_', " "),
         };
         // Another metric or statistic than the section's: named beside the point.
         let what = match (&r.metric, r.statistic) {
@@ -584,7 +637,7 @@ fn effects(p: &Paper, sweep_dir: &Path, ours: &[Option<Ours>]) -> Result<Vec<Eff
             });
             continue;
         }
-        let ours_rel = (o_t[0].mean - o_b[0].mean) / o_b[0].mean;
+        let ours_rel = relative_change(o_t[0].mean, o_b[0].mean);
         let v = match paper_rel {
             Ok(c) => verdict(ours_rel, c),
             Err(d) => direction_verdict(ours_rel, d),
@@ -829,6 +882,174 @@ fn value_text(v: &toml::Value) -> String {
     }
 }
 
+/// Run 0 of every point of `e` with series on: each point's parameters (as written in
+/// the sweep) and its series.
+fn point_series(e: &Experiment) -> Result<Vec<(Params, sim_core::metrics::Series)>, String> {
+    use rayon::prelude::*;
+    let study = Study::new(
+        e.scenario.clone(),
+        &Overrides {
+            runs: Some(1),
+            series: true,
+            ..Overrides::default()
+        },
+    )
+    .map_err(|err| err.to_string())?;
+    let params = study.point_params();
+    let results: Vec<Result<sim_core::metrics::RunResult, String>> = study
+        .jobs()
+        .par_iter()
+        .map(|j| sim_core::run(study.config(j), j.seed).map_err(|err| err.to_string()))
+        .collect();
+    study
+        .jobs()
+        .iter()
+        .zip(results)
+        .map(|(j, r)| {
+            let series = r?.series.ok_or("the run recorded no series")?;
+            Ok((params[j.point].clone(), series))
+        })
+        .collect()
+}
+
+/// The `[[paper.reported]]` values of `p` that carry a `tolerance` or read a `series`,
+/// judged and appended to `md`; returns the verdicts of those with a tolerance.
+fn values_section(
+    e: &Experiment,
+    sweep_dir: &Path,
+    md: &mut String,
+) -> Result<Vec<&'static str>, Failure> {
+    use sim_core::scenario::paper::SeriesRead;
+    let p = &e.paper;
+    let claims: Vec<_> = p
+        .reported
+        .iter()
+        .filter(|r| {
+            r.value.is_some() && (r.tolerance.is_some() || r.series.is_some() || r.over.is_some())
+        })
+        .collect();
+    if claims.is_empty() {
+        return Ok(Vec::new());
+    }
+    let series = if claims.iter().any(|r| r.series.is_some()) {
+        Some(point_series(e))
+    } else {
+        None
+    };
+    let _ = writeln!(
+        md,
+        "
+Values (a series claim reads run 0 of its point; a value with a tolerance is reproduced when ours is within it):
+"
+    );
+    let _ = writeln!(md, "| point | what | ours | paper | verdict |");
+    let _ = writeln!(md, "|---|---|---|---|---|");
+    let mut verdicts = Vec::new();
+    for r in claims {
+        let paper = r.value.unwrap_or_default();
+        let paper_cell = match r.tolerance {
+            Some(tol) => format!("{} ± {} %", fmt_num(paper), fmt_num(100.0 * tol)),
+            None => fmt_num(paper),
+        };
+        let point = fmt_point(&short_params(&r.point));
+        let (what, ours): (String, Result<f64, String>) = match &r.series {
+            Some(c) => {
+                let cols = c
+                    .columns
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(" + ");
+                let what = match c.read {
+                    SeriesRead::Reaches(v) => {
+                        format!("time (s) {cols} first reaches {}", fmt_num(v))
+                    }
+                    SeriesRead::At(t) => format!("{cols} at {} s", fmt_num(t)),
+                };
+                let ours = match series.as_ref() {
+                    Some(Ok(all)) => {
+                        let hits: Vec<_> = all
+                            .iter()
+                            .filter(|(params, _)| {
+                                r.point
+                                    .iter()
+                                    .all(|(k, v)| params.iter().any(|(pk, pv)| pk == k && pv == v))
+                            })
+                            .collect();
+                        match hits[..] {
+                            [(_, s)] => read_series(s, c).and_then(|v| {
+                                v.ok_or_else(|| "not reached in the run".to_string())
+                            }),
+                            _ => Err("the point does not select one sweep point".into()),
+                        }
+                    }
+                    Some(Err(err)) => Err(err.clone()),
+                    None => Err("no series".into()),
+                };
+                (what, ours)
+            }
+            None => {
+                let metric = r.metric.as_deref().unwrap_or(&p.metric);
+                let scale = if r.metric.is_some() { 1.0 } else { p.scale };
+                let one = |metric: &str, scale: f64| -> Result<Result<f64, String>, Failure> {
+                    let all = read_ours(sweep_dir, metric, scale, r.statistic)?;
+                    Ok(match matching(&all, &r.point)[..] {
+                        [o] => Ok(o.mean),
+                        [] => Err("no run of the point reached the metric".into()),
+                        _ => Err("the point does not select one sweep point".into()),
+                    })
+                };
+                let stat = r.statistic.field().replace('_', " ");
+                match &r.over {
+                    Some(den) => {
+                        let what = format!("{stat} of `{metric}` / {stat} of `{den}`");
+                        let (a, b) = (one(metric, 1.0)?, one(den, 1.0)?);
+                        (what, a.and_then(|a| b.map(|b| a / b)))
+                    }
+                    None => {
+                        let what = format!(
+                            "{stat} of `{metric}`{}",
+                            if r.metric.is_none() && !p.unit.is_empty() {
+                                format!(" ({})", p.unit)
+                            } else {
+                                String::new()
+                            }
+                        );
+                        (what, one(metric, scale)?)
+                    }
+                }
+            }
+        };
+        match ours {
+            Ok(x) => {
+                let v = match r.tolerance {
+                    Some(tol) => {
+                        let v = value_verdict(x, paper, tol);
+                        verdicts.push(v);
+                        v
+                    }
+                    None => "– (shown only)",
+                };
+                let _ = writeln!(
+                    md,
+                    "| {point} | {what} | {} | {paper_cell} | {v} |",
+                    fmt_num(x)
+                );
+            }
+            Err(why) => {
+                if r.tolerance.is_some() {
+                    verdicts.push("not reproduced");
+                }
+                let _ = writeln!(
+                    md,
+                    "| {point} | {what} | – | {paper_cell} | no value: {why} |"
+                );
+            }
+        }
+    }
+    Ok(verdicts)
+}
+
 /// One experiment's report section and its index row.
 struct Section {
     markdown: String,
@@ -871,7 +1092,13 @@ fn section(
         let paper_val = p
             .reported
             .iter()
-            .filter(|r| r.value.is_some() && r.metric.is_none() && r.statistic == Statistic::Mean)
+            .filter(|r| {
+                r.value.is_some()
+                    && r.metric.is_none()
+                    && r.series.is_none()
+                    && r.over.is_none()
+                    && r.statistic == Statistic::Mean
+            })
             .find(|r| matching(std::slice::from_ref(&Some(o.clone())), &r.point).len() == 1)
             .and_then(|r| r.value)
             .map(fmt_num)
@@ -923,6 +1150,7 @@ fn section(
             }
         }
     }
+    let value_verdicts = values_section(e, sweep_dir, &mut md)?;
     let (ranking_summary, _) = ranking_section(p, &ours, &mut md);
     let sensitivity_summary = sensitivity.map(|s| sensitivity_section(p, s, &mut md));
     // The figure.
@@ -1003,13 +1231,24 @@ fn section(
         .filter(|v| v.starts_with("reproduced"))
         .count();
     let direction = verdicts.iter().filter(|v| **v == "direction only").count();
-    let summary = match (verdicts.is_empty(), ranking_summary) {
-        (true, Some(r)) => r,
-        (true, None) => "no effect to judge (absolute numbers only)".to_string(),
-        (false, r) => format!(
+    let values_summary = (!value_verdicts.is_empty()).then(|| {
+        format!(
+            "{} of {} values within tolerance",
+            value_verdicts
+                .iter()
+                .filter(|v| v.starts_with("reproduced"))
+                .count(),
+            value_verdicts.len()
+        )
+    });
+    let others: Vec<String> = values_summary.into_iter().chain(ranking_summary).collect();
+    let summary = match (verdicts.is_empty(), others.is_empty()) {
+        (true, false) => others.join("; "),
+        (true, true) => "no effect to judge (absolute numbers only)".to_string(),
+        (false, _) => format!(
             "{reproduced} of {} effects reproduced, {direction} in direction only{}",
             verdicts.len(),
-            r.map(|r| format!("; {r}")).unwrap_or_default()
+            others.iter().map(|r| format!("; {r}")).collect::<String>()
         ),
     };
     let index_row = format!(
@@ -1347,7 +1586,7 @@ pub fn reproduce(mut args: ReproduceArgs) -> Result<(), Failure> {
         });
     }
     let mut index = String::from(
-        "# Reproductions\n\nGenerated by `quicsim reproduce all`: every scenario with a `[paper]` table, run as a sweep; per experiment our numbers beside the paper's. Verdicts: an effect (a reported point against its baseline) is *reproduced* when ours has the same direction and a relative size within ±50 % of the paper's, *direction only* when only the direction agrees; a reported non-effect (under 2 %) is reproduced when ours is under 5 %; a ranking the paper claims without numbers (\"QUIC < SCTP < TCP\") holds at a point when our means are in that order, and a gap claimed to grow with a parameter grows when it is larger at the parameter's last value than at its first with no step back of more than half that growth; where the paper states only a direction (its figures are missing, the text gives a shape), *reproduced (direction)* when ours has that sign and is at least 2 % in size. Absolute numbers come from testbeds whose details are partly unknown: the notes of each experiment say where and why ours differ. Sensitivity: where a scenario declares testbed parameters the paper leaves unstated (`[[paper.unstated]]`), every claim is judged again under each combination of their plausible values, with the same seeds; the column says *reproduced (robust)* or *not reproduced (robust)* when every combination gives every claim that verdict, *robust* with the count when each claim keeps its own verdict, and *depends on* the parameters whose values change a claim's verdict otherwise (the paper's page has the table); – where none is declared.\n\n| paper | experiment | source | verdict | sensitivity |\n|---|---|---|---|---|\n",
+        "# Reproductions\n\nGenerated by `quicsim reproduce all`: every scenario with a `[paper]` table, run as a sweep; per experiment our numbers beside the paper's. Verdicts: an effect (a reported point against its baseline) is *reproduced* when ours has the same direction and a relative size within ±50 % of the paper's, *direction only* when only the direction agrees; a reported non-effect (under 2 %) is reproduced when ours is under 5 %; a ranking the paper claims without numbers (\"QUIC < SCTP < TCP\") holds at a point when our means are in that order, and a gap claimed to grow with a parameter grows when it is larger at the parameter's last value than at its first with no step back of more than half that growth; where the paper states only a direction (its figures are missing, the text gives a shape), *reproduced (direction)* when ours has that sign and is at least 2 % in size, and where it says \"less than or equal\", *reproduced (or equal)* unless ours goes the other way by 5 % or more; an absolute value given with a tolerance (a time or a window read from a figure) is reproduced when ours is within that tolerance. Absolute numbers come from testbeds whose details are partly unknown: the notes of each experiment say where and why ours differ. Sensitivity: where a scenario declares testbed parameters the paper leaves unstated (`[[paper.unstated]]`), every claim is judged again under each combination of their plausible values, with the same seeds; the column says *reproduced (robust)* or *not reproduced (robust)* when every combination gives every claim that verdict, *robust* with the count when each claim keeps its own verdict, and *depends on* the parameters whose values change a claim's verdict otherwise (the paper's page has the table); – where none is declared.\n\n| paper | experiment | source | verdict | sensitivity |\n|---|---|---|---|---|\n",
     );
     for (id, sections) in &by_paper {
         let mut md = format!("# Paper {id}\n\n");
@@ -1373,8 +1612,12 @@ pub fn reproduce(mut args: ReproduceArgs) -> Result<(), Failure> {
 
 #[cfg(test)]
 mod tests {
-    use super::{direction_verdict, gap_widens, merge_index, ranking_holds, verdict};
-    use sim_core::scenario::paper::Direction;
+    use super::{
+        direction_verdict, gap_widens, merge_index, ranking_holds, read_series, relative_change,
+        value_verdict, verdict,
+    };
+    use sim_core::metrics::Series;
+    use sim_core::scenario::paper::{Direction, SeriesClaim, SeriesRead};
 
     #[test]
     fn rankings_on_hand_made_numbers() {
@@ -1410,6 +1653,93 @@ mod tests {
             direction_verdict(0.05, Direction::Higher),
             "reproduced (direction)"
         );
+    }
+
+    #[test]
+    fn or_equal_directions_hold_unless_ours_goes_the_other_way_by_5_percent() {
+        // Paper 000 Fig. 13: the history window's standard deviation "less than or equal".
+        for ours in [-0.40, -0.01, 0.0, 0.049] {
+            assert_eq!(
+                direction_verdict(ours, Direction::NotHigher),
+                "reproduced (or equal)",
+                "{ours}"
+            );
+        }
+        assert_eq!(
+            direction_verdict(0.05, Direction::NotHigher),
+            "not reproduced"
+        );
+        assert_eq!(
+            direction_verdict(0.40, Direction::NotHigher),
+            "not reproduced"
+        );
+        assert_eq!(
+            direction_verdict(0.40, Direction::NotLower),
+            "reproduced (or equal)"
+        );
+        assert_eq!(
+            direction_verdict(-0.05, Direction::NotLower),
+            "not reproduced"
+        );
+        // A strict direction still needs 2 %.
+        assert_eq!(direction_verdict(0.0, Direction::Lower), "not reproduced");
+    }
+
+    #[test]
+    fn relative_changes_and_values_within_a_tolerance() {
+        assert_eq!(
+            relative_change(0.0, 0.0),
+            0.0,
+            "no loss either way: no change"
+        );
+        assert_eq!(relative_change(3.0, 2.0), 0.5);
+        assert!(relative_change(1.0, 0.0).is_infinite());
+        assert_eq!(
+            value_verdict(0.6, 0.5, 0.25),
+            "reproduced (within tolerance)"
+        );
+        assert_eq!(
+            value_verdict(0.4, 0.5, 0.2),
+            "reproduced (within tolerance)"
+        );
+        assert_eq!(value_verdict(0.3, 0.5, 0.25), "not reproduced");
+        assert_eq!(
+            value_verdict(16384.0, 16384.0, 0.0),
+            "reproduced (within tolerance)"
+        );
+        assert_eq!(value_verdict(32768.0, 16384.0, 0.0), "not reproduced");
+    }
+
+    #[test]
+    fn series_claims_read_the_summed_columns() {
+        let s = Series {
+            columns: vec!["time_s".into(), "a".into(), "b".into()],
+            rows: vec![
+                vec![0.0, 4.0, 4.0],
+                vec![0.1, 8.0, 4.0],
+                vec![0.2, 8.0, 8.0],
+                vec![0.3, 16.0, 16.0],
+            ],
+            truncated: false,
+        };
+        let claim = |columns: &[&str], read| SeriesClaim {
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            read,
+        };
+        let r = |c: &SeriesClaim| read_series(&s, c).unwrap();
+        assert_eq!(r(&claim(&["a", "b"], SeriesRead::Reaches(12.0))), Some(0.1));
+        assert_eq!(r(&claim(&["a", "b"], SeriesRead::Reaches(16.0))), Some(0.2));
+        assert_eq!(r(&claim(&["a"], SeriesRead::Reaches(16.0))), Some(0.3));
+        assert_eq!(
+            r(&claim(&["a"], SeriesRead::Reaches(17.0))),
+            None,
+            "never reached"
+        );
+        assert_eq!(r(&claim(&["a", "b"], SeriesRead::At(0.25))), Some(16.0));
+        assert_eq!(r(&claim(&["a", "b"], SeriesRead::At(0.3))), Some(32.0));
+        assert_eq!(r(&claim(&["b"], SeriesRead::At(0.0))), Some(4.0));
+        let e = read_series(&s, &claim(&["c"], SeriesRead::At(0.0))).unwrap_err();
+        assert!(e.contains("no series column \"c\""), "{e}");
     }
 
     #[test]

@@ -1,8 +1,54 @@
 //! `quicsim serve`: serves the browser UI's built files (`web-ui/dist/`, made by
-//! `scripts/build-web`) on 127.0.0.1 with tiny_http. Static files only: every simulation
-//! runs in the page.
+//! `scripts/build-web`) on 127.0.0.1. Static files only: every simulation runs in the page.
+//!
+//! The server is a small HTTP/1.1 file server on `std::net`, bounded by construction
+//! (issue 28 items 2-4; tiny_http, used before, read a whole request line into memory,
+//! served every method and answered connections one at a time, so one client that did
+//! not read stalled every other):
+//!
+//! - a request head of at most [`MAX_HEAD`] bytes (431 past it), read with a timeout;
+//!   one request per connection (`Connection: close`);
+//! - at most [`MAX_CONNECTIONS`] connections at once, each on its own thread with read
+//!   and write timeouts, so a client that never reads holds one slot for at most
+//!   [`IO_TIMEOUT`] per write and no other request waits for it; past the limit a
+//!   connection gets 503;
+//! - `GET` and `HEAD` only (405 with `Allow`); a `Host` naming this server
+//!   (127.0.0.1 or localhost and its port: 421 otherwise, against DNS rebinding);
+//! - a path percent-decoded, of normal components none of which starts with a dot (no
+//!   `..`, no dotfiles), canonicalised (symlinks resolved) and served only when it stays
+//!   under the canonical root;
+//! - `X-Content-Type-Options: nosniff` and a Content-Security-Policy on every answer;
+//!   gzip (`Content-Encoding: gzip` when the request accepts it) for the text and wasm
+//!   files, compressed once per file version and kept.
+//!
+//! Why not a larger stack: the UI needs GET/HEAD of a few static files on the loopback
+//! interface; hyper + tokio would add some forty crates and minutes of build on every CI
+//! run for nothing more, and embedding the assets is not possible because the site is
+//! built (to wasm) after this binary.
 
-use std::path::{Component, Path, PathBuf};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+/// Longest request head (request line and headers) read.
+pub const MAX_HEAD: usize = 8 * 1024;
+/// Most connections served at once.
+pub const MAX_CONNECTIONS: usize = 32;
+/// Read and write timeout of a connection.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest file compressed (larger ones are sent as they are).
+const MAX_GZIP: u64 = 64 * 1024 * 1024;
+
+/// The policy of every answer: the page's own scripts, styles and wasm (compiled from
+/// `'self'`), style attributes (the UI sets widths), images from `data:`/`blob:`.
+pub const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
+     style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; worker-src 'self'; \
+     connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; \
+     frame-ancestors 'none'";
 
 /// The MIME type of a file by its extension (`.wasm` must be `application/wasm` for
 /// streaming compilation; module scripts need a JavaScript type).
@@ -20,22 +66,289 @@ pub fn mime(path: &Path) -> &'static str {
     }
 }
 
-/// The file a request path names inside `dir`, or `None` when it would leave `dir`
-/// (`..`, absolute parts). `/` is `index.html`; a query string is ignored.
-pub fn resolve(dir: &Path, url: &str) -> Option<PathBuf> {
-    let path = url.split(['?', '#']).next().unwrap_or("");
-    let mut out = dir.to_path_buf();
-    for part in Path::new(path.trim_start_matches('/')).components() {
-        match part {
-            Component::Normal(p) => out.push(p),
-            Component::CurDir => {}
-            _ => return None,
+/// Whether a file of this type is worth compressing.
+fn compressible(path: &Path) -> bool {
+    !matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("png") | None
+    )
+}
+
+/// `%XX` escapes decoded; `None` for a bad escape or a result that is not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let h = b.get(i + 1..i + 3)?;
+            let h = std::str::from_utf8(h).ok()?;
+            out.push(u8::from_str_radix(h, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
         }
     }
-    if out.is_dir() {
-        out.push("index.html");
+    String::from_utf8(out).ok()
+}
+
+/// The file a request target names under `root` (canonical), or `None`: the path is
+/// percent-decoded and split on `/`; every part must be a plain name that does not start
+/// with a dot (no `..`, no dotfiles) and holds no `\` or NUL; the file, symlinks
+/// resolved, must be a regular file under `root`. `/` and directories are their
+/// `index.html`; a query string or fragment is ignored.
+pub fn resolve(root: &Path, target: &str) -> Option<PathBuf> {
+    let path = target.split(['?', '#']).next().unwrap_or("");
+    let path = path.strip_prefix('/')?;
+    let path = percent_decode(path)?;
+    let mut out = root.to_path_buf();
+    for part in path.split('/') {
+        if part.is_empty() {
+            continue;
+        }
+        if part.starts_with('.') || part.contains(['\\', '\0']) {
+            return None;
+        }
+        out.push(part);
     }
-    Some(out)
+    let mut real = out.canonicalize().ok()?;
+    if real.is_dir() {
+        real = real.join("index.html").canonicalize().ok()?;
+    }
+    // Symlinks resolved: still under the root, and no part of it below the root hidden.
+    let rel = real.strip_prefix(root).ok()?;
+    if rel
+        .components()
+        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+    {
+        return None;
+    }
+    real.is_file().then_some(real)
+}
+
+/// A parsed request head.
+struct Head {
+    method: String,
+    target: String,
+    host: Option<String>,
+    gzip: bool,
+}
+
+/// Why a request head could not be read.
+enum HeadError {
+    /// Longer than [`MAX_HEAD`].
+    TooLarge,
+    /// Malformed.
+    Bad,
+    /// The client went away or timed out: no answer.
+    Gone,
+}
+
+/// Reads the request head, at most [`MAX_HEAD`] bytes.
+fn read_head(stream: &TcpStream) -> Result<Head, HeadError> {
+    let mut r = BufReader::new(stream.take(MAX_HEAD as u64 + 1));
+    let mut used = 0usize;
+    let mut line = Vec::new();
+    let mut lines: Vec<String> = Vec::new();
+    loop {
+        line.clear();
+        let n = r
+            .read_until(b'\n', &mut line)
+            .map_err(|_| HeadError::Gone)?;
+        used += n;
+        if used > MAX_HEAD {
+            return Err(HeadError::TooLarge);
+        }
+        if n == 0 {
+            return Err(if lines.is_empty() && used == 0 {
+                HeadError::Gone
+            } else {
+                HeadError::Bad
+            });
+        }
+        if !line.ends_with(b"\n") {
+            return Err(HeadError::Bad);
+        }
+        let text = std::str::from_utf8(&line).map_err(|_| HeadError::Bad)?;
+        let text = text.trim_end_matches(['\r', '\n']);
+        if text.is_empty() {
+            if lines.is_empty() {
+                continue; // RFC 9112 §2.2: empty lines before the request line
+            }
+            break;
+        }
+        lines.push(text.to_string());
+    }
+    let mut parts = lines[0].split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(HeadError::Bad);
+    };
+    if !version.starts_with("HTTP/1.") || method.is_empty() || target.is_empty() {
+        return Err(HeadError::Bad);
+    }
+    let mut head = Head {
+        method: method.to_string(),
+        target: target.to_string(),
+        host: None,
+        gzip: false,
+    };
+    for h in &lines[1..] {
+        let Some((name, value)) = h.split_once(':') else {
+            return Err(HeadError::Bad);
+        };
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("host") {
+            if head.host.is_some() {
+                return Err(HeadError::Bad);
+            }
+            head.host = Some(value.to_ascii_lowercase());
+        } else if name.eq_ignore_ascii_case("accept-encoding") {
+            head.gzip |= value.split(',').any(|c| {
+                let mut it = c.split(';');
+                let coding = it.next().unwrap_or("").trim();
+                let zero = it.any(|p| {
+                    p.trim()
+                        .strip_prefix("q=")
+                        .is_some_and(|q| q.trim().parse::<f64>().is_ok_and(|q| q == 0.0))
+                });
+                coding.eq_ignore_ascii_case("gzip") && !zero
+            });
+        }
+    }
+    Ok(head)
+}
+
+/// The compressed versions of the files served, by path, with the version (length and
+/// modification time) they were made from.
+type GzipCache = Mutex<HashMap<PathBuf, (u64, Option<SystemTime>, Arc<Vec<u8>>)>>;
+
+struct Site {
+    root: PathBuf,
+    port: u16,
+    gzip: GzipCache,
+}
+
+/// The compressed body of `path` (its current version), from the cache or made now.
+fn gzipped(site: &Site, path: &Path, meta: &std::fs::Metadata) -> Option<Arc<Vec<u8>>> {
+    if meta.len() > MAX_GZIP || !compressible(path) {
+        return None;
+    }
+    let version = (meta.len(), meta.modified().ok());
+    if let Some((len, at, body)) = site.gzip.lock().ok()?.get(path) {
+        if (*len, *at) == version {
+            return Some(body.clone());
+        }
+    }
+    let data = std::fs::read(path).ok()?;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(&data).ok()?;
+    let body = Arc::new(enc.finish().ok()?);
+    site.gzip
+        .lock()
+        .ok()?
+        .insert(path.to_path_buf(), (version.0, version.1, body.clone()));
+    Some(body)
+}
+
+/// Writes a complete answer without a file body.
+fn answer(stream: &mut TcpStream, status: &str, extra: &str, body: &str) {
+    let msg = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n\
+         X-Content-Type-Options: nosniff\r\nContent-Security-Policy: {CSP}\r\n{extra}\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(msg.as_bytes());
+    let _ = stream.flush();
+}
+
+/// Serves one connection: one request.
+fn handle(site: &Site, mut stream: TcpStream) {
+    let _ = stream.set_read_timeout(Some(IO_TIMEOUT));
+    let _ = stream.set_write_timeout(Some(IO_TIMEOUT));
+    let head = match read_head(&stream) {
+        Ok(h) => h,
+        Err(HeadError::TooLarge) => {
+            return answer(
+                &mut stream,
+                "431 Request Header Fields Too Large",
+                "",
+                "request head too large\n",
+            );
+        }
+        Err(HeadError::Bad) => {
+            return answer(&mut stream, "400 Bad Request", "", "bad request\n");
+        }
+        Err(HeadError::Gone) => return,
+    };
+    let allowed_hosts = [
+        format!("127.0.0.1:{}", site.port),
+        format!("localhost:{}", site.port),
+    ];
+    match &head.host {
+        None => return answer(&mut stream, "400 Bad Request", "", "Host required\n"),
+        Some(h) if !allowed_hosts.contains(h) => {
+            return answer(
+                &mut stream,
+                "421 Misdirected Request",
+                "",
+                "this server answers to 127.0.0.1 and localhost only\n",
+            );
+        }
+        Some(_) => {}
+    }
+    let head_only = match head.method.as_str() {
+        "GET" => false,
+        "HEAD" => true,
+        _ => {
+            return answer(
+                &mut stream,
+                "405 Method Not Allowed",
+                "Allow: GET, HEAD\r\n",
+                "GET and HEAD only\n",
+            );
+        }
+    };
+    let Some(path) = resolve(&site.root, &head.target) else {
+        return answer(&mut stream, "404 Not Found", "", "not found\n");
+    };
+    let Ok(mut file) = std::fs::File::open(&path) else {
+        return answer(&mut stream, "404 Not Found", "", "not found\n");
+    };
+    let Ok(meta) = file.metadata() else {
+        return answer(&mut stream, "404 Not Found", "", "not found\n");
+    };
+    let gz = if head.gzip {
+        gzipped(site, &path, &meta)
+    } else {
+        None
+    };
+    let len = gz.as_ref().map_or(meta.len(), |b| b.len() as u64);
+    let mut msg = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {len}\r\nCache-Control: no-cache\r\n\
+         X-Content-Type-Options: nosniff\r\nContent-Security-Policy: {CSP}\r\n",
+        mime(&path)
+    );
+    if compressible(&path) {
+        msg.push_str("Vary: Accept-Encoding\r\n");
+    }
+    if gz.is_some() {
+        msg.push_str("Content-Encoding: gzip\r\n");
+    }
+    msg.push_str("Connection: close\r\n\r\n");
+    if stream.write_all(msg.as_bytes()).is_err() || head_only {
+        return;
+    }
+    // A client that stops reading fails a write after IO_TIMEOUT; only its own
+    // connection waits.
+    let _ = match gz {
+        Some(body) => stream.write_all(&body),
+        None => std::io::copy(&mut file, &mut stream).map(|_| ()),
+    };
+    let _ = stream.flush();
 }
 
 /// Serves `dir` on `127.0.0.1:port` until killed; prints the URL.
@@ -49,36 +362,43 @@ pub fn serve(dir: &Path, port: u16) -> Result<(), (u8, String)> {
             ),
         ));
     }
-    let server = tiny_http::Server::http(("127.0.0.1", port))
+    let root = dir
+        .canonicalize()
+        .map_err(|e| (1, format!("{}: {e}", dir.display())))?;
+    let listener = TcpListener::bind(("127.0.0.1", port))
         .map_err(|e| (1, format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
-    let port = server
-        .server_addr()
-        .to_ip()
-        .map(|a| a.port())
-        .unwrap_or(port);
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(port);
     crate::stdout(&format!(
         "serving {} at http://127.0.0.1:{port}/\n",
         dir.display()
     ))?;
-    for req in server.incoming_requests() {
-        let file = resolve(dir, req.url()).filter(|p| p.is_file());
-        let res = match file.and_then(|p| std::fs::read(&p).ok().map(|b| (p, b))) {
-            Some((p, body)) => {
-                let ct = tiny_http::Header::from_bytes("Content-Type", mime(&p)).expect("header");
-                let nc =
-                    tiny_http::Header::from_bytes("Cache-Control", "no-cache").expect("header");
-                req.respond(
-                    tiny_http::Response::from_data(body)
-                        .with_header(ct)
-                        .with_header(nc),
-                )
-            }
-            None => {
-                req.respond(tiny_http::Response::from_string("not found").with_status_code(404))
-            }
-        };
-        // A client that went away is not the server's problem.
-        let _ = res;
+    let site = Arc::new(Site {
+        root,
+        port,
+        gzip: Mutex::new(HashMap::new()),
+    });
+    let active = Arc::new(AtomicUsize::new(0));
+    for conn in listener.incoming() {
+        let Ok(mut stream) = conn else { continue };
+        if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+            // Busy: a short answer that cannot block the accepting thread.
+            let _ = stream.set_nonblocking(true);
+            let _ = stream.write_all(
+                b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n",
+            );
+            continue;
+        }
+        active.fetch_add(1, Ordering::SeqCst);
+        let (site, slot) = (site.clone(), active.clone());
+        let spawned = std::thread::Builder::new()
+            .name("serve".into())
+            .spawn(move || {
+                handle(&site, stream);
+                slot.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            active.fetch_sub(1, Ordering::SeqCst);
+        }
     }
     Ok(())
 }
@@ -92,11 +412,31 @@ mod tests {
         assert_eq!(mime(Path::new("a/web-ui_bg.wasm")), "application/wasm");
         assert!(mime(Path::new("web-ui.js")).starts_with("text/javascript"));
         assert!(mime(Path::new("index.html")).starts_with("text/html"));
-        let d = Path::new("/srv");
+        let d = std::env::temp_dir().join(format!("quicsim-serve-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::write(d.join("web-ui.js"), "x").unwrap();
+        std::fs::write(d.join("index.html"), "x").unwrap();
+        std::fs::write(d.join(".hidden"), "x").unwrap();
+        let root = d.canonicalize().unwrap();
         assert_eq!(
-            resolve(d, "/web-ui.js?x=1"),
-            Some(PathBuf::from("/srv/web-ui.js"))
+            resolve(&root, "/web-ui.js?x=1"),
+            Some(root.join("web-ui.js"))
         );
-        assert_eq!(resolve(d, "/../etc/passwd"), None);
+        assert_eq!(resolve(&root, "/"), Some(root.join("index.html")));
+        assert_eq!(resolve(&root, "/sub/"), None); // no index.html there
+        for bad in [
+            "/../etc/passwd",
+            "/%2e%2e/etc/passwd",
+            "/.hidden",
+            "/%2ehidden",
+            "/sub/../web-ui.js",
+            "web-ui.js",
+            "/a%5c..%5cb",
+            "/%zz",
+        ] {
+            assert_eq!(resolve(&root, bad), None, "{bad}");
+        }
+        assert_eq!(percent_decode("a%20b"), Some("a b".into()));
     }
 }

@@ -587,6 +587,106 @@ fn sim_core_scenario(text: &str, path: &Path) -> Option<String> {
         .map(str::to_string)
 }
 
+/// Values judged within a tolerance (a run metric, a ratio of two metrics, a series read
+/// of run 0: the time a column first reaches a value, the column at a time) and the "or
+/// equal" directions: each gets its verdict in the report, and the index counts the
+/// values apart from the effects.
+#[test]
+fn reproduce_judges_values_series_ratios_and_or_equal_directions() {
+    let d = tmp("reproduce-values");
+    let sc = d.join("scenarios").join("paper996");
+    std::fs::create_dir_all(&sc).unwrap();
+    let paper = r#"
+[output]
+sample_interval = "5ms"
+[paper]
+id = "996"
+experiment = "toy: values"
+source = "Fig. 1"
+metric = "flow0.ep0.completion_secs"
+unit = "s"
+runs = 2
+baseline = { "topology.link.loss" = 0.0 }
+# Loss makes the transfer slower: "not higher" fails, "not lower" holds.
+[[paper.reported]]
+point = { "topology.link.loss" = 0.02, "topology.link.delay" = "5ms" }
+direction = "not_higher"
+[[paper.reported]]
+point = { "topology.link.loss" = 0.02, "topology.link.delay" = "20ms" }
+direction = "not_lower"
+# Any positive time is within 1000 x of 1 s; none is within 0 % of 1e9 s.
+[[paper.reported]]
+point = { "topology.link.loss" = 0.0, "topology.link.delay" = "5ms" }
+value = 1
+tolerance = 1000
+[[paper.reported]]
+point = { "topology.link.loss" = 0.0, "topology.link.delay" = "20ms" }
+value = 1e9
+tolerance = 0
+# A metric over itself is exactly 1.
+[[paper.reported]]
+point = { "topology.link.loss" = 0.02, "topology.link.delay" = "20ms" }
+over = "flow0.ep0.completion_secs"
+value = 1
+tolerance = 0
+# Stream 0 carries half of the 200 KB: read in full by the end of run 0, and its first
+# byte read at some time within 1000 x of 1 s.
+[[paper.reported]]
+point = { "topology.link.loss" = 0.0, "topology.link.delay" = "5ms" }
+series = ["flow0.ep0.stream0_read"]
+at = 100
+value = 100000
+tolerance = 0
+[[paper.reported]]
+point = { "topology.link.loss" = 0.0, "topology.link.delay" = "5ms" }
+series = ["flow0.ep0.stream0_read", "flow0.ep0.stream4_read"]
+reaches = 1
+value = 1
+tolerance = 1000
+"#;
+    std::fs::write(sc.join("toy.toml"), format!("{SCENARIO}{paper}")).unwrap();
+    let out = d.join("out");
+    ok(quicsim(&[
+        "reproduce",
+        "996",
+        "--scenarios",
+        s(&d.join("scenarios")),
+        "--out",
+        s(&out),
+    ]));
+    let md = std::fs::read_to_string(out.join("paper996.md")).unwrap();
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    assert!(
+        md.contains("| not higher | not reproduced |")
+            && md.contains("| not lower | reproduced (or equal) |"),
+        "{md}"
+    );
+    let values: Vec<&str> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("Values"))
+        .filter(|l| l.starts_with("| `"))
+        .collect();
+    assert_eq!(values.len(), 5, "{md}");
+    for (line, verdict) in values.iter().zip([
+        "reproduced (within tolerance)",
+        "not reproduced",
+        "reproduced (within tolerance)",
+        "reproduced (within tolerance)",
+        "reproduced (within tolerance)",
+    ]) {
+        assert!(line.ends_with(&format!("| {verdict} |")), "{line}");
+    }
+    assert!(values[2].contains("/ mean of `flow0.ep0.completion_secs`"));
+    assert!(values[3].contains("`flow0.ep0.stream0_read` at 100 s | 100000 |"));
+    assert!(values[4].contains("first reaches 1.00 |"), "{}", values[4]);
+    assert!(
+        index.contains(
+            "1 of 2 effects reproduced, 0 in direction only; 4 of 5 values within tolerance"
+        ),
+        "{index}"
+    );
+}
+
 /// A reproduction with a relative `change`, a `[[paper.trace]]`, `[paper] runs` and a
 /// pending experiment: the report judges the change, draws the trace in SVG and PNG,
 /// runs the paper's count of runs, and lists the pending experiment with what it needs.

@@ -107,6 +107,7 @@ pub fn build(
                 server,
                 id,
                 start: *start,
+                seed,
             };
             // One arm per transport: each side's connection is built from its own config;
             // `workload_endpoints` maps the workload to its generic builder.
@@ -205,7 +206,7 @@ fn workload_endpoints<T: TransportDriver + 'static>(
         WorkloadConfig::Video(v) => {
             // One request stream per segment.
             let (c, s) = conns();
-            let (c, s) = video::endpoints(c, s, v, ends.client, ends.server, ends.id);
+            let (c, s) = video::endpoints(c, s, v, ends.client, ends.server, ends.id, ends.seed);
             if v.reconnections > 0 {
                 // Reconnects at address changes: new connections from each side's base.
                 let c = c.reconnecting(client_cfg.clone(), v.reconnections);
@@ -231,13 +232,15 @@ fn workload_endpoints<T: TransportDriver + 'static>(
 }
 
 /// Where and when a transport flow's two endpoints run: the client and server host
-/// addresses, the flow and its start time.
+/// addresses, the flow, its start time and the run's seed (for a workload's own random
+/// stream).
 #[derive(Clone, Copy, Debug)]
 struct Ends {
     client: Addr,
     server: Addr,
     id: FlowId,
     start: SimTime,
+    seed: u64,
 }
 
 impl Ends {

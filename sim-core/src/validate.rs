@@ -799,6 +799,25 @@ pub(crate) fn check_transport_workload(
             }
         }
     }
+    // An SCTP association carries the client's request streams on stream numbers below
+    // `CLIENT_STREAMS` (the rest are the server's): more would never open and the run
+    // ended `stalled` (found with issue 28).
+    if let TransportConfig::Sctp(_) = &t.transport {
+        let max = crate::config::sctp::MAX_CLIENT_STREAMS;
+        let streams = match &t.workload {
+            WorkloadConfig::Bulk(b) => Some(("streams", b.streams)),
+            WorkloadConfig::Reconnects(r) => Some(("streams", r.streams)),
+            WorkloadConfig::WebPage(w) => Some(("objects", w.objects.len() as u64)),
+            _ => None,
+        };
+        if let Some((key, n)) = streams.filter(|&(_, n)| n > max) {
+            return Err(ConfigError::new(
+                path(&format!("workload.{key}")),
+                n.to_string(),
+                format!("at most {max} on an SCTP flow: the client's streams of an association (RFC 9260 stream identifiers are 16-bit; the upper half is the server's)"),
+            ));
+        }
+    }
     match (&t.transport, &t.workload) {
         (TransportConfig::Quic(_), _) => Ok(()),
         (_, WorkloadConfig::Bulk(b)) => match b.read_rate {
@@ -814,6 +833,19 @@ pub(crate) fn check_transport_workload(
             w.kind(),
             schema::workloads_run_by(name),
         )),
+        // Issue 28 item 15: neither TCP nor SCTP closes an idle connection (Linux keeps an
+        // idle TCP connection open for ever, keep-alive only probes it; SCTP heartbeats keep
+        // an idle association up, RFC 9260 §8.3), so the next connection would never start.
+        (_, WorkloadConfig::Reconnects(r))
+            if r.on == crate::config::workload::ReconnectOn::Idle =>
+        {
+            Err(ConfigError::new(
+                // The default, written or not, is the workload's key.
+                path("workload.on"),
+                "idle",
+                format!("\"close\" or \"address_change\" on a {name} flow: {} has no idle timeout, so a connection left idle never ends and the next one never starts (`on = \"idle\"` is QUIC's; docs/workloads.md)", name.to_uppercase()),
+            ))
+        }
         (
             _,
             WorkloadConfig::Sequence(_)
@@ -983,7 +1015,9 @@ pub(crate) fn check_address_change_reconnects(
                 format!("flows[{i}].workload.on"),
                 "\"address_change\"",
                 format!(
-                    "\"idle\" or \"close\": no handover ([[topology.handovers]] with address = \"ip\" or \"port\") changes the address of pair {}",
+                    "{}: no handover ([[topology.handovers]] with address = \"ip\" or \"port\") changes the address of pair {}",
+                    // TCP and SCTP have no idle timeout (item 15).
+                    if f.quic().is_some() { "\"idle\" or \"close\"" } else { "\"close\"" },
                     f.pair
                 ),
             ));
@@ -998,7 +1032,7 @@ pub(crate) fn check_address_change_reconnects(
 /// What a sequence-only QUIC key (resumption and 0-RTT, which act only across the
 /// connections of a sequence or of reconnects) away from its default on a one-connection
 /// workload (bulk, web_page, video) is told.
-const SEQUENCE_ONLY_ALLOWED: &str = "resumption and 0-RTT act on the later connections of a workload = { kind = \"sequence\" } (kind = \"quic_connections\") or { kind = \"reconnects\" }, and this workload has one connection";
+pub(crate) const SEQUENCE_ONLY_ALLOWED: &str = "resumption and 0-RTT act on the later connections of a workload = { kind = \"sequence\" } (kind = \"quic_connections\") or { kind = \"reconnects\" }, and this workload has one connection";
 
 pub(crate) fn check_initial_window_workloads(flows: &[FlowConfig]) -> Result<(), ConfigError> {
     use crate::transport::initial_window::InitialWindowKind;

@@ -62,6 +62,12 @@ pub enum Msg {
     TimelineNext(&'static str),
     /// Zoom: show half (`true`) or twice (`false`) the steps.
     TimelineZoom(bool),
+    /// Show this sweep point's runs in the time plots (its first run).
+    ShowPoint(usize),
+    /// Show this run (of the shown point) in the time plots.
+    ShowRun(u32),
+    /// Run a scenario the page warned about ([`crate::runner::size_warning`]).
+    RunAnyway,
 }
 
 /// The packet timeline's view state.
@@ -104,6 +110,12 @@ pub struct App {
     ran_toml: String,
     /// The chart under the pointer and the series row nearest to it.
     hover: Option<(usize, usize)>,
+    /// The (point, run) the time plots show; `shown_req`: the id of the pending request for
+    /// another run's series and the (point, run) it is for.
+    shown: (usize, u32),
+    shown_req: Option<(u64, (usize, u32))>,
+    /// Why the scenario was not run by itself: it is huge (Run runs it anyway).
+    huge: Option<String>,
     /// Callbacks made once, so the memoised gallery and panel see equal props.
     cbs: Callbacks,
 }
@@ -119,6 +131,8 @@ struct Callbacks {
 struct Pinned {
     toml: String,
     out: Box<RunOutput>,
+    /// The sweep point A's plots showed when it was pinned (the A/B table compares it).
+    point: usize,
 }
 
 fn spawn_worker(ctx: &Context<App>) -> (Worker, Closure<dyn FnMut(MessageEvent)>) {
@@ -138,6 +152,36 @@ fn get(v: &JsValue, key: &str) -> JsValue {
 }
 
 impl App {
+    /// Asks the worker for the series of (point, run) of the finished run, to plot.
+    fn show(&mut self, (point, run): (usize, u32)) -> bool {
+        let RunState::Done(out, _) = &self.state else {
+            return false;
+        };
+        let run = if out.lines.iter().any(|l| l.point == point && l.run == run) {
+            run
+        } else {
+            0
+        };
+        let Some(job) = out
+            .lines
+            .iter()
+            .position(|l| l.point == point && l.run == run)
+        else {
+            return false;
+        };
+        if (point, run) == self.shown && self.shown_req.is_none() {
+            return false;
+        }
+        let id = 3_000_000_000 + self.shown_req.map_or(0, |r| r.0 % 1_000_000 + 1);
+        let msg = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&msg, &"id".into(), &JsValue::from_f64(id as f64));
+        let _ = js_sys::Reflect::set(&msg, &"mode".into(), &JsValue::from_str("series"));
+        let _ = js_sys::Reflect::set(&msg, &"job".into(), &JsValue::from_f64(job as f64));
+        let _ = self.worker.post_message(&msg);
+        self.shown_req = Some((id, (point, run)));
+        true
+    }
+
     /// Writes the page's state into the URL fragment (the share link).
     fn update_hash(&self) {
         let frag = crate::share::encode(&crate::share::Shared {
@@ -151,6 +195,7 @@ impl App {
 
     fn set_text(&mut self, ctx: &Context<Self>, text: String, auto: bool) {
         self.toml = text;
+        self.huge = None;
         self.update_hash();
         self.edit_gen += 1;
         self.debounce = None;
@@ -182,9 +227,31 @@ impl App {
         }
     }
 
+    /// Starts a run unless the scenario is huge ([`crate::runner::size_warning`]): then
+    /// the page says why and waits for Run (a running run is stopped).
+    fn start_checked(&mut self, ctx: &Context<Self>) {
+        if self.error.is_none() {
+            if let Some(why) = crate::runner::size_warning(&self.toml) {
+                self.debounce = None;
+                if matches!(self.state, RunState::Running(_)) {
+                    self.worker.terminate();
+                    let (w, cb) = spawn_worker(ctx);
+                    self.worker = w;
+                    self._onmessage = cb;
+                    self.run_id += 1;
+                }
+                self.state = RunState::Idle;
+                self.huge = Some(why);
+                return;
+            }
+        }
+        self.start(ctx);
+    }
+
     fn start(&mut self, ctx: &Context<Self>) {
         // A pending automatic re-run is this run.
         self.debounce = None;
+        self.huge = None;
         if self.error.is_some() {
             return;
         }
@@ -302,6 +369,9 @@ impl Component for App {
             notice,
             ran_toml: String::new(),
             hover: None,
+            shown: (0, 0),
+            shown_req: None,
+            huge: None,
             cbs: Callbacks {
                 select: ctx.link().callback(Msg::Select),
                 field: ctx
@@ -313,7 +383,7 @@ impl Component for App {
             },
         };
         app.set_text(ctx, toml, false);
-        app.start(ctx);
+        app.start_checked(ctx);
         app
     }
 
@@ -327,7 +397,7 @@ impl Component for App {
                 self.edited = None;
                 self.last_ms = None;
                 self.set_text(ctx, text, false);
-                self.start(ctx);
+                self.start_checked(ctx);
             }
             Msg::Edit(text) => {
                 self.edited = None;
@@ -359,9 +429,10 @@ impl Component for App {
                 }
             }
             Msg::Run => self.start(ctx),
+            Msg::RunAnyway => self.start(ctx),
             Msg::AutoRun(generation) => {
                 if generation == self.edit_gen {
-                    self.start(ctx);
+                    self.start_checked(ctx);
                 }
             }
             Msg::Cancel => {
@@ -384,6 +455,32 @@ impl Component for App {
                         return true;
                     }
                     return false;
+                }
+                if kind == "series" {
+                    let Some((req, shown)) = self.shown_req else {
+                        return false;
+                    };
+                    let RunState::Done(out, _) = &mut self.state else {
+                        return false;
+                    };
+                    if req != id {
+                        return false;
+                    }
+                    let cols = get(&data, "columns").as_string().unwrap_or_default();
+                    if let Ok(Some(columns)) = serde_json::from_str::<Option<Vec<String>>>(&cols) {
+                        let values = js_sys::Float64Array::new(&get(&data, "values"));
+                        out.series = Some(crate::runner::PlotSeries::from_flat(
+                            columns,
+                            &values.to_vec(),
+                        ));
+                    } else {
+                        out.series = None;
+                    }
+                    self.shown = shown;
+                    self.shown_req = None;
+                    self.hover = None;
+                    self.redraw = true;
+                    return true;
                 }
                 if kind.starts_with("timeline") {
                     if let Some(tv) = self.timeline.as_mut().filter(|t| t.id == id) {
@@ -411,6 +508,8 @@ impl Component for App {
                         let out = get(&data, "output").as_string().unwrap_or_default();
                         let ms = get(&data, "ms").as_f64().unwrap_or(0.0);
                         self.last_ms = Some(ms);
+                        self.shown = (0, 0);
+                        self.shown_req = None;
                         self.state = match serde_json::from_str::<RunOutput>(&out) {
                             Ok(mut o) => {
                                 // The series come apart (worker.js): names as JSON, the
@@ -456,7 +555,7 @@ impl Component for App {
                     "csv" => save(
                         &format!("{stem}-results.csv"),
                         "text/csv",
-                        &crate::share::results_csv(&out.lines),
+                        &crate::share::results_csv(&out.lines, &out.points),
                     ),
                     _ => {
                         let toml = self.ran_toml.clone();
@@ -476,6 +575,7 @@ impl Component for App {
                     self.pinned = Some(Pinned {
                         toml: self.toml.clone(),
                         out: out.clone(),
+                        point: self.shown.0,
                     });
                     self.redraw = true;
                 }
@@ -525,6 +625,8 @@ impl Component for App {
                 });
             }
             Msg::TimelineClose => self.timeline = None,
+            Msg::ShowPoint(point) => return self.show((point, 0)),
+            Msg::ShowRun(run) => return self.show((self.shown.0, run)),
             Msg::TimelineStep(d) => {
                 if let Some(tv) = self.timeline.as_mut() {
                     let n = match &tv.data {
@@ -566,8 +668,13 @@ impl Component for App {
                     let a = self.pinned.as_ref().and_then(|p| p.out.series.as_ref());
                     crate::plots::draw_all(series, a);
                 }
-                if let Some((values, s)) = distribution(out) {
-                    let _ = crate::plots::draw_distribution("dist", &values, &s);
+                if let Some((values, s)) = distribution(out, self.shown.0) {
+                    let what = if out.points.len() > 1 {
+                        format!("point {}, flow 0", self.shown.0)
+                    } else {
+                        "flow 0".to_string()
+                    };
+                    let _ = crate::plots::draw_distribution("dist", &what, &values, &s);
                 }
             }
         }
@@ -864,6 +971,12 @@ impl App {
                     disabled={self.error.is_some()}
                     title="Step through the packets of flow 0 of the first run">{"Packet timeline"}</button>
             </div>
+            { for self.huge.as_ref().map(|why| html! {
+                <div id="huge-warning" class="notice warning" role="alert">
+                    <span>{why.clone()}</span>
+                    <button id="run-anyway" onclick={ctx.link().callback(|_| Msg::RunAnyway)}>{"Run anyway"}</button>
+                </div>
+            }) }
             { self.view_timeline(ctx) }
             {body}
             </>
@@ -884,36 +997,122 @@ impl App {
             .as_ref()
             .and_then(|p| p.out.series.as_ref())
             .map(|s| s.columns.as_slice());
+        let swept = out.points.len() > 1;
+        let point_cell = |p: usize| {
+            let info = out.points.get(p);
+            let label = info.map(|i| i.label.clone()).unwrap_or_default();
+            let full = info
+                .map(|i| {
+                    i.params
+                        .iter()
+                        .map(|(k, v)| format!("{k} = {v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default();
+            html! { <td class="point" data-point={p.to_string()} title={full}>{format!("{p}: {label}")}</td> }
+        };
+        let point_name = |p: usize| {
+            out.points
+                .get(p)
+                .map(|i| format!("point {p} ({})", i.label))
+                .unwrap_or_else(|| format!("point {p}"))
+        };
+        let (sp, sr) = self.shown;
+        let shown_seed = lines
+            .iter()
+            .find(|l| l.point == sp && l.run == sr)
+            .map(|l| l.seed)
+            .unwrap_or_default();
+        let runs_of_point: Vec<&summary::RunLine> =
+            lines.iter().filter(|l| l.point == sp).collect();
+        let chooser = if lines.len() > 1 {
+            let onpoint = ctx.link().callback(|e: Event| {
+                Msg::ShowPoint(
+                    e.target_unchecked_into::<HtmlSelectElement>()
+                        .value()
+                        .parse()
+                        .unwrap_or(0),
+                )
+            });
+            let onrun = ctx.link().callback(|e: Event| {
+                Msg::ShowRun(
+                    e.target_unchecked_into::<HtmlSelectElement>()
+                        .value()
+                        .parse()
+                        .unwrap_or(0),
+                )
+            });
+            let pending = self.shown_req.is_some();
+            html! {
+                <div class="runline chooser">
+                    <span>{"Time plots show"}</span>
+                    { if swept { html! {
+                        <select id="plot-point" aria-label="sweep point shown in the time plots" onchange={onpoint}>
+                            { for out.points.iter().map(|p| html! {
+                                <option value={p.index.to_string()} selected={p.index == sp}>{format!("point {}: {}", p.index, p.label)}</option>
+                            }) }
+                        </select>
+                    } } else { html! {} } }
+                    <select id="plot-run" aria-label="run shown in the time plots" onchange={onrun}>
+                        { for runs_of_point.iter().map(|l| html! {
+                            <option value={l.run.to_string()} selected={l.run == sr}>{format!("run {} (seed {})", l.run, l.seed)}</option>
+                        }) }
+                    </select>
+                    { if pending { html! { <small>{"loading…"}</small> } } else { html! {} } }
+                </div>
+            }
+        } else {
+            html! {}
+        };
         html! {
             <>
             <table id="summary">
-                <tr><th>{"seed"}</th><th>{"status"}</th><th>{"end (s)"}</th><th>{"events"}</th><th>{"digest"}</th></tr>
+                <tr>{ if swept { html! { <th>{"point"}</th> } } else { html! {} } }<th>{"seed"}</th><th>{"status"}</th><th>{"end (s)"}</th><th>{"events"}</th><th>{"digest"}</th></tr>
                 { for lines.iter().enumerate().map(|(i, l)| html! {
                     <tr>
-                        <td>{l.seed}</td><td class="run-status">{&l.status}</td>
+                        { if swept { point_cell(l.point) } else { html! {} } }
+                        <td>{l.seed}</td><td class="run-status" title={l.note.clone()}>{&l.status}</td>
                         <td>{format!("{:.6}", l.end_s)}</td><td>{l.events}</td>
                         <td><code class="digest" id={format!("digest-{i}")}>{&l.digest}</code></td>
                     </tr>
                 }) }
             </table>
+            { if lines.iter().any(|l| l.status != "completed") || lines.len() == 1 { html! {
+                <ul id="run-notes">
+                    { for lines.iter().enumerate().filter(|(_, l)| l.status != "completed" || lines.len() == 1).take(50).map(|(i, l)| html! {
+                        <li class={format!("run-note st-{}", l.status)} id={format!("run-note-{i}")} data-status={l.status.clone()}>
+                            { if lines.len() > 1 { format!("{}run {} (seed {}): ", if swept { format!("point {} ", l.point) } else { String::new() }, l.run, l.seed) } else { String::new() } }
+                            {&l.note}
+                        </li>
+                    }) }
+                    { if lines.iter().filter(|l| l.status != "completed").count() > 50 { html! { <li>{"… more runs did not complete (see the status column)"}</li> } } else { html! {} } }
+                </ul>
+            } } else { html! {} } }
             <table id="flows">
-                <tr><th>{"run / flow"}</th><th>{"loss ratio"}</th><th>{"completion (s)"}</th><th>{"goodput"}</th></tr>
-                { for lines.iter().flat_map(|l| l.flows.iter().map(move |f| (l.seed, f))).map(|(seed, f)| html! {
+                <tr>{ if swept { html! { <th>{"point"}</th> } } else { html! {} } }<th>{"run / flow"}</th><th>{"loss ratio"}</th><th>{"completion (s)"}</th><th>{"goodput"}</th></tr>
+                { for lines.iter().flat_map(|l| l.flows.iter().map(move |f| (l, f))).map(|(l, f)| html! {
                     <tr>
-                        <td>{format!("seed {seed} / flow {}", f.flow)}</td>
+                        { if swept { point_cell(l.point) } else { html! {} } }
+                        <td>{format!("seed {} / flow {}", l.seed, f.flow)}</td>
                         <td>{f.loss_ratio.map(|l| format!("{:.4} %", l * 100.0)).unwrap_or_else(|| "—".into())}</td>
-                        <td>{f.completion_s.map(|c| format!("{c:.4}")).unwrap_or_else(|| "—".into())}</td>
+                        <td title={if f.completion_s.is_none() { l.note.clone() } else { String::new() }}>{f.completion_s.map(|c| format!("{c:.4}")).unwrap_or_else(|| if l.status == "completed" { "—".into() } else { format!("— ({})", l.status.replace('_', " ")) })}</td>
                         <td>{f.goodput_bps.map(summary::fmt_rate).unwrap_or_else(|| "—".into())}</td>
                     </tr>
                 }) }
             </table>
-            { for sums.iter().filter(|(_, s)| s.n > 1).map(|(flow, s)| html! {
-                <p class="ci">{format!(
-                    "flow {flow}: completion over {} runs: mean {:.4} s, 95 % CI [{:.4}, {:.4}] s",
+            { for sums.iter().filter(|(_, _, s)| s.n > 1).map(|(point, flow, s)| html! {
+                <p class="ci" data-point={point.to_string()} data-flow={flow.to_string()}>{format!(
+                    "{}flow {flow}: completion over {} runs: mean {:.4} s, 95 % CI [{:.4}, {:.4}] s",
+                    if swept { format!("{} · ", point_name(*point)) } else { String::new() },
                     s.n, s.mean, s.ci95.map(|c| c.0).unwrap_or(s.mean), s.ci95.map(|c| c.1).unwrap_or(s.mean)
                 )}</p>
             }) }
-            { if out.lines.len() > 1 { html! { <p><small>{"Plots show the first run."}</small></p> } } else { html! {} } }
+            { if swept { html! { <p><small>{"Statistics are per sweep point: each point is its own configuration (mean and Student-t 95 % CI over its runs)."}</small></p> } } else { html! {} } }
+            { chooser }
+            { if lines.len() > 1 { html! {
+                <p id="plot-shown"><small>{format!("Plots show {}run {sr} (seed {shown_seed}).", if swept { format!("{}, ", point_name(sp)) } else { String::new() })}</small></p>
+            } } else { html! {} } }
             <div class="runline">
                 <button id="dl-json" onclick={ctx.link().callback(|_| Msg::Export("json"))}>{"Results JSON"}</button>
                 <button id="dl-csv" onclick={ctx.link().callback(|_| Msg::Export("csv"))}>{"Results CSV"}</button>
@@ -925,10 +1124,11 @@ impl App {
             { self.view_diff(out) }
             { view_breakdown(out) }
             { view_paired(out) }
-            { if distribution(out).is_some() { html! {
+            { if distribution(out, self.shown.0).is_some() { html! {
                 <canvas id="dist" class="dist" width="560" height="200"
                     aria-label="completion time of every run, its mean and 95 % CI"></canvas>
             } } else { html! {} } }
+            { for thin_note(columns).map(|t| html! { <p id="thin-note"><small>{t}</small></p> }) }
             { for charts.iter().enumerate().map(|(i, c)| {
                 let (na, nb) = crate::charts::line_count(c, columns, a_columns);
                 let onmousemove = ctx.link().callback(move |e: MouseEvent| {
@@ -962,7 +1162,10 @@ impl App {
         let Some(p) = self.pinned.as_ref() else {
             return html! {};
         };
-        let rows = crate::compare::diff(&p.out.lines, &out.lines);
+        let of = |lines: &[summary::RunLine], point: usize| -> Vec<summary::RunLine> {
+            lines.iter().filter(|l| l.point == point).cloned().collect()
+        };
+        let rows = crate::compare::diff(&of(&p.out.lines, p.point), &of(&out.lines, self.shown.0));
         let num = |v: Option<f64>| v.map(|v| format!("{v:.4}")).unwrap_or_else(|| "—".into());
         let same = p.toml == self.toml;
         html! {
@@ -1122,22 +1325,16 @@ impl App {
     }
 }
 
-/// Flow 0's (or the first flow's) completion times over the runs and their summary, when
-/// there are at least two.
-fn distribution(out: &RunOutput) -> Option<(Vec<f64>, sim_core::stats::Summary)> {
-    let (flow, s) = summary::completion_summaries(&out.lines)
+/// Flow 0's (or the first flow's) completion times over the runs of sweep point `point`
+/// and their summary, when there are at least two.
+fn distribution(out: &RunOutput, point: usize) -> Option<(Vec<f64>, sim_core::stats::Summary)> {
+    let (_, flow, s) = summary::completion_summaries(&out.lines)
         .into_iter()
-        .next()?;
+        .find(|(p, _, _)| *p == point)?;
     if s.n < 2 {
         return None;
     }
-    let values = out
-        .lines
-        .iter()
-        .flat_map(|l| l.flows.iter().filter(|f| f.flow == flow))
-        .filter_map(|f| f.completion_s)
-        .collect();
-    Some((values, s))
+    Some((summary::completions(&out.lines, point, flow), s))
 }
 
 /// The paired comparison of a multi-transport scenario, as `quicsim run` prints it.
@@ -1175,6 +1372,7 @@ fn view_breakdown(out: &RunOutput) -> Html {
     if out.breakdown.is_empty() {
         return html! {};
     }
+    let swept = out.points.len() > 1 && out.paired.is_empty();
     html! {
         <div id="breakdown">
             <h3>{"Where the time went"}</h3>
@@ -1188,10 +1386,18 @@ fn view_breakdown(out: &RunOutput) -> Html {
                 } else {
                     format!("breakdown-{}-{}", b.point, b.flow)
                 };
+                // A run cut short (time limit, event budget, stalled): say so under its bar.
+                let cut = out
+                    .lines
+                    .iter()
+                    .find(|l| l.point == b.point && l.run == 0)
+                    .filter(|l| b.completion_s.is_none() && l.status != "completed")
+                    .map(|l| l.note.clone());
                 html! {
+                    <>
                     <div class="bd-row">
-                        <span class="bd-label">{format!("flow {} ({}): {:.4} s", b.flow, b.transport, b.total_s)}</span>
-                        <div class="bd-bar" id={id} data-transport={b.transport.clone()}
+                        <span class="bd-label">{format!("{}flow {} ({}): {:.4} s", if swept { format!("point {} run 0 · ", b.point) } else { String::new() }, b.flow, b.transport, b.total_s)}</span>
+                        <div class="bd-bar" id={id.clone()} data-transport={b.transport.clone()}
                             data-total={format!("{}", b.total_s)}
                             data-completion={b.completion_s.map(|c| format!("{c}")).unwrap_or_default()}
                             role="img"
@@ -1203,6 +1409,10 @@ fn view_breakdown(out: &RunOutput) -> Html {
                             }) }
                         </div>
                     </div>
+                    { for cut.map(|note| html! {
+                        <p class="bd-cut" id={format!("{id}-cut")}>{format!("Not finished: {note}. The bar covers the run so far.")}</p>
+                    }) }
+                    </>
                 }
             }) }
             <div class="bd-legend">
@@ -1212,6 +1422,20 @@ fn view_breakdown(out: &RunOutput) -> Html {
             </div>
         </div>
     }
+}
+
+/// What the plots left out of a run of many streams (`None`: nothing): the series' sum
+/// columns ([`crate::runner::stream_sum_column`]) name the number of streams.
+fn thin_note(columns: &[String]) -> Option<String> {
+    let n = columns
+        .iter()
+        .filter_map(|c| c.rsplit_once(".streams_sum_of_"))
+        .filter_map(|(_, rest)| rest.split_once('_')?.0.parse::<usize>().ok())
+        .max()?;
+    Some(format!(
+        "Per-stream lines: the first {} of {n} streams of each endpoint are drawn, and each `streams_sum_of_{n}_…` line is the sum over all of them (every stream's series: quicsim run --series).",
+        crate::runner::STREAM_LINES
+    ))
 }
 
 /// The values of chart `c` at series row `row`, with the time and the axis unit.

@@ -55,8 +55,8 @@ kind = "two_hosts"
 link = { rate = "10Mbps", delay = "20ms" }
 
 [[flows]]
-kind = "quic_bulk"
-bytes = "1MB"
+transport = "quic"
+workload = { kind = "bulk", bytes = "1MB" }
 "#;
 
 /// Every bundled scenario, sorted by folder then file name.

@@ -531,9 +531,16 @@ mod tests {
         assert_eq!(rate.dotted, "topology.link.rate");
         let loss = find(&s, "Loss model topology.link.loss");
         assert_eq!(loss_model_of(loss), Some("none"));
+        // The sandbox is written `transport = "quic"` + `workload = { kind = "bulk" }`: its
+        // QUIC keys and its transfer size and streams are all in the panel (issue 29).
         assert!(s
             .iter()
-            .any(|x| x.title.starts_with("flows[0]") && x.table.id == "flow.quic"));
+            .any(|x| x.title == "Transport flows[0] (quic)" && x.table.id == "flow.quic"));
+        let w = find(&s, "Workload flows[0].workload");
+        let bytes = w.fields.iter().find(|f| f.field.name == "bytes").unwrap();
+        assert_eq!(bytes.value.as_deref(), Some("1MB"));
+        assert_eq!(bytes.dotted, "flows[0].workload.bytes");
+        assert!(w.fields.iter().any(|f| f.field.name == "streams"));
     }
 
     #[test]

@@ -120,6 +120,7 @@ fn short(v: f64) -> String {
 /// mean as a band.
 pub fn draw_distribution(
     id: &str,
+    what: &str,
     values: &[f64],
     s: &sim_core::stats::Summary,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -145,7 +146,7 @@ pub fn draw_distribution(
     let y_max = dots.iter().map(|d| d.1).fold(1.0, f64::max) + 1.0;
     let mut ctx = ChartBuilder::on(&root)
         .caption(
-            format!("Completion time over {} runs (flow 0)", values.len()),
+            format!("Completion time over {} runs ({what})", values.len()),
             ("sans-serif", 15),
         )
         .margin(6)

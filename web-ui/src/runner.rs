@@ -3,7 +3,7 @@
 //! [`Simulation::step`], so a worker can report progress between slices and be stopped.
 //! Time series are switched on (they change neither the events nor the digest).
 
-use crate::summary::{lines, RunLine};
+use crate::summary::{lines_of_jobs, PointInfo, RunLine};
 use serde::{Deserialize, Serialize};
 use sim_core::breakdown::FlowBreakdown;
 use sim_core::metrics::Series;
@@ -35,7 +35,11 @@ pub struct RunOutput {
     pub doc: serde_json::Value,
     /// Every run's summary line, in job order (point-major, then run).
     pub lines: Vec<RunLine>,
-    /// The first run's time series.
+    /// The sweep points (one, with no parameters, without a sweep).
+    #[serde(default)]
+    pub points: Vec<PointInfo>,
+    /// The first run's time series (the page asks the worker for another run's:
+    /// [`Runner::series_of`]).
     pub series: Option<PlotSeries>,
     /// "Where the time went" in the first run, one bar per flow that reports it
     /// (`sim_core::breakdown`); in a paired comparison the first run of every variant
@@ -187,7 +191,101 @@ pub struct PlotSeries {
     pub rows: Vec<Vec<Option<f64>>>,
 }
 
+/// Per-stream lines the plots draw per endpoint and measure: a run with more streams gets
+/// the first `STREAM_LINES` and one line of the sum over all of them ([`PlotSeries::plotted`]).
+pub const STREAM_LINES: usize = 8;
+
+/// Above this many streams in all flows, or this many runs, the page asks before running
+/// ([`size_warning`]).
+pub const HUGE_STREAMS: u64 = 1000;
+/// See [`HUGE_STREAMS`].
+pub const HUGE_JOBS: usize = 500;
+
+/// The per-stream part of a column name: `flow0.ep0.stream12_read` is
+/// (`flow0.ep0`, 12, `read`).
+fn stream_column(name: &str) -> Option<(&str, u64, &str)> {
+    let (prefix, measure) = name.rsplit_once('.')?;
+    let rest = measure.strip_prefix("stream")?;
+    let (id, what) = rest.split_once('_')?;
+    Some((prefix, id.parse().ok()?, what))
+}
+
+/// The name of the column summing all `n` streams' `what` of `prefix`:
+/// `flow0.ep0.streams_sum_of_10000_read` (charted with the per-stream columns).
+pub fn stream_sum_column(prefix: &str, n: usize, what: &str) -> String {
+    format!("{prefix}.streams_sum_of_{n}_{what}")
+}
+
 impl PlotSeries {
+    /// The series of `s` as the page plots it: every column, except that per-stream
+    /// columns (`flowF.epE.streamN_<what>`) beyond the first [`STREAM_LINES`] streams of an
+    /// endpoint are replaced by one column of their sum over all its streams
+    /// ([`stream_sum_column`]). A run of 10 000 streams has 30 000 per-stream columns: drawn
+    /// one line each they froze the page for a minute; the full series are
+    /// `quicsim run --series`'s. Non-finite values are `None`.
+    pub fn plotted(s: &Series) -> PlotSeries {
+        // Per (endpoint prefix, measure): the columns of its streams, in column order.
+        let mut groups: Vec<((&str, &str), Vec<usize>)> = Vec::new();
+        for (i, c) in s.columns.iter().enumerate().skip(1) {
+            if let Some((prefix, _, what)) = stream_column(c) {
+                match groups.iter_mut().find(|(k, _)| *k == (prefix, what)) {
+                    Some((_, v)) => v.push(i),
+                    None => groups.push(((prefix, what), vec![i])),
+                }
+            }
+        }
+        if groups.iter().all(|(_, v)| v.len() <= STREAM_LINES) {
+            return PlotSeries::of(s);
+        }
+        // What each output column is: a source column, or the sum of a group.
+        enum Col<'a> {
+            One(usize),
+            Sum(&'a [usize]),
+        }
+        let mut dropped = vec![false; s.columns.len()];
+        let mut after: Vec<(usize, usize)> = Vec::new(); // (last kept column, group)
+        for (g, (_, v)) in groups.iter().enumerate() {
+            if v.len() > STREAM_LINES {
+                v[STREAM_LINES..].iter().for_each(|&i| dropped[i] = true);
+                after.push((v[STREAM_LINES - 1], g));
+            }
+        }
+        let mut cols: Vec<Col> = Vec::new();
+        let mut names = Vec::new();
+        for (i, c) in s.columns.iter().enumerate() {
+            if dropped[i] {
+                continue;
+            }
+            cols.push(Col::One(i));
+            names.push(c.clone());
+            for &(_, g) in after.iter().filter(|(last, _)| *last == i) {
+                let ((prefix, what), v) = &groups[g];
+                cols.push(Col::Sum(v));
+                names.push(stream_sum_column(prefix, v.len(), what));
+            }
+        }
+        let rows = s
+            .rows
+            .iter()
+            .map(|r| {
+                cols.iter()
+                    .map(|c| match c {
+                        Col::One(i) => Some(r[*i]).filter(|v| v.is_finite()),
+                        Col::Sum(v) => {
+                            let finite = v.iter().map(|&i| r[i]).filter(|x| x.is_finite());
+                            let (n, sum) = finite.fold((0, 0.0), |(n, s), x| (n + 1, s + x));
+                            (n > 0).then_some(sum)
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        PlotSeries {
+            columns: names,
+            rows,
+        }
+    }
+
     /// The series of `s`, non-finite values as `None`.
     pub fn of(s: &Series) -> PlotSeries {
         PlotSeries {
@@ -298,7 +396,8 @@ impl Runner {
             while !sim.step(SMOKE_SLICE).is_finished() && sim.progress().events < max_events {}
             results.push(sim.finish());
         }
-        Ok(lines(&results))
+        let jobs: Vec<(usize, u32)> = study.jobs().iter().map(|j| (j.point, j.run)).collect();
+        Ok(lines_of_jobs(&jobs, &results))
     }
 
     /// Progress so far.
@@ -330,6 +429,15 @@ impl Runner {
         }
     }
 
+    /// The time series of finished job `job` (an index into the jobs, point-major), for
+    /// the page's point and run chooser.
+    pub fn series_of(&self, job: usize) -> Option<PlotSeries> {
+        self.results
+            .get(job)
+            .and_then(|r| r.series.as_ref())
+            .map(PlotSeries::plotted)
+    }
+
     /// Every finished run's result, in job order.
     pub fn results(&self) -> &[RunResult] {
         &self.results
@@ -344,14 +452,20 @@ impl Runner {
             .map(PairedTable::of)
             .unwrap_or_default();
         let doc = serde_json::to_value(&study_result).expect("JSON");
+        let jobs: Vec<(usize, u32)> = self.study.jobs().iter().map(|j| (j.point, j.run)).collect();
+        let mut lines = lines_of_jobs(&jobs, &self.results);
+        for (l, j) in lines.iter_mut().zip(self.study.jobs()) {
+            l.note = crate::summary::status_note(&l.status, l.end_s, &self.study.config(j).sim);
+        }
         RunOutput {
             doc,
-            lines: lines(&self.results),
+            lines,
+            points: PointInfo::all(&self.study.point_params()),
             series: self
                 .results
                 .first()
                 .and_then(|r| r.series.as_ref())
-                .map(PlotSeries::of),
+                .map(PlotSeries::plotted),
             breakdown: self
                 .breakdown
                 .iter()
@@ -360,6 +474,54 @@ impl Runner {
                 .collect(),
             paired,
         }
+    }
+}
+
+/// Why a scenario is too big to run without asking (`None`: it is not): more than
+/// [`HUGE_STREAMS`] request streams in all its flows (the time series record 3 columns per
+/// stream: a 10 000-stream run takes minutes and hundreds of MB in the tab), or more than
+/// [`HUGE_JOBS`] runs. A scenario that does not parse is not huge (its error is shown).
+pub fn size_warning(toml: &str) -> Option<String> {
+    fn streams(v: &serde_json::Value) -> u64 {
+        match v {
+            serde_json::Value::Object(m) => m
+                .iter()
+                .map(|(k, x)| match (k.as_str(), x.as_u64()) {
+                    ("streams", Some(n)) => n,
+                    _ => streams(x),
+                })
+                .sum(),
+            serde_json::Value::Array(a) => a.iter().map(streams).sum(),
+            _ => 0,
+        }
+    }
+    let scenario = parse_str(toml).ok()?;
+    let jobs = scenario.points.len() * scenario.base.runs as usize;
+    let n: u64 = scenario
+        .points
+        .iter()
+        .map(|p| {
+            p.config
+                .flows
+                .iter()
+                .filter_map(|f| serde_json::to_value(f).ok())
+                .map(|v| streams(&v))
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0);
+    if n > HUGE_STREAMS {
+        Some(format!(
+            "This scenario has {n} request streams: recording their time series (3 columns per stream, one row per sample interval) makes the run slow and large (it may take minutes and hundreds of MB in this tab). The plots will draw the first {STREAM_LINES} streams of each endpoint and the sum over all of them. Press Run to run it anyway."
+        ))
+    } else if jobs > HUGE_JOBS {
+        Some(format!(
+            "This scenario has {jobs} runs ({} sweep point(s) x {} run(s)): it may take a long time in this tab (quicsim run uses every core). Press Run to run it anyway.",
+            scenario.points.len(),
+            scenario.base.runs
+        ))
+    } else {
+        None
     }
 }
 
@@ -527,6 +689,71 @@ mod tests {
             t.differences
         );
         assert!(t.differences[0].contains("95 % CI"));
+    }
+
+    /// Many streams: the first STREAM_LINES per endpoint and measure, plus their sum;
+    /// few streams: every column as it is. A huge scenario is warned about.
+    #[test]
+    fn many_stream_columns_are_thinned_to_the_first_ones_and_their_sum() {
+        let mut columns = vec!["time_s".to_string(), "flow0.delivered_bytes".to_string()];
+        for k in 0..20 {
+            columns.push(format!("flow0.ep0.stream{}_read", 4 * k));
+            columns.push(format!("flow0.ep0.stream{}_window", 4 * k));
+        }
+        columns.push("flow0.ep1.cwnd".into());
+        let rows: Vec<Vec<f64>> = (0..3)
+            .map(|r| {
+                (0..columns.len())
+                    .map(|i| {
+                        if i == 0 {
+                            r as f64
+                        } else {
+                            (r * 100 + i) as f64
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let s = Series {
+            columns: columns.clone(),
+            rows,
+            truncated: false,
+        };
+        let p = PlotSeries::plotted(&s);
+        let reads: Vec<&String> = p.columns.iter().filter(|c| c.ends_with("_read")).collect();
+        assert_eq!(reads.len(), STREAM_LINES + 1, "{:?}", p.columns);
+        assert_eq!(reads[0], "flow0.ep0.stream0_read");
+        assert_eq!(reads[STREAM_LINES], "flow0.ep0.streams_sum_of_20_read");
+        assert_eq!(p.columns.last().unwrap(), "flow0.ep1.cwnd");
+        assert_eq!(p.columns.len(), 2 + 2 * (STREAM_LINES + 1) + 1);
+        let sum_col = p
+            .columns
+            .iter()
+            .position(|c| c == reads[STREAM_LINES])
+            .unwrap();
+        let want: f64 = (0..20).map(|k| (100 + 2 + 2 * k) as f64).sum();
+        assert_eq!(p.rows[1][sum_col], Some(want));
+        // Still charted: the sum with the delivered bytes, the windows on "other".
+        let charts = crate::charts::charts(&p.columns);
+        assert!(charts
+            .iter()
+            .any(|c| c.title.starts_with("Delivered") && c.columns.contains(&sum_col)));
+        // Few streams: untouched.
+        let few = Series {
+            columns: columns[..6].to_vec(),
+            rows: s.rows.iter().map(|r| r[..6].to_vec()).collect(),
+            truncated: false,
+        };
+        assert_eq!(PlotSeries::plotted(&few), PlotSeries::of(&few));
+        // The warning: 10 000 streams, not the sandbox.
+        assert_eq!(size_warning(crate::gallery::SANDBOX), None);
+        let huge = crate::gallery::SANDBOX
+            .replace("bytes = \"1MB\" }", "bytes = \"1MB\", streams = 10000 }");
+        assert!(size_warning(&huge)
+            .unwrap()
+            .contains("10000 request streams"));
+        let runs = crate::gallery::SANDBOX.replace("seed = 1", "seed = 1\nruns = 600");
+        assert!(size_warning(&runs).unwrap().contains("600 runs"));
     }
 
     #[test]

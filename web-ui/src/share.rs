@@ -5,9 +5,9 @@
 //! whose scenario does not validate is refused with a message saying why, and the page
 //! falls back to its defaults.
 //!
-//! Exports: the per-run results as CSV (one row per run and flow).
+//! Exports: the per-run results as CSV (one row per run and flow, with its sweep point).
 
-use crate::summary::RunLine;
+use crate::summary::{PointInfo, RunLine};
 use sim_core::scenario::parse_str;
 
 /// The format version of share links.
@@ -116,15 +116,38 @@ fn csv_num(v: Option<f64>) -> String {
     v.map(|v| format!("{v}")).unwrap_or_default()
 }
 
-/// The per-run results as CSV: one row per run and flow.
-pub fn results_csv(lines: &[RunLine]) -> String {
+/// A CSV cell: quoted (quotes doubled) when it holds a comma, a quote or a line break.
+fn csv_text(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The per-run results as CSV: one row per run and flow, each with its sweep point (index
+/// and parameters as written, `key = value; ...`) and its run index within the point.
+pub fn results_csv(lines: &[RunLine], points: &[PointInfo]) -> String {
     let mut out = String::from(
-        "seed,status,end_s,events,digest,flow,loss_ratio,completion_s,goodput_bps,handover_bps\n",
+        "point,point_params,run,seed,status,end_s,events,digest,flow,loss_ratio,completion_s,goodput_bps,handover_bps\n",
     );
     for l in lines {
+        let params = points
+            .get(l.point)
+            .map(|p| {
+                p.params
+                    .iter()
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            })
+            .unwrap_or_default();
         for f in &l.flows {
             out.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                l.point,
+                csv_text(&params),
+                l.run,
                 l.seed,
                 l.status,
                 l.end_s,
@@ -185,11 +208,24 @@ mod tests {
         let cfg = sim_core::scenario::parse_str(SANDBOX).unwrap().base;
         let r = sim_core::run(&cfg, 1).unwrap();
         let l = crate::summary::lines(std::slice::from_ref(&r));
-        let csv = results_csv(&l);
+        let csv = results_csv(&l, &PointInfo::all(&[vec![]]));
         let rows: Vec<&str> = csv.lines().collect();
         assert_eq!(rows.len(), 2);
         let cols = rows[0].split(',').count();
         assert_eq!(rows[1].split(',').count(), cols);
         assert!(rows[1].contains(&r.digest));
+        assert!(rows[1].starts_with("0,,0,1,completed,"), "{}", rows[1]);
+        // A point's parameters are one quoted cell.
+        let pts = PointInfo::all(&[vec![(
+            "flows.0.quic.initial_window".into(),
+            "{ policy = \"history\", max = 3 }".into(),
+        )]]);
+        let csv = results_csv(&l, &pts);
+        assert!(
+            csv.lines().nth(1).unwrap().starts_with(
+                "0,\"flows.0.quic.initial_window = { policy = \"\"history\"\", max = 3 }\",0,1,"
+            ),
+            "{csv}"
+        );
     }
 }

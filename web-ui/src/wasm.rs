@@ -61,6 +61,13 @@ impl WasmRun {
         serde_json::to_string(&out).expect("JSON")
     }
 
+    /// Keeps the series of finished job `job` (point-major index) for
+    /// [`WasmRun::series_columns`] and [`WasmRun::series_values`]; `false` if it has none.
+    pub fn select_series(&mut self, job: usize) -> bool {
+        self.1 = self.0.series_of(job);
+        self.1.is_some()
+    }
+
     /// The series' column names as JSON (`null` without series); after `output`.
     pub fn series_columns(&self) -> String {
         serde_json::to_string(&self.1.as_ref().map(|s| &s.columns)).expect("JSON")

@@ -4,6 +4,8 @@ import init, { WasmRun, timeline, qlog } from './web-ui.js';
 
 const ready = init({ module_or_path: './web-ui_bg.wasm' });
 const SLICE = 20000; // events per slice: a few ms of work, then a progress message
+// The last finished run, kept for the series of its other runs (freed by the next run).
+let last = null;
 
 self.onmessage = async (e) => {
   await ready;
@@ -16,6 +18,17 @@ self.onmessage = async (e) => {
     }
     return;
   }
+  if (mode === 'series') {
+    // Another run's series of the last finished run (the page's point and run chooser).
+    if (last && last.select_series(e.data.job)) {
+      const columns = last.series_columns();
+      const values = last.series_values();
+      self.postMessage({ id, kind: 'series', columns, values }, [values.buffer]);
+    } else {
+      self.postMessage({ id, kind: 'series', columns: 'null', values: new Float64Array(0) });
+    }
+    return;
+  }
   if (mode === 'qlog') {
     try {
       self.postMessage({ id, kind: 'qlog', files: qlog(toml) });
@@ -25,6 +38,7 @@ self.onmessage = async (e) => {
     return;
   }
   const t0 = performance.now();
+  if (last) { last.free(); last = null; }
   let run;
   try {
     run = new WasmRun(toml);
@@ -38,6 +52,8 @@ self.onmessage = async (e) => {
     const values = run.series_values();
     self.postMessage({ id, kind: 'done', output, columns, values, ms: performance.now() - t0 },
       [values.buffer]);
+    last = run;
+    run = null;
   } catch (err) {
     self.postMessage({ id, kind: 'error', error: String(err) });
   } finally {

@@ -25,6 +25,7 @@
 //!   `β_eff = (N − 1 + β)/N`, `α = 3N²(1 − β_eff)/(1 + β_eff)`, fast-convergence factor
 //!   `(N − 1 + (1 + β)/2)/N`. With N = 1 these are the RFC's β, `3(1−β)/(1+β)` and `(1+β)/2`.
 
+use super::hybrid_slow_start::HybridSlowStart;
 use super::hystart::{HyStart, Verdict};
 use super::{minimum_window, CongestionController, RttSnapshot};
 use crate::time::{SimDuration, SimTime};
@@ -73,6 +74,34 @@ impl CubicFlavor {
     }
 }
 
+/// Which slow-start exit `hystart = true` runs with the RFC 9438 CUBIC (`hystart_flavor`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HyStartFlavor {
+    /// HyStart++ (RFC 9406, [`super::hystart`]): on a delay increase, conservative slow
+    /// start for up to 5 rounds. Default.
+    #[default]
+    Rfc9406,
+    /// Chromium's and quic-go's `HybridSlowStart` ([`super::hybrid_slow_start`]): on a
+    /// delay increase over the connection's minimum RTT, leave slow start at once.
+    HybridSlowStart,
+}
+
+impl HyStartFlavor {
+    /// The scenario spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            HyStartFlavor::Rfc9406 => "rfc9406",
+            HyStartFlavor::HybridSlowStart => "hybrid_slow_start",
+        }
+    }
+
+    /// Whether this is the default (not serialised then).
+    pub fn is_default(&self) -> bool {
+        *self == HyStartFlavor::default()
+    }
+}
+
 /// CUBIC parameters (defaults: RFC 9438 §4.1 and §4.6, and RFC 9406 for HyStart++).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -90,6 +119,9 @@ pub struct CubicParams {
     pub hystart: bool,
     /// RFC 9438 or Linux's `tcp_cubic.c` ([`CubicFlavor`]). Default RFC 9438.
     pub flavor: CubicFlavor,
+    /// The slow-start exit `hystart` runs with RFC 9438 ([`HyStartFlavor`]). Default
+    /// HyStart++.
+    pub hystart_flavor: HyStartFlavor,
 }
 
 impl Default for CubicParams {
@@ -101,6 +133,7 @@ impl Default for CubicParams {
             emulated_connections: 1,
             hystart: false,
             flavor: CubicFlavor::Rfc9438,
+            hystart_flavor: HyStartFlavor::Rfc9406,
         }
     }
 }
@@ -148,6 +181,9 @@ pub struct Cubic {
     last_ack: Option<SimTime>,
     after_timeout: bool,
     hystart: Option<HyStart>,
+    /// Chromium / quic-go hybrid slow start, if `hystart_flavor` chooses it (then
+    /// `hystart` is `None`).
+    hybrid: Option<HybridSlowStart>,
     /// A recovery period is under way: no packet sent after its start has been
     /// acknowledged yet (RFC 9002 §7.3.2).
     recovering: bool,
@@ -174,7 +210,10 @@ impl Cubic {
             carry: 0.0,
             last_ack: None,
             after_timeout: false,
-            hystart: params.hystart.then(|| HyStart::new(mss, paced)),
+            hystart: (params.hystart && params.hystart_flavor == HyStartFlavor::Rfc9406)
+                .then(|| HyStart::new(mss, paced)),
+            hybrid: (params.hystart && params.hystart_flavor == HyStartFlavor::HybridSlowStart)
+                .then(|| HybridSlowStart::new(mss)),
             recovering: false,
         }
     }
@@ -286,6 +325,9 @@ impl CongestionController for Cubic {
         if let Some(h) = self.hystart.as_mut() {
             h.on_packet_sent(now);
         }
+        if let Some(h) = self.hybrid.as_mut() {
+            h.on_packet_sent(now);
+        }
     }
 
     fn on_packet_acked(
@@ -311,6 +353,21 @@ impl CongestionController for Cubic {
             return;
         }
         if self.in_slow_start() {
+            if let Some(h) = self.hybrid.as_mut() {
+                if !h.on_ack(now, sent_time, rtt.latest_rtt, rtt.min_rtt, self.cwnd) {
+                    self.cwnd = self.cwnd.saturating_add(bytes);
+                    return;
+                }
+                // quic-go `MaybeExitSlowStart`: ssthresh = cwnd, before the ACK's packets
+                // are counted (they grow the window in congestion avoidance); RFC 9438
+                // §4.10: cwnd_prior = W_max = cwnd, K = 0.
+                self.ssthresh = Some(self.cwnd);
+                self.cwnd_prior = self.cwnd as f64;
+                self.w_max = self.cwnd as f64;
+                self.epoch_start = None;
+                self.congestion_avoidance(now, bytes, rtt);
+                return;
+            }
             match self.hystart.as_mut() {
                 Some(h) => match h.on_ack(sent_time, bytes, rtt.latest_rtt) {
                     Verdict::Grow(b) => self.cwnd = self.cwnd.saturating_add(b),
@@ -381,6 +438,10 @@ impl CongestionController for Cubic {
         if let Some(h) = self.hystart.as_mut() {
             h.on_congestion();
         }
+        if let Some(h) = self.hybrid.as_mut() {
+            // quic-go `OnRetransmissionTimeout`: `hybridSlowStart.Restart()`.
+            h.restart();
+        }
     }
 
     fn on_retransmission_timeout(&mut self, _now: SimTime, reduce: bool) {
@@ -406,6 +467,10 @@ impl CongestionController for Cubic {
         self.alpha = self.p.alpha();
         if let Some(h) = self.hystart.as_mut() {
             h.on_congestion();
+        }
+        if let Some(h) = self.hybrid.as_mut() {
+            // quic-go `OnRetransmissionTimeout`: `hybridSlowStart.Restart()`.
+            h.restart();
         }
     }
 

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod cubic;
 pub mod cubic_linux;
+pub mod hybrid_slow_start;
 pub mod hystart;
 pub mod hystart_linux;
 pub mod newreno;
@@ -26,8 +27,9 @@ pub mod sctp;
 #[cfg(test)]
 mod proptests;
 
-pub use cubic::{Cubic, CubicFlavor, CubicParams};
+pub use cubic::{Cubic, CubicFlavor, CubicParams, HyStartFlavor};
 pub use cubic_linux::LinuxCubic;
+pub use hybrid_slow_start::HybridSlowStart;
 pub use hystart::HyStart;
 pub use hystart_linux::LinuxHyStart;
 pub use newreno::NewReno;

@@ -3,7 +3,7 @@
 //! stay flat (`cc = "cubic"`, `cubic_beta = 0.7`, ...) and each transport reads them the
 //! same way.
 
-use super::{CcAlgorithm, CubicFlavor, CubicParams};
+use super::{CcAlgorithm, CubicFlavor, CubicParams, HyStartFlavor};
 use serde::{Deserialize, Serialize};
 
 /// Congestion-control and pacing parameters of one sender, each with its documented
@@ -72,6 +72,11 @@ pub struct CcParams {
     /// (RFC 9438 §4.10 recommends it for CUBIC; off so that the default controller is
     /// RFC 9002 Appendix B exactly).
     pub hystart: bool,
+    /// Which slow-start exit `hystart` runs with the RFC 9438 CUBIC ([`HyStartFlavor`]):
+    /// `rfc9406` (HyStart++) or `hybrid_slow_start` (Chromium's and quic-go's). Default
+    /// `rfc9406`, not serialised (outputs without the key are unchanged).
+    #[serde(skip_serializing_if = "HyStartFlavor::is_default")]
+    pub hystart_flavor: HyStartFlavor,
     /// Which CUBIC ([`CubicFlavor`]). Not a scenario key of its own here: QUIC and SCTP
     /// always use RFC 9438 (the default); TCP sets it from its `cubic` key
     /// ([`crate::config::tcp::TcpConfig::cubic`]) in `TcpConfig::cc_params`.
@@ -100,6 +105,7 @@ impl Default for CcParams {
             fast_convergence: true, // RFC 9438 §4.7
             emulated_connections: 1,
             hystart: false,
+            hystart_flavor: HyStartFlavor::Rfc9406,
             cubic_flavor: CubicFlavor::Rfc9438,
             stream: super::CcStreamId::default(),
         }
@@ -109,6 +115,10 @@ impl Default for CcParams {
 /// What `initial_cwnd_bytes` / `initial_cwnd_packets` allow (the error's "expected" text).
 pub const INITIAL_WINDOW_ALLOWED: &str =
     "an initial window of at least the minimum window, 2 x cc_segment_size (kMinimumWindow, RFC 9002 §7.2)";
+
+/// What `hystart_flavor` allows (the error's "expected" text).
+pub const HYSTART_FLAVOR_ALLOWED: &str =
+    "\"rfc9406\" unless cc = \"cubic\" with RFC 9438 (\"hybrid_slow_start\" is wired into QUIC's RFC 9438 CUBIC only)";
 
 /// What `emulated_connections` allows with the Linux CUBIC (the error's "expected" text).
 pub const EMULATED_CONNECTIONS_LINUX_ALLOWED: &str =
@@ -143,6 +153,7 @@ impl CcParams {
             emulated_connections: self.emulated_connections,
             hystart: self.hystart,
             flavor: self.cubic_flavor,
+            hystart_flavor: self.hystart_flavor,
         }
     }
 
@@ -183,7 +194,19 @@ impl CcParams {
         let iw = self.initial_window(max_datagram_size);
         let segment = self.cc_segment_size.unwrap_or(max_datagram_size);
         if iw < 2 * segment {
-            return bad("initial_cwnd_bytes", iw, INITIAL_WINDOW_ALLOWED);
+            // Named as written (issue 28 item 17: `initial_cwnd_packets = 0` was reported
+            // as `initial_cwnd_bytes`).
+            return match (self.initial_cwnd_bytes, self.initial_cwnd_packets) {
+                (None, Some(p)) => bad(
+                    "initial_cwnd_packets",
+                    p,
+                    &format!(
+                        "{INITIAL_WINDOW_ALLOWED}: at least {} datagrams of {max_datagram_size} bytes",
+                        (2 * segment).div_ceil(max_datagram_size.max(1))
+                    ),
+                ),
+                _ => bad("initial_cwnd_bytes", iw, INITIAL_WINDOW_ALLOWED),
+            };
         }
         if !(self.cubic_beta > 0.0 && self.cubic_beta < 1.0) {
             return bad("cubic_beta", self.cubic_beta, "a factor in (0, 1)");
@@ -196,6 +219,15 @@ impl CcParams {
                 "emulated_connections",
                 self.emulated_connections,
                 "a number of connections in [1, 100]",
+            );
+        }
+        if self.hystart_flavor == HyStartFlavor::HybridSlowStart
+            && (self.algorithm != CcAlgorithm::Cubic || self.cubic_flavor != CubicFlavor::Rfc9438)
+        {
+            return bad(
+                "hystart_flavor",
+                "\"hybrid_slow_start\"",
+                HYSTART_FLAVOR_ALLOWED,
             );
         }
         if self.cubic_flavor == CubicFlavor::Linux && self.emulated_connections != 1 {
@@ -225,8 +257,14 @@ mod tests {
             ..CcParams::default()
         };
         let e = p.validate(1250).expect_err("2500 B < 2 x 1460 B");
-        assert_eq!(e.0, "initial_cwnd_bytes");
-        assert_eq!(e.1, "2500");
+        // Named as written (issue 28 item 17).
+        assert_eq!(e.0, "initial_cwnd_packets");
+        assert_eq!(e.1, "2");
+        assert!(
+            e.2.contains("at least 3 datagrams of 1250 bytes"),
+            "{}",
+            e.2
+        );
         let ok = CcParams {
             initial_cwnd_bytes: Some(2920),
             cc_segment_size: Some(1460),

@@ -25,12 +25,16 @@ pub enum Profile {
     /// Chromium's QUIC stack (Google quiche `TcpCubicSenderBytes`): the values of
     /// [`CHROMIUM_PROFILE`] and nothing else.
     Chromium,
+    /// quic-go as of v0.19-v0.20 (2020-2021, the releases of paper 003's time): the
+    /// values of [`QUIC_GO_PROFILE`] and nothing else. Written `"quic-go"`.
+    #[serde(rename = "quic-go")]
+    QuicGo,
 }
 
 impl Profile {
     /// Every policy, the table of this extension point: [`Profile::NAMES`] and the schema's
     /// choices derive from it.
-    pub const ALL: [Profile; 2] = [Profile::Rfc, Profile::Chromium];
+    pub const ALL: [Profile; 3] = [Profile::Rfc, Profile::Chromium, Profile::QuicGo];
 
     /// The scenario names of every profile, computed from [`Profile::ALL`]: the schema's choices.
     pub const NAMES: [&'static str; Profile::ALL.len()] = {
@@ -43,11 +47,22 @@ impl Profile {
         out
     };
 
-    /// The name used in scenarios (`"rfc"`, `"chromium"`).
+    /// The name used in scenarios (`"rfc"`, `"chromium"`, `"quic-go"`).
     pub const fn name(self) -> &'static str {
         match self {
             Profile::Rfc => "rfc",
             Profile::Chromium => "chromium",
+            Profile::QuicGo => "quic-go",
+        }
+    }
+
+    /// What the profile sets: `(key, value as written in a scenario, source)` (none for
+    /// `rfc`).
+    pub fn keys(self) -> &'static [(&'static str, &'static str, &'static str)] {
+        match self {
+            Profile::Rfc => &[],
+            Profile::Chromium => CHROMIUM_PROFILE,
+            Profile::QuicGo => QUIC_GO_PROFILE,
         }
     }
 }
@@ -110,6 +125,158 @@ pub const CHROMIUM_PROFILE: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// What `profile = "quic-go"` sets: `(key, value as written in a scenario, source)`.
+/// Every other key keeps its RFC default. Sources are quic-go v0.19.3
+/// (`github.com/lucas-clemente/quic-go`, commit c945c4c, December 2020: the release with
+/// draft-29, the draft paper 003 cites; every value below is the same in v0.20.1, April
+/// 2021), paths from the repository root:
+pub const QUIC_GO_PROFILE: &[(&str, &str, &str)] = &[
+    (
+        "max_udp_payload",
+        "1252",
+        "internal/protocol/params.go MaxPacketSizeIPv4 = 1252 (no path MTU discovery \
+         before v0.23)",
+    ),
+    (
+        "cid_len",
+        "4",
+        "internal/protocol/params.go DefaultConnectionIDLength = 4 (a client dialling \
+         with its own socket uses a zero-length ID, which the model does not allow)",
+    ),
+    (
+        "initial_rtt",
+        "\"100ms\"",
+        "internal/utils/rtt_stats.go defaultInitialRTT = 100 ms",
+    ),
+    (
+        "initial_cwnd_packets",
+        "32",
+        "internal/congestion/cubic_sender.go initialCongestionWindow = 32 x \
+         maxDatagramSize (1252 B): 40 064 B",
+    ),
+    (
+        "cc",
+        "\"cubic\"",
+        "internal/ackhandler/sent_packet_handler.go NewCubicSender(..., reno = false)",
+    ),
+    (
+        "cubic_beta",
+        "0.7",
+        "internal/congestion/cubic.go beta = 0.7",
+    ),
+    (
+        "cubic_c",
+        "0.400390625",
+        "internal/congestion/cubic.go cubeCongestionWindowScale = 410 over 2^10",
+    ),
+    (
+        "fast_convergence",
+        "true",
+        "internal/congestion/cubic.go betaLastMax = 0.85 = (1 + beta) / 2",
+    ),
+    (
+        "emulated_connections",
+        "1",
+        "internal/congestion/cubic.go defaultNumConnections = 1",
+    ),
+    (
+        "hystart",
+        "true",
+        "internal/congestion/cubic_sender.go MaybeExitSlowStart: slow start ends on \
+         hybridSlowStart.ShouldExitSlowStart (or on a loss)",
+    ),
+    (
+        "hystart_flavor",
+        "\"hybrid_slow_start\"",
+        "internal/congestion/hybrid_slow_start.go: 8 samples a round, threshold \
+         clamp(minRTT / 8, 4 ms, 16 ms), low window 16 packets, ssthresh = cwnd at once",
+    ),
+    (
+        "pacing",
+        "true",
+        "internal/congestion/pacer.go, a token bucket (cubic_sender.go TimeUntilSend)",
+    ),
+    (
+        "pacing_gain_slow_start",
+        "1.25",
+        "internal/congestion/pacer.go bw * 5 / 4 with BandwidthEstimate = cwnd / srtt, \
+         in every state",
+    ),
+    (
+        "pacing_gain",
+        "1.25",
+        "internal/congestion/pacer.go bw * 5 / 4",
+    ),
+    (
+        "pacing_burst_packets",
+        "10",
+        "internal/congestion/pacer.go maxBurstSize = 10 x maxDatagramSize (or 2 ms at \
+         the pacing rate, when larger)",
+    ),
+    (
+        "ack_eliciting_threshold",
+        "2",
+        "internal/ackhandler/received_packet_tracker.go packetsBeforeAck = 2 (and at \
+         once for a packet that was missing or leaves a new gap)",
+    ),
+    (
+        "max_ack_delay",
+        "\"25ms\"",
+        "internal/protocol/params.go MaxAckDelay = 25 ms (advertised with the 1 ms timer \
+         granularity: 26 ms)",
+    ),
+    (
+        "max_ack_ranges",
+        "500",
+        "internal/protocol/params.go MaxNumAckRanges = 500 (and MaxAckFrameSize = 1000 B)",
+    ),
+    (
+        "packet_threshold",
+        "3",
+        "internal/ackhandler/sent_packet_handler.go packetThreshold = 3 (time threshold \
+         9/8, as RFC 9002)",
+    ),
+    (
+        "idle_timeout",
+        "\"30s\"",
+        "internal/protocol/params.go DefaultIdleTimeout = 30 s",
+    ),
+    (
+        "stream_window",
+        "\"512KiB\"",
+        "internal/protocol/params.go InitialMaxStreamData = 512 KiB",
+    ),
+    (
+        "connection_window",
+        "\"768KiB\"",
+        "internal/protocol/params.go InitialMaxData = ConnectionFlowControlMultiplier \
+         (1.5) x InitialMaxStreamData",
+    ),
+    (
+        "allowance",
+        "\"autotune\"",
+        "internal/flowcontrol/base_flow_controller.go maybeAdjustWindowSize: the window \
+         doubles when the last update's window was consumed in under 4 x fraction x srtt \
+         (2 srtt for half of it), up to the maximum; connection window kept at 1.5 x the \
+         stream window (stream_flow_controller.go EnsureMinimumWindowSize)",
+    ),
+    (
+        "max_stream_window",
+        "\"6MiB\"",
+        "internal/protocol/params.go DefaultMaxReceiveStreamFlowControlWindow = 6 MiB",
+    ),
+    (
+        "max_connection_window",
+        "\"15MiB\"",
+        "internal/protocol/params.go DefaultMaxReceiveConnectionFlowControlWindow = 15 MiB",
+    ),
+    (
+        "max_streams_bidi",
+        "100",
+        "internal/protocol/params.go DefaultMaxIncomingStreams = 100",
+    ),
+];
+
 /// Resolves `profile` in a `quic_bulk` table: inserts the profile's value of every key
 /// the table does not set (explicit keys win). Unknown profile names are left for
 /// deserialisation to reject.
@@ -117,10 +284,10 @@ pub fn apply_profile(table: &mut toml::Table) {
     let Some(toml::Value::String(name)) = table.get("profile") else {
         return;
     };
-    if name.as_str() != Profile::Chromium.name() {
+    let Some(profile) = Profile::ALL.into_iter().find(|p| p.name() == name.as_str()) else {
         return;
-    }
-    for (key, value, _) in CHROMIUM_PROFILE {
+    };
+    for (key, value, _) in profile.keys() {
         if !table.contains_key(*key) {
             let v: toml::Table =
                 toml::from_str(&format!("v = {value}")).expect("profile values are valid TOML");
@@ -358,6 +525,7 @@ fn quic_keys() -> &'static [&'static str] {
         full.cc.initial_cwnd_bytes = Some(1);
         full.cc.cc_segment_size = Some(1);
         full.cc.pacing_burst_packets = Some(1);
+        full.cc.hystart_flavor = crate::cc::HyStartFlavor::HybridSlowStart;
         full.connection_allowance = Some(AllowanceKind::Static.into());
         full.max_stream_window = Some(1);
         full.max_connection_window = Some(1);

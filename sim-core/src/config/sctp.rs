@@ -90,6 +90,11 @@ impl TryFrom<String> for SctpCc {
     }
 }
 
+/// The most request streams the client of an association opens: its stream numbers are
+/// the lower half of the 16-bit identifiers (RFC 9260 §3.3.1), the upper half the
+/// server's (`sctp::association::CLIENT_STREAMS`).
+pub const MAX_CLIENT_STREAMS: u64 = 32_768;
+
 /// The SCTP parameters of one endpoint. Sizes in bytes, times as [`SimDuration`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

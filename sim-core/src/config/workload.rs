@@ -336,12 +336,34 @@ pub struct VideoSpec {
     pub fhd_delay: SimDuration,
     /// Delay above which HD is chosen (paper 003: 200 ms).
     pub hd_delay: SimDuration,
-    /// A seek: at this time (from the connection start) playback jumps to `seek_to`.
+    /// A seek: at this time (from the connection start) playback jumps to `seek_to`. A
+    /// seek that comes before playback started is no seek during playback: the run
+    /// reports `seek_before_playback` and no loading delay ([`VideoSpec::seek_after_playback`]
+    /// cannot fall there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seek_at: Option<SimDuration>,
+    /// A seek this long after playback first started (instead of `seek_at`): the viewer
+    /// seeks while watching, whatever the startup took on the path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_after_playback: Option<SimDuration>,
+    /// The seek comes later by a uniform random offset in `[0, seek_jitter)`, drawn from
+    /// the run's stream `flow<i>/video/seek` ([`crate::rng::RngStream`]), so that results
+    /// do not hinge on where the seek falls against the segment downloads. Unset: no
+    /// offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_jitter: Option<SimDuration>,
     /// Where a seek jumps to (a position in the video).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seek_to: Option<SimDuration>,
+    /// How the player measures the delay it picks the quality by ([`DelayEstimate`]).
+    /// Default `smoothed_rtt`.
+    #[serde(default, skip_serializing_if = "DelayEstimate::is_default")]
+    pub delay_estimate: DelayEstimate,
+    /// The rendition of the first segment requested after a seek (paper 003: the player
+    /// asks for HD after a seek); the segments after it follow the delay rule again.
+    /// Unset: the delay rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_quality: Option<Rendition>,
     /// The most address changes of the client at which the player reconnects (paper 003's
     /// reconnections during a video): the connection that cannot follow is abandoned and
     /// a new one from the new address asks for the rest of the segment in flight. 0 (the
@@ -352,6 +374,61 @@ pub struct VideoSpec {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// A rendition of a `video` (`seek_quality`), lowest first as [`VIDEO_QUALITIES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rendition {
+    /// HD (720p).
+    Hd,
+    /// FHD (1080p).
+    Fhd,
+    /// QHD (1440p).
+    Qhd,
+}
+
+impl Rendition {
+    /// The index in [`VIDEO_QUALITIES`] (0 HD, 1 FHD, 2 QHD).
+    pub fn index(self) -> usize {
+        match self {
+            Rendition::Hd => 0,
+            Rendition::Fhd => 1,
+            Rendition::Qhd => 2,
+        }
+    }
+}
+
+/// How a `video` player measures the delay it chooses each segment's quality by
+/// (`delay_estimate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayEstimate {
+    /// The transport's smoothed RTT / 2 at the request (before any RTT sample: the
+    /// transport's initial value). Default.
+    #[default]
+    SmoothedRtt,
+    /// The player's own measure, as a player sees it through its HTTP requests: half
+    /// the time from its latest segment request to that response's first byte (one
+    /// application round trip, whatever the transport). The first request, with no
+    /// measure yet, asks for the lowest rendition (HD), as dash.js does with no
+    /// throughput history (its default initial bitrate, 1 Mbit/s, is below every
+    /// rendition, so it takes the lowest).
+    Request,
+}
+
+impl DelayEstimate {
+    /// The scenario spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            DelayEstimate::SmoothedRtt => "smoothed_rtt",
+            DelayEstimate::Request => "request",
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == DelayEstimate::default()
+    }
 }
 
 /// The renditions of [`VideoSpec`], lowest first.
@@ -377,7 +454,11 @@ impl Default for VideoSpec {
             fhd_delay: SimDuration::from_millis(100),
             hd_delay: SimDuration::from_millis(200),
             seek_at: None,
+            seek_after_playback: None,
+            seek_jitter: None,
             seek_to: None,
+            delay_estimate: DelayEstimate::SmoothedRtt,
+            seek_quality: None,
             reconnections: 0,
         }
     }
@@ -456,14 +537,42 @@ impl VideoSpec {
                 format!("a time <= hd_delay ({})", fmt(self.hd_delay)),
             ));
         }
-        match (self.seek_at, self.seek_to) {
-            (Some(_), None) => Err((
+        if let (Some(_), Some(a)) = (self.seek_at, self.seek_after_playback) {
+            return Err((
+                "seek_after_playback",
+                fmt(a),
+                "no value with seek_at (one seek: at a time from the start, or after playback started)".into(),
+            ));
+        }
+        let seek = self.seek_at.is_some() || self.seek_after_playback.is_some();
+        if let (false, Some(q)) = (seek, self.seek_quality) {
+            return Err((
+                "seek_quality",
+                VIDEO_QUALITIES[q.index()].into(),
+                "only with seek_at or seek_after_playback".into(),
+            ));
+        }
+        if let Some(j) = self.seek_jitter {
+            if !seek {
+                return Err((
+                    "seek_jitter",
+                    fmt(j),
+                    "only with seek_at or seek_after_playback".into(),
+                ));
+            }
+        }
+        match (seek, self.seek_to) {
+            (true, None) => Err((
                 "seek_to",
                 "(missing)".into(),
-                "a position in the video, required with seek_at".into(),
+                "a position in the video, required with seek_at or seek_after_playback".into(),
             )),
-            (None, Some(t)) => Err(("seek_to", fmt(t), "only with seek_at".into())),
-            (Some(_), Some(t)) if t >= self.length => Err((
+            (false, Some(t)) => Err((
+                "seek_to",
+                fmt(t),
+                "only with seek_at or seek_after_playback".into(),
+            )),
+            (true, Some(t)) if t >= self.length => Err((
                 "seek_to",
                 fmt(t),
                 format!(

@@ -107,8 +107,15 @@ pub struct VideoReport {
     pub startup_delay_secs: Option<f64>,
     /// When the seek happened (`None`: no seek, or the run ended first).
     pub seek_secs: Option<f64>,
-    /// Loading delay after the seek: from the seek to playback resumed.
+    /// Loading delay after the seek: from the seek to playback resumed (`None` also
+    /// when the seek came before playback started: see `seek_before_playback`).
     pub seek_loading_delay_secs: Option<f64>,
+    /// 1 when the seek came before playback had started (a `seek_at` earlier than the
+    /// startup on this path): the seek restarted the startup at the seek position, a cold
+    /// start rather than a seek during playback, so no loading delay is reported. Not
+    /// written otherwise (0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seek_before_playback: u64,
     /// Stalls after playback started, besides the seek's loading.
     pub rebuffer_count: u64,
     /// Total time of those stalls (an unfinished one counts up to the end of the run).
@@ -349,4 +356,8 @@ pub struct HistorySample {
     pub cwnd: u64,
     /// Smoothed RTT at the event, seconds.
     pub srtt_secs: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -534,7 +534,12 @@ impl Connection {
         self.trace_connection_state(now, ConnectionState::Closed);
     }
 
-    /// Takes the pending application events.
+    /// Whether events are pending.
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    /// Takes the pending events.
     pub fn take_events(&mut self) -> Vec<ConnEvent> {
         std::mem::take(&mut self.events)
     }

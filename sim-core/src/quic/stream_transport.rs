@@ -75,6 +75,10 @@ impl StreamTransport for Connection {
             .collect()
     }
 
+    fn has_events(&self) -> bool {
+        Connection::has_events(self)
+    }
+
     fn open_stream(&mut self) -> Option<StreamId> {
         Connection::open_stream(self)
     }

@@ -833,7 +833,7 @@ fn unknown_key_error_lists_every_key_in_order() {
             "`idle_timeout`, `cc`, `pacing`, `pacing_gain`, `initial_cwnd_packets`, \
              `initial_cwnd_bytes`, `cc_segment_size`, `pacing_gain_slow_start`, \
              `pacing_burst_packets`, `cubic_beta`, `cubic_c`, `fast_convergence`, \
-             `emulated_connections`, `hystart`, `profile`, `stream_window`,"
+             `emulated_connections`, `hystart`, `hystart_flavor`, `profile`, `stream_window`,"
         ),
         "{msg}"
     );

@@ -940,6 +940,47 @@ struct SideTables {
     server: Option<Table>,
 }
 
+/// The QUIC keys that act only across the connections of a sequence or of reconnects
+/// (resumption and 0-RTT).
+pub(super) const SEQUENCE_ONLY_QUIC_KEYS: [&str; 4] = [
+    "zero_rtt",
+    "reject_zero_rtt",
+    "resumption_client_hello_size",
+    "resumption_server_handshake_size",
+];
+
+/// Issue 28 item 16: a sequence-only QUIC key written on a one-connection workload
+/// (`what`: "a bulk workload", ...) is an error naming it where it was written, whatever
+/// its value (`zero_rtt = true`, the default, was accepted and changed nothing). The
+/// typed check (`check_initial_window_workloads`) sees only values away from the default;
+/// `to_toml` leaves the defaults out for these workloads.
+fn check_sequence_only_written(
+    v: &Value,
+    path: &str,
+    sides: &SideTables,
+    what: &str,
+) -> Result<(), ConfigError> {
+    let layers = [
+        (v.as_table(), path.to_string()),
+        (sides.client.as_ref(), join(&join(path, "quic"), "client")),
+        (sides.server.as_ref(), join(&join(path, "quic"), "server")),
+    ];
+    for (table, at) in layers {
+        let Some(t) = table else { continue };
+        if let Some(k) = SEQUENCE_ONLY_QUIC_KEYS.iter().find(|k| t.contains_key(**k)) {
+            return Err(ConfigError::new(
+                join(&at, k),
+                render(&t[*k]),
+                format!(
+                    "no `{k}` on {what}: {}",
+                    crate::validate::SEQUENCE_ONLY_ALLOWED
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Each side's QUIC config of a flow table: the QUIC keys of the table (everything but the
 /// keys of `FLOW` and of the workload's keys `workload`), then the side's own keys from
 /// `sides` (`path.quic.client.<key>` / `path.quic.server.<key>`), with `profile`
@@ -956,17 +997,32 @@ fn quic_sides(
         _ => Table::new(),
     };
     shared.retain(|k, _| !FLOW.has(k) && !TRANSPORT_START.has(k) && !workload.has(k));
+    // Each scalar value parsed by its kind, range-checked and written in its canonical
+    // form at the key where it was written, as TCP's and SCTP's are (issue 28 item 17:
+    // a time in integer nanoseconds, which the format allows, failed in serde with an
+    // error naming the flow instead of the key).
+    let canonical = |t: &mut Table, at: &str| -> Result<(), ConfigError> {
+        let value = Value::Table(t.clone());
+        let r = Read::open(&value, at, &[&QUIC])?;
+        for k in t.keys().cloned().collect::<Vec<_>>() {
+            if !is_scalar(QUIC.field(&k).kind) {
+                continue;
+            }
+            if let Some(v) = r.canonical(&k)? {
+                t.insert(k, v);
+            }
+        }
+        Ok(())
+    };
+    canonical(&mut shared, path)?;
     let build = |own: Option<&Table>, side: &str| -> Result<QuicConfig, ConfigError> {
         let side_path = join(&join(path, "quic"), side);
         let mut table = shared.clone();
         if let Some(own) = own {
             // Each value parsed and range-checked at the key where it was written.
-            let own_value = Value::Table(own.clone());
-            let r = Read::open(&own_value, &side_path, &[&QUIC])?;
-            for k in own.keys() {
-                r.canonical(k)?;
-            }
-            table.extend(own.clone());
+            let mut own = own.clone();
+            canonical(&mut own, &side_path)?;
+            table.extend(own);
         }
         if let Some(m) = table.get("migration") {
             // Its keys against their descriptors, each value parsed and range-checked, the
@@ -982,10 +1038,15 @@ fn quic_sides(
             let v = Value::try_from(canonical).expect("a migration table serialises");
             table.insert("migration".into(), v);
         }
+        let written: Vec<String> = table.keys().cloned().collect();
         crate::config::quic::apply_profile(&mut table);
+        let profile = table
+            .get("profile")
+            .and_then(|p| p.as_str())
+            .map(str::to_owned);
         let own_key = |field: &str| own.is_some_and(|t| t.contains_key(field));
         let quic: QuicConfig =
-            from_value(&Value::Table(table), path, workload.what).map_err(|mut e| {
+            from_value(&Value::Table(table), path, QUIC.what).map_err(|mut e| {
                 if let Some(k) = e.field.strip_prefix(&format!("{path}.")) {
                     if own_key(k) {
                         e.field = join(&side_path, k);
@@ -993,14 +1054,25 @@ fn quic_sides(
                 }
                 e
             })?;
-        quic.validate().map_err(|(field, value, allowed)| {
-            let at = if own_key(field) {
-                join(&side_path, field)
-            } else {
-                join(path, field)
-            };
-            ConfigError::new(at, value, allowed)
-        })?;
+        quic.validate()
+            .map_err(|(field, mut allowed_value, allowed)| {
+                let at = if own_key(field) {
+                    join(&side_path, field)
+                } else {
+                    join(path, field)
+                };
+                // A value the profile filled in: say so, the key was not written.
+                if let Some(p) = profile.as_deref() {
+                    let set_by_profile = crate::config::quic::Profile::ALL
+                        .into_iter()
+                        .find(|x| x.name() == p)
+                        .is_some_and(|x| x.keys().iter().any(|(k, _, _)| *k == field));
+                    if set_by_profile && !written.iter().any(|k| k == field) {
+                        allowed_value = format!("{allowed_value} (from profile = \"{p}\")");
+                    }
+                }
+                ConfigError::new(at, allowed_value, allowed)
+            })?;
         Ok(quic)
     };
     Ok(Sides {
@@ -1175,6 +1247,21 @@ fn parse_transport_flow(
         other => unreachable!("transport {other:?} has a key table and no arm here"),
     };
     let w = (workload.parse)(&r, path)?;
+    if transport == QUIC_NAME {
+        // Issue 28 item 16: resumption and 0-RTT keys on a one-connection workload.
+        match &w {
+            WorkloadConfig::Bulk(_) => {
+                check_sequence_only_written(v, path, sides, "a bulk workload")?
+            }
+            WorkloadConfig::WebPage(_) => {
+                check_sequence_only_written(v, path, sides, "a web_page workload")?
+            }
+            WorkloadConfig::Video(video) if video.reconnections == 0 => {
+                check_sequence_only_written(v, path, sides, "a video workload")?
+            }
+            _ => {}
+        }
+    }
     let mut flow = FlowConfig {
         pair,
         background,
@@ -1569,7 +1656,8 @@ fn parse_flows(v: Option<&Value>, pairs: usize) -> Result<Vec<FlowConfig>, Confi
         return Ok(Vec::new());
     };
     let items = array_of_tables(v, "flows", "[[flows]]")?;
-    let mut flows = Vec::with_capacity(items.len());
+    let mut flows = Vec::with_capacity(items.len().min(MAX_FLOWS));
+    let mut streams = 0u64;
     for (i, item) in items.iter().enumerate() {
         let path = format!("flows[{i}]");
         let flow = parse_flow(item, &path, pairs)?;
@@ -1583,9 +1671,73 @@ fn parse_flows(v: Option<&Value>, pairs: usize) -> Result<Vec<FlowConfig>, Confi
             }
             None => 1,
         };
+        // Issue 28 item 10: a run keeps the state of every flow and every request
+        // stream to the end (for its metrics), so their totals are bounded before any
+        // is built (1000 copies of 100 000 streams allocated 4 GB and aborted).
+        let field = |key: &str| {
+            if copies > 1 {
+                join(&path, "copies")
+            } else {
+                join(&path, key)
+            }
+        };
+        if flows.len() + copies > MAX_FLOWS {
+            return Err(ConfigError::new(
+                field("copies"),
+                copies.to_string(),
+                format!(
+                    "at most {MAX_FLOWS} flows in all, copies included (here {} before this entry): a run keeps every flow's state",
+                    flows.len()
+                ),
+            ));
+        }
+        let (each, key) = flow_streams(&flow);
+        streams = streams.saturating_add(each.saturating_mul(copies as u64));
+        if streams > MAX_TOTAL_STREAMS {
+            return Err(ConfigError::new(
+                field(key),
+                if copies > 1 { copies.to_string() } else { each.to_string() },
+                format!(
+                    "at most {MAX_TOTAL_STREAMS} request streams in all the flows (flows x copies x streams per connection x connections; here {streams} with this entry): a run keeps every stream's state and completion time (about 1 KB each)"
+                ),
+            ));
+        }
         flows.extend(std::iter::repeat_n(flow, copies));
     }
     Ok(flows)
+}
+
+/// Most flows a scenario may have, copies included (issue 28 item 10).
+pub const MAX_FLOWS: usize = 10_000;
+
+/// Most request streams all the flows of a scenario may open together, over every
+/// connection (issue 28 item 10): about 1 GB of state and 10 s of run (10 flows of
+/// 100 000 streams).
+pub const MAX_TOTAL_STREAMS: u64 = 1_000_000;
+
+/// The request streams one flow opens over all its connections, and the key that
+/// multiplies them (for the error).
+fn flow_streams(flow: &FlowConfig) -> (u64, &'static str) {
+    match flow.workload() {
+        None => (0, "count"),
+        Some(WorkloadConfig::Bulk(b)) => (b.streams, "streams"),
+        Some(WorkloadConfig::Sequence(s)) => (
+            s.connections
+                .iter()
+                .map(|c| c.streams)
+                .fold(0u64, u64::saturating_add),
+            "connections",
+        ),
+        Some(WorkloadConfig::WebPage(w)) => (w.objects.len() as u64, "workload.objects"),
+        Some(WorkloadConfig::Video(v)) => (
+            v.segments().saturating_add(v.reconnections),
+            "workload.length",
+        ),
+        Some(WorkloadConfig::Reconnects(r)) => (
+            r.streams.saturating_mul(r.reconnections.saturating_add(1)),
+            "workload.reconnections",
+        ),
+    }
 }
 
 fn parse_seed(v: &Value) -> Result<u64, ConfigError> {

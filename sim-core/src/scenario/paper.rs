@@ -221,9 +221,21 @@ pub struct Reported {
     pub metric: Option<String>,
     /// The per-point statistic of the metric the paper reports (default the mean).
     pub statistic: Statistic,
+    /// The number is read from the series of run 0 of the point instead of a run metric
+    /// (needs `value`).
+    pub series: Option<SeriesClaim>,
+    /// The number is the metric divided by this run metric of the same point (the ratio of
+    /// their means), e.g. the window after a migration over the window before it (needs
+    /// `value`; judged as a value, not as an effect).
+    pub over: Option<String>,
+    /// The relative tolerance within which our number counts as the paper's `value`
+    /// (`0.25`: within ±25 %). With it the value gets its own verdict; without it an
+    /// absolute value is shown beside ours and judged only as part of an effect.
+    pub tolerance: Option<f64>,
 }
 
-/// A reported effect's direction against the baseline (`direction = "lower" | "higher"`).
+/// A reported effect's direction against the baseline (`direction = "lower" | "higher" |
+/// "not_higher" | "not_lower"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
@@ -231,16 +243,72 @@ pub enum Direction {
     Lower,
     /// The point's statistic is above the baseline's.
     Higher,
+    /// The point's statistic is below or equal to the baseline's ("less than or equal",
+    /// paper 000 Fig. 13).
+    NotHigher,
+    /// The point's statistic is above or equal to the baseline's.
+    NotLower,
 }
 
 impl Direction {
-    /// The sign of the relative change the direction stands for.
-    pub fn sign(self) -> f64 {
+    /// The spelling in a scenario (`"lower"`, `"not_higher"`, ...).
+    pub fn name(self) -> &'static str {
         match self {
-            Direction::Lower => -1.0,
-            Direction::Higher => 1.0,
+            Direction::Lower => "lower",
+            Direction::Higher => "higher",
+            Direction::NotHigher => "not_higher",
+            Direction::NotLower => "not_lower",
         }
     }
+
+    /// The direction spelled `s`, if any.
+    pub fn from_name(s: &str) -> Option<Direction> {
+        [
+            Direction::Lower,
+            Direction::Higher,
+            Direction::NotHigher,
+            Direction::NotLower,
+        ]
+        .into_iter()
+        .find(|d| d.name() == s)
+    }
+
+    /// The sign of the relative change the direction stands for (or allows, for the
+    /// "or equal" directions).
+    pub fn sign(self) -> f64 {
+        match self {
+            Direction::Lower | Direction::NotHigher => -1.0,
+            Direction::Higher | Direction::NotLower => 1.0,
+        }
+    }
+
+    /// Whether equality is part of the claim (`not_higher`, `not_lower`).
+    pub fn or_equal(self) -> bool {
+        matches!(self, Direction::NotHigher | Direction::NotLower)
+    }
+}
+
+/// A number read from the series of run 0 of a sweep point (`series` in a
+/// `[[paper.reported]]`): the sum of some series columns, either the time it first reaches
+/// a value (a figure's "reaches 512 KB at 1.03 s") or its value at a time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SeriesClaim {
+    /// Series columns (`flow0.ep0.stream0_window`), summed sample by sample.
+    pub columns: Vec<String>,
+    /// What is read from the summed column.
+    pub read: SeriesRead,
+}
+
+/// What a [`SeriesClaim`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeriesRead {
+    /// The time (seconds) of the first sample whose sum is at least this value; the
+    /// paper's `value` is a time.
+    Reaches(f64),
+    /// The sum at the last sample at or before this time (seconds); the paper's `value` is
+    /// in the columns' unit.
+    At(f64),
 }
 
 /// The per-point statistic of the runs' values that a reported number is compared with
@@ -788,6 +856,69 @@ fn check_unstated_together(u: &[Unstated], v: Option<&Value>) -> Result<(), Conf
     Ok(())
 }
 
+/// The `series` / `reaches` / `at` keys of a `[[paper.reported]]` table `r`, checked.
+fn series_claim(r: &Table, path: &str) -> Result<Option<SeriesClaim>, ConfigError> {
+    let columns = match r.get("series") {
+        None => {
+            for key in ["reaches", "at"] {
+                if r.contains_key(key) {
+                    return Err(err(
+                        &format!("{path}.{key}"),
+                        r.get(key),
+                        "only with `series` (the series columns it reads)",
+                    ));
+                }
+            }
+            return Ok(None);
+        }
+        Some(Value::Array(a)) if !a.is_empty() => a
+            .iter()
+            .enumerate()
+            .map(|(i, c)| match c {
+                Value::String(s) if !s.is_empty() => Ok(s.clone()),
+                c => Err(err(
+                    &format!("{path}.series[{i}]"),
+                    Some(c),
+                    "a series column name, e.g. \"flow0.ep0.stream0_window\"",
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        v => {
+            return Err(err(
+                &format!("{path}.series"),
+                v,
+                "a non-empty array of series column names (summed)",
+            ))
+        }
+    };
+    let read = match (r.get("reaches"), r.get("at")) {
+        (Some(v), None) => match number(Some(v)) {
+            Some(x) => SeriesRead::Reaches(x),
+            None => return Err(err(&format!("{path}.reaches"), Some(v), "a number")),
+        },
+        (None, Some(v)) => match number(Some(v)) {
+            Some(x) if x >= 0.0 => SeriesRead::At(x),
+            _ => {
+                return Err(err(
+                    &format!("{path}.at"),
+                    Some(v),
+                    "a time in seconds >= 0",
+                ))
+            }
+        },
+        (a, b) => {
+            let key = if a.is_some() { "at" } else { "reaches" };
+            return Err(err(
+                &format!("{path}.{key}"),
+                b.or(a),
+                "exactly one of `reaches` (the time the summed columns first reach this \
+                 value) and `at` (their value at this time, seconds)",
+            ));
+        }
+    };
+    Ok(Some(SeriesClaim { columns, read }))
+}
+
 /// Parses and checks the `[paper]` table `v` against the scenario's sweep.
 pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError> {
     let Value::Table(t) = v else {
@@ -891,6 +1022,11 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
                     "direction",
                     "metric",
                     "statistic",
+                    "series",
+                    "reaches",
+                    "at",
+                    "over",
+                    "tolerance",
                 ];
                 for k in r.keys() {
                     if !RKEYS.contains(&k.as_str()) {
@@ -911,13 +1047,15 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
                 let (value, change) = (opt("value")?, opt("change")?);
                 let direction = match r.get("direction") {
                     None => None,
-                    Some(Value::String(s)) if s == "lower" => Some(Direction::Lower),
-                    Some(Value::String(s)) if s == "higher" => Some(Direction::Higher),
+                    Some(Value::String(s)) if Direction::from_name(s).is_some() => {
+                        Direction::from_name(s)
+                    }
                     v => {
                         return Err(err(
                             &format!("{path}.direction"),
                             v,
-                            "\"lower\" or \"higher\" (against the baseline point)",
+                            "\"lower\", \"higher\", \"not_higher\" (lower or equal) or \
+                             \"not_lower\" (higher or equal), against the baseline point",
                         ))
                     }
                 };
@@ -970,6 +1108,61 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
                         ));
                     }
                 }
+                let series = series_claim(r, &path)?;
+                if series.is_some() {
+                    for (key, bad) in [
+                        ("value", value.is_none()),
+                        ("change", change.is_some()),
+                        ("direction", direction.is_some()),
+                        ("metric", metric.is_some()),
+                        ("statistic", statistic != Statistic::Mean),
+                    ] {
+                        if bad {
+                            return Err(err(
+                                &format!("{path}.{key}"),
+                                r.get(key),
+                                "a `series` claim takes a `value` (the paper's time for \
+                                 `reaches`, its number for `at`) and no `change`, \
+                                 `direction`, `metric` or `statistic`",
+                            ));
+                        }
+                    }
+                }
+                let over = match r.get("over") {
+                    None => None,
+                    Some(Value::String(m))
+                        if !m.is_empty()
+                            && value.is_some()
+                            && change.is_none()
+                            && direction.is_none()
+                            && series.is_none() =>
+                    {
+                        Some(m.clone())
+                    }
+                    v => {
+                        return Err(err(
+                            &format!("{path}.over"),
+                            v,
+                            "a run metric name to divide by (e.g. \
+                             \"flow0.ep1.migrations.0.cwnd_before\"), beside a `value` and \
+                             without `change`, `direction` or `series`",
+                        ))
+                    }
+                };
+                let tolerance = match r.get("tolerance") {
+                    None => None,
+                    v => match number(v) {
+                        Some(x) if x >= 0.0 && value.is_some() => Some(x),
+                        _ => {
+                            return Err(err(
+                                &format!("{path}.tolerance"),
+                                v,
+                                "a number >= 0 (a relative tolerance, 0.25 = ±25 %) beside a \
+                                 `value`",
+                            ))
+                        }
+                    },
+                };
                 reported.push(Reported {
                     point,
                     value,
@@ -977,6 +1170,9 @@ pub(crate) fn parse(v: &Value, sweep: &SweepValues) -> Result<Paper, ConfigError
                     direction,
                     metric,
                     statistic,
+                    series,
+                    over,
+                    tolerance,
                 });
             }
         }
@@ -1270,6 +1466,21 @@ mod tests {
             (Direction::Lower.sign(), Direction::Higher.sign()),
             (-1.0, 1.0)
         );
+        // The "or equal" directions (paper 000 Fig. 13: "less than or equal").
+        for (name, d, sign) in [
+            ("not_higher", Direction::NotHigher, -1.0),
+            ("not_lower", Direction::NotLower, 1.0),
+        ] {
+            let p = parse_text(&format!(
+                "[paper]\nid = \"000\"\nexperiment = \"x\"\nsource = \"Fig. 13\"\nmetric = \"m\"\nbaseline = {{ \"topology.link.loss\" = 0.0 }}\n[[paper.reported]]\npoint = {{ \"topology.link.loss\" = 0.01 }}\nstatistic = \"std_dev\"\ndirection = \"{name}\"\n"
+            ))
+            .unwrap();
+            assert_eq!(p.reported[0].direction, Some(d));
+            assert_eq!((d.name(), d.sign(), d.or_equal()), (name, sign, true));
+            assert_eq!(Direction::from_name(name), Some(d));
+        }
+        assert!(!Direction::Lower.or_equal() && !Direction::Higher.or_equal());
+        assert_eq!(Direction::from_name("down"), None);
         assert_eq!(
             (Statistic::Mean.field(), Statistic::StdDev.field()),
             ("mean", "std_dev")
@@ -1303,6 +1514,116 @@ mod tests {
             let e = with(bad).unwrap_err();
             assert_eq!(e.field, "paper.id", "{bad}: {e}");
             assert!(e.allowed.contains("A-Z a-z 0-9 . _ -"), "{e}");
+        }
+    }
+
+    #[test]
+    fn series_claims_and_tolerances_parse() {
+        let p = parse_text(
+            r#"
+            [paper]
+            id = "001"
+            experiment = "x"
+            source = "Fig. 11"
+            metric = "flow0.ep0.goodput_bps"
+            [[paper.reported]]
+            point = { "topology.link.delay" = "10ms" }
+            series = ["flow0.ep0.stream0_window", "flow0.ep0.stream4_window"]
+            reaches = 16384
+            value = 0.5
+            tolerance = 0.25
+            [[paper.reported]]
+            series = ["flow0.ep0.stream0_window"]
+            at = 0.7
+            value = 24576
+            [[paper.reported]]
+            metric = "flow0.ep0.stream_window_max"
+            value = 524288
+            tolerance = 0
+            [[paper.reported]]
+            metric = "flow0.ep1.migrations.0.cwnd_after"
+            over = "flow0.ep1.migrations.0.cwnd_before"
+            value = 0.86
+            tolerance = 0.1
+            "#,
+        )
+        .unwrap();
+        let r = &p.reported;
+        let s0 = r[0].series.as_ref().unwrap();
+        assert_eq!(
+            s0.columns,
+            ["flow0.ep0.stream0_window", "flow0.ep0.stream4_window"]
+        );
+        assert_eq!(s0.read, SeriesRead::Reaches(16384.0));
+        assert_eq!((r[0].value, r[0].tolerance), (Some(0.5), Some(0.25)));
+        assert_eq!(r[1].series.as_ref().unwrap().read, SeriesRead::At(0.7));
+        assert_eq!(r[1].tolerance, None);
+        assert_eq!((r[2].series.is_none(), r[2].tolerance), (true, Some(0.0)));
+        assert_eq!(
+            (r[3].over.as_deref(), r[3].value, r[2].over.as_deref()),
+            (Some("flow0.ep1.migrations.0.cwnd_before"), Some(0.86), None)
+        );
+    }
+
+    #[test]
+    fn series_claim_and_tolerance_errors_name_the_field() {
+        let base = "[paper]\nid = \"001\"\nexperiment = \"x\"\nsource = \"F\"\nmetric = \"m\"\nbaseline = { \"topology.link.loss\" = 0.0 }\n[[paper.reported]]\n";
+        let cases = [
+            (
+                "series = []\nreaches = 1\nvalue = 1\n",
+                "paper.reported[0].series",
+            ),
+            (
+                "series = [\"\"]\nreaches = 1\nvalue = 1\n",
+                "paper.reported[0].series[0]",
+            ),
+            ("series = [\"c\"]\nvalue = 1\n", "paper.reported[0].reaches"),
+            (
+                "series = [\"c\"]\nreaches = 1\nat = 1\nvalue = 1\n",
+                "paper.reported[0].at",
+            ),
+            (
+                "series = [\"c\"]\nat = -1\nvalue = 1\n",
+                "paper.reported[0].at",
+            ),
+            (
+                "series = [\"c\"]\nreaches = \"x\"\nvalue = 1\n",
+                "paper.reported[0].reaches",
+            ),
+            ("reaches = 1\nvalue = 1\n", "paper.reported[0].reaches"),
+            ("at = 1\nvalue = 1\n", "paper.reported[0].at"),
+            (
+                "series = [\"c\"]\nreaches = 1\nchange = 0.1\n",
+                "paper.reported[0].value",
+            ),
+            (
+                "series = [\"c\"]\nreaches = 1\nvalue = 1\nmetric = \"m2\"\n",
+                "paper.reported[0].metric",
+            ),
+            (
+                "series = [\"c\"]\nreaches = 1\nvalue = 1\nstatistic = \"std_dev\"\n",
+                "paper.reported[0].statistic",
+            ),
+            (
+                "value = 1\ntolerance = -0.1\n",
+                "paper.reported[0].tolerance",
+            ),
+            (
+                "change = 0.1\ntolerance = 0.1\n",
+                "paper.reported[0].tolerance",
+            ),
+            ("change = 0.1\nover = \"m2\"\n", "paper.reported[0].over"),
+            ("value = 1\nover = \"\"\n", "paper.reported[0].over"),
+            ("value = 1\nover = 3\n", "paper.reported[0].over"),
+            (
+                "series = [\"c\"]\nreaches = 1\nvalue = 1\nover = \"m2\"\n",
+                "paper.reported[0].over",
+            ),
+        ];
+        for (extra, field) in cases {
+            let text = format!("{base}{extra}");
+            let e = parse_text(&text).unwrap_err();
+            assert_eq!(e.field, field, "{text}: {e}");
         }
     }
 

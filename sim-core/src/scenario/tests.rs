@@ -1497,6 +1497,69 @@ fn chromium_profile_applies_to_quic_connections_as_to_quic_bulk() {
     assert_eq!(connections.len(), 1);
 }
 
+/// `profile = "quic-go"` sets every key of `QUIC_GO_PROFILE` (quic-go v0.19.3), explicit
+/// keys win, and a window above the profile's bound needs its own bound.
+#[test]
+fn quic_go_profile_resolves_to_its_listed_values() {
+    use crate::cc::{CcAlgorithm, HyStartFlavor};
+    use crate::quic::config::Profile;
+    use crate::transport::allowance::AllowanceKind;
+    let c = ok(&doc(
+        "[[flows]]\ntransport = \"quic\"\nquic = { profile = \"quic-go\" }\nworkload = { kind = \"bulk\" }\n",
+    ));
+    let q = &c.flows[0].quic().expect("a QUIC flow").server;
+    assert_eq!(q.profile, Profile::QuicGo);
+    assert_eq!(q.max_udp_payload, 1252);
+    assert_eq!(q.cid_len, 4);
+    assert_eq!(q.initial_rtt, SimDuration::from_millis(100));
+    assert_eq!(q.initial_cwnd(), 32 * 1252);
+    assert_eq!(q.cc_segment(), 1252);
+    assert_eq!(q.cc.algorithm, CcAlgorithm::Cubic);
+    assert_eq!((q.cc.cubic_beta, q.cc.cubic_c), (0.7, 0.400390625));
+    assert!(q.cc.fast_convergence && q.cc.hystart);
+    assert_eq!(q.cc.hystart_flavor, HyStartFlavor::HybridSlowStart);
+    assert_eq!(q.cc.emulated_connections, 1);
+    assert_eq!(
+        (q.cc.pacing_gain_slow_start, q.cc.pacing_gain),
+        (1.25, 1.25)
+    );
+    assert_eq!(q.pacing_burst_bytes(), 10 * 1252);
+    assert_eq!(q.ack_eliciting_threshold, 2);
+    assert_eq!(q.max_ack_delay, SimDuration::from_millis(25));
+    assert_eq!(q.max_ack_ranges, 500);
+    assert_eq!(
+        (q.stream_window, q.connection_window),
+        (512 << 10, 768 << 10)
+    );
+    assert_eq!(q.allowance, AllowanceKind::Autotune);
+    assert_eq!(q.max_stream_window, Some(6 << 20));
+    assert_eq!(q.max_connection_window, Some(15 << 20));
+    // Every listed key is set, and `for_profile` gives the same configuration.
+    assert_eq!(
+        *q,
+        crate::quic::QuicConfig::for_profile(Profile::QuicGo),
+        "the resolved table"
+    );
+    // An explicit key wins; a larger window needs its bound.
+    let c = ok(&doc(
+        "[[flows]]\ntransport = \"quic\"\nquic = { profile = \"quic-go\", initial_rtt = \"333ms\", stream_window = \"16MiB\", max_stream_window = \"16MiB\" }\nworkload = { kind = \"bulk\" }\n",
+    ));
+    let q = &c.flows[0].quic().expect("a QUIC flow").client;
+    assert_eq!(q.initial_rtt, SimDuration::from_millis(333));
+    assert_eq!(q.max_stream_window, Some(16 << 20));
+    assert_err(
+        &doc("[[flows]]\ntransport = \"quic\"\nquic = { profile = \"quic-go\", stream_window = \"16MiB\" }\nworkload = { kind = \"bulk\" }\n"),
+        "flows[0].max_stream_window",
+        "a bound in [stream_window",
+    );
+    // The hybrid slow start runs with the RFC 9438 CUBIC only.
+    assert_err(
+        &doc("[[flows]]\ntransport = \"quic\"\nquic = { profile = \"quic-go\", cc = \"new_reno\" }\nworkload = { kind = \"bulk\" }\n"),
+        "flows[0].hystart_flavor",
+        "rfc9406",
+    );
+}
+
 /// The workload keys are the workload's: `read_rate` (how the bulk client reads) is not a
 /// key of a connection sequence, whose connections read at once, nor of the QUIC table.
 #[test]

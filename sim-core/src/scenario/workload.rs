@@ -101,7 +101,11 @@ pub(super) fn parse_video(r: &Read) -> Result<VideoSpec, ConfigError> {
         fhd_delay: r.req("fhd_delay")?,
         hd_delay: r.req("hd_delay")?,
         seek_at: r.get("seek_at")?,
+        seek_after_playback: r.get("seek_after_playback")?,
+        seek_jitter: r.get("seek_jitter")?,
         seek_to: r.get("seek_to")?,
+        delay_estimate: r.req("delay_estimate")?,
+        seek_quality: r.get("seek_quality")?,
         reconnections: r.req("reconnections")?,
     };
     spec.validate()

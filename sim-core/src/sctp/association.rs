@@ -48,7 +48,7 @@ use super::sent::TsnQueue;
 /// Client workload streams are numbered below this (0, 1, 2, ...); the numbers from it up
 /// are the server-initiated ones of [`StreamTransport::stream_id`](crate::transport::stream::StreamTransport::stream_id)
 /// (`65535 - index`, never opened).
-pub(crate) const CLIENT_STREAMS: u64 = 32_768;
+pub(crate) const CLIENT_STREAMS: u64 = crate::config::sctp::MAX_CLIENT_STREAMS;
 use crate::breakdown::{BreakdownClock, TimePart};
 use crate::cc::sctp::{SackInput, SctpReno};
 use crate::cc::{CcParams, CongestionController};
@@ -353,7 +353,12 @@ impl SctpAssociation {
     pub fn is_closed(&self) -> bool {
         self.closed.is_some()
     }
-    /// Takes the pending workload events.
+    /// Whether events are pending.
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    /// Takes the pending events.
     pub fn take_events(&mut self) -> Vec<StreamEvent> {
         std::mem::take(&mut self.events)
     }
@@ -419,7 +424,22 @@ impl SctpAssociation {
                         self.receive_sack(now, s);
                     }
                 }
-                Chunk::Shutdown { .. } => {
+                Chunk::Shutdown { cum_tsn } => {
+                    // RFC 9260 §9.2: the SHUTDOWN's Cumulative TSN Ack acknowledges the
+                    // data it covers, processed as a SACK without gap blocks whose a_rwnd
+                    // leaves the peer's window as it is (as Linux does,
+                    // SCTP_CMD_PROCESS_CTSN). Without it a client that closes as soon as
+                    // it read everything left the server's last chunks unacknowledged
+                    // and its streams never completed (issue 28 item 15).
+                    if self.state == AssocState::Established {
+                        let sack = SackChunk {
+                            cum_tsn: *cum_tsn,
+                            a_rwnd: self.peer_rwnd + self.rec.outstanding_user,
+                            gaps: Vec::new(),
+                            dups: Vec::new(),
+                        };
+                        self.receive_sack(now, &sack);
+                    }
                     self.hs.send_shutdown_ack = true;
                     self.end(now, CloseKind::PeerClose);
                     return;

@@ -45,6 +45,10 @@ impl StreamTransport for SctpAssociation {
         SctpAssociation::take_events(self)
     }
 
+    fn has_events(&self) -> bool {
+        SctpAssociation::has_events(self)
+    }
+
     fn open_stream(&mut self) -> Option<StreamId> {
         SctpAssociation::open_stream(self)
     }

@@ -42,6 +42,10 @@ impl StreamTransport for TcpConnection {
         TcpConnection::take_events(self)
     }
 
+    fn has_events(&self) -> bool {
+        TcpConnection::has_events(self)
+    }
+
     fn open_stream(&mut self) -> Option<StreamId> {
         TcpConnection::open_stream(self)
     }

@@ -149,6 +149,12 @@ pub trait StreamTransport {
     /// Takes the pending events, oldest first (empty when there are none).
     fn take_events(&mut self) -> Vec<StreamEvent>;
 
+    /// Whether events are pending ([`Self::take_events`] would return some). `true`
+    /// unless the transport says: a caller may only skip a connection on `false`.
+    fn has_events(&self) -> bool {
+        true
+    }
+
     /// Opens a new locally initiated bidirectional stream, if the handshake state and the
     /// peer's stream limit allow (else `None`; [`StreamEvent::StreamsAvailable`] tells
     /// when to try again).

@@ -711,7 +711,7 @@ pub const FLOW: Table = Table {
             "copies",
             K::Integer,
             Value("1"),
-            "identical flows this entry stands for, on the same pair (as iperf3 `-P N` runs N parallel streams between two hosts): expanded in place into `copies` flows, so the flows written after it are numbered after its copies",
+            "identical flows this entry stands for, on the same pair (as iperf3 `-P N` runs N parallel streams between two hosts): expanded in place into `copies` flows, so the flows written after it are numbered after its copies; at most 10 000 flows and 1 000 000 request streams in all (flows x copies x streams x connections: a run keeps each one's state)",
         )
         .min("1", true)
         .max("1000", true)
@@ -823,7 +823,7 @@ pub const QUIC: Table = Table {
             .min("3", true)
             .allowed("a threshold >= 3 (RFC 9002 §6.1.1: SHOULD NOT be below 3)"),
         key("idle_timeout", K::Time, Value("\"30s\""), "the connection is abandoned after max(this, 3 PTO) without receiving anything (the smaller of both sides' values when both are > 0, RFC 9000 §10.1; `\"0s\"`: none of this side's, the peer's applies, and with both `\"0s\"` the 3-PTO floor alone, so a silent connection always ends)"),
-        key("profile", K::Enum, Value("\"rfc\""), "`\"rfc\"` or `\"chromium\"`: a set of defaults, see [Profiles](#profiles)")
+        key("profile", K::Enum, Value("\"rfc\""), "`\"rfc\"`, `\"chromium\"` or `\"quic-go\"`: a set of defaults, see [Profiles](#profiles)")
             .choices(&crate::config::quic::Profile::NAMES),
         key("cc", K::Enum, Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; the default of quinn, s2n-quic, quiche, msquic and Linux) or `\"new_reno\"` (RFC 9002 App. B), or a user's controller registered in a `Registry` (`docs/property-testing.md`)")
             .choices(&crate::cc::CONTROLLER_NAMES)
@@ -842,6 +842,8 @@ pub const QUIC: Table = Table {
             .max("100", true)
             .allowed("a number of connections in [1, 100]"),
         key("hystart", K::Bool, Value("false"), "HyStart++ (RFC 9406) in slow start, with either controller"),
+        key("hystart_flavor", K::Enum, Value("\"rfc9406\""), "which slow-start exit `hystart` runs with `cc = \"cubic\"`: `\"rfc9406\"` (HyStart++: conservative slow start on a delay increase) or `\"hybrid_slow_start\"` (Chromium's and quic-go's `HybridSlowStart`: leave slow start at once when a round's minimum RTT over its first 8 ACKs exceeds the connection's minimum by clamp(min RTT / 8, 4 ms, 16 ms), from a 16-segment window on)")
+            .choices(&["rfc9406", "hybrid_slow_start"]),
         key("cc_segment_size", K::Size, Unset("`max_udp_payload`"), "the unit (bytes) the controller counts its window in: congestion-avoidance growth, CUBIC's C, the minimum window (2 units), HyStart++'s cap; 536-65527. The packet size does not change.")
             .min("536B", true)
             .max("65527B", true)
@@ -1403,13 +1405,24 @@ const VIDEO_KEYS: [Field; 11] = [
     key("hd_rate", K::Rate, Value("\"5Mbps\""), "HD (720p) bitrate (YouTube's recommended upload bitrate)").min("0bps", false).allowed("a rate > 0"),
     key("fhd_rate", K::Rate, Value("\"8Mbps\""), "FHD (1080p) bitrate (YouTube)").min("0bps", false).allowed("a rate > 0"),
     key("qhd_rate", K::Rate, Value("\"16Mbps\""), "QHD (1440p) bitrate (YouTube)").min("0bps", false).allowed("a rate > 0"),
-    key("fhd_delay", K::Time, Value("\"100ms\""), "measured delay (smoothed RTT / 2) below which QHD is chosen, else FHD up to `hd_delay` (paper 003)"),
+    key("fhd_delay", K::Time, Value("\"100ms\""), "measured delay (`delay_estimate`) below which QHD is chosen, else FHD up to `hd_delay` (paper 003)"),
     key("hd_delay", K::Time, Value("\"200ms\""), "measured delay above which HD is chosen (paper 003)"),
-    key("seek_at", K::Time, Unset("no seek"), "a seek at this time from the connection start, to `seek_to`: buffer flushed, requests restart there"),
+    key("seek_at", K::Time, Unset("no seek"), "a seek at this time from the connection start, to `seek_to`: buffer flushed, requests restart there; one before playback started is reported as `seek_before_playback`, without a loading delay"),
 ];
 
 /// `seek_to`, the twelfth `video` key.
-const VIDEO_SEEK_TO: Field = key("seek_to", K::Time, Unset("required with `seek_at`"), "the position a seek jumps to (the start of the segment holding it), before the end of the video");
+const VIDEO_SEEK_TO: Field = key("seek_to", K::Time, Unset("required with `seek_at` or `seek_after_playback`"), "the position a seek jumps to (the start of the segment holding it), before the end of the video");
+
+/// The `video` keys of paper 003's seek during playback and of the player's delay
+/// measure (after `seek_to`).
+const VIDEO_SEEK_KEYS: [Field; 4] = [
+    key("seek_after_playback", K::Time, Unset("no seek"), "a seek this long after playback first started (instead of `seek_at`), to `seek_to`: it always falls during playback, whatever the startup took"),
+    key("seek_jitter", K::Time, Unset("no offset"), "the seek comes later by a uniform random offset in [0, `seek_jitter`), drawn from the run's stream `flow<i>/video/seek` (e.g. one segment duration, so results do not hinge on where the seek falls against the segment downloads); only with a seek"),
+    key("delay_estimate", K::Enum, Value("\"smoothed_rtt\""), "the delay the quality is chosen by: `\"smoothed_rtt\"` (the transport's smoothed RTT / 2) or `\"request\"` (the player's own: half the time from its latest segment request to the response's first byte; the first segment, unmeasured, at the lowest rendition, HD, as dash.js starts)")
+        .choices(&["smoothed_rtt", "request"]),
+    key("seek_quality", K::Enum, Unset("the delay rule"), "the rendition of the first segment requested after a seek, `\"hd\"`, `\"fhd\"` or `\"qhd\"` (paper 003's player asks for HD after a seek); the next ones follow the delay rule again")
+        .choices(&["hd", "fhd", "qhd"]),
+];
 
 /// `reconnections`, the thirteenth `video` key.
 const VIDEO_RECONNECTIONS: Field = key("reconnections", K::Integer, Value("0"), "the most address changes of the client (handovers of its pair with `address = \"ip\"` or `\"port\"`) at which the player reconnects: the connection that cannot follow is abandoned and a new one from the new address (resuming the session where the transport can) asks for the rest of the segment in flight; QUIC with `migration` migrates instead. 0: the connection stays on its old address")
@@ -1435,6 +1448,10 @@ pub const WORKLOAD_VIDEO: Table = Table {
         VIDEO_KEYS[9],
         VIDEO_KEYS[10],
         VIDEO_SEEK_TO,
+        VIDEO_SEEK_KEYS[0],
+        VIDEO_SEEK_KEYS[1],
+        VIDEO_SEEK_KEYS[2],
+        VIDEO_SEEK_KEYS[3],
         VIDEO_RECONNECTIONS,
     ],
 };
@@ -1457,6 +1474,10 @@ pub const FLAT_VIDEO: Table = Table {
         VIDEO_KEYS[9],
         VIDEO_KEYS[10],
         VIDEO_SEEK_TO,
+        VIDEO_SEEK_KEYS[0],
+        VIDEO_SEEK_KEYS[1],
+        VIDEO_SEEK_KEYS[2],
+        VIDEO_SEEK_KEYS[3],
         VIDEO_RECONNECTIONS,
     ],
 };
@@ -1468,7 +1489,7 @@ const RECONNECTS_KEYS: [Field; 5] = [
         .min("0", true)
         .max("1000", true)
         .allowed("an integer in [0, 1000]"),
-    key("on", K::Enum, Value("\"idle\""), "how a connection ends before the next: `\"idle\"` (both ends close at the idle timeout), `\"close\"` (the client closes once its part is read) or `\"address_change\"` (at a handover that changes the client's address the client abandons a connection that cannot migrate and fetches the rest over a new one; QUIC with `migration` migrates); the next resumes the session (QUIC 0-RTT with `zero_rtt`)")
+    key("on", K::Enum, Value("\"idle\""), "how a connection ends before the next: `\"idle\"` (both ends close at the idle timeout; QUIC only: TCP and SCTP have none), `\"close\"` (the client closes once its part is read) or `\"address_change\"` (at a handover that changes the client's address the client abandons a connection that cannot migrate and fetches the rest over a new one; QUIC with `migration` migrates); the next resumes the session (QUIC 0-RTT with `zero_rtt`)")
         .choices(&["idle", "close", "address_change"]),
     BULK_KEYS[1].help("request streams per connection, ≥ 1"),
     BULK_KEYS[2].help("request bytes per stream"),

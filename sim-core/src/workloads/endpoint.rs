@@ -55,6 +55,11 @@ pub trait Workload: AppReader + std::fmt::Debug {
     /// one.
     fn on_accept(&mut self, _k: u64) {}
 
+    /// A datagram of `t` was handled at `now`, before its events are: a workload may
+    /// look at its streams' read progress here (the first bytes of a response), which
+    /// TCP and SCTP, whose application reads at once, announce to no reader.
+    fn on_datagram<T: StreamTransport + ?Sized>(&mut self, _now: SimTime, _t: &T) {}
+
     /// Response bytes read so far on `t` and on earlier connections (monotone while `t`
     /// lives): the first read after an address change ends its lost time.
     fn read_progress<T: StreamTransport + ?Sized>(&self, _t: &T) -> u64 {
@@ -264,6 +269,7 @@ impl<T: TransportDriver, W: Workload> Endpoint for AppEndpoint<T, W> {
         if self.conn.handle_datagram(now, &datagram, &mut self.app) {
             // Answer from where the peer sends (a server learns the client's address).
             self.remote = datagram.src;
+            self.app.on_datagram(now, &self.conn);
             self.drive(now);
         }
         self.note_reads(now);

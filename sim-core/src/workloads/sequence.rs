@@ -31,7 +31,7 @@ use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceEvent;
 use crate::transport::stream::{CloseKind, Side, StreamEvent, StreamTransport};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 pub use crate::metrics::workload::AddressChangeReport;
@@ -225,6 +225,21 @@ fn bytes_read<T: StreamTransport>(conn: &T, streams: u64) -> u64 {
         .sum()
 }
 
+/// Whether a connection can no longer do anything (issue 28 item 11: the endpoints
+/// polled every connection of a sequence on every event, quadratic in their number): its
+/// state is gone, it has no timer and no pending event, its last poll for a datagram gave
+/// none, and no input reaches it (a datagram for a terminated connection is stray). Its
+/// endpoint stops polling it; nothing it would have done is lost.
+fn inert<T: TransportDriver>(conn: &T, app: &Bulk) -> bool {
+    conn.is_terminated() && !conn.has_events() && conn.poll_timeout(app).is_none()
+}
+
+/// The ascending indices of `live` from `from` on, one at a time (the set may change
+/// between steps).
+fn next_live<K: Ord + Copy>(live: &BTreeSet<K>, from: K) -> Option<K> {
+    live.range(from..).next().copied()
+}
+
 fn bulk_of(spec: &ConnectionSpec) -> Bulk {
     Bulk::new(spec.streams, spec.bytes, spec.request_size)
 }
@@ -249,6 +264,10 @@ pub struct SequenceClient<T: TransportDriver> {
     /// Reconnecting at address changes (`None`: a live connection stays on its old
     /// address unless its transport migrates it).
     reconnect: Option<Reconnect>,
+    /// The connections that are not [`inert`], the only ones polled.
+    live: BTreeSet<usize>,
+    /// Connections found inert whose trace events were not drained since.
+    undrained: Vec<usize>,
 }
 
 impl<T: TransportDriver> SequenceClient<T> {
@@ -272,6 +291,8 @@ impl<T: TransportDriver> SequenceClient<T> {
             tracing: false,
             stray_datagrams: 0,
             reconnect: None,
+            live: BTreeSet::new(),
+            undrained: Vec::new(),
         }
     }
 
@@ -345,6 +366,7 @@ impl<T: TransportDriver> SequenceClient<T> {
                 }
             }
             conn.start(now);
+            self.live.insert(k);
             self.conns.push(ClientConn {
                 conn,
                 app: bulk_of(&spec),
@@ -397,8 +419,10 @@ impl<T: TransportDriver> SequenceClient<T> {
     }
 
     fn drive_all(&mut self, now: SimTime) {
-        for k in 0..self.conns.len() {
+        let mut at = 0;
+        while let Some(k) = next_live(&self.live, at) {
             self.drive(now, k);
+            at = k + 1;
         }
         self.open_due(now);
     }
@@ -433,7 +457,8 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
     }
 
     fn handle_timeout(&mut self, now: SimTime) {
-        for c in &mut self.conns {
+        for &k in &self.live {
+            let c = &mut self.conns[k];
             if c.abandoned_at.is_none() && c.conn.poll_timeout(&c.app).is_some_and(|t| t <= now) {
                 c.conn.handle_timeout(now, &mut c.app);
             }
@@ -443,11 +468,11 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
     }
 
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
-        let mut k = 0;
-        while k < self.conns.len() {
+        let mut at = 0;
+        while let Some(k) = next_live(&self.live, at) {
             let c = &mut self.conns[k];
             if c.abandoned_at.is_some() {
-                k += 1;
+                at = k + 1;
                 continue;
             }
             let d = c
@@ -465,7 +490,12 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
                 self.open_due(now);
                 continue;
             }
-            k += 1;
+            let c = &self.conns[k];
+            if (c.ticket_taken || !c.conn.is_handshake_confirmed()) && inert(&c.conn, &c.app) {
+                self.live.remove(&k);
+                self.undrained.push(k);
+            }
+            at = k + 1;
         }
         None
     }
@@ -476,8 +506,9 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
         } else {
             None
         };
-        self.conns
+        self.live
             .iter()
+            .map(|&k| &self.conns[k])
             .filter(|c| c.abandoned_at.is_none())
             .filter_map(|c| c.conn.poll_timeout(&c.app))
             .chain(next)
@@ -512,6 +543,8 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
             }
         }
         self.local = new;
+        // Every connection was told: each is polled again until found inert anew.
+        self.live = (0..self.conns.len()).collect();
         let Some(r) = self.reconnect.as_mut() else {
             return;
         };
@@ -551,10 +584,12 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
     }
 
     fn is_done(&self) -> bool {
+        // An inert connection is closed.
         self.conns.len() == self.specs.len()
             && self
-                .conns
+                .live
                 .iter()
+                .map(|&k| &self.conns[k])
                 .all(|c| c.conn.is_closed() || c.abandoned_at.is_some())
     }
 
@@ -603,18 +638,28 @@ impl<T: TransportDriver> Endpoint for SequenceClient<T> {
     }
 
     fn drain_trace(&mut self, sink: &mut dyn FnMut(SimTime, TraceEvent)) {
-        for c in &mut self.conns {
-            c.conn.drain_trace(sink);
+        for k in traced(&self.live, &mut self.undrained) {
+            self.conns[k].conn.drain_trace(sink);
         }
     }
 
     /// Events tagged with the connection number (qlog writes one trace per connection).
     fn drain_trace_tagged(&mut self, sink: &mut dyn FnMut(u32, SimTime, TraceEvent)) {
-        for (k, c) in self.conns.iter_mut().enumerate() {
-            let k = k as u32;
-            c.conn.drain_trace(&mut |t, e| sink(k, t, e));
+        for k in traced(&self.live, &mut self.undrained) {
+            let n = k as u32;
+            self.conns[k].conn.drain_trace(&mut |t, e| sink(n, t, e));
         }
     }
+}
+
+/// The connections whose trace events may be pending, in ascending order: the live ones
+/// and those found inert since the last drain (`undrained`, emptied). An inert
+/// connection records nothing more.
+fn traced<K: Ord + Copy>(live: &BTreeSet<K>, undrained: &mut Vec<K>) -> Vec<K> {
+    let mut ks: Vec<K> = live.iter().copied().chain(undrained.drain(..)).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    ks
 }
 
 /// One connection at the server.
@@ -647,6 +692,10 @@ pub struct SequenceServer<T: TransportDriver> {
     pub stray_datagrams: u64,
     /// The client reconnects at address changes: the specs it requests, shared.
     ranges: Option<RangeRequests>,
+    /// The connections that are not [`inert`], the only ones polled.
+    live: BTreeSet<u64>,
+    /// Connections found inert whose trace events were not drained since.
+    undrained: Vec<u64>,
 }
 
 impl<T: TransportDriver> SequenceServer<T> {
@@ -663,6 +712,8 @@ impl<T: TransportDriver> SequenceServer<T> {
             tracing: false,
             stray_datagrams: 0,
             ranges: None,
+            live: BTreeSet::new(),
+            undrained: Vec::new(),
         }
     }
 
@@ -770,6 +821,7 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
             );
             conn.set_tracing(self.tracing);
             conn.start(now);
+            self.live.insert(k);
             self.conns.insert(
                 k,
                 ServerConn {
@@ -803,8 +855,9 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
 
     fn handle_timeout(&mut self, now: SimTime) {
         let due: Vec<u64> = self
-            .conns
+            .live
             .iter()
+            .map(|k| (k, &self.conns[k]))
             .filter(|(_, c)| {
                 c.abandoned_at.is_none() && c.conn.poll_timeout(&c.app).is_some_and(|t| t <= now)
             })
@@ -819,7 +872,10 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
     }
 
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
-        for (&k, c) in self.conns.iter_mut() {
+        let mut at = 0;
+        while let Some(k) = next_live(&self.live, at) {
+            at = k + 1;
+            let c = self.conns.get_mut(&k).expect("a live connection");
             if c.abandoned_at.is_some() {
                 continue;
             }
@@ -829,13 +885,18 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
             if d.is_some() {
                 return d;
             }
+            if inert(&c.conn, &c.app) {
+                self.live.remove(&k);
+                self.undrained.push(k);
+            }
         }
         None
     }
 
     fn poll_timeout(&self) -> Option<SimTime> {
-        self.conns
-            .values()
+        self.live
+            .iter()
+            .map(|k| &self.conns[k])
             .filter(|c| c.abandoned_at.is_none())
             .filter_map(|c| c.conn.poll_timeout(&c.app))
             .min()
@@ -846,8 +907,10 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
     }
 
     fn is_done(&self) -> bool {
-        self.conns
-            .values()
+        // An inert connection is closed.
+        self.live
+            .iter()
+            .map(|k| &self.conns[k])
             .all(|c| c.conn.is_closed() || c.abandoned_at.is_some())
     }
 
@@ -895,16 +958,20 @@ impl<T: TransportDriver> Endpoint for SequenceServer<T> {
     }
 
     fn drain_trace(&mut self, sink: &mut dyn FnMut(SimTime, TraceEvent)) {
-        for c in self.conns.values_mut() {
-            c.conn.drain_trace(sink);
+        for k in traced(&self.live, &mut self.undrained) {
+            if let Some(c) = self.conns.get_mut(&k) {
+                c.conn.drain_trace(sink);
+            }
         }
     }
 
     /// Events tagged with the connection number (qlog writes one trace per connection).
     fn drain_trace_tagged(&mut self, sink: &mut dyn FnMut(u32, SimTime, TraceEvent)) {
-        for (&k, c) in self.conns.iter_mut() {
-            let k = k as u32;
-            c.conn.drain_trace(&mut |t, e| sink(k, t, e));
+        for k in traced(&self.live, &mut self.undrained) {
+            if let Some(c) = self.conns.get_mut(&k) {
+                let n = k as u32;
+                c.conn.drain_trace(&mut |t, e| sink(n, t, e));
+            }
         }
     }
 }

@@ -6,19 +6,27 @@
 //! - **Requests**: the next segment is requested when the previous one was read and the
 //!   buffer ahead of playback is at most `buffer − segment` (so it never holds more than
 //!   `buffer`); a player waiting to start or stalled requests at once.
-//! - **Quality** (paper 003): chosen per request by the measured delay, the smoothed RTT
-//!   / 2 (an estimate of the one-way link delay the paper varies): below `fhd_delay`
-//!   (100 ms) QHD, up to `hd_delay` (200 ms) FHD, above HD. The request names the
-//!   rendition: its length is `request_size` + the rendition's index (0 HD, 1 FHD, 2 QHD),
-//!   which is how the server, which sees only byte counts, learns it.
+//! - **Quality** (paper 003): chosen per request by the measured delay (an estimate of the
+//!   one-way link delay the paper varies): below `fhd_delay` (100 ms) QHD, up to
+//!   `hd_delay` (200 ms) FHD, above HD. The delay is the transport's smoothed RTT / 2
+//!   (`delay_estimate = "smoothed_rtt"`) or the player's own measure (`"request"`): half
+//!   the time from its latest request to that response's first byte, the first request
+//!   (unmeasured) at HD. The request names the rendition: its length is `request_size` +
+//!   the rendition's index (0 HD, 1 FHD, 2 QHD), which is how the server, which sees only
+//!   byte counts, learns it.
 //! - **Playback** starts once `startup` is buffered ahead (or the rest of the video) and
 //!   advances in real time; when the buffer runs dry it stalls (a rebuffering) and resumes
 //!   once `startup` is buffered again.
-//! - **Seek** at `seek_at` (from the connection start) to `seek_to`: playback jumps to the
-//!   start of the segment holding `seek_to` (players seek to a key frame; segments start
-//!   with one), the buffer is flushed, a request in flight is abandoned (its response still
-//!   arrives and is discarded: the transports have no stream reset) and requests restart
-//!   at the seek position. The loading delay is from the seek to playback resumed.
+//! - **Seek** at `seek_at` (from the connection start) or `seek_after_playback` (from the
+//!   start of playback), later by a uniform offset in `[0, seek_jitter)` drawn from the
+//!   run's stream `flow<i>/video/seek`, to `seek_to`: playback jumps to the start of the
+//!   segment holding `seek_to` (players seek to a key frame; segments start with one), the
+//!   buffer is flushed, a request in flight is abandoned (its response still arrives and
+//!   is discarded: the transports have no stream reset) and requests restart at the seek
+//!   position. The loading delay is from the seek to playback resumed. A `seek_at` that
+//!   comes before playback started restarts the startup at the seek position: that is a
+//!   cold start, not a seek during playback, so the report flags it
+//!   (`seek_before_playback`) and gives no loading delay.
 //! - The client closes the connection when playback reaches the end (it is then done);
 //!   the server is done when the connection closes.
 //! - **Reconnections** (`reconnections` > 0): at an address change the connection cannot
@@ -29,10 +37,11 @@
 //!   reads its size from the [`RestRequests`] it shares with the client (the simulator
 //!   carries sizes, not contents).
 
-use crate::config::workload::{VideoSpec, VIDEO_QUALITIES};
+use crate::config::workload::{DelayEstimate, VideoSpec, VIDEO_QUALITIES};
 use crate::driver::TransportDriver;
 use crate::metrics::workload::{SegmentReport, VideoReport, WorkloadMetrics};
 use crate::packet::{Addr, FlowId};
+use crate::rng::RngStream;
 use crate::time::{SimDuration, SimTime};
 use crate::transport::stream::{AppReader, Side, StreamEvent, StreamId, StreamTransport};
 use crate::workloads::endpoint::{AppEndpoint, Workload};
@@ -95,7 +104,20 @@ pub struct Video {
     stream_blocked: bool,
     segments: Vec<Segment>,
     seek_pending: bool,
+    /// The seek's random offset (`seek_jitter`), drawn when the workload is built.
+    seek_offset: SimDuration,
+    /// When playback first started.
+    playback_start: Option<SimTime>,
     seek_time: Option<SimTime>,
+    /// The seek came before playback had started.
+    seek_before_playback: bool,
+    /// Client: the player's latest request-to-first-byte time (`delay_estimate =
+    /// "request"`).
+    request_rtt: Option<SimDuration>,
+    /// Client: the in-flight request's first byte has been seen.
+    first_byte_seen: bool,
+    /// Client: the next segment request is the first after a seek (`seek_quality`).
+    after_seek: bool,
     seek_loading_from: Option<SimTime>,
     seek_loading: Option<SimDuration>,
     startup_delay: Option<SimDuration>,
@@ -120,7 +142,7 @@ impl Video {
     /// A player (client) or segment server for `spec` (checked with
     /// [`VideoSpec::validate`]); reads at once.
     pub fn new(spec: VideoSpec) -> Self {
-        let seek_pending = spec.seek_at.is_some();
+        let seek_pending = spec.seek_at.is_some() || spec.seek_after_playback.is_some();
         Video {
             spec,
             reader: Reader::immediate(),
@@ -135,7 +157,13 @@ impl Video {
             stream_blocked: false,
             segments: Vec::new(),
             seek_pending,
+            seek_offset: SimDuration::ZERO,
+            playback_start: None,
             seek_time: None,
+            seek_before_playback: false,
+            request_rtt: None,
+            first_byte_seen: false,
+            after_seek: false,
             seek_loading_from: None,
             seek_loading: None,
             startup_delay: None,
@@ -149,6 +177,20 @@ impl Video {
             completed_bytes: 0,
             in_flight_size: 0,
         }
+    }
+
+    /// Draws the seek's offset, uniform in `[0, seek_jitter)`, from `rng` (one draw;
+    /// none without `seek_jitter`).
+    pub fn with_seek_rng(mut self, rng: &mut RngStream) -> Self {
+        if let Some(j) = self.spec.seek_jitter {
+            self.seek_offset = SimDuration(libm::floor(rng.uniform() * j.0 as f64) as u64);
+        }
+        self
+    }
+
+    /// The seek's random offset (zero without `seek_jitter`).
+    pub fn seek_offset(&self) -> SimDuration {
+        self.seek_offset
     }
 
     /// Shares `rest` with the peer (a reconnecting video's client and server).
@@ -206,6 +248,8 @@ impl Video {
             let q = self.segments[k].quality;
             t.write(id, self.spec.request_size + REST_CODE + q as u64, true);
             self.in_flight = Some((id, k));
+            // Its first byte is no fresh round-trip measure of the segment's request.
+            self.first_byte_seen = true;
             let rest = self.rest.0.borrow().get(&self.conn_number).copied();
             self.in_flight_size = rest.unwrap_or_else(|| self.spec.segment_bytes(q));
             return;
@@ -216,13 +260,31 @@ impl Video {
         if self.buffer_level() + self.spec.segment > self.spec.buffer {
             return;
         }
-        let delay = SimDuration(t.smoothed_rtt().0 / 2);
-        let quality = self.spec.quality_for(delay);
+        let (delay, quality) = match self.spec.delay_estimate {
+            DelayEstimate::SmoothedRtt => {
+                let d = SimDuration(t.smoothed_rtt().0 / 2);
+                (d, self.spec.quality_for(d))
+            }
+            // Unmeasured: the lowest rendition.
+            DelayEstimate::Request => match self.request_rtt {
+                Some(r) => {
+                    let d = SimDuration(r.0 / 2);
+                    (d, self.spec.quality_for(d))
+                }
+                None => (SimDuration::ZERO, 0),
+            },
+        };
+        // The first segment after a seek at the seek rendition, if one is set.
+        let quality = match (self.after_seek, self.spec.seek_quality) {
+            (true, Some(q)) => q.index(),
+            _ => quality,
+        };
         let Some(id) = t.open_stream() else {
             self.stream_blocked = true;
             return;
         };
         self.stream_blocked = false;
+        self.after_seek = false;
         t.write(id, self.spec.request_size + quality as u64, true);
         self.segments.push(Segment {
             index: self.next_segment,
@@ -234,6 +296,7 @@ impl Video {
         });
         self.in_flight = Some((id, self.segments.len() - 1));
         self.in_flight_size = self.spec.segment_bytes(quality);
+        self.first_byte_seen = false;
         self.next_segment += 1;
     }
 
@@ -253,6 +316,7 @@ impl Video {
         match self.phase {
             Phase::Startup => {
                 self.startup_delay = Some(now.saturating_since(self.start));
+                self.playback_start = Some(now);
             }
             Phase::Stalled(since) => self.rebuffer_time += now.saturating_since(since),
             _ => {}
@@ -268,7 +332,13 @@ impl Video {
         if !self.seek_pending {
             return None;
         }
-        self.spec.seek_at.map(|d| self.start.saturating_add(d))
+        let base = match (self.spec.seek_at, self.spec.seek_after_playback) {
+            (Some(d), _) => self.start.saturating_add(d),
+            // Not before playback started.
+            (None, Some(d)) => self.playback_start?.saturating_add(d),
+            (None, None) => return None,
+        };
+        Some(base.saturating_add(self.seek_offset))
     }
 
     /// The seek: flush, jump, restart the requests.
@@ -292,11 +362,16 @@ impl Video {
             // Its rest was not asked for yet: nothing more to discard.
             self.segments[k].abandoned = true;
         }
-        if self.phase != Phase::Startup {
+        if self.phase == Phase::Startup {
+            // Playback never started: the startup restarts at the seek position. A cold
+            // start, not a seek during playback: flagged, and no loading delay.
+            self.seek_before_playback = true;
+        } else {
             self.phase = Phase::Seeking;
+            self.seek_loading_from = Some(now);
         }
         self.seek_time = Some(now);
-        self.seek_loading_from = Some(now);
+        self.after_seek = true;
         self.at = now;
         self.maybe_request(now, t);
     }
@@ -320,6 +395,7 @@ impl Video {
             startup_delay_secs: self.startup_delay.map(|d| d.as_secs_f64()),
             seek_secs: self.seek_time.map(rel),
             seek_loading_delay_secs: self.seek_loading.map(|d| d.as_secs_f64()),
+            seek_before_playback: u64::from(self.seek_before_playback),
             rebuffer_count: self.rebuffer_count,
             rebuffer_secs: rebuffer.as_secs_f64(),
             playback_end_secs: self.playback_end.map(rel),
@@ -340,8 +416,14 @@ impl Video {
     }
 }
 
+/// The name of flow `flow`'s random stream for its seek offset (`seek_jitter`).
+pub fn seek_stream_name(flow: FlowId) -> String {
+    format!("flow{flow}/video/seek")
+}
+
 /// The client and server endpoints of a `video` flow over transport `T` (connections not
-/// started). Every transport's arm in [`crate::flows`] is this call.
+/// started), the seek's offset drawn from the run's (`seed`) stream
+/// [`seek_stream_name`]. Every transport's arm in [`crate::flows`] is this call.
 pub fn endpoints<T: TransportDriver>(
     client: T,
     server: T,
@@ -349,12 +431,16 @@ pub fn endpoints<T: TransportDriver>(
     client_addr: Addr,
     server_addr: Addr,
     flow: FlowId,
+    seed: u64,
 ) -> (AppEndpoint<T, Video>, AppEndpoint<T, Video>) {
     let rest = RestRequests::default();
+    let mut rng = RngStream::derive(seed, &seek_stream_name(flow));
     (
         AppEndpoint::new(
             client,
-            Video::new(spec.clone()).with_rest_requests(rest.clone()),
+            Video::new(spec.clone())
+                .with_rest_requests(rest.clone())
+                .with_seek_rng(&mut rng),
             client_addr,
             server_addr,
             flow,
@@ -492,6 +578,21 @@ impl Workload for Video {
 
     fn on_accept(&mut self, k: u64) {
         self.conn_number = k;
+    }
+
+    /// The in-flight response's first bytes read: one application round trip since its
+    /// request (the player's delay measure, `delay_estimate = "request"`).
+    fn on_datagram<T: StreamTransport + ?Sized>(&mut self, now: SimTime, t: &T) {
+        if self.first_byte_seen || t.side() != Side::Client {
+            return;
+        }
+        let Some((id, k)) = self.in_flight else {
+            return;
+        };
+        if t.stream_read_state(id).is_some_and(|s| s.read > 0) {
+            self.first_byte_seen = true;
+            self.request_rtt = Some(now.saturating_since(self.segments[k].request));
+        }
     }
 
     fn read_progress<T: StreamTransport + ?Sized>(&self, t: &T) -> u64 {
@@ -633,6 +734,103 @@ mod tests {
         let r = v.video_report(t(0), t(3400));
         assert!(r.segments[1].abandoned && !r.segments[2].abandoned);
         assert_eq!(r.segments[2].index, 6);
+    }
+
+    #[test]
+    fn a_seek_before_playback_is_flagged_and_has_no_loading_delay() {
+        // The seek at 0.5 s comes before the first segment arrived: a cold start.
+        let mut s = spec();
+        s.seek_at = Some(SimDuration::from_millis(500));
+        s.seek_to = Some(SimDuration::from_secs(13));
+        let mut v = Video::new(s);
+        let mut c = script(Side::Client, 100);
+        v.on_start(t(0));
+        v.on_event(t(0), &mut c, StreamEvent::Connected);
+        v.on_wake(t(500), &mut c);
+        assert_eq!(v.position(), SimDuration::from_secs(12));
+        v.on_event(t(900), &mut c, StreamEvent::ReadComplete(2));
+        let r = v.video_report(t(0), t(900));
+        assert_eq!(r.seek_before_playback, 1);
+        assert_eq!(
+            r.seek_loading_delay_secs, None,
+            "no loading delay for a cold start"
+        );
+        assert_eq!(r.startup_delay_secs, Some(0.9));
+        assert_eq!(r.seek_secs, Some(0.5));
+    }
+
+    #[test]
+    fn seek_after_playback_waits_for_playback_and_adds_the_offset() {
+        let mut s = spec();
+        s.seek_after_playback = Some(SimDuration::from_secs(2));
+        s.seek_jitter = Some(SimDuration::from_secs(2));
+        s.seek_to = Some(SimDuration::from_secs(13));
+        let mut rng = RngStream::derive(7, &seek_stream_name(0));
+        let mut v = Video::new(s.clone()).with_seek_rng(&mut rng);
+        let offset = v.seek_offset();
+        assert!(offset < SimDuration::from_secs(2));
+        let again = Video::new(s).with_seek_rng(&mut RngStream::derive(7, &seek_stream_name(0)));
+        assert_eq!(
+            again.seek_offset(),
+            offset,
+            "same seed and flow, same offset"
+        );
+        let mut c = script(Side::Client, 100);
+        v.on_start(t(0));
+        v.on_event(t(0), &mut c, StreamEvent::Connected);
+        assert_eq!(v.wake_at(), None, "no seek before playback started");
+        v.on_event(t(1500), &mut c, StreamEvent::ReadComplete(0));
+        assert_eq!(v.phase, Phase::Playing);
+        let due = t(1500) + SimDuration::from_secs(2) + offset;
+        assert_eq!(v.seek_due(), Some(due));
+        v.on_wake(due, &mut c);
+        assert_eq!(v.phase, Phase::Seeking);
+        let r = v.video_report(t(0), due);
+        assert_eq!(r.seek_before_playback, 0);
+    }
+
+    #[test]
+    fn the_first_segment_after_a_seek_is_at_the_seek_rendition() {
+        let mut s = spec();
+        s.seek_at = Some(SimDuration::from_secs(3));
+        s.seek_to = Some(SimDuration::from_secs(13));
+        s.seek_quality = Some(crate::config::workload::Rendition::Hd);
+        let mut v = Video::new(s);
+        let mut c = script(Side::Client, 100);
+        c.srtt = SimDuration::from_millis(20); // QHD by the delay rule
+        v.on_start(t(0));
+        v.on_event(t(0), &mut c, StreamEvent::Connected);
+        v.on_event(t(500), &mut c, StreamEvent::ReadComplete(0));
+        assert_eq!(c.writes[0], (0, 102, true));
+        v.on_wake(t(3000), &mut c);
+        assert_eq!(c.writes.last(), Some(&(4, 100, true)), "after the seek: HD");
+        v.on_event(t(3400), &mut c, StreamEvent::ReadComplete(4));
+        assert_eq!(
+            c.writes.last(),
+            Some(&(6, 102, true)),
+            "then the delay rule"
+        );
+    }
+
+    #[test]
+    fn the_players_own_delay_measure_starts_at_hd() {
+        let mut s = spec();
+        s.delay_estimate = DelayEstimate::Request;
+        let mut v = Video::new(s);
+        let mut c = script(Side::Client, 100);
+        c.srtt = SimDuration::from_secs(1); // what a transport without a sample reports
+        v.on_start(t(0));
+        v.on_event(t(100), &mut c, StreamEvent::Connected);
+        assert_eq!(c.writes, [(0, 100, true)], "unmeasured: HD");
+        // First bytes read 60 ms after the request: 30 ms one way, QHD next.
+        v.on_datagram(t(150), &c);
+        c.read = vec![(0, 1200)];
+        v.on_datagram(t(160), &c);
+        c.read = vec![(0, 2400)];
+        v.on_datagram(t(300), &c);
+        assert_eq!(v.request_rtt, Some(SimDuration::from_millis(60)));
+        v.on_event(t(900), &mut c, StreamEvent::ReadComplete(0));
+        assert_eq!(c.writes[1], (2, 102, true), "measured 30 ms: QHD");
     }
 
     #[test]
