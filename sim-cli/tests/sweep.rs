@@ -568,6 +568,22 @@ fn every_paper_scenario_has_a_section_in_the_committed_report() {
         }
     }
     eprintln!("{checked} reproduction scenarios have their section");
+    // The figures that are diagrams are named in the index too (the pending file's
+    // `# diagrams:` line), so it accounts for every figure of every paper.
+    let pending =
+        std::fs::read_to_string(root.join("scenarios/pending-reproductions.tsv")).unwrap();
+    let diagrams = pending
+        .lines()
+        .find_map(|l| l.strip_prefix("# diagrams: "))
+        .expect("a # diagrams: line");
+    let index = std::fs::read_to_string(root.join("docs/reproductions/index.md")).unwrap();
+    assert!(
+        index.contains(&format!(
+            "report no measurement (nothing to reproduce): {}.",
+            diagrams.trim()
+        )),
+        "index.md does not list the diagrams: run `quicsim reproduce all --out docs/reproductions`"
+    );
 }
 
 /// The paper id of a scenario file, if it has a `[paper]` table (read with the CLI's own
