@@ -15,7 +15,9 @@
 //! deterministic and needs no resampling.
 //!
 //! The transports and the grids are data ([`TRANSPORTS`], [`QUICK`], [`FULL`]); there is
-//! one `#[test]` per transport and grid, so one transport runs alone:
+//! one `#[test]` per transport and grid, so one transport runs alone. QUIC (CUBIC) has the
+//! quick grid only so far: its full grid has not been run yet (at 188 ms and 20 % loss its
+//! 30 s idle timeout may end a run `stalled`, which this check counts as +infinity).
 //!
 //! ```text
 //! cargo test -p quicsim-tests --test monotonic_loss -- --nocapture quick_sctp
@@ -46,6 +48,10 @@ const TRANSPORTS: &[Transport] = &[
     Transport {
         name: "sctp",
         keys: "transport = \"sctp\"",
+    },
+    Transport {
+        name: "quic-cubic",
+        keys: "transport = \"quic\"\nquic = { cc = \"cubic\" }",
     },
 ];
 
@@ -333,6 +339,11 @@ fn quick_tcp_new_reno() {
 #[test]
 fn quick_sctp() {
     check("sctp", &QUICK);
+}
+
+#[test]
+fn quick_quic_cubic() {
+    check("quic-cubic", &QUICK);
 }
 
 #[test]
