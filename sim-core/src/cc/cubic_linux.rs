@@ -474,11 +474,12 @@ impl CongestionController for LinuxCubic {
 
     fn undo_reduction(&mut self, _now: SimTime, prior_cwnd: u64, prior_ssthresh: Option<u64>) {
         // tcp_undo_cwnd_reduction with cubic's undo_cwnd = tcp_reno_undo_cwnd.
-        self.cwnd = self.cwnd.max(prior_cwnd);
-        self.ssthresh = match (self.ssthresh, prior_ssthresh) {
-            (Some(s), Some(p)) => Some(s.max(p)),
-            _ => None,
-        };
+        super::reno_undo(
+            &mut self.cwnd,
+            &mut self.ssthresh,
+            prior_cwnd,
+            prior_ssthresh,
+        );
         self.recovery_start = None;
         self.recovering = false;
     }

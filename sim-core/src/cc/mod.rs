@@ -465,3 +465,19 @@ mod tests {
         assert_eq!(build(&new_reno, 1200).flavor(), None);
     }
 }
+
+/// Linux `tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd` (the undo of Reno and of
+/// CUBIC): the window back to at least the one before the reduction, ssthresh to the larger
+/// of both (none when either is none, i.e. still in slow start).
+pub(crate) fn reno_undo(
+    cwnd: &mut u64,
+    ssthresh: &mut Option<u64>,
+    prior_cwnd: u64,
+    prior_ssthresh: Option<u64>,
+) {
+    *cwnd = (*cwnd).max(prior_cwnd);
+    *ssthresh = match (*ssthresh, prior_ssthresh) {
+        (Some(s), Some(p)) => Some(s.max(p)),
+        _ => None,
+    };
+}
