@@ -371,6 +371,22 @@ pub fn minimum_window(max_datagram_size: u64) -> u64 {
     2 * max_datagram_size
 }
 
+/// Linux `tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd` (the undo of Reno and of
+/// CUBIC): the window back to at least the one before the reduction, ssthresh to the larger
+/// of both (none when either is none, i.e. still in slow start).
+pub(crate) fn reno_undo(
+    cwnd: &mut u64,
+    ssthresh: &mut Option<u64>,
+    prior_cwnd: u64,
+    prior_ssthresh: Option<u64>,
+) {
+    *cwnd = (*cwnd).max(prior_cwnd);
+    *ssthresh = match (*ssthresh, prior_ssthresh) {
+        (Some(s), Some(p)) => Some(s.max(p)),
+        _ => None,
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,20 +480,4 @@ mod tests {
         assert_eq!(cc.loss_reduction_factor(), 717.0 / 1024.0);
         assert_eq!(build(&new_reno, 1200).flavor(), None);
     }
-}
-
-/// Linux `tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd` (the undo of Reno and of
-/// CUBIC): the window back to at least the one before the reduction, ssthresh to the larger
-/// of both (none when either is none, i.e. still in slow start).
-pub(crate) fn reno_undo(
-    cwnd: &mut u64,
-    ssthresh: &mut Option<u64>,
-    prior_cwnd: u64,
-    prior_ssthresh: Option<u64>,
-) {
-    *cwnd = (*cwnd).max(prior_cwnd);
-    *ssthresh = match (*ssthresh, prior_ssthresh) {
-        (Some(s), Some(p)) => Some(s.max(p)),
-        _ => None,
-    };
 }
