@@ -973,6 +973,36 @@ fn reproduce_in_one_pool_resumes_each_sweep_to_the_same_bytes() {
         .collect();
     assert_eq!(sweeps.len(), 4, "{sweeps:?}");
 
+    // One worker takes the jobs of all sweeps longest estimated cost first (the job-times
+    // log lists them in the order they ran), and the log changes no output byte.
+    let timed = d.join("timed");
+    let log = d.join("times.tsv");
+    let o = Command::new(BIN)
+        .args([
+            "reproduce",
+            "all",
+            "--scenarios",
+            s(&sc),
+            "--out",
+            s(&timed),
+            "--jobs",
+            "1",
+        ])
+        .env("QUICSIM_JOB_TIMES", &log)
+        .output()
+        .unwrap();
+    ok(o);
+    assert_eq!(files(&timed), want);
+    let log = std::fs::read_to_string(&log).unwrap();
+    let rows: Vec<Vec<&str>> = log.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), 16 + 40 + 2 * 4, "{log}");
+    let costs: Vec<u64> = rows.iter().map(|r| r[4].parse().unwrap()).collect();
+    assert!(costs.windows(2).all(|w| w[0] >= w[1]), "{log}");
+    // Every job of `long` (2 MB transfers) before any of `toy` (200 KB).
+    let first_toy = rows.iter().position(|r| r[0].ends_with("999/toy")).unwrap();
+    assert!(rows[..first_toy].iter().all(|r| r[0].ends_with("999/long")));
+    assert!(rows.iter().all(|r| r[5].parse::<f64>().unwrap() >= 0.0));
+
     // Part done: `toy` complete, `long` cut in its 6th record, the combination of `tiny`
     // and the report missing.
     let part = d.join("part");
