@@ -11,6 +11,12 @@
 //! named by [`Paper::combination_slug`]; a combination whose jobs are the scenario's own
 //! reuses `sweeps/<ID>/<stem>/`).
 //!
+//! Every sweep a reproduction needs is planned first, then the jobs of all of them run in
+//! one pool of `--jobs` workers, longest expected cost first ([`sweep::run_prepared`]), so
+//! no core idles at the tail of one sweep while another has jobs left; each directory is
+//! written, resumed and finished exactly as `quicsim sweep` would on its own. The report
+//! is then written from the finished directories.
+//!
 //! Experiments that no scenario covers yet are listed in `pending-reproductions.tsv` in the
 //! scenarios directory (`paper<TAB>source<TAB>experiment<TAB>what it needs`, `#` comments):
 //! each gets a section and an index row saying "not yet reproduced: needs ...", so the
@@ -666,9 +672,24 @@ fn effects(p: &Paper, sweep_dir: &Path, ours: &[Option<Ours>]) -> Result<Vec<Eff
     Ok(out)
 }
 
-/// Runs (or resumes) the sweep of `study` in `dir`; a sweep of an older version of the
-/// scenario (or other --runs) there starts over.
-fn run_sweep(study: Study, dir: &Path, jobs: Option<usize>) -> Result<(), Failure> {
+/// Readies the sweep of `study` in `dir` to run (or resume) in the common pool: a sweep of
+/// an older version of the scenario (or other --runs) there starts over; `None` when it is
+/// complete. Each sweep directory of one `reproduce` is named once (`planned`): two
+/// scenario files writing the same one are bad input.
+fn plan_sweep(
+    study: Study,
+    dir: &Path,
+    planned: &mut std::collections::BTreeSet<PathBuf>,
+) -> Result<Option<sweep::Prepared>, Failure> {
+    if !planned.insert(dir.to_path_buf()) {
+        return Err((
+            EXIT_BAD_INPUT,
+            format!(
+                "{}: two scenarios of this reproduction write this sweep directory (the same paper id and file name): rename one",
+                dir.display()
+            ),
+        ));
+    }
     if sweep::fingerprint_of_dir(dir).is_some_and(|f| f != study.fingerprint()) {
         eprintln!(
             "{}: the scenario changed; its sweep starts over",
@@ -676,11 +697,12 @@ fn run_sweep(study: Study, dir: &Path, jobs: Option<usize>) -> Result<(), Failur
         );
         std::fs::remove_dir_all(dir).map_err(|err| (1, format!("{}: {err}", dir.display())))?;
     }
-    sweep::sweep(
+    sweep::prepare(
         study,
-        SweepArgs {
+        &SweepArgs {
             out: dir.to_path_buf(),
-            jobs,
+            // Unused: the pool is `run_prepared`'s.
+            jobs: None,
             resume: true,
             shard: None,
         },
@@ -752,25 +774,27 @@ struct Sensitivity {
     claims: Vec<Vec<Claim>>,
 }
 
-/// Runs every combination of `e`'s unstated parameters as its own sweep (resumable, in
+/// Plans every combination of `e`'s unstated parameters as its own sweep (resumable, in
 /// `sweeps/<ID>/<stem>@<combination slug>/`; a combination whose jobs are those of the
-/// scenario as written, or of an earlier combination, reuses that sweep) and judges the
-/// claims on each. `None` when the scenario declares none.
-fn sensitivity_runs(
+/// scenario as written, or of an earlier combination, reuses that sweep): the sweeps
+/// still to run go to `todo`; returns each combination's sweep directory. `None` when the
+/// scenario declares none.
+fn plan_sensitivity(
     e: &Experiment,
     runs: Option<u32>,
     dir: &Path,
     fingerprint: &str,
-    args: &ReproduceArgs,
-) -> Result<Option<Sensitivity>, Failure> {
+    out: &Path,
+    planned: &mut std::collections::BTreeSet<PathBuf>,
+    todo: &mut Vec<sweep::Prepared>,
+) -> Result<Option<Vec<PathBuf>>, Failure> {
     let p = &e.paper;
     let combinations = p.combinations();
     if combinations.is_empty() {
         return Ok(None);
     }
     let mut done: Vec<(String, PathBuf)> = vec![(fingerprint.to_string(), dir.to_path_buf())];
-    let mut as_written = Vec::new();
-    let mut all = Vec::new();
+    let mut dirs = Vec::new();
     for c in &combinations {
         let label = p.combination_label(c);
         let scenario = parse_str_overriding(&e.text, &p.overrides(c)).map_err(|err| {
@@ -796,28 +820,40 @@ fn sensitivity_runs(
         let cdir = match done.iter().find(|(g, _)| *g == f) {
             Some((_, d)) => d.clone(),
             None => {
-                let d = args.out.join("sweeps").join(&p.id).join(format!(
+                let d = out.join("sweeps").join(&p.id).join(format!(
                     "{}@{}",
                     e.stem,
                     p.combination_slug(c)
                 ));
                 eprintln!("  unstated: {label}");
-                run_sweep(study, &d, args.jobs)?;
+                todo.extend(plan_sweep(study, &d, planned)?);
                 done.push((f, d.clone()));
                 d
             }
         };
+        dirs.push(cdir);
+    }
+    Ok(Some(dirs))
+}
+
+/// Judges the claims of `e` on the sweep of each combination of its unstated parameters
+/// (`dirs`, from [`plan_sensitivity`]; `dir` is the experiment's own sweep).
+fn sensitivity_judge(e: &Experiment, dirs: &[PathBuf], dir: &Path) -> Result<Sensitivity, Failure> {
+    let p = &e.paper;
+    let mut as_written = Vec::new();
+    let mut all = Vec::new();
+    for cdir in dirs {
         as_written.push(cdir == dir);
-        let ours = read_ours(&cdir, &p.metric, p.scale, Statistic::Mean)?;
-        let effects = effects(p, &cdir, &ours)?;
+        let ours = read_ours(cdir, &p.metric, p.scale, Statistic::Mean)?;
+        let effects = effects(p, cdir, &ours)?;
         let (_, rankings) = ranking_section(p, &ours, &mut String::new());
         all.push(claims(&effects, &rankings));
     }
-    Ok(Some(Sensitivity {
-        combinations,
+    Ok(Sensitivity {
+        combinations: p.combinations(),
         as_written,
         claims: all,
-    }))
+    })
 }
 
 /// The sensitivity part of a section (appended to `md`) and its index summary.
@@ -1553,7 +1589,12 @@ pub fn reproduce(mut args: ReproduceArgs) -> Result<(), Failure> {
     // The report's files (index.md, paper<ID>.md, figures) have one writer; each sweep
     // directory is locked by its sweep as well.
     let _lock = crate::files::DirLock::acquire(&args.out)?;
-    let mut by_paper: std::collections::BTreeMap<String, Vec<Section>> = Default::default();
+    // Every sweep of every experiment (its own, and one per combination of unstated
+    // parameters) is planned first, then all their jobs run in one pool, longest first
+    // ([`sweep::run_prepared`]); the report is written from the finished directories.
+    let mut planned = std::collections::BTreeSet::new();
+    let mut todo = Vec::new();
+    let mut plans = Vec::new();
     for e in &experiments {
         let runs = args.runs.or(e.paper.runs);
         let study = Study::new(
@@ -1573,9 +1614,26 @@ pub fn reproduce(mut args: ReproduceArgs) -> Result<(), Failure> {
         );
         let runs_per_point = study.runs();
         let fingerprint = study.fingerprint();
-        run_sweep(study, &dir, args.jobs)?;
-        let sensitivity = sensitivity_runs(e, runs, &dir, &fingerprint, &args)?;
-        let s = section(e, &dir, &args.out, runs_per_point, sensitivity.as_ref())?;
+        todo.extend(plan_sweep(study, &dir, &mut planned)?);
+        let combos = plan_sensitivity(
+            e,
+            runs,
+            &dir,
+            &fingerprint,
+            &args.out,
+            &mut planned,
+            &mut todo,
+        )?;
+        plans.push((dir, runs_per_point, combos));
+    }
+    sweep::run_prepared(todo, args.jobs)?;
+    let mut by_paper: std::collections::BTreeMap<String, Vec<Section>> = Default::default();
+    for (e, (dir, runs_per_point, combos)) in experiments.iter().zip(&plans) {
+        let sensitivity = combos
+            .as_ref()
+            .map(|dirs| sensitivity_judge(e, dirs, dir))
+            .transpose()?;
+        let s = section(e, dir, &args.out, *runs_per_point, sensitivity.as_ref())?;
         by_paper.entry(e.paper.id.clone()).or_default().push(s);
     }
     let want = (args.which != "all").then(|| normalise_id(&args.which));

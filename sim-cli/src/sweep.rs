@@ -10,13 +10,15 @@
 //! - `summary.json`, `summary.csv` (unsharded or merged sweeps): per point and metric the
 //!   number of runs, mean, standard deviation, Student-t 95 % CI, median, p10, p90, min, max.
 //!
+//! Jobs run in a pool longest expected cost first ([`run_prepared`]), which `quicsim
+//! reproduce` shares among all its sweeps.
+//!
 //! Every byte of a complete directory depends only on the scenario and the overrides:
 //! not on `--jobs`, on the order runs finished, on interruptions and resumes, or on
 //! whether it was run in shards and merged.
 
 use crate::files::{write_atomic, AtomicFile};
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sim_core::study::paired::{self, Paired, PairedLayout};
 use sim_core::study::{self, JobId, PointSummary, RunRecord, Study};
@@ -316,6 +318,14 @@ impl Progress {
             b.finish();
         }
     }
+
+    /// Runs `f` (which may write to stderr) with the bar hidden.
+    fn suspend<T>(&self, f: impl FnOnce() -> T) -> T {
+        match &self.bar {
+            Some(b) => b.suspend(f),
+            None => f(),
+        }
+    }
 }
 
 /// Most jobs (sweep points x runs) one sweep holds: its directory keeps every job's id
@@ -382,6 +392,33 @@ fn check_size(study: &Study, shard: Option<Shard>) -> Result<(), Failure> {
 
 /// `quicsim sweep FILE --out DIR [--jobs N] [--resume] [--shard K/N]`.
 pub fn sweep(study: Study, args: SweepArgs) -> Result<(), Failure> {
+    match prepare(study, &args)? {
+        Some(p) => run_prepared(vec![p], args.jobs),
+        None => Ok(()),
+    }
+}
+
+/// A sweep directory ready to run: locked, its `sweep.json` written (not complete), its
+/// finished runs read back, the jobs it still needs listed. [`run_prepared`] runs them.
+pub struct Prepared {
+    study: Study,
+    dir: PathBuf,
+    info: SweepInfo,
+    /// Indices into [`Study::jobs`] still to run, in job order.
+    todo: Vec<usize>,
+    /// Runs already in `runs.jsonl`, and how many of them did not complete.
+    done: u64,
+    unfinished_before: u64,
+    /// `runs.jsonl`, opened for appending.
+    file: File,
+    _lock: crate::files::DirLock,
+}
+
+/// Everything [`sweep`] does before running jobs: checks the study's size, locks `args.out`,
+/// checks what it holds (another study, a shard, an unfinished sweep without `resume`: bad
+/// input), writes `sweep.json` and reads the finished runs. `None` when the directory
+/// already holds this sweep complete (nothing to do).
+pub fn prepare(study: Study, args: &SweepArgs) -> Result<Option<Prepared>, Failure> {
     check_size(&study, args.shard)?;
     let dir = &args.out;
     let fingerprint = study.fingerprint();
@@ -405,7 +442,7 @@ pub fn sweep(study: Study, args: SweepArgs) -> Result<(), Failure> {
     };
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     // One writer per directory: a second sweep (or merge) into it exits at once.
-    let _lock = crate::files::DirLock::acquire(dir)?;
+    let lock = crate::files::DirLock::acquire(dir)?;
     match read_info(dir)? {
         None => {}
         Some(old) => {
@@ -429,7 +466,7 @@ pub fn sweep(study: Study, args: SweepArgs) -> Result<(), Failure> {
                     dir.display(),
                     old.shard_jobs
                 );
-                return Ok(());
+                return Ok(None);
             }
             if !args.resume {
                 return Err((
@@ -493,53 +530,217 @@ pub fn sweep(study: Study, args: SweepArgs) -> Result<(), Failure> {
             mine.len()
         );
     }
-    let mut file = OpenOptions::new()
+    let file = OpenOptions::new()
         .create(true)
         .append(true)
         .open(&runs_path)
         .map_err(io_err(&runs_path))?;
-    let mut progress = Progress::new(
-        &name,
-        mine.len() as u64,
-        done.len() as u64,
+    Ok(Some(Prepared {
+        study,
+        dir: dir.clone(),
+        info,
+        todo,
+        done: done.len() as u64,
         unfinished_before,
-    );
+        file,
+        _lock: lock,
+    }))
+}
+
+/// The environment variable naming a file to which [`run_prepared`] appends one line per
+/// job it runs: sweep directory, job id, point, run, estimated cost
+/// ([`Study::point_cost`]) and the CPU time of the job's thread in seconds, tab-separated.
+/// For the scheduling model in `docs/performance.md` (`scripts/pool-model`); never part
+/// of a sweep's files, whose bytes do not depend on it.
+pub const JOB_TIMES_ENV: &str = "QUICSIM_JOB_TIMES";
+
+/// CPU time of the calling thread, in seconds (`CLOCK_THREAD_CPUTIME_ID`, POSIX
+/// `clock_gettime`); `None` where it is not available.
+fn thread_cpu_secs() -> Option<f64> {
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes the timespec we own.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+        (rc == 0).then_some(t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// One finished job, sent from a worker to the writer: its sweep, the record (or the
+/// failure) and the thread CPU time it took when timing is on.
+type Finished = (usize, usize, Result<RunRecord, Failure>, Option<f64>);
+
+/// Runs the jobs still to do of every sweep in `sweeps` in one pool of `jobs` worker
+/// threads (default: one per core), longest first: all jobs are ordered by decreasing
+/// [`Study::point_cost`] (the estimate `--shard` balances; ties in sweep order, then job
+/// order) and each worker takes the next job of that list when it is free, the
+/// longest-processing-time rule of list scheduling (Graham 1969, "Bounds on
+/// multiprocessing timing anomalies", SIAM J. Appl. Math. 17(2)). So no core idles at the
+/// end of one sweep while another has jobs left. Each record is appended to its sweep's
+/// `runs.jsonl` as it arrives, and a sweep is finished ([`finalize`]: rewritten in job
+/// order, summarised, marked complete, unlocked) as soon as its last job is in: an
+/// interruption leaves the finished sweeps complete and the others resumable. The bytes
+/// of every directory are those of [`sweep`] run on it alone.
+///
+/// The first failure stops the workers taking new jobs and is returned; the records
+/// written before it stay (the sweeps resume).
+pub fn run_prepared(sweeps: Vec<Prepared>, jobs: Option<usize>) -> Result<(), Failure> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    // The studies, read by the workers, apart from what the writer changes and drops.
+    let mut studies = Vec::new();
+    let mut open: Vec<Option<Open>> = Vec::new();
+    for p in sweeps {
+        if p.todo.is_empty() {
+            // Every record in (killed before finishing): finished now.
+            drop(p.file);
+            finalize(&p.dir, p.info)?;
+            continue;
+        }
+        studies.push(p.study);
+        open.push(Some(Open {
+            dir: p.dir,
+            info: p.info,
+            todo: p.todo,
+            done: p.done,
+            unfinished_before: p.unfinished_before,
+            file: p.file,
+            _lock: p._lock,
+        }));
+    }
+    if open.is_empty() {
+        return Ok(());
+    }
+    let live = || open.iter().flatten();
+    let name = match open.len() {
+        1 => live().map(|o| o.info.scenario.clone()).collect(),
+        n => format!("{n} sweeps"),
+    };
+    let total: u64 = live().map(|o| o.info.shard_jobs as u64).sum();
+    let done: u64 = live().map(|o| o.done).sum();
+    let unfinished: u64 = live().map(|o| o.unfinished_before).sum();
+    let mut progress = Progress::new(&name, total, done, unfinished);
+    // (cost, sweep, job), longest first; the stable sort keeps sweep and job order on ties.
+    let mut order: Vec<(u64, usize, usize)> = Vec::new();
+    for (s, (study, o)) in studies.iter().zip(live()).enumerate() {
+        let costs: Vec<u64> = (0..study.scenario().points.len())
+            .map(|pt| study.point_cost(pt))
+            .collect();
+        order.extend(o.todo.iter().map(|&i| (costs[study.jobs()[i].point], s, i)));
+    }
+    order.sort_by_key(|&(c, _, _)| std::cmp::Reverse(c));
+    let mut left: Vec<usize> = live().map(|o| o.todo.len()).collect();
+    let mut times = match std::env::var_os(JOB_TIMES_ENV) {
+        Some(path) => {
+            let path = PathBuf::from(path);
+            let f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .map_err(io_err(&path))?;
+            Some((path, f))
+        }
+        None => None,
+    };
+    let timed = times.is_some();
     let pool = {
         let mut b = rayon::ThreadPoolBuilder::new();
-        if let Some(n) = args.jobs {
+        if let Some(n) = jobs {
             b = b.num_threads(n);
         }
         b.build()
             .map_err(|e| (EXIT_IO, format!("cannot start worker threads: {e}")))?
     };
-    let (tx, rx) = mpsc::channel::<Result<RunRecord, Failure>>();
-    let study_ref = &study;
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<Finished>();
+    let (order, next, stop, studies) = (&order, &next, &stop, &studies);
     let outcome: Result<(), Failure> = std::thread::scope(|scope| {
         scope.spawn(move || {
-            pool.install(|| {
-                todo.par_iter().for_each_with(tx, |tx, &i| {
-                    let job = &study_ref.jobs()[i];
-                    let r = sim_core::run(study_ref.config(job), job.seed)
-                        .map(|res| RunRecord::new(job, &res))
-                        .map_err(|e| (EXIT_BAD_INPUT, e.to_string()));
-                    // The receiver only stops listening after an error.
-                    let _ = tx.send(r);
-                })
+            pool.scope(|ps| {
+                for _ in 0..pool.current_num_threads() {
+                    let tx = tx.clone();
+                    ps.spawn(move |_| {
+                        while !stop.load(Ordering::Relaxed) {
+                            let k = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(&(_, s, i)) = order.get(k) else {
+                                break;
+                            };
+                            let study = &studies[s];
+                            let job = &study.jobs()[i];
+                            let t0 = if timed { thread_cpu_secs() } else { None };
+                            let r = sim_core::run(study.config(job), job.seed)
+                                .map(|res| RunRecord::new(job, &res))
+                                .map_err(|e| (EXIT_BAD_INPUT, e.to_string()));
+                            let cpu = t0.and_then(|t0| Some(thread_cpu_secs()? - t0));
+                            // The receiver only stops listening after an error.
+                            if tx.send((s, i, r, cpu)).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+                drop(tx);
             })
         });
-        for r in rx {
-            let rec = r?;
-            file.write_all(record_line(&rec).as_bytes())
-                .and_then(|_| file.flush())
-                .map_err(io_err(&runs_path))?;
+        let fail = |e: Failure| {
+            stop.store(true, Ordering::Relaxed);
+            e
+        };
+        for (s, i, r, cpu) in rx {
+            let rec = r.map_err(fail)?;
+            let o = open[s].as_mut().expect("a sweep with jobs left");
+            let runs_path = o.dir.join("runs.jsonl");
+            o.file
+                .write_all(record_line(&rec).as_bytes())
+                .and_then(|_| o.file.flush())
+                .map_err(io_err(&runs_path))
+                .map_err(fail)?;
+            if let (Some((path, f)), Some(cpu)) = (&mut times, cpu) {
+                let job = &studies[s].jobs()[i];
+                writeln!(
+                    f,
+                    "{}\t{}\t{}\t{}\t{}\t{cpu:.6}",
+                    o.dir.display(),
+                    job.id,
+                    job.point,
+                    job.run,
+                    studies[s].point_cost(job.point)
+                )
+                .map_err(io_err(path))
+                .map_err(fail)?;
+            }
             progress.tick(rec.status == sim_core::metrics::RunStatus::Completed);
+            left[s] -= 1;
+            if left[s] == 0 {
+                let o = open[s].take().expect("a sweep with jobs left");
+                drop(o.file);
+                progress
+                    .suspend(|| finalize(&o.dir, o.info))
+                    .map_err(fail)?;
+            }
         }
         Ok(())
     });
     progress.finish();
-    outcome?;
-    drop(file);
-    finalize(dir, info)
+    outcome
+}
+
+/// A sweep of [`run_prepared`] with jobs left: what the writer needs of its [`Prepared`].
+struct Open {
+    dir: PathBuf,
+    info: SweepInfo,
+    todo: Vec<usize>,
+    done: u64,
+    unfinished_before: u64,
+    file: File,
+    _lock: crate::files::DirLock,
 }
 
 fn shard_text(s: Option<Shard>) -> String {

@@ -910,3 +910,164 @@ direction = "higher"
     let index = std::fs::read_to_string(out.join("index.md")).unwrap();
     assert!(index.contains("of 2 effects reproduced"), "{index}");
 }
+
+/// Copies a directory tree.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_tree(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+/// `quicsim reproduce` runs the jobs of all its sweeps in one pool (longest first), but
+/// each sweep directory stays its own: one complete beforehand is reused as is, one cut
+/// short resumes, a missing one runs, and a killed reproduce resumes; every time the
+/// sweeps and the report are the bytes of an uninterrupted run.
+#[test]
+fn reproduce_in_one_pool_resumes_each_sweep_to_the_same_bytes() {
+    let d = tmp("pool");
+    let sc = d.join("scenarios");
+    std::fs::create_dir_all(sc.join("paper999")).unwrap();
+    std::fs::create_dir_all(sc.join("paper990")).unwrap();
+    std::fs::write(
+        sc.join("paper999/toy.toml"),
+        format!("{SCENARIO}{TOY_PAPER}"),
+    )
+    .unwrap();
+    // A longer one, so that a kill lands part-way: 40 runs of a 2 MB lossy transfer.
+    let long = SCENARIO
+        .replace("runs = 4", "runs = 10")
+        .replace("200KB", "2MB");
+    std::fs::write(sc.join("paper999/long.toml"), format!("{long}{TOY_PAPER}")).unwrap();
+    // A scenario with an unstated parameter: a second sweep for its other combination.
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sensitivity/paper990/tiny.toml"),
+        sc.join("paper990/tiny.toml"),
+    )
+    .unwrap();
+    let reproduce = |out: &Path, jobs: &str| {
+        quicsim(&[
+            "reproduce",
+            "all",
+            "--scenarios",
+            s(&sc),
+            "--out",
+            s(out),
+            "--jobs",
+            jobs,
+        ])
+    };
+    let full = d.join("full");
+    ok(reproduce(&full, "2"));
+    let want = files(&full);
+    let sweeps: Vec<String> = want
+        .iter()
+        .filter(|(p, _)| p.ends_with("sweep.json"))
+        .map(|(p, _)| p.clone())
+        .collect();
+    assert_eq!(sweeps.len(), 4, "{sweeps:?}");
+
+    // One worker takes the jobs of all sweeps longest estimated cost first (the job-times
+    // log lists them in the order they ran), and the log changes no output byte.
+    let timed = d.join("timed");
+    let log = d.join("times.tsv");
+    let o = Command::new(BIN)
+        .args([
+            "reproduce",
+            "all",
+            "--scenarios",
+            s(&sc),
+            "--out",
+            s(&timed),
+            "--jobs",
+            "1",
+        ])
+        .env("QUICSIM_JOB_TIMES", &log)
+        .output()
+        .unwrap();
+    ok(o);
+    assert_eq!(files(&timed), want);
+    let log = std::fs::read_to_string(&log).unwrap();
+    let rows: Vec<Vec<&str>> = log.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), 16 + 40 + 2 * 4, "{log}");
+    let costs: Vec<u64> = rows.iter().map(|r| r[4].parse().unwrap()).collect();
+    assert!(costs.windows(2).all(|w| w[0] >= w[1]), "{log}");
+    // Every job of `long` (2 MB transfers) before any of `toy` (200 KB).
+    let first_toy = rows.iter().position(|r| r[0].ends_with("999/toy")).unwrap();
+    assert!(rows[..first_toy].iter().all(|r| r[0].ends_with("999/long")));
+    assert!(rows.iter().all(|r| r[5].parse::<f64>().unwrap() >= 0.0));
+
+    // Part done: `toy` complete, `long` cut in its 6th record, the combination of `tiny`
+    // and the report missing.
+    let part = d.join("part");
+    copy_tree(&full, &part);
+    let long_dir = part.join("sweeps/999/long");
+    let info = std::fs::read_to_string(long_dir.join("sweep.json"))
+        .unwrap()
+        .replace("\"complete\": true", "\"complete\": false");
+    std::fs::write(long_dir.join("sweep.json"), info).unwrap();
+    let runs = std::fs::read_to_string(long_dir.join("runs.jsonl")).unwrap();
+    let lines: Vec<&str> = runs.lines().collect();
+    let mut partial: String = lines[..5].iter().map(|l| format!("{l}\n")).collect();
+    partial.push_str(&lines[5][..lines[5].len() / 2]);
+    std::fs::write(long_dir.join("runs.jsonl"), partial).unwrap();
+    for f in ["summary.csv", "summary.json"] {
+        std::fs::remove_file(long_dir.join(f)).unwrap();
+    }
+    std::fs::remove_dir_all(part.join("sweeps/990/tiny@1-200kbps")).unwrap();
+    std::fs::remove_dir_all(part.join("figures")).unwrap();
+    for f in ["index.md", "paper999.md", "paper990.md"] {
+        std::fs::remove_file(part.join(f)).unwrap();
+    }
+    let o = ok(reproduce(&part, "2"));
+    let msg = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        msg.contains("sweep `sweep-test` is already complete"),
+        "{msg}"
+    );
+    assert!(msg.contains("cut short"), "{msg}");
+    assert!(msg.contains("5 of 40 runs already done"), "{msg}");
+    assert_eq!(files(&part), want);
+
+    // Killed while its pool runs (one worker: the longest jobs, `long`'s, come first).
+    let killed = d.join("killed");
+    let mut child = Command::new(BIN)
+        .args([
+            "reproduce",
+            "all",
+            "--scenarios",
+            s(&sc),
+            "--out",
+            s(&killed),
+            "--jobs",
+            "1",
+        ])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let runs = killed.join("sweeps/999/long/runs.jsonl");
+    let t0 = Instant::now();
+    loop {
+        let n = std::fs::read_to_string(&runs)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if n >= 3 || t0.elapsed() > Duration::from_secs(120) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(
+        !status.success() && !killed.join("index.md").exists(),
+        "the kill must land before the end"
+    );
+    ok(reproduce(&killed, "1"));
+    assert_eq!(files(&killed), want);
+}
