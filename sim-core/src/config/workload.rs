@@ -12,7 +12,7 @@
 //!
 //! A new workload written in terms of one that runs already (its [`WorkloadDef::lower`],
 //! e.g. request/response exchanges as a page of dependent objects) is one file
-//! `config/workload/<name>.rs` and one line `Name(mod name::Spec)`; one with a state machine
+//! `config/workload/<name>.rs` and one line `Name(name::Spec)` (after the `;`); one with a state machine
 //! of its own also needs its runner (`workloads/<name>.rs`, and its arm in
 //! `flows::workload_endpoints`, which the compiler asks for). The built-ins' key tables
 //! live with the format's in `validate/schema.rs` and their definitions in
@@ -101,12 +101,19 @@ where
     Ok(WorkloadConfig::from(w))
 }
 
-/// Declares the workloads: `Variant(Spec)` for a spec of this file, `Variant(mod
-/// module::Spec)` for one in `config/workload/<module>.rs`; one line each, in the order
-/// every list shows them.
+/// Declares the workloads, one line each, in the order every list shows them: first
+/// `Variant(Spec)` for the specs of this file, then, after a `;`, `Variant(module::Spec)`
+/// for one in `config/workload/<module>.rs` (the line declares the module).
 macro_rules! workloads {
-    ($($variant:ident($(mod $module:ident ::)? $ty:ident),)*) => {
-        $($(mod $module; pub use $module::$ty;)?)*
+    ($($variant:ident($ty:ident),)* ; $($fvariant:ident($module:ident::$fty:ident),)*) => {
+        $(mod $module; pub use $module::$fty;)*
+        workloads_table! { $($variant($ty),)* $($fvariant($module::$fty),)* }
+    };
+}
+
+/// [`workloads!`]'s expansion over the normalised list.
+macro_rules! workloads_table {
+    ($($variant:ident($ty:ty),)*) => {
 
         /// What the application does over a transport flow (`workload = { kind = ...,
         /// ... }`), one variant per row of [`workloads!`].
@@ -187,6 +194,7 @@ workloads! {
     WebPage(WebPageSpec),
     Video(VideoSpec),
     Reconnects(ReconnectsSpec),
+    ;
 }
 
 /// The row of the workload `name`.
