@@ -17,7 +17,7 @@ fn bulk_config_cc(loss: f64, cc: CcAlgorithm) -> Config {
     // Queue of one BDP (100 Mbit/s x 100 ms = 1.25 MB).
     down.queue.bytes = Some(1_250_000);
     if loss > 0.0 {
-        down.loss = LossModel::Bernoulli { p: loss };
+        down.loss = LossModel::Bernoulli(sim_core::config::loss::Bernoulli { p: loss });
     }
     let mut up = LinkConfig::new(Rate(100_000_000), SimDuration::from_millis(50));
     up.queue.bytes = Some(1_250_000);

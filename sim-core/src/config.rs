@@ -10,6 +10,8 @@ use crate::time::{SimDuration, SimTime};
 use crate::units::{Bytes, Rate};
 use serde::{Deserialize, Serialize};
 
+pub mod drop_reason;
+pub mod loss;
 pub mod quic;
 mod repr;
 pub mod sctp;
@@ -17,6 +19,7 @@ pub mod tcp;
 pub mod transport;
 pub mod workload;
 
+pub use loss::LossModel;
 pub use transport::{Sides, TransportConfig};
 pub use workload::{BulkSpec, ConnectionSpec, SequenceSpec, WorkloadConfig};
 
@@ -153,56 +156,6 @@ pub struct QueueLimit {
     pub packets: Option<u64>,
 }
 
-/// Loss models.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "model", rename_all = "snake_case")]
-pub enum LossModel {
-    /// No loss.
-    None,
-    /// Each packet lost independently with probability `p`.
-    Bernoulli {
-        /// Loss probability.
-        p: f64,
-    },
-    /// Deterministic: packets number `offset`, `offset + every`, ... are lost, counting
-    /// (from 0) the packets this link's loss stage judged since the model was last set: the
-    /// packets arriving at the link with `loss_position = ingress`, the packets serialized
-    /// with `egress`. A scheduled change of the loss model restarts the count.
-    Periodic {
-        /// Period in packets (>= 1).
-        every: u64,
-        /// Index of the first lost packet (< every).
-        offset: u64,
-    },
-    /// Two-state Gilbert-Elliott, as netem's `loss_gilb_ell`: starts in Good; a packet is
-    /// lost with probability 1-k in Good and 1-h in Bad, judged in the state it arrives in;
-    /// then the state moves (G->B with p, B->G with r).
-    GilbertElliott {
-        /// P(Good -> Bad).
-        p: f64,
-        /// P(Bad -> Good).
-        r: f64,
-        /// P(delivered | Good).
-        k: f64,
-        /// P(delivered | Bad).
-        h: f64,
-    },
-    /// netem's 4-state model (`loss state p13 p31 p32 p23 p14`, `loss_4state`): the
-    /// transition is drawn first, and the packet is lost if the state entered is 3 or 4.
-    FourState {
-        /// P(1 -> 3).
-        p13: f64,
-        /// P(3 -> 1).
-        p31: f64,
-        /// P(3 -> 2).
-        p32: f64,
-        /// P(2 -> 3).
-        p23: f64,
-        /// P(1 -> 4).
-        p14: f64,
-    },
-}
-
 /// Where the loss (and corruption) stages act.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -334,7 +287,7 @@ impl LinkConfig {
                 bytes: None,
                 packets: None,
             },
-            loss: LossModel::None,
+            loss: LossModel::NONE,
             loss_position: LossPosition::Ingress,
             corruption: 0.0,
             jitter: None,
@@ -508,48 +461,6 @@ impl FlowConfig {
                 start: SimTime::ZERO,
                 count,
             },
-        }
-    }
-}
-
-impl LossModel {
-    /// Long-run fraction of packets this model loses, from its formula (NOTES-rfc §7):
-    /// Bernoulli `p`; periodic `1/every`; Gilbert-Elliott `(1-k)·π_G + (1-h)·π_B` with
-    /// `π_G = r/(p+r)`, `π_B = p/(p+r)`; 4-state `π_3 + π_4` of the chain's stationary
-    /// distribution (loss is decided by the state entered), which solves to unnormalised
-    /// `π_1 = 1, π_3 = p13/p31, π_2 = π_3·p32/p23, π_4 = p14`.
-    /// `None` when the chain has no unique stationary distribution (e.g. p31 = 0).
-    pub fn stationary_loss(&self) -> Option<f64> {
-        match *self {
-            LossModel::None => Some(0.0),
-            LossModel::Bernoulli { p } => Some(p),
-            LossModel::Periodic { every, .. } => Some(1.0 / every as f64),
-            LossModel::GilbertElliott { p, r, k, h } => {
-                if p + r <= 0.0 {
-                    return None;
-                }
-                let (pg, pb) = (r / (p + r), p / (p + r));
-                Some((1.0 - k) * pg + (1.0 - h) * pb)
-            }
-            LossModel::FourState {
-                p13,
-                p31,
-                p32,
-                p23,
-                p14,
-            } => {
-                if p13 == 0.0 {
-                    // State 1 is never left for 3; only isolated losses via state 4.
-                    return Some(p14 / (1.0 + p14));
-                }
-                if p31 == 0.0 || (p32 > 0.0 && p23 == 0.0) {
-                    return None;
-                }
-                let pi3 = p13 / p31;
-                let pi2 = if p32 > 0.0 { pi3 * p32 / p23 } else { 0.0 };
-                let pi4 = p14;
-                Some((pi3 + pi4) / (1.0 + pi2 + pi3 + pi4))
-            }
         }
     }
 }

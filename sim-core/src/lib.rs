@@ -69,6 +69,7 @@ pub mod endpoint;
 pub mod engine;
 pub mod flows;
 pub mod hash;
+pub mod keys;
 pub mod link;
 pub mod metrics;
 pub mod network;

@@ -2,6 +2,7 @@
 //! metrics and optional time series. Everything here is serialisable (serde) and is what
 //! the CLI prints, the browser renders and tests assert on.
 
+pub use crate::config::drop_reason::DropReason;
 use crate::config::Config;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
@@ -69,43 +70,7 @@ impl std::fmt::Display for RunStatus {
     }
 }
 
-/// Why a packet left the network without being delivered.
-///
-/// The explicit discriminants are the reasons' **frozen codes** ([`DropReason::code`],
-/// hashed into the run digest; the derived order follows them). Never change or reuse one;
-/// a new reason takes the next unused code wherever it is declared, a row in
-/// [`DROP_REASONS`] and a counter in [`DropCounts`] (`metrics::tests` pins the codes and
-/// checks that the table lists every reason once).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[repr(u8)]
-pub enum DropReason {
-    /// Drop-tail queue full.
-    QueueOverflow = 0,
-    /// Bernoulli loss stage.
-    LossBernoulli = 1,
-    /// Periodic loss stage.
-    LossPeriodic = 2,
-    /// Gilbert-Elliott loss stage.
-    LossGilbertElliott = 3,
-    /// 4-state loss stage.
-    LossFourState = 4,
-    /// Corrupted on a link; discarded by the receiving host.
-    Corruption = 5,
-    /// Queued or propagating on an access link when the host switched away from it.
-    Handover = 6,
-    /// No route to the destination address (e.g. an address abandoned after a handover).
-    NoRoute = 7,
-    /// The destination host has no endpoint on that port.
-    NoEndpoint = 8,
-}
-
 impl DropReason {
-    /// The reason's frozen code, hashed into the run digest.
-    pub const fn code(self) -> u8 {
-        self as u8
-    }
-
     /// The reason's row in [`DROP_REASONS`].
     pub fn def(self) -> &'static DropReasonDef {
         DROP_REASONS

@@ -297,6 +297,27 @@ pub mod serde_size {
     }
 }
 
+/// A decimal number written with digits and at most one point: (mantissa, digits after the
+/// point), e.g. "12.5" -> (125, 1). `None` for anything else (signs, exponents, nan).
+pub fn parse_decimal(s: &str) -> Option<(u128, u32)> {
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    if (int.is_empty() && frac.is_empty())
+        || !int.chars().all(|c| c.is_ascii_digit())
+        || !frac.chars().all(|c| c.is_ascii_digit())
+        || frac.len() > 30
+    {
+        return None;
+    }
+    let digits = format!("{int}{frac}");
+    let digits = digits.trim_start_matches('0');
+    let mantissa = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
+    Some((mantissa, frac.len() as u32))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,6 +23,7 @@ use serde::Serialize;
 use std::fmt;
 
 pub mod schema;
+mod workloads;
 
 /// A rejected scenario value: which field, what was written there, and what is allowed.
 ///
@@ -85,11 +86,6 @@ pub(crate) fn join(base: &str, key: &str) -> String {
     } else {
         format!("{base}.{key}")
     }
-}
-
-/// Shortest decimal that reads back as `v`.
-pub(crate) fn fmt_f64(v: f64) -> String {
-    format!("{v:?}")
 }
 
 /// Checks every key of `schema` that `value` (a typed table: a link, `[sim]`, a CBR app,
@@ -425,73 +421,18 @@ fn check_toml_int(v: u64, field: &str, what: &str) -> Result<(), ConfigError> {
     }
 }
 
-/// The descriptors of a loss model's table.
-fn loss_schema(loss: &LossModel) -> &'static Schema {
-    match loss {
-        LossModel::None => &schema::LOSS_NONE,
-        LossModel::Bernoulli { .. } => &schema::LOSS_BERNOULLI,
-        LossModel::Periodic { .. } => &schema::LOSS_PERIODIC,
-        LossModel::GilbertElliott { .. } => &schema::LOSS_GILBERT_ELLIOTT,
-        LossModel::FourState { .. } => &schema::LOSS_FOUR_STATE,
-    }
-}
-
 /// Rules of a loss model. `path("")` names the model, `path("p")` its key `p`.
 pub(crate) fn check_loss(loss: &LossModel, path: PathFn) -> Result<(), ConfigError> {
-    check_scalars(loss_schema(loss), loss, path)?;
+    check_scalars(loss.keys(), loss, path)?;
     check_loss_rules(loss, path)
 }
 
 /// The rules of a loss model that tie its keys together (each key's own range is its
-/// descriptor's): periodic `offset < every`, Gilbert-Elliott `p + r > 0`, the four-state
-/// sums.
+/// descriptor's; each model's are its `LossModelDef::check`): periodic `offset < every`,
+/// Gilbert-Elliott `p + r > 0`, the four-state sums.
 pub(crate) fn check_loss_rules(loss: &LossModel, path: PathFn) -> Result<(), ConfigError> {
-    match *loss {
-        LossModel::None | LossModel::Bernoulli { .. } => Ok(()),
-        LossModel::Periodic { every, offset } => {
-            check_toml_int(every, &path("every"), "an integer")?;
-            if offset >= every {
-                return Err(ConfigError::new(
-                    path("offset"),
-                    offset.to_string(),
-                    format!(
-                        "an integer in [0, every - 1] = [0, {}]",
-                        every.saturating_sub(1)
-                    ),
-                ));
-            }
-            Ok(())
-        }
-        LossModel::GilbertElliott { p, r, .. } => {
-            if p + r <= 0.0 {
-                return Err(ConfigError::new(
-                    path(""),
-                    format!("p = {}, r = {}", fmt_f64(p), fmt_f64(r)),
-                    "p + r > 0 (with p = r = 0 the chain never leaves its first state)",
-                ));
-            }
-            Ok(())
-        }
-        LossModel::FourState {
-            p13, p31, p32, p14, ..
-        } => {
-            if p13 + p14 > 1.0 {
-                return Err(ConfigError::new(
-                    path(""),
-                    format!("p13 + p14 = {}", fmt_f64(p13 + p14)),
-                    "p13 + p14 <= 1 (they leave state 1)",
-                ));
-            }
-            if p31 + p32 > 1.0 {
-                return Err(ConfigError::new(
-                    path(""),
-                    format!("p31 + p32 = {}", fmt_f64(p31 + p32)),
-                    "p31 + p32 <= 1 (they leave state 3)",
-                ));
-            }
-            Ok(())
-        }
-    }
+    loss.check()
+        .map_err(|(key, value, allowed)| ConfigError::new(path(key), value, allowed))
 }
 
 /// The rule of one scheduled change besides its keys' ranges: at least one field besides
@@ -598,21 +539,15 @@ pub(crate) fn check_flow(flow: &FlowConfig, pairs: usize, path: PathFn) -> Resul
             check_controllers(t, path)?;
             check_transport_workload(t, path)?;
             check_transport_start(t, path)?;
-            match &t.workload {
-                WorkloadConfig::Bulk(b) => b.validate().map_err(err),
-                WorkloadConfig::WebPage(w) => crate::config::workload::validate_page(&w.objects)
-                    .map_err(|(f, v, a)| err((&f, v, a))),
-                WorkloadConfig::Video(v) => v.validate().map_err(err),
-                WorkloadConfig::Reconnects(r) => r.validate().map_err(err),
-                WorkloadConfig::Sequence(s) => {
-                    crate::config::workload::check_streams(s.streams).map_err(err)?;
-                    for (j, c) in s.connections.iter().enumerate() {
-                        let item = path(&format!("connections[{j}]"));
-                        check_scalars(&schema::CONNECTION, c, &|k| join(&item, k))?;
-                    }
-                    check_connections(&s.connections, path)
+            t.workload.validate().map_err(|(f, v, a)| err((&f, v, a)))?;
+            if let WorkloadConfig::Sequence(s) = &t.workload {
+                for (j, c) in s.connections.iter().enumerate() {
+                    let item = path(&format!("connections[{j}]"));
+                    check_scalars(&schema::CONNECTION, c, &|k| join(&item, k))?;
                 }
+                check_connections(&s.connections, path)?;
             }
+            Ok(())
         }
     }
 }
@@ -804,12 +739,7 @@ pub(crate) fn check_transport_workload(
     // ended `stalled` (found with issue 28).
     if let TransportConfig::Sctp(_) = &t.transport {
         let max = crate::config::sctp::MAX_CLIENT_STREAMS;
-        let streams = match &t.workload {
-            WorkloadConfig::Bulk(b) => Some(("streams", b.streams)),
-            WorkloadConfig::Reconnects(r) => Some(("streams", r.streams)),
-            WorkloadConfig::WebPage(w) => Some(("objects", w.objects.len() as u64)),
-            _ => None,
-        };
+        let streams = t.workload.streams_per_connection();
         if let Some((key, n)) = streams.filter(|&(_, n)| n > max) {
             return Err(ConfigError::new(
                 path(&format!("workload.{key}")),
@@ -828,7 +758,7 @@ pub(crate) fn check_transport_workload(
             )),
             None => Ok(()),
         },
-        (_, w) if !schema::workload_runs_on(w.kind(), name) => Err(ConfigError::new(
+        (_, w) if !w.runs_on(name) => Err(ConfigError::new(
             path("kind"),
             w.kind(),
             schema::workloads_run_by(name),
@@ -846,13 +776,7 @@ pub(crate) fn check_transport_workload(
                 format!("\"close\" or \"address_change\" on a {name} flow: {} has no idle timeout, so a connection left idle never ends and the next one never starts (`on = \"idle\"` is QUIC's; docs/workloads.md)", name.to_uppercase()),
             ))
         }
-        (
-            _,
-            WorkloadConfig::Sequence(_)
-            | WorkloadConfig::WebPage(_)
-            | WorkloadConfig::Video(_)
-            | WorkloadConfig::Reconnects(_),
-        ) => Ok(()),
+        _ => Ok(()),
     }
 }
 
@@ -1041,21 +965,15 @@ pub(crate) fn check_initial_window_workloads(flows: &[FlowConfig]) -> Result<(),
             continue;
         };
         let what = match f.workload() {
-            Some(WorkloadConfig::Bulk(_)) => "a bulk workload",
-            Some(WorkloadConfig::WebPage(_)) => "a web_page workload",
-            Some(WorkloadConfig::Video(_)) => "a video workload",
-            // Several connections: the sequence-only keys act there.
-            Some(WorkloadConfig::Sequence(_) | WorkloadConfig::Reconnects(_)) | None => continue,
+            // Several connections (a video that reconnects included): the sequence-only
+            // keys act there.
+            Some(w) if w.several_connections() => continue,
+            Some(w) => crate::config::workload::a_workload(w.kind()),
+            None => continue,
         };
-        // A `Config` built in code: a sequence-only key away from its default (a video
-        // that reconnects has later connections, which resume).
+        // A `Config` built in code: a sequence-only key away from its default.
         let d = crate::config::quic::QuicConfig::default();
-        let reconnecting =
-            matches!(f.workload(), Some(WorkloadConfig::Video(v)) if v.reconnections > 0);
-        for q in [&sides.client, &sides.server]
-            .into_iter()
-            .filter(|_| !reconnecting)
-        {
+        for q in [&sides.client, &sides.server] {
             let differs = [
                 ("zero_rtt", q.zero_rtt != d.zero_rtt, q.zero_rtt.to_string()),
                 (
@@ -1394,19 +1312,23 @@ mod tests {
         assert_eq!(e.field, "topology.forward.corruption");
         assert!(e.allowed.contains("[0, 1]"));
         let mut c = config();
-        set_forward(&mut c, |l| l.loss = LossModel::Bernoulli { p: -0.1 });
-        assert_eq!(err(&c).field, "topology.forward.loss.p");
-        let mut c = config();
-        set_forward(&mut c, |l| l.loss = LossModel::Bernoulli { p: f64::NAN });
+        set_forward(&mut c, |l| {
+            l.loss = LossModel::Bernoulli(crate::config::loss::Bernoulli { p: -0.1 })
+        });
         assert_eq!(err(&c).field, "topology.forward.loss.p");
         let mut c = config();
         set_forward(&mut c, |l| {
-            l.loss = LossModel::GilbertElliott {
+            l.loss = LossModel::Bernoulli(crate::config::loss::Bernoulli { p: f64::NAN })
+        });
+        assert_eq!(err(&c).field, "topology.forward.loss.p");
+        let mut c = config();
+        set_forward(&mut c, |l| {
+            l.loss = LossModel::GilbertElliott(crate::config::loss::GilbertElliott {
                 p: 0.1,
                 r: 0.2,
                 k: 2.0,
                 h: 0.0,
-            }
+            })
         });
         assert_eq!(err(&c).field, "topology.forward.loss.k");
     }
@@ -1415,12 +1337,12 @@ mod tests {
     fn ge_p_plus_r_zero() {
         let mut c = config();
         set_forward(&mut c, |l| {
-            l.loss = LossModel::GilbertElliott {
+            l.loss = LossModel::GilbertElliott(crate::config::loss::GilbertElliott {
                 p: 0.0,
                 r: 0.0,
                 k: 1.0,
                 h: 0.0,
-            }
+            })
         });
         let e = err(&c);
         assert_eq!(e.field, "topology.forward.loss");
@@ -1431,20 +1353,20 @@ mod tests {
     fn periodic_rules() {
         let mut c = config();
         set_forward(&mut c, |l| {
-            l.loss = LossModel::Periodic {
+            l.loss = LossModel::Periodic(crate::config::loss::Periodic {
                 every: 0,
                 offset: 0,
-            }
+            })
         });
         let e = err(&c);
         assert_eq!(e.field, "topology.forward.loss.every");
         assert!(e.allowed.contains(">= 1"));
         let mut c = config();
         set_forward(&mut c, |l| {
-            l.loss = LossModel::Periodic {
+            l.loss = LossModel::Periodic(crate::config::loss::Periodic {
                 every: 4,
                 offset: 4,
-            }
+            })
         });
         let e = err(&c);
         assert_eq!(e.field, "topology.forward.loss.offset");
@@ -1453,12 +1375,14 @@ mod tests {
 
     #[test]
     fn four_state_sums() {
-        let fs = |p13, p14, p31, p32| LossModel::FourState {
-            p13,
-            p31,
-            p32,
-            p23: 0.5,
-            p14,
+        let fs = |p13, p14, p31, p32| {
+            LossModel::FourState(crate::config::loss::FourState {
+                p13,
+                p31,
+                p32,
+                p23: 0.5,
+                p14,
+            })
         };
         let mut c = config();
         set_forward(&mut c, |l| l.loss = fs(0.6, 0.5, 0.1, 0.1));

@@ -8,12 +8,12 @@ use sim_core::{SimDuration, SimTime};
 
 fn ge_config() -> Config {
     let mut fwd = LinkConfig::new(Rate(20_000_000), SimDuration::from_millis(15));
-    fwd.loss = LossModel::GilbertElliott {
+    fwd.loss = LossModel::GilbertElliott(sim_core::config::loss::GilbertElliott {
         p: 0.01,
         r: 0.2,
         k: 0.99,
         h: 0.3,
-    };
+    });
     fwd.jitter = Some(Jitter {
         distribution: JitterDistribution::Normal,
         amount: SimDuration::from_millis(2),
@@ -77,7 +77,7 @@ fn loss_realisation_is_shared_by_packet_index_across_workloads() {
     // reach the loss stage meets the same fate. With ingress loss and no queue drops, the
     // first N packets of a slow flow and of a fast flow are judged identically.
     let mut fwd = LinkConfig::new(Rate(100_000_000), SimDuration::from_millis(5));
-    fwd.loss = LossModel::Bernoulli { p: 0.1 };
+    fwd.loss = LossModel::Bernoulli(sim_core::config::loss::Bernoulli { p: 0.1 });
     let rev = LinkConfig::new(Rate(100_000_000), SimDuration::from_millis(5));
     let n = 2000;
     let slow = Config::two_hosts(
@@ -108,12 +108,12 @@ fn start_time_shifts_do_not_change_the_loss_count() {
     // Fixed draws per packet: the same packets judged in the same order => same losses,
     // whatever the timing.
     let mut fwd = LinkConfig::new(Rate(100_000_000), SimDuration::from_millis(5));
-    fwd.loss = LossModel::GilbertElliott {
+    fwd.loss = LossModel::GilbertElliott(sim_core::config::loss::GilbertElliott {
         p: 0.05,
         r: 0.3,
         k: 1.0,
         h: 0.0,
-    };
+    });
     let rev = LinkConfig::new(Rate(100_000_000), SimDuration::from_millis(5));
     let mut cfg = Config::two_hosts(
         fwd,

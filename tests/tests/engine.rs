@@ -322,7 +322,7 @@ fn event_budget_and_time_limit_end_runs() {
 #[test]
 fn total_loss_ends_completed_with_every_packet_dropped() {
     let mut link = LinkConfig::new(mbps(10), ms(10));
-    link.loss = LossModel::Bernoulli { p: 1.0 };
+    link.loss = LossModel::Bernoulli(sim_core::config::loss::Bernoulli { p: 1.0 });
     let cfg = Config::two_hosts(
         link,
         LinkConfig::new(mbps(10), ms(10)),
@@ -336,11 +336,14 @@ fn total_loss_ends_completed_with_every_packet_dropped() {
 
 fn arb_loss() -> impl Strategy<Value = LossModel> {
     prop_oneof![
-        Just(LossModel::None),
-        (0.0f64..=1.0).prop_map(|p| LossModel::Bernoulli { p }),
-        (1u64..20).prop_map(|every| LossModel::Periodic { every, offset: 0 }),
-        (0.001f64..0.5, 0.01f64..1.0, 0.5f64..=1.0, 0.0f64..=1.0)
-            .prop_map(|(p, r, k, h)| LossModel::GilbertElliott { p, r, k, h }),
+        Just(LossModel::NONE),
+        (0.0f64..=1.0).prop_map(|p| LossModel::Bernoulli(sim_core::config::loss::Bernoulli { p })),
+        (1u64..20).prop_map(
+            |every| LossModel::Periodic(sim_core::config::loss::Periodic { every, offset: 0 })
+        ),
+        (0.001f64..0.5, 0.01f64..1.0, 0.5f64..=1.0, 0.0f64..=1.0).prop_map(|(p, r, k, h)| {
+            LossModel::GilbertElliott(sim_core::config::loss::GilbertElliott { p, r, k, h })
+        }),
     ]
 }
 

@@ -24,6 +24,9 @@ const LAYERS: &[&[&str]] = &[
     &["time", "units", "hash"],
     // 0b summary statistics of repeated runs (statrs): pure functions on numbers.
     &["stats"],
+    // 0c the key descriptors of the scenario format (`keys`: names, kinds, defaults,
+    // ranges), which every extension point declares next to its code.
+    &["keys"],
     // 1 ground: seeded random streams, the scheduler.
     &["rng", "engine"],
     // 2 what travels, per protocol; congestion controllers (pure algorithms on time).
@@ -75,6 +78,7 @@ const SHARED: &[&str] = &[
     "units",
     "hash",
     "stats",
+    "keys",
     "rng",
     "engine",
     "wire",

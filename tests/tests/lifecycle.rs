@@ -181,10 +181,10 @@ fn lost_zero_rtt_run(offset: u64, reject: bool) -> (RunResult, ConnectionReport,
         at: SimTime(1_000_000_000),
         rate: None,
         delay: None,
-        loss: Some(LossModel::Periodic {
+        loss: Some(LossModel::Periodic(sim_core::config::loss::Periodic {
             every: 1_000_000,
             offset,
-        }),
+        })),
         corruption: None,
     }];
     let r = run_connections(q, vec![warm, target], forward, link(20_000_000, 20), 3);
@@ -316,9 +316,9 @@ fn a_connection_with_traffic_never_times_out() {
         q.cc.algorithm = sim_core::cc::CcAlgorithm::NewReno;
         let mut down = link(2_000_000, 20);
         down.loss = if loss > 0.0 {
-            LossModel::Bernoulli { p: loss }
+            LossModel::Bernoulli(sim_core::config::loss::Bernoulli { p: loss })
         } else {
-            LossModel::None
+            LossModel::NONE
         };
         let r = run_connections(
             q.clone(),
@@ -449,8 +449,8 @@ proptest! {
             .collect();
         let mut fwd = link(20_000_000, 15);
         let mut rev = link(20_000_000, 15);
-        fwd.loss = LossModel::Bernoulli { p: loss };
-        rev.loss = LossModel::Bernoulli { p: loss };
+        fwd.loss = LossModel::Bernoulli(sim_core::config::loss::Bernoulli { p: loss });
+        rev.loss = LossModel::Bernoulli(sim_core::config::loss::Bernoulli { p: loss });
         let r = run_connections(q.clone(), specs.clone(), fwd, rev, seed);
         prop_assert_eq!(r.status, RunStatus::Completed);
         let client = quic_metrics(&r, 0, "client");

@@ -51,7 +51,10 @@ fn markov_sigma2(p: &[Vec<f64>], pi: &[f64], f: &[f64]) -> f64 {
 }
 
 fn ge_check(p: f64, r: f64, k: f64, h: f64, seed: u64) {
-    let res = run_with(LossModel::GilbertElliott { p, r, k, h }, seed);
+    let res = run_with(
+        LossModel::GilbertElliott(sim_core::config::loss::GilbertElliott { p, r, k, h }),
+        seed,
+    );
     let lost = res.drops.loss_gilbert_elliott as f64;
     let (pg, pb) = (r / (p + r), p / (p + r));
     let (lg, lb) = (1.0 - k, 1.0 - h);
@@ -78,7 +81,7 @@ fn ge_check(p: f64, r: f64, k: f64, h: f64, seed: u64) {
         "GE burst: measured {measured_burst} vs {burst} (tol {tol})"
     );
     // The engine's formula agrees with the test's.
-    let model = LossModel::GilbertElliott { p, r, k, h };
+    let model = LossModel::GilbertElliott(sim_core::config::loss::GilbertElliott { p, r, k, h });
     assert!((model.stationary_loss().unwrap() - mu).abs() < 1e-12);
 }
 
@@ -102,7 +105,10 @@ fn gilbert_elliott_simple_gilbert_matches_the_formula() {
 #[test]
 fn bernoulli_is_within_its_binomial_bound() {
     for (i, p) in [0.001, 0.02, 0.2].into_iter().enumerate() {
-        let res = run_with(LossModel::Bernoulli { p }, 40 + i as u64);
+        let res = run_with(
+            LossModel::Bernoulli(sim_core::config::loss::Bernoulli { p }),
+            40 + i as u64,
+        );
         let lost = res.drops.loss_bernoulli as f64;
         let sd = (N as f64 * p * (1.0 - p)).sqrt();
         assert!(
@@ -116,13 +122,13 @@ fn bernoulli_is_within_its_binomial_bound() {
 fn four_state_matches_its_stationary_loss() {
     // A bursty 4-state set: rare entry into bursts, short bursts with good gaps inside.
     let (p13, p31, p32, p23, p14) = (0.01, 0.3, 0.2, 0.4, 0.005);
-    let model = LossModel::FourState {
+    let model = LossModel::FourState(sim_core::config::loss::FourState {
         p13,
         p31,
         p32,
         p23,
         p14,
-    };
+    });
     let res = run_with(model.clone(), 77);
     let mu = model.stationary_loss().unwrap();
     // Chain over states 1..4 (indices 0..3); loss = state entered is 3 or 4.

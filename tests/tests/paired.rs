@@ -42,13 +42,13 @@ fn fates(cfg: &LinkConfig, seed: u64, arrivals: &[(u64, u32)]) -> Vec<Option<Str
 #[test]
 fn the_kth_arrival_meets_the_same_fate_in_every_variant() {
     let models = [
-        LossModel::Bernoulli { p: 0.3 },
-        LossModel::GilbertElliott {
+        LossModel::Bernoulli(sim_core::config::loss::Bernoulli { p: 0.3 }),
+        LossModel::GilbertElliott(sim_core::config::loss::GilbertElliott {
             p: 0.1,
             r: 0.3,
             k: 0.95,
             h: 0.4,
-        },
+        }),
     ];
     // Variant A: small packets every millisecond; variant B: a burst of large packets
     // every 7 ms (an unlimited queue: no overflow, only the impairment stages decide).

@@ -212,7 +212,7 @@ fn sim_transfer(p: &Params, down_loss: LossModel, up_loss: LossModel, seed: u64)
 fn check_lossless(rate: u64, rtt_ms: u64, bytes: u64) -> (u64, u64) {
     let p = params(rate, rtt_ms / 2, bytes);
     let m = transfer(&p);
-    let s = sim_transfer(&p, LossModel::None, LossModel::None, 1);
+    let s = sim_transfer(&p, LossModel::NONE, LossModel::NONE, 1);
     let tol = tolerance(&p, m.completion);
     let diff = s.completion.abs_diff(m.completion);
     eprintln!(
@@ -263,12 +263,12 @@ fn check_flow_control(rate: u64, rtt_ms: u64, w: u64, bytes: u64) -> (f64, f64, 
     let mut p = params(rate, rtt_ms / 2, bytes);
     p.stream_window = Some(w);
     let m = transfer(&p);
-    let s = sim_transfer(&p, LossModel::None, LossModel::None, 1);
+    let s = sim_transfer(&p, LossModel::NONE, LossModel::NONE, 1);
     // Steady state from a second, larger transfer (identical prefix).
     let mut p2 = p.clone();
     p2.bytes = 2 * bytes;
     let m2 = transfer(&p2);
-    let s2 = sim_transfer(&p2, LossModel::None, LossModel::None, 1);
+    let s2 = sim_transfer(&p2, LossModel::NONE, LossModel::NONE, 1);
     let thr = |a: u64, b: u64| bytes as f64 / ((b - a) as f64 / 1e9);
     let (tm, ts) = (
         thr(m.completion, m2.completion),
@@ -324,11 +324,11 @@ fn lost_client_initial_is_recovered_after_the_first_pto() {
         let p = params(rate, rtt / 2, 100_000);
         let lossless = transfer(&p);
         // The first datagram on the client -> server link (the client Initial) is lost.
-        let drop_first = LossModel::Periodic {
+        let drop_first = LossModel::Periodic(sim_core::config::loss::Periodic {
             every: 1 << 40,
             offset: 0,
-        };
-        let s = sim_transfer(&p, LossModel::None, drop_first, 1);
+        });
+        let s = sim_transfer(&p, LossModel::NONE, drop_first, 1);
         // kInitialRtt 333 ms: PTO = 333 + 4 * 166.5 = 999 ms (RFC 9002 §6.2.2); every
         // later event shifts by exactly that.
         let expect = lossless.completion + 999 * MS;
@@ -355,7 +355,7 @@ fn first_byte_at_two_rtts_plus_serialization() {
     ] {
         let p = params(rate, rtt / 2, 50_000);
         let m = transfer(&p);
-        let s = sim_transfer(&p, LossModel::None, LossModel::None, 1);
+        let s = sim_transfer(&p, LossModel::NONE, LossModel::NONE, 1);
         assert!(m.first_byte >= 2 * rtt * MS);
         assert!(s.first_byte.abs_diff(m.first_byte) <= tolerance(&p, m.first_byte));
     }
@@ -396,12 +396,12 @@ fn reno_point(
     let s1 = 10 * n * full;
     let s2 = s1 + 80 * n * full;
     let loss = if bernoulli {
-        LossModel::Bernoulli { p: loss_p }
+        LossModel::Bernoulli(sim_core::config::loss::Bernoulli { p: loss_p })
     } else {
-        LossModel::Periodic {
+        LossModel::Periodic(sim_core::config::loss::Periodic {
             every: n,
             offset: n - 1,
-        }
+        })
     };
     let run = |bytes: u64| {
         let p = params(rate, rtt_ms / 2, bytes);
@@ -411,7 +411,7 @@ fn reno_point(
         if let Some(k) = ack_every {
             q.ack_eliciting_threshold = k;
         }
-        sim_transfer_with(q, &p, loss.clone(), LossModel::None, seed)
+        sim_transfer_with(q, &p, loss.clone(), LossModel::NONE, seed)
     };
     let (m1, m2) = (run(s1), run(s2));
     let (t1, t2) = (m1.completion, m2.completion);

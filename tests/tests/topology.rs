@@ -100,10 +100,10 @@ fn egress_loss_uses_link_time_and_ingress_loss_does_not() {
     let mut busy = Vec::new();
     for pos in [LossPosition::Ingress, LossPosition::Egress] {
         let mut l = LinkConfig::new(Rate(10_000_000), ms(1));
-        l.loss = LossModel::Periodic {
+        l.loss = LossModel::Periodic(sim_core::config::loss::Periodic {
             every: 2,
             offset: 0,
-        };
+        });
         l.loss_position = pos;
         let cfg = Config::two_hosts(
             l,

@@ -347,7 +347,8 @@ fn loss_section(doc: &DocumentMut, path: Vec<Seg>) -> Section {
                 .map(str::to_string),
         })
         .unwrap_or_else(|| "none".into());
-    let table = schema::table(&format!("loss.{model}")).unwrap_or(&schema::LOSS_NONE);
+    let table =
+        schema::table(&format!("loss.{model}")).unwrap_or(sim_core::config::loss::LOSS_TABLES[0]);
     section(
         doc,
         format!("Loss model {}", dotted(&path)),

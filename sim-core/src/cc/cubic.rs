@@ -88,8 +88,24 @@ pub enum HyStartFlavor {
 }
 
 impl HyStartFlavor {
+    /// Every flavour, in declaration order (`validate::schema`'s tests check it lists
+    /// every variant).
+    pub const ALL: [HyStartFlavor; 2] = [HyStartFlavor::Rfc9406, HyStartFlavor::HybridSlowStart];
+
+    /// The scenario names of every flavour, from [`HyStartFlavor::ALL`]: the schema's
+    /// `hystart_flavor` choices.
+    pub const NAMES: [&'static str; HyStartFlavor::ALL.len()] = {
+        let mut out = [""; HyStartFlavor::ALL.len()];
+        let mut i = 0;
+        while i < out.len() {
+            out[i] = HyStartFlavor::ALL[i].name();
+            i += 1;
+        }
+        out
+    };
+
     /// The scenario spelling.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             HyStartFlavor::Rfc9406 => "rfc9406",
             HyStartFlavor::HybridSlowStart => "hybrid_slow_start",

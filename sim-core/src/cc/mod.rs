@@ -14,12 +14,10 @@
 use crate::time::{SimDuration, SimTime};
 use serde::{Deserialize, Serialize};
 
-pub mod cubic;
 pub mod cubic_linux;
 pub mod hybrid_slow_start;
 pub mod hystart;
 pub mod hystart_linux;
-pub mod newreno;
 pub mod params;
 pub mod registry;
 pub mod sctp;
@@ -186,7 +184,7 @@ pub const STATE_RECOVERY: &str = "recovery";
 /// or parses controllers reads the table: the scenario names and aliases
 /// ([`CcAlgorithm`]'s serde, [`ControllerRegistry::builtin`]), the schema's `cc` choices
 /// (QUIC, TCP, and SCTP's shared controllers), the "one of ..." error texts, the property
-/// tests. A new controller is its file plus one line in [`CONTROLLERS`].
+/// tests. A new controller is its file plus its name in the `controllers!` line.
 #[derive(Debug)]
 pub struct ControllerDef {
     /// The scenario spelling (`cc = "new_reno"`), unique in the table.
@@ -199,10 +197,20 @@ pub struct ControllerDef {
     pub build: fn(&CcContext) -> Box<dyn CongestionController>,
 }
 
-/// Every built-in controller. Order: the order lists are shown in (schema choices,
-/// registry names, error texts); nothing hashed or written depends on it (a controller is
-/// serialised by its name).
-pub const CONTROLLERS: &[&ControllerDef] = &[&newreno::CONTROLLER, &cubic::CONTROLLER];
+/// Declares the built-in controllers, one line: each is its module `cc/<name>.rs` holding
+/// its `CONTROLLER` row, and [`CONTROLLERS`] lists the rows in the order of every list.
+macro_rules! controllers {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every built-in controller. Order: the order lists are shown in (schema choices,
+        /// registry names, error texts); nothing hashed or written depends on it (a controller is
+        /// serialised by its name).
+        pub const CONTROLLERS: &[&ControllerDef] = &[$(&$module::CONTROLLER),*];
+    };
+}
+
+controllers!(newreno, cubic);
 
 /// The scenario names of [`CONTROLLERS`], in order: the schema's `cc` choices.
 pub const CONTROLLER_NAMES: [&str; CONTROLLERS.len()] = {

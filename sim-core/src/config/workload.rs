@@ -3,49 +3,214 @@
 //! [`crate::config::AppConfig`] names no protocol module; the workloads that run them live
 //! above (`workloads/bulk.rs`, `workloads/sequence.rs`).
 //!
-//! A new workload is a [`WorkloadConfig`] variant with its spec here, its keys'
-//! descriptors in `validate/schema.rs`, its file in `workloads/` and one arm per transport
-//! in `flows::build`.
+//! One declared table (`DESIGN.md`, "Extension points are declared tables"): each workload
+//! is a spec type implementing [`WorkloadDef`] (its name, key tables, rules, streams,
+//! connections, the transports that run it) and one line in the [`workloads!`] list below,
+//! from which come [`WorkloadConfig`], its dispatch, the names the format accepts
+//! ([`WORKLOAD_NAMES`]), the key tables of the docs and the browser ([`WORKLOAD_TABLES`])
+//! and the rows the scenario reader reads them by ([`WORKLOAD_ROWS`]).
+//!
+//! A new workload written in terms of one that runs already (its [`WorkloadDef::lower`],
+//! e.g. request/response exchanges as a page of dependent objects) is one file
+//! `config/workload/<name>.rs` and one line `Name(name::Spec)` (after the `;`); one with a state machine
+//! of its own also needs its runner (`workloads/<name>.rs`, and its arm in
+//! `flows::workload_endpoints`, which the compiler asks for). The built-ins' key tables
+//! live with the format's in `validate/schema.rs` and their definitions in
+//! `validate/workloads.rs`.
 
+use crate::keys::{key, DefaultValue, Kind, Table};
 use crate::time::{SimDuration, SimTime};
 use crate::units::Rate;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-/// What the application does over a transport flow (`workload = { kind = ..., ... }`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum WorkloadConfig {
-    /// One connection: the client requests `bytes` over `streams` streams and the server
-    /// answers ([`BulkSpec`]).
-    Bulk(BulkSpec),
-    /// A sequence of connections from the client to the server, each running the bulk
-    /// workload with its own sizes, resuming with the session ticket of an earlier one,
-    /// ending by an explicit close or the idle timeout ([`SequenceSpec`],
-    /// `docs/lifecycle.md`).
-    Sequence(SequenceSpec),
-    /// A web page: objects with sizes and dependencies, one request stream per object
-    /// ([`WebPageSpec`], paper 003's page load).
-    WebPage(WebPageSpec),
-    /// Video streaming: segment requests with a playout buffer, quality chosen by the
-    /// measured delay, an optional seek ([`VideoSpec`], paper 003).
-    Video(VideoSpec),
-    /// One transfer cut into parts by reconnections ([`ReconnectsSpec`], paper 003's
-    /// number of reconnections).
-    Reconnects(ReconnectsSpec),
+/// A broken rule of a workload: `(key, value, allowed)`, the key as the flow writes it
+/// (`streams`, `workload.objects[2].after`).
+pub type WorkloadError = (String, String, String);
+
+/// One workload: what its spec type implements.
+pub trait WorkloadDef:
+    Clone + std::fmt::Debug + PartialEq + Serialize + DeserializeOwned + Sized
+{
+    /// Its name (`workload = { kind = "<NAME>" }`), equal to the serde tag.
+    const NAME: &'static str;
+    /// `workload = { kind = "<NAME>", ... }`: `kind` ([`kind_key`]) and its keys; id
+    /// `workload.<NAME>`.
+    const TABLE: Table;
+    /// The same keys written flat in the flow (no `kind`).
+    const FLAT: Table;
+    /// The transports that run it (`None`: every transport, as a workload written once
+    /// over `StreamTransport` does).
+    const ONLY_ON: Option<&'static [&'static str]> = None;
+
+    /// Its rules (each key's own range is its descriptor's).
+    fn validate(&self) -> Result<(), WorkloadError>;
+    /// Request streams it opens over all its connections, and the key that sets them
+    /// (the scenario's total is bounded, issue 28 item 10).
+    fn request_streams(&self) -> (u64, &'static str);
+    /// Request streams one connection opens, with the key that sets them, when a key
+    /// does (an SCTP association carries at most `sctp::MAX_CLIENT_STREAMS`).
+    fn streams_per_connection(&self) -> Option<(&'static str, u64)> {
+        None
+    }
+    /// Whether it opens more than one connection (QUIC's resumption and 0-RTT keys act
+    /// only on the later ones).
+    fn several_connections(&self) -> bool {
+        false
+    }
+    /// The workload that runs it, when it is written in terms of one that runs already;
+    /// `None` for a workload with a runner of its own.
+    fn lower(&self) -> Option<WorkloadConfig> {
+        None
+    }
+    /// A valid instance (tests read every workload through its table and run it over
+    /// every transport that runs it).
+    fn example() -> Self;
 }
 
-impl WorkloadConfig {
-    /// The workload's name, its serde tag (`workload = { kind = "web_page" }`): a row
-    /// of the schema's `WORKLOAD_KINDS`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            WorkloadConfig::Bulk(_) => "bulk",
-            WorkloadConfig::Sequence(_) => "sequence",
-            WorkloadConfig::WebPage(_) => "web_page",
-            WorkloadConfig::Video(_) => "video",
-            WorkloadConfig::Reconnects(_) => "reconnects",
+/// The `kind` key every workload table starts with.
+pub const fn kind_key() -> crate::keys::Field {
+    key("kind", Kind::Enum, DefaultValue::Required, "the workload").choices(WORKLOAD_NAMES)
+}
+
+/// How a workload is read: a row of [`WORKLOAD_ROWS`].
+#[derive(Clone, Copy, Debug)]
+pub struct WorkloadRow {
+    /// Its name.
+    pub name: &'static str,
+    /// `workload = { kind = "<name>", ... }`.
+    pub table: &'static Table,
+    /// Its keys flat in a flow.
+    pub flat: &'static Table,
+    /// The transports that run it (`None`: all).
+    pub only_on: Option<&'static [&'static str]>,
+    /// The workload from its keys (checked by their descriptors, defaults filled in),
+    /// through its serde form, then its rules.
+    pub from_table: fn(toml::Value) -> Result<WorkloadConfig, WorkloadError>,
+}
+
+/// Reads `D` from its checked keys, then checks its rules.
+fn from_table<D: WorkloadDef>(v: toml::Value) -> Result<WorkloadConfig, WorkloadError>
+where
+    WorkloadConfig: From<D>,
+{
+    let w: D = v
+        .try_into()
+        .map_err(|e: toml::de::Error| (String::new(), String::new(), e.message().to_string()))?;
+    w.validate()?;
+    Ok(WorkloadConfig::from(w))
+}
+
+/// Declares the workloads, one line each, in the order every list shows them: first
+/// `Variant(Spec)` for the specs of this file, then, after a `;`, `Variant(module::Spec)`
+/// for one in `config/workload/<module>.rs` (the line declares the module).
+macro_rules! workloads {
+    ($($variant:ident($ty:ident),)* ; $($fvariant:ident($module:ident::$fty:ident),)*) => {
+        $(mod $module; pub use $module::$fty;)*
+        workloads_table! { $($variant($ty),)* $($fvariant($module::$fty),)* }
+    };
+}
+
+/// [`workloads!`]'s expansion over the normalised list.
+macro_rules! workloads_table {
+    ($($variant:ident($ty:ty),)*) => {
+
+        /// What the application does over a transport flow (`workload = { kind = ...,
+        /// ... }`), one variant per row of [`workloads!`].
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "kind", rename_all = "snake_case")]
+        pub enum WorkloadConfig {
+            $(
+                #[doc = concat!("[`", stringify!($ty), "`].")]
+                $variant($ty),
+            )*
         }
-    }
+
+        $(impl From<$ty> for WorkloadConfig {
+            fn from(w: $ty) -> Self {
+                WorkloadConfig::$variant(w)
+            }
+        })*
+
+        /// Every workload's name, in list order (the `kind` choices).
+        pub const WORKLOAD_NAMES: &[&str] = &[$(<$ty as WorkloadDef>::NAME),*];
+
+        /// Every workload's table `workload.<name>`, in list order.
+        pub const WORKLOAD_TABLES: &[&Table] = &[$(&<$ty as WorkloadDef>::TABLE),*];
+
+        /// Every workload's row, in list order.
+        pub const WORKLOAD_ROWS: &[WorkloadRow] = &[$(WorkloadRow {
+            name: <$ty as WorkloadDef>::NAME,
+            table: &<$ty as WorkloadDef>::TABLE,
+            flat: &<$ty as WorkloadDef>::FLAT,
+            only_on: <$ty as WorkloadDef>::ONLY_ON,
+            from_table: from_table::<$ty>,
+        }),*];
+
+        /// One valid instance of every workload, in list order.
+        pub fn examples() -> Vec<WorkloadConfig> {
+            vec![$(WorkloadConfig::$variant(<$ty as WorkloadDef>::example())),*]
+        }
+
+        impl WorkloadConfig {
+            /// The workload's name, its serde tag (`workload = { kind = "web_page" }`).
+            pub fn kind(&self) -> &'static str {
+                match self { $(WorkloadConfig::$variant(_) => <$ty as WorkloadDef>::NAME,)* }
+            }
+            /// Its rules ([`WorkloadDef::validate`]).
+            pub fn validate(&self) -> Result<(), WorkloadError> {
+                match self { $(WorkloadConfig::$variant(w) => <$ty as WorkloadDef>::validate(w),)* }
+            }
+            /// [`WorkloadDef::request_streams`].
+            pub fn request_streams(&self) -> (u64, &'static str) {
+                match self { $(WorkloadConfig::$variant(w) => <$ty as WorkloadDef>::request_streams(w),)* }
+            }
+            /// [`WorkloadDef::streams_per_connection`].
+            pub fn streams_per_connection(&self) -> Option<(&'static str, u64)> {
+                match self { $(WorkloadConfig::$variant(w) => <$ty as WorkloadDef>::streams_per_connection(w),)* }
+            }
+            /// [`WorkloadDef::several_connections`].
+            pub fn several_connections(&self) -> bool {
+                match self { $(WorkloadConfig::$variant(w) => <$ty as WorkloadDef>::several_connections(w),)* }
+            }
+            /// [`WorkloadDef::lower`].
+            pub fn lower(&self) -> Option<WorkloadConfig> {
+                match self { $(WorkloadConfig::$variant(w) => <$ty as WorkloadDef>::lower(w),)* }
+            }
+            /// Whether the transport `transport` runs it ([`WorkloadDef::ONLY_ON`]).
+            pub fn runs_on(&self, transport: &str) -> bool {
+                let only = match self {
+                    $(WorkloadConfig::$variant(_) => <$ty as WorkloadDef>::ONLY_ON,)*
+                };
+                only.is_none_or(|t| t.contains(&transport))
+            }
+        }
+    };
+}
+
+workloads! {
+    Bulk(BulkSpec),
+    Sequence(SequenceSpec),
+    WebPage(WebPageSpec),
+    Video(VideoSpec),
+    Reconnects(ReconnectsSpec),
+    ;
+}
+
+/// The row of the workload `name`.
+pub fn row(name: &str) -> Option<&'static WorkloadRow> {
+    WORKLOAD_ROWS.iter().find(|r| r.name == name)
+}
+
+/// The article and name a text uses for the workload `name` ("a bulk workload", "an rpc
+/// workload").
+pub fn a_workload(name: &str) -> String {
+    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {name} workload")
 }
 
 /// The `bulk` workload: once the handshake completes, the client opens `streams`

@@ -30,63 +30,16 @@ use crate::metrics::DropReason;
 use crate::rng::RngStream;
 use crate::time::SimDuration;
 
-/// State of the Gilbert-Elliott chain (netem `GOOD_STATE` / `BAD_STATE`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GeState {
-    /// Good: a packet is lost with probability `1 - k`.
-    Good,
-    /// Bad: a packet is lost with probability `1 - h`.
-    Bad,
-}
+pub use crate::config::loss::{AnyLossState, FourStateId, GeState, LossState};
 
-/// State of netem's 4-state chain, numbered as in Salsano et al. and netem's enum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FourStateId {
-    /// State 1 (`TX_IN_GAP_PERIOD`): packet received, in a gap period.
-    TxInGap = 1,
-    /// State 2 (`TX_IN_BURST_PERIOD`): packet received, inside a burst period.
-    TxInBurst = 2,
-    /// State 3 (`LOST_IN_BURST_PERIOD`): packet lost, inside a burst period.
-    LostInBurst = 3,
-    /// State 4 (`LOST_IN_GAP_PERIOD`): isolated loss in a gap period.
-    LostInGap = 4,
-}
-
-impl FourStateId {
-    /// Whether a packet that makes the chain enter this state is lost (states 3 and 4).
-    pub fn is_loss(self) -> bool {
-        matches!(self, FourStateId::LostInBurst | FourStateId::LostInGap)
-    }
-}
-
-/// The memory a loss stage carries from one packet to the next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LossState {
-    /// `none` and `bernoulli`: no memory.
-    Memoryless,
-    /// `periodic`: 0-based index of the next packet to be judged, counted from the moment
-    /// the model was set.
-    Periodic {
-        /// Index of the next packet.
-        next_index: u64,
-    },
-    /// `gilbert_elliott`: the state the next packet arrives in.
-    GilbertElliott(GeState),
-    /// `four_state`: the state entered by the last packet (state 1 before the first).
-    FourState(FourStateId),
-}
-
-/// The loss stage of a link: judges each packet under a [`LossModel`].
+/// The loss stage of a link: judges each packet under a [`LossModel`] (each model's
+/// judgement is its file in `config/loss/`).
 #[derive(Clone, Debug)]
 pub struct LossStage {
     model: LossModel,
     rng: RngStream,
-    /// Gilbert-Elliott state (meaningful only for that model).
-    ge: GeState,
-    /// 4-state state (meaningful only for that model).
-    four: FourStateId,
-    /// Periodic packet index (meaningful only for that model).
-    index: u64,
+    /// The model's memory.
+    state: AnyLossState,
 }
 
 impl LossStage {
@@ -96,19 +49,13 @@ impl LossStage {
         LossStage {
             model: model.clone(),
             rng,
-            ge: GeState::Good,
-            four: FourStateId::TxInGap,
-            index: 0,
+            state: model.start(),
         }
     }
 
     /// Number of random values [`LossStage::judge`] draws per packet under `model`.
-    pub const fn draws_per_packet(model: &LossModel) -> u64 {
-        match model {
-            LossModel::None | LossModel::Periodic { .. } => 0,
-            LossModel::Bernoulli { .. } | LossModel::FourState { .. } => 1,
-            LossModel::GilbertElliott { .. } => 2,
-        }
+    pub fn draws_per_packet(model: &LossModel) -> u64 {
+        model.draws_per_packet()
     }
 
     /// Judges one packet: `Some(reason)` if it is lost.
@@ -117,112 +64,18 @@ impl LossStage {
     /// outcome (see [`LossStage::draws_per_packet`]), so two protocols under one seed see
     /// the same loss realisation by packet index.
     pub fn judge(&mut self) -> Option<DropReason> {
-        match self.model {
-            LossModel::None => None,
-            LossModel::Bernoulli { p } => {
-                // Lost iff u < p: P(lost) = p exactly for u uniform on [0, 1).
-                (self.rng.uniform() < p).then_some(DropReason::LossBernoulli)
-            }
-            LossModel::Periodic { every, offset } => {
-                let i = self.index;
-                self.index = self.index.wrapping_add(1);
-                // `every == 0` is rejected by config validation; never lose rather than
-                // divide by zero if it slips through.
-                let lost = i.checked_rem(every) == Some(offset);
-                lost.then_some(DropReason::LossPeriodic)
-            }
-            LossModel::GilbertElliott { p, r, k, h } => {
-                // sch_netem.c `loss_gilb_ell`: first draw decides the transition, second
-                // the loss; the loss uses the state the packet ARRIVED in (the switch is on
-                // the old state), the new state applies from the next packet on.
-                let u_transition = self.rng.uniform();
-                let u_loss = self.rng.uniform();
-                let (lost, next) = match self.ge {
-                    GeState::Good => (
-                        u_loss < 1.0 - k,
-                        if u_transition < p {
-                            GeState::Bad
-                        } else {
-                            GeState::Good
-                        },
-                    ),
-                    // netem tests `rnd > h` (u32 scale); `u < 1 - h` has the same law.
-                    GeState::Bad => (
-                        u_loss < 1.0 - h,
-                        if u_transition < r {
-                            GeState::Good
-                        } else {
-                            GeState::Bad
-                        },
-                    ),
-                };
-                self.ge = next;
-                lost.then_some(DropReason::LossGilbertElliott)
-            }
-            LossModel::FourState {
-                p13,
-                p31,
-                p32,
-                p23,
-                p14,
-            } => {
-                // sch_netem.c `loss_4state`: one draw picks the transition out of the
-                // current state; the packet is lost iff the state ENTERED is 3 or 4.
-                // Partition of [0, 1) in netem's order (contiguous, as after the 2026
-                // "fix probability gaps in 4-state loss model" patch):
-                //   1: [0, p14) -> 4, [p14, p14 + p13) -> 3, else stay 1
-                //   2: [0, p23) -> 3, else stay 2
-                //   3: [0, p32) -> 2, [p32, p32 + p31) -> 1, else stay 3
-                //   4: -> 1 (the draw is still consumed)
-                let u = self.rng.uniform();
-                let next = match self.four {
-                    FourStateId::TxInGap => {
-                        if u < p14 {
-                            FourStateId::LostInGap
-                        } else if u < p14 + p13 {
-                            FourStateId::LostInBurst
-                        } else {
-                            FourStateId::TxInGap
-                        }
-                    }
-                    FourStateId::TxInBurst => {
-                        if u < p23 {
-                            FourStateId::LostInBurst
-                        } else {
-                            FourStateId::TxInBurst
-                        }
-                    }
-                    FourStateId::LostInBurst => {
-                        if u < p32 {
-                            FourStateId::TxInBurst
-                        } else if u < p32 + p31 {
-                            FourStateId::TxInGap
-                        } else {
-                            FourStateId::LostInBurst
-                        }
-                    }
-                    FourStateId::LostInGap => FourStateId::TxInGap,
-                };
-                self.four = next;
-                next.is_loss().then_some(DropReason::LossFourState)
-            }
-        }
+        self.model.judge(&mut self.state, &mut self.rng)
     }
 
     /// Replaces the model (a scheduled link change). The rng stream is kept.
     ///
     /// State rule: a Gilbert-Elliott -> Gilbert-Elliott change keeps the current Good/Bad
-    /// state (only the parameters change, as `tc qdisc change` does in netem). Any other
-    /// change, including periodic -> periodic and 4-state -> 4-state, resets the state to
-    /// Good / state 1 / packet index 0, as if the stage were new.
+    /// state (only the parameters change, as `tc qdisc change` does in netem; a model's
+    /// `KEEPS_STATE_ON_CHANGE`). Any other change, including periodic -> periodic and
+    /// 4-state -> 4-state, resets the state to Good / state 1 / packet index 0, as if the
+    /// stage were new.
     pub fn set_model(&mut self, model: &LossModel) {
-        let keep_ge = matches!(self.model, LossModel::GilbertElliott { .. })
-            && matches!(model, LossModel::GilbertElliott { .. });
-        if !keep_ge {
-            self.ge = GeState::Good;
-        }
-        self.four = FourStateId::TxInGap;
-        self.index = 0;
+        self.state = model.state_after_change(self.state);
         self.model = model.clone();
     }
 
@@ -233,14 +86,7 @@ impl LossStage {
 
     /// The memory carried to the next packet (for traces and tests).
     pub fn state(&self) -> LossState {
-        match self.model {
-            LossModel::None | LossModel::Bernoulli { .. } => LossState::Memoryless,
-            LossModel::Periodic { .. } => LossState::Periodic {
-                next_index: self.index,
-            },
-            LossModel::GilbertElliott { .. } => LossState::GilbertElliott(self.ge),
-            LossModel::FourState { .. } => LossState::FourState(self.four),
-        }
+        self.state.memory()
     }
 }
 
@@ -505,7 +351,7 @@ mod tests {
         let (p, r, h) = (0.00125, 0.125, 0.5);
         let (pg, pb) = (r / (p + r), p / (p + r));
         let k = 1.0 - (target - (1.0 - h) * pb) / pg;
-        LossModel::GilbertElliott { p, r, k, h }
+        LossModel::GilbertElliott(crate::config::loss::GilbertElliott { p, r, k, h })
     }
 
     /// Runs `n` packets; returns (losses, bursts, sum of squared burst lengths) where a
@@ -600,7 +446,9 @@ mod tests {
         let ratio = (sigma2 / (mu * (1.0 - mu))).sqrt();
         assert!((ratio - 2.2).abs() < 0.05, "{ratio}");
         // Paper 002 5 %: sigma 1.26x binomial.
-        let LossModel::GilbertElliott { p, r, k, h } = paper002(0.05) else {
+        let LossModel::GilbertElliott(crate::config::loss::GilbertElliott { p, r, k, h }) =
+            paper002(0.05)
+        else {
             unreachable!()
         };
         let (mu, sigma2, _) = ge_closed_form(p, r, k, h);
@@ -629,24 +477,42 @@ mod tests {
     fn bernoulli_rate_within_4_binomial_sigma() {
         let n = 1_000_000u64;
         for (i, &p) in [0.001, 0.01, 0.05, 0.2, 0.5].iter().enumerate() {
-            let losses = run_losses(&LossModel::Bernoulli { p }, 100 + i as u64, n);
+            let losses = run_losses(
+                &LossModel::Bernoulli(crate::config::loss::Bernoulli { p }),
+                100 + i as u64,
+                n,
+            );
             let mean = n as f64 * p;
             let sd = (n as f64 * p * (1.0 - p)).sqrt();
             println!("bernoulli p={p}: {losses} vs {mean} (4sd {:.1})", 4.0 * sd);
             assert!((losses as f64 - mean).abs() < 4.0 * sd, "p = {p}");
         }
-        assert_eq!(run_losses(&LossModel::Bernoulli { p: 0.0 }, 1, 10_000), 0);
         assert_eq!(
-            run_losses(&LossModel::Bernoulli { p: 1.0 }, 1, 10_000),
+            run_losses(
+                &LossModel::Bernoulli(crate::config::loss::Bernoulli { p: 0.0 }),
+                1,
+                10_000
+            ),
+            0
+        );
+        assert_eq!(
+            run_losses(
+                &LossModel::Bernoulli(crate::config::loss::Bernoulli { p: 1.0 }),
+                1,
+                10_000
+            ),
             10_000
         );
-        assert_eq!(run_losses(&LossModel::None, 1, 10_000), 0);
+        assert_eq!(run_losses(&LossModel::NONE, 1, 10_000), 0);
     }
 
     #[test]
     fn bernoulli_is_u_below_p_on_the_stage_stream() {
         let p = 0.3;
-        let mut st = LossStage::new(&LossModel::Bernoulli { p }, RngStream::derive(5, "s"));
+        let mut st = LossStage::new(
+            &LossModel::Bernoulli(crate::config::loss::Bernoulli { p }),
+            RngStream::derive(5, "s"),
+        );
         let mut shadow = RngStream::derive(5, "s");
         for _ in 0..10_000 {
             let want = shadow.uniform() < p;
@@ -659,7 +525,9 @@ mod tests {
     #[test]
     fn ge_paper002_burst_formula_values() {
         for (target, want) in [(0.05, 1.093), (0.10, 1.129), (0.25, 1.337)] {
-            let LossModel::GilbertElliott { p, r, k, h } = paper002(target) else {
+            let LossModel::GilbertElliott(crate::config::loss::GilbertElliott { p, r, k, h }) =
+                paper002(target)
+            else {
                 unreachable!()
             };
             let (mu, _, burst) = ge_closed_form(p, r, k, h);
@@ -678,25 +546,27 @@ mod tests {
             ("paper002 25%", paper002(0.25)),
             (
                 "simple gilbert",
-                LossModel::GilbertElliott {
+                LossModel::GilbertElliott(crate::config::loss::GilbertElliott {
                     p: 0.05,
                     r: 0.3,
                     k: 1.0,
                     h: 0.0,
-                },
+                }),
             ),
             (
                 "general",
-                LossModel::GilbertElliott {
+                LossModel::GilbertElliott(crate::config::loss::GilbertElliott {
                     p: 0.02,
                     r: 0.25,
                     k: 0.99,
                     h: 0.3,
-                },
+                }),
             ),
         ];
         for (i, (name, model)) in sets.iter().enumerate() {
-            let LossModel::GilbertElliott { p, r, k, h } = *model else {
+            let LossModel::GilbertElliott(crate::config::loss::GilbertElliott { p, r, k, h }) =
+                *model
+            else {
                 unreachable!()
             };
             let (t, loss) = ge_chain(p, r, k, h);
@@ -709,7 +579,7 @@ mod tests {
     #[test]
     fn ge_draw_order_and_arrival_state_semantics() {
         let (p, r, k, h) = (0.1, 0.3, 0.8, 0.4);
-        let model = LossModel::GilbertElliott { p, r, k, h };
+        let model = LossModel::GilbertElliott(crate::config::loss::GilbertElliott { p, r, k, h });
         let mut st = LossStage::new(&model, RngStream::derive(9, "ge"));
         let mut shadow = RngStream::derive(9, "ge");
         let mut bad = false;
@@ -727,12 +597,12 @@ mod tests {
         assert!(lost_total > 0);
         // The first packet is judged in Good even if the chain moves to Bad at once.
         let mut st = LossStage::new(
-            &LossModel::GilbertElliott {
+            &LossModel::GilbertElliott(crate::config::loss::GilbertElliott {
                 p: 1.0,
                 r: 0.0,
                 k: 1.0,
                 h: 0.0,
-            },
+            }),
             RngStream::derive(1, "x"),
         );
         assert_eq!(st.judge(), None);
@@ -753,13 +623,13 @@ mod tests {
             ("no state 2/4", (0.02, 0.4, 0.0, 0.0, 0.0)),
         ];
         for (i, &(name, (p13, p31, p32, p23, p14))) in sets.iter().enumerate() {
-            let model = LossModel::FourState {
+            let model = LossModel::FourState(crate::config::loss::FourState {
                 p13,
                 p31,
                 p32,
                 p23,
                 p14,
-            };
+            });
             let (mut t, mut loss) = four_chain(p13, p31, p32, p23, p14);
             if p32 == 0.0 && p14 == 0.0 {
                 // States 2 and 4 are unreachable from 1: restrict to {1, 3} so the chain
@@ -779,13 +649,13 @@ mod tests {
     #[test]
     fn four_state_partition_order_matches_netem() {
         let (p13, p31, p32, p23, p14) = (0.2, 0.3, 0.25, 0.4, 0.1);
-        let model = LossModel::FourState {
+        let model = LossModel::FourState(crate::config::loss::FourState {
             p13,
             p31,
             p32,
             p23,
             p14,
-        };
+        });
         let mut st = LossStage::new(&model, RngStream::derive(11, "4s"));
         let mut shadow = RngStream::derive(11, "4s");
         let mut s = 1u8;
@@ -820,7 +690,7 @@ mod tests {
     fn periodic_exact_positions() {
         let (every, offset) = (7u64, 3u64);
         let mut st = LossStage::new(
-            &LossModel::Periodic { every, offset },
+            &LossModel::Periodic(crate::config::loss::Periodic { every, offset }),
             RngStream::derive(0, "p"),
         );
         let n = 1_000_000u64;
@@ -837,25 +707,25 @@ mod tests {
         assert_eq!(st.state(), LossState::Periodic { next_index: n });
 
         // every = 1: all lost; a model change restarts the index at 0.
-        st.set_model(&LossModel::Periodic {
+        st.set_model(&LossModel::Periodic(crate::config::loss::Periodic {
             every: 1,
             offset: 0,
-        });
+        }));
         assert!((0..100).all(|_| st.judge().is_some()));
-        st.set_model(&LossModel::Periodic {
+        st.set_model(&LossModel::Periodic(crate::config::loss::Periodic {
             every: 4,
             offset: 2,
-        });
+        }));
         let pattern: Vec<bool> = (0..8).map(|_| st.judge().is_some()).collect();
         assert_eq!(
             pattern,
             [false, false, true, false, false, false, true, false]
         );
         // every = 0 (invalid, rejected by config validation) never loses, never panics.
-        st.set_model(&LossModel::Periodic {
+        st.set_model(&LossModel::Periodic(crate::config::loss::Periodic {
             every: 0,
             offset: 0,
-        });
+        }));
         assert!((0..100).all(|_| st.judge().is_none()));
     }
 
@@ -864,43 +734,52 @@ mod tests {
     #[test]
     fn loss_draws_are_fixed_per_packet() {
         let models = [
-            (LossModel::None, 0),
-            (LossModel::Bernoulli { p: 0.0 }, 1),
-            (LossModel::Bernoulli { p: 1.0 }, 1),
-            (LossModel::Bernoulli { p: 0.3 }, 1),
+            (LossModel::NONE, 0),
             (
-                LossModel::Periodic {
+                LossModel::Bernoulli(crate::config::loss::Bernoulli { p: 0.0 }),
+                1,
+            ),
+            (
+                LossModel::Bernoulli(crate::config::loss::Bernoulli { p: 1.0 }),
+                1,
+            ),
+            (
+                LossModel::Bernoulli(crate::config::loss::Bernoulli { p: 0.3 }),
+                1,
+            ),
+            (
+                LossModel::Periodic(crate::config::loss::Periodic {
                     every: 3,
                     offset: 1,
-                },
+                }),
                 0,
             ),
             (
-                LossModel::GilbertElliott {
+                LossModel::GilbertElliott(crate::config::loss::GilbertElliott {
                     p: 0.3,
                     r: 0.2,
                     k: 0.7,
                     h: 0.1,
-                },
+                }),
                 2,
             ),
             (
-                LossModel::GilbertElliott {
+                LossModel::GilbertElliott(crate::config::loss::GilbertElliott {
                     p: 1.0,
                     r: 0.0,
                     k: 1.0,
                     h: 0.0,
-                },
+                }),
                 2,
             ),
             (
-                LossModel::FourState {
+                LossModel::FourState(crate::config::loss::FourState {
                     p13: 0.2,
                     p31: 0.3,
                     p32: 0.3,
                     p23: 0.5,
                     p14: 0.3,
-                },
+                }),
                 1,
             ),
         ];
@@ -926,12 +805,12 @@ mod tests {
     fn paired_realisation_survives_same_model_changes() {
         // Stage b gets GE -> GE changes (same parameters) every 1000 packets: with the
         // state kept and draws fixed, its losses coincide packet for packet with a's.
-        let model = LossModel::GilbertElliott {
+        let model = LossModel::GilbertElliott(crate::config::loss::GilbertElliott {
             p: 0.01,
             r: 0.2,
             k: 0.98,
             h: 0.2,
-        };
+        });
         let mut a = LossStage::new(&model, RngStream::derive(4, "pair"));
         let mut b = LossStage::new(&model, RngStream::derive(4, "pair"));
         let mut losses = 0;
@@ -948,18 +827,18 @@ mod tests {
 
     #[test]
     fn set_model_state_rules() {
-        let to_bad = LossModel::GilbertElliott {
+        let to_bad = LossModel::GilbertElliott(crate::config::loss::GilbertElliott {
             p: 1.0,
             r: 0.0,
             k: 1.0,
             h: 0.0,
-        };
-        let stay = LossModel::GilbertElliott {
+        });
+        let stay = LossModel::GilbertElliott(crate::config::loss::GilbertElliott {
             p: 0.0,
             r: 0.0,
             k: 1.0,
             h: 0.0,
-        };
+        });
         // GE -> GE keeps Bad: the next packet arrives in Bad and is lost (h = 0).
         let mut st = LossStage::new(&to_bad, RngStream::derive(1, "m"));
         assert_eq!(st.judge(), None);
@@ -969,19 +848,21 @@ mod tests {
         assert_eq!(st.state(), LossState::GilbertElliott(GeState::Bad));
         assert_eq!(st.judge(), Some(DropReason::LossGilbertElliott));
         // GE -> Bernoulli -> GE resets to Good: never lost under `stay` (k = 1).
-        st.set_model(&LossModel::Bernoulli { p: 0.5 });
+        st.set_model(&LossModel::Bernoulli(crate::config::loss::Bernoulli {
+            p: 0.5,
+        }));
         assert_eq!(st.state(), LossState::Memoryless);
         st.set_model(&stay);
         assert_eq!(st.state(), LossState::GilbertElliott(GeState::Good));
         assert!((0..100).all(|_| st.judge().is_none()));
         // 4-state -> 4-state resets to state 1.
-        let to3 = LossModel::FourState {
+        let to3 = LossModel::FourState(crate::config::loss::FourState {
             p13: 1.0,
             p31: 0.0,
             p32: 0.0,
             p23: 0.0,
             p14: 0.0,
-        };
+        });
         let mut st = LossStage::new(&to3, RngStream::derive(1, "f"));
         assert_eq!(st.judge(), Some(DropReason::LossFourState));
         assert_eq!(st.state(), LossState::FourState(FourStateId::LostInBurst));

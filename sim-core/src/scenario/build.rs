@@ -11,13 +11,14 @@
 use super::raw::*;
 use super::schema::{
     self, DefaultValue, CBR, CHANGE, CONNECTION, DUMBBELL, FLOW, FLOW_KINDS, HANDOVER, JITTER,
-    LINK, LOSS_BERNOULLI, LOSS_FOUR_STATE, LOSS_GILBERT_ELLIOTT, LOSS_MODELS, LOSS_NONE,
-    LOSS_PERIODIC, OUTPUT, PAIR, QUEUE, QUIC, QUIC_BULK, QUIC_CONNECTIONS, SIM, TOP,
-    TRANSPORT_FLOW, TRANSPORT_SIDES, TRANSPORT_START, TWO_HOSTS,
+    LINK, LOSS_MODELS, OUTPUT, PAIR, QUEUE, QUIC, SIM, TOP, TRANSPORT_FLOW, TRANSPORT_SIDES,
+    TRANSPORT_START, TWO_HOSTS,
 };
+use crate::config::loss::{self, LossModelDef};
 use crate::config::quic::QuicConfig;
 use crate::config::sctp::SctpConfig;
 use crate::config::tcp::TcpConfig;
+use crate::config::workload::{self, WorkloadError};
 use crate::config::{
     AppConfig, BulkSpec, Config, FlowConfig, Handover, Jitter, JitterDistribution, LinkChange,
     LinkConfig, LossModel, OutputConfig, PairLinks, QueueLimit, SequenceSpec, Sides, SimLimits,
@@ -26,8 +27,8 @@ use crate::config::{
 use crate::time::{SimDuration, SimTime};
 use crate::units::{format_duration, format_rate, parse_bytes, Bytes, Rate};
 use crate::validate::{
-    check_change_rules, check_changes_order, check_connections, check_loss_rules, check_queue,
-    join, ConfigError, MAX_TOML_INT,
+    check_change_rules, check_changes_order, check_connections, check_queue, join, ConfigError,
+    MAX_TOML_INT,
 };
 use std::collections::BTreeMap;
 use toml::{Table, Value};
@@ -53,7 +54,6 @@ fn loss_expected() -> String {
         models.join(" | ")
     )
 }
-const GEMODEL_EXPECTED: &str = "netem's gemodel string \"p r 1-h 1-k\": four percentages in [0, 100] separated by spaces, e.g. \"0.125 12.5 50 4.5\"";
 
 /// The `one of "a", "b"` text of a list of choices.
 fn one_of(choices: &[&str]) -> String {
@@ -350,52 +350,18 @@ fn parse_queue(v: &Value, path: &str) -> Result<QueueSpec, ConfigError> {
     }
 }
 
-/// `1 - percent/100`, exactly in decimal and then correctly rounded.
-fn complement_percent(mantissa: u128, frac: u32) -> Option<f64> {
-    let hundred = 100u128.checked_mul(10u128.checked_pow(frac)?)?;
-    let rest = hundred.checked_sub(mantissa)?;
-    format!("{rest}e-{}", frac + 2).parse().ok()
-}
-
-/// netem's `gemodel p r 1-h 1-k` (percent) -> (p, r, k, h).
-fn parse_gemodel(v: &Value, path: &str) -> Result<(f64, f64, f64, f64), ConfigError> {
-    let err = || ConfigError::new(path, render(v), GEMODEL_EXPECTED);
-    let s = v.as_str().ok_or_else(err)?;
-    let tokens: Vec<&str> = s.split_whitespace().collect();
-    if tokens.len() != 4 {
-        return Err(err());
-    }
-    let mut parsed = Vec::with_capacity(4);
-    for tok in &tokens {
-        let num = tok.strip_suffix('%').unwrap_or(tok);
-        let (mantissa, frac) = parse_decimal(num).ok_or_else(err)?;
-        let hundred = 10u128
-            .checked_pow(frac)
-            .and_then(|x| x.checked_mul(100))
-            .ok_or_else(err)?;
-        if mantissa > hundred {
-            return Err(err());
-        }
-        let direct: f64 = format!("{num}e-2").parse().map_err(|_| err())?;
-        parsed.push((direct, mantissa, frac));
-    }
-    let p = parsed[0].0;
-    let r = parsed[1].0;
-    let h = complement_percent(parsed[2].1, parsed[2].2).ok_or_else(err)?;
-    let k = complement_percent(parsed[3].1, parsed[3].2).ok_or_else(err)?;
-    Ok((p, r, k, h))
-}
-
 fn parse_loss(v: &Value, path: &str) -> Result<LossModel, ConfigError> {
     // The Bernoulli shorthand: its `p`, written at the loss key itself.
     let bernoulli = || -> Result<LossModel, ConfigError> {
-        Ok(LossModel::Bernoulli {
-            p: typed(read(LOSS_BERNOULLI.field("p"), v, path)?, path)?,
-        })
+        let keys = <loss::Bernoulli as LossModelDef>::KEYS;
+        Ok(LossModel::bernoulli(typed(
+            read(keys.field("p"), v, path)?,
+            path,
+        )?))
     };
     match v {
         Value::Float(_) | Value::Integer(_) => return bernoulli(),
-        Value::String(s) if s.trim() == "none" => return Ok(LossModel::None),
+        Value::String(s) if s.trim() == "none" => return Ok(LossModel::NONE),
         Value::String(s) => {
             return match parse_percent(s) {
                 Some(_) => bernoulli(),
@@ -416,98 +382,23 @@ fn parse_loss(v: &Value, path: &str) -> Result<LossModel, ConfigError> {
             ))
         }
     };
-    let Some(def) = LOSS_PARSERS.iter().find(|d| d.name() == Some(model)) else {
-        unreachable!("loss model {model:?} has no row in LOSS_PARSERS (a test checks them)");
+    let Some(def) = loss::def(model) else {
+        unreachable!("get_choice returned {model:?}, one of LOSS_MODELS");
     };
-    let model = (def.parse)(v, path)?;
-    check_loss_rules(&model, &|k| join(path, k))?;
-    Ok(model)
-}
-
-/// How a loss table of one model is read: the model's key table (`loss.<model>`, in
-/// [`LOSS_MODELS`]) and its parser. A model with a key table and no row here fails the
-/// test `every_loss_model_has_a_parser`.
-struct LossParser {
-    keys: &'static schema::Table,
-    parse: fn(&Value, &str) -> Result<LossModel, ConfigError>,
-}
-
-impl LossParser {
-    /// The model's name, from its key table's id.
-    fn name(&self) -> Option<&'static str> {
-        self.keys.id.strip_prefix("loss.")
-    }
-}
-
-/// Every loss model's parser (order: none; [`LOSS_MODELS`] gives the order lists show).
-const LOSS_PARSERS: &[LossParser] = &[
-    LossParser {
-        keys: &LOSS_NONE,
-        parse: |v, path| {
-            Read::open(v, path, &[&LOSS_NONE])?;
-            Ok(LossModel::None)
-        },
-    },
-    LossParser {
-        keys: &LOSS_BERNOULLI,
-        parse: |v, path| Read::open(v, path, &[&LOSS_BERNOULLI])?.deserialize(Table::new()),
-    },
-    LossParser {
-        keys: &LOSS_PERIODIC,
-        parse: parse_periodic,
-    },
-    LossParser {
-        keys: &LOSS_GILBERT_ELLIOTT,
-        parse: parse_gilbert_elliott,
-    },
-    LossParser {
-        keys: &LOSS_FOUR_STATE,
-        parse: |v, path| Read::open(v, path, &[&LOSS_FOUR_STATE])?.deserialize(Table::new()),
-    },
-];
-
-/// `loss = { model = "periodic", every, offset }`.
-fn parse_periodic(v: &Value, path: &str) -> Result<LossModel, ConfigError> {
-    let r = Read::open(v, path, &[&LOSS_PERIODIC])?;
-    let every: u64 = r.req("every")?;
-    let offset = match r.raw("offset") {
-        // Its range depends on `every`.
-        Some(o) => get_int(
-            o,
-            &r.at("offset"),
-            0,
-            every as i64 - 1,
-            &format!("an integer in [0, every - 1] = [0, {}]", every - 1),
-        )? as u64,
-        // Default: the every-th packet (1-based) is lost, so `every = 200` loses
-        // packets 200, 400, ... and never the very first one.
-        None => every - 1,
+    // A model's row: its keys (checked by their descriptors), a spelling of its own
+    // (netem's `gemodel`), its rules (`config/loss/<model>.rs`).
+    let r = Read::open(v, path, std::slice::from_ref(&def.keys))?;
+    let at = |(key, value, allowed): loss::FieldError| {
+        ConfigError::new(join(path, key), render(&Value::String(value)), allowed)
     };
-    Ok(LossModel::Periodic { every, offset })
-}
-
-/// `loss = { model = "gilbert_elliott", p, r, k, h }` or with netem's `gemodel` string
-/// (checked here, at `gemodel`; the caller's check of the rules then passes).
-fn parse_gilbert_elliott(v: &Value, path: &str) -> Result<LossModel, ConfigError> {
-    let r = Read::open(v, path, &[&LOSS_GILBERT_ELLIOTT])?;
-    if let Some(g) = r.raw("gemodel") {
-        if let Some(k) = ["p", "r", "k", "h"].iter().find(|k| r.raw(k).is_some()) {
-            return Err(ConfigError::new(
-                r.at("gemodel"),
-                render(g),
-                format!("either gemodel or the keys p, r, k, h, not both (`{k}` is also given)"),
-            ));
-        }
-        let (p, rr, k, h) = parse_gemodel(g, &r.at("gemodel"))?;
-        let model = LossModel::GilbertElliott { p, r: rr, k, h };
-        let gpath = r.at("gemodel");
-        check_loss_rules(&model, &|_| gpath.clone()).map_err(|mut e| {
-            e.value = render(g);
-            e
-        })?;
-        return Ok(model);
+    let Value::Table(written) = v else {
+        unreachable!("matched a table above");
+    };
+    if let Some(m) = (def.own_spelling)(written) {
+        return m.map_err(at);
     }
-    r.deserialize(Table::new())
+    let keys: Value = r.deserialize(Table::new())?;
+    (def.from_table)(keys).map_err(at)
 }
 
 fn parse_jitter(v: &Value, path: &str) -> Result<Jitter, ConfigError> {
@@ -1156,18 +1047,25 @@ fn workload_def(name: &str) -> &'static WorkloadParser {
 
 /// How one workload of the transport × workload spelling is read: its key table
 /// (`workload.<kind>`, a row of [`schema::WORKLOADS`]), the same keys as read flat in the
-/// flow after the spelling pre-pass, and the parser of its keys. Which transports run
-/// it is [`schema::workload_runs_on`]. A workload with a key table and no row here fails
-/// the test `every_workload_has_a_parser`.
-#[derive(Debug)]
+/// flow after the spelling pre-pass, and how its keys are read: a parser of this file for
+/// a built-in whose keys need one (arrays of tables, presets, defaults that depend on other
+/// keys), else through the workload's serde form (`config::workload::WorkloadRow`). Which
+/// transports run it is [`schema::workload_runs_on`].
+#[derive(Clone, Copy, Debug)]
 pub(super) struct WorkloadParser {
     /// `workload = { kind = "<name>", ... }`.
     pub(super) table: &'static schema::Table,
     /// Its keys, flat in the flow.
     pub(super) flat: &'static schema::Table,
-    /// Reads the workload's keys (`r` reads the flow's table, `path` is the flow's).
-    pub(super) parse: fn(&Read, &str) -> Result<WorkloadConfig, ConfigError>,
+    /// Reads the workload's keys (`r` reads the flow's table, `path` is the flow's), for
+    /// the built-ins in [`CUSTOM_WORKLOAD_PARSERS`].
+    pub(super) parse: Option<WorkloadParse>,
+    /// The workload from its checked keys (the other workloads).
+    pub(super) from_table: fn(Value) -> Result<WorkloadConfig, WorkloadError>,
 }
+
+/// A parser of a workload's keys.
+pub(super) type WorkloadParse = fn(&Read, &str) -> Result<WorkloadConfig, ConfigError>;
 
 impl WorkloadParser {
     /// The workload's name (`workload.kind`), from its key table's id.
@@ -1177,36 +1075,76 @@ impl WorkloadParser {
             .strip_prefix("workload.")
             .unwrap_or(self.table.id)
     }
+
+    /// Reads the workload from the flow's keys (`r`, at `path`).
+    fn read(&self, r: &Read, path: &str) -> Result<WorkloadConfig, ConfigError> {
+        if let Some(parse) = self.parse {
+            return parse(r, path);
+        }
+        let mut keys = Table::new();
+        for f in self.flat.fields {
+            let v = if is_scalar(f.kind) {
+                r.canonical(f.name)?
+            } else {
+                r.raw(f.name).cloned()
+            };
+            if let Some(v) = v {
+                keys.insert(f.name.to_string(), v);
+            }
+        }
+        (self.from_table)(Value::Table(keys)).map_err(|(key, value, allowed)| {
+            ConfigError::new(join(path, &key), render(&Value::String(value)), allowed)
+        })
+    }
 }
 
-/// Every workload's parser, in the order of [`schema::WORKLOAD_KINDS`] (a test checks it).
-pub(super) const WORKLOAD_PARSERS: &[WorkloadParser] = &[
-    WorkloadParser {
-        table: &schema::WORKLOAD_BULK,
-        flat: &QUIC_BULK,
-        parse: |r, _| Ok(WorkloadConfig::Bulk(parse_bulk_spec(r)?)),
-    },
-    WorkloadParser {
-        table: &schema::WORKLOAD_SEQUENCE,
-        flat: &QUIC_CONNECTIONS,
-        parse: |r, path| Ok(WorkloadConfig::Sequence(parse_sequence_spec(r, path)?)),
-    },
-    WorkloadParser {
-        table: &schema::WORKLOAD_WEB_PAGE,
-        flat: &schema::FLAT_WEB_PAGE,
-        parse: |r, _| Ok(WorkloadConfig::WebPage(super::workload::parse_web_page(r)?)),
-    },
-    WorkloadParser {
-        table: &schema::WORKLOAD_VIDEO,
-        flat: &schema::FLAT_VIDEO,
-        parse: |r, _| Ok(WorkloadConfig::Video(super::workload::parse_video(r)?)),
-    },
-    WorkloadParser {
-        table: &schema::WORKLOAD_RECONNECTS,
-        flat: &schema::FLAT_RECONNECTS,
-        parse: |r, _| Ok(WorkloadConfig::Reconnects(parse_reconnects_spec(r)?)),
-    },
+/// The built-in workloads whose keys need a parser of their own.
+const CUSTOM_WORKLOAD_PARSERS: &[(&str, WorkloadParse)] = &[
+    ("bulk", |r, _| Ok(WorkloadConfig::Bulk(parse_bulk_spec(r)?))),
+    ("sequence", |r, path| {
+        Ok(WorkloadConfig::Sequence(parse_sequence_spec(r, path)?))
+    }),
+    ("web_page", |r, _| {
+        Ok(WorkloadConfig::WebPage(super::workload::parse_web_page(r)?))
+    }),
+    ("video", |r, _| {
+        Ok(WorkloadConfig::Video(super::workload::parse_video(r)?))
+    }),
+    ("reconnects", |r, _| {
+        Ok(WorkloadConfig::Reconnects(parse_reconnects_spec(r)?))
+    }),
 ];
+
+/// Every workload's parser, in the order of [`schema::WORKLOAD_KINDS`]: one per row of
+/// `config::workload`'s list.
+pub(super) const WORKLOAD_PARSERS: &[WorkloadParser] =
+    &workload_parsers::<{ workload::WORKLOAD_ROWS.len() }>();
+
+const fn workload_parsers<const N: usize>() -> [WorkloadParser; N] {
+    let rows = workload::WORKLOAD_ROWS;
+    const fn parser(row: &workload::WorkloadRow) -> WorkloadParser {
+        WorkloadParser {
+            table: row.table,
+            flat: row.flat,
+            parse: None,
+            from_table: row.from_table,
+        }
+    }
+    let mut out = [parser(&rows[0]); N];
+    let mut i = 0;
+    while i < N {
+        out[i] = parser(&rows[i]);
+        let mut j = 0;
+        while j < CUSTOM_WORKLOAD_PARSERS.len() {
+            if schema::const_str_eq(CUSTOM_WORKLOAD_PARSERS[j].0, rows[i].name) {
+                out[i].parse = Some(CUSTOM_WORKLOAD_PARSERS[j].1);
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
 
 /// A transport flow: `transport`'s keys (per side, [`quic_sides`] / [`transport_sides`]),
 /// `workload`'s keys read by its parser, the flow's placement and `start`, then the
@@ -1246,20 +1184,12 @@ fn parse_transport_flow(
         )?),
         other => unreachable!("transport {other:?} has a key table and no arm here"),
     };
-    let w = (workload.parse)(&r, path)?;
+    let w = workload.read(&r, path)?;
     if transport == QUIC_NAME {
         // Issue 28 item 16: resumption and 0-RTT keys on a one-connection workload.
-        match &w {
-            WorkloadConfig::Bulk(_) => {
-                check_sequence_only_written(v, path, sides, "a bulk workload")?
-            }
-            WorkloadConfig::WebPage(_) => {
-                check_sequence_only_written(v, path, sides, "a web_page workload")?
-            }
-            WorkloadConfig::Video(video) if video.reconnections == 0 => {
-                check_sequence_only_written(v, path, sides, "a video workload")?
-            }
-            _ => {}
+        if !w.several_connections() {
+            let what = workload::a_workload(w.kind());
+            check_sequence_only_written(v, path, sides, &what)?
         }
     }
     let mut flow = FlowConfig {
@@ -1720,23 +1650,7 @@ pub const MAX_TOTAL_STREAMS: u64 = 1_000_000;
 fn flow_streams(flow: &FlowConfig) -> (u64, &'static str) {
     match flow.workload() {
         None => (0, "count"),
-        Some(WorkloadConfig::Bulk(b)) => (b.streams, "streams"),
-        Some(WorkloadConfig::Sequence(s)) => (
-            s.connections
-                .iter()
-                .map(|c| c.streams)
-                .fold(0u64, u64::saturating_add),
-            "connections",
-        ),
-        Some(WorkloadConfig::WebPage(w)) => (w.objects.len() as u64, "workload.objects"),
-        Some(WorkloadConfig::Video(v)) => (
-            v.segments().saturating_add(v.reconnections),
-            "workload.length",
-        ),
-        Some(WorkloadConfig::Reconnects(r)) => (
-            r.streams.saturating_mul(r.reconnections.saturating_add(1)),
-            "workload.reconnections",
-        ),
+        Some(w) => w.request_streams(),
     }
 }
 
@@ -1836,8 +1750,12 @@ mod spelling_tests {
             .filter_map(|t| t.id.strip_prefix("loss."))
             .collect();
         assert_eq!(tables, LOSS_MODELS);
-        let parsers: Vec<&str> = LOSS_PARSERS.iter().filter_map(|p| p.name()).collect();
-        assert_eq!(parsers, LOSS_MODELS);
+        // Each model's example, written as a scenario would, reads back as itself
+        // through the whole reader (descriptors, own spelling, rules).
+        for m in loss::examples() {
+            let v = Value::try_from(&m).unwrap();
+            assert_eq!(parse_loss(&v, "loss").ok(), Some(m), "{v}");
+        }
         for t in schema::TABLES.iter().filter(|t| t.id.starts_with("loss.")) {
             assert_eq!(t.field("model").choices, LOSS_MODELS, "{}", t.id);
         }
@@ -1888,9 +1806,25 @@ mod spelling_tests {
                 w.name()
             );
         }
-        for (w, only) in schema::WORKLOAD_TRANSPORTS {
-            assert!(schema::WORKLOAD_KINDS.contains(w), "{w}");
-            assert!(only.iter().all(|t| schema::TRANSPORTS.contains(t)), "{w}");
+        for row in workload::WORKLOAD_ROWS {
+            let only = row.only_on.unwrap_or(schema::TRANSPORTS);
+            assert!(
+                only.iter().all(|t| schema::TRANSPORTS.contains(t)),
+                "{}",
+                row.name
+            );
+        }
+        // Each workload's example, written as a scenario writes it, reads back as itself
+        // over every transport that runs it.
+        for w in workload::examples() {
+            for t in schema::TRANSPORTS.iter().filter(|t| w.runs_on(t)) {
+                let text = format!(
+                    "[topology]\nkind = \"two_hosts\"\nlink = {{ rate = \"10Mbps\", delay = \"10ms\" }}\n[[flows]]\ntransport = \"{t}\"\nworkload = {}\n",
+                    toml::Value::try_from(&w).unwrap()
+                );
+                let s = crate::scenario::parse_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+                assert_eq!(s.base.flows[0].workload(), Some(&w), "{t}");
+            }
         }
         // Every workload over every transport it runs: a flow that parses with the
         // workload asked for; over the others an error listing what they run.
@@ -1991,8 +1925,7 @@ mod spelling_tests {
         assert!(flow_spelling(&t, "f").is_err());
         const PLUS: &[WorkloadParser] = &[WorkloadParser {
             table: &BULK_PLUS,
-            flat: &QUIC_BULK,
-            parse: |r, _| Ok(WorkloadConfig::Bulk(parse_bulk_spec(r)?)),
+            ..WORKLOAD_PARSERS[0]
         }];
         let spelled = flow_spelling_in(&t, "f", PLUS).unwrap().unwrap();
         assert_eq!(spelled.flat["scheduler"].as_str(), Some("sequential"));

@@ -81,14 +81,32 @@ pub fn key_tables() -> String {
     s
 }
 
-/// The generated text for a marker naming the tables `ids` (comma-separated): one table,
-/// or several each under a bold line naming where it is written.
+/// The tables a marker names: ids separated by commas, `prefix.*` standing for every table
+/// whose id starts with `prefix.` in the order of [`TABLES`] (`loss.*`: every loss model,
+/// so a new model needs no marker of its own).
+fn marker_tables(ids: &str) -> Result<Vec<&'static Table>, String> {
+    let mut tables = Vec::new();
+    for id in ids.split(',').map(str::trim) {
+        if let Some(prefix) = id.strip_suffix('*') {
+            let before = tables.len();
+            tables.extend(TABLES.iter().copied().filter(|t| t.id.starts_with(prefix)));
+            if tables.len() == before {
+                return Err(format!("no table matches {id:?}"));
+            }
+        } else {
+            tables.push(table(id).ok_or_else(|| format!("no table with id {id:?}"))?);
+        }
+    }
+    Ok(tables)
+}
+
+/// The generated text for a marker naming the tables `ids` ([`marker_tables`]): one
+/// table, or several each under a bold line naming where it is written.
 fn block(ids: &str) -> Result<String, String> {
-    let ids: Vec<&str> = ids.split(',').map(str::trim).collect();
+    let tables = marker_tables(ids)?;
     let mut s = String::new();
-    for id in &ids {
-        let t = table(id).ok_or_else(|| format!("no table with id {id:?}"))?;
-        if ids.len() > 1 {
+    for t in &tables {
+        if tables.len() > 1 {
             s.push_str(&format!("\n`{}`:\n\n", t.path));
         }
         s.push_str(&key_table(t));
@@ -149,7 +167,7 @@ mod tests {
             let listed = doc.match_indices(BEGIN).any(|(i, _)| {
                 let ids = &doc[i + BEGIN.len()..];
                 let ids = &ids[..ids.find("-->").unwrap_or(0)];
-                ids.split(',').any(|id| id.trim() == t.id)
+                marker_tables(ids).is_ok_and(|ts| ts.iter().any(|m| m.id == t.id))
             });
             assert!(listed, "table {} has no keys marker in the doc", t.id);
         }
@@ -164,6 +182,18 @@ mod tests {
         assert!(r.ends_with("<!-- /keys -->\nb"));
         assert_eq!(render_doc(&r).unwrap(), r);
         assert!(render_doc("<!-- keys: nope -->\n<!-- /keys -->").is_err());
+        assert!(render_doc("<!-- keys: nope.* -->\n<!-- /keys -->").is_err());
+        // `loss.*`: every loss model's table, in the list's order.
+        let ids: Vec<&str> = marker_tables("loss.*")
+            .unwrap()
+            .iter()
+            .map(|t| t.id)
+            .collect();
+        let models: Vec<String> = crate::config::loss::LOSS_MODEL_NAMES
+            .iter()
+            .map(|m| format!("loss.{m}"))
+            .collect();
+        assert_eq!(ids, models);
         assert!(key_tables().contains("### a link table"));
     }
 }

@@ -379,26 +379,7 @@ pub(super) fn get_choice<'a>(
         .ok_or_else(|| ConfigError::new(path, s, allowed()))
 }
 
-/// A decimal number written with digits and at most one point: (mantissa, digits after the
-/// point), e.g. "12.5" -> (125, 1). `None` for anything else (signs, exponents, nan).
-pub(super) fn parse_decimal(s: &str) -> Option<(u128, u32)> {
-    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
-    if (int.is_empty() && frac.is_empty())
-        || !int.chars().all(|c| c.is_ascii_digit())
-        || !frac.chars().all(|c| c.is_ascii_digit())
-        || frac.len() > 30
-    {
-        return None;
-    }
-    let digits = format!("{int}{frac}");
-    let digits = digits.trim_start_matches('0');
-    let mantissa = if digits.is_empty() {
-        0
-    } else {
-        digits.parse().ok()?
-    };
-    Some((mantissa, frac.len() as u32))
-}
+pub(super) use crate::units::parse_decimal;
 
 /// `"2.5%"` -> 0.025, correctly rounded (the decimal is scaled before the one conversion
 /// to binary). `None` unless the string is a plain decimal followed by `%`.

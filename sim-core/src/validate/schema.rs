@@ -20,221 +20,14 @@
 //! them as `scenario::schema`) so that `Config::validate` can use them without importing
 //! upwards.
 
+pub(crate) use crate::keys::{key, unknown_key, PROBABILITY};
+pub use crate::keys::{Bound, DefaultValue, Field, Kind, Table};
 use crate::time::SimDuration;
 use crate::units::{format_bytes, format_duration, format_rate, parse_bytes, parse_duration};
 use crate::units::{parse_rate, Bytes, Rate};
-use serde::Serialize;
-
-/// What kind of value a key takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// A rate: `"100Mbps"` or an integer number of bit/s.
-    Rate,
-    /// A time: `"38ms"` or an integer number of nanoseconds.
-    Time,
-    /// A size: `"64KB"` or an integer number of bytes.
-    Size,
-    /// A probability in [0, 1]: a number or a percentage string `"2%"`.
-    Probability,
-    /// A TOML integer.
-    Integer,
-    /// A TOML number (float or integer).
-    Number,
-    /// `true` or `false`.
-    Bool,
-    /// One of the strings in the field's `choices`.
-    Enum,
-    /// Any string.
-    String,
-    /// A table (or one of the other spellings its help names).
-    Table,
-    /// An array of tables.
-    Tables,
-}
-
-impl Kind {
-    /// The kind's name in the generated docs and in [`schema`].
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Rate => "rate",
-            Kind::Time => "time",
-            Kind::Size => "size",
-            Kind::Probability => "probability",
-            Kind::Integer => "integer",
-            Kind::Number => "number",
-            Kind::Bool => "bool",
-            Kind::Enum => "enum",
-            Kind::String => "string",
-            Kind::Table => "table",
-            Kind::Tables => "array of tables",
-        }
-    }
-}
-
-/// A key's default.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
-pub enum DefaultValue {
-    /// This value, as a scenario writes it (TOML: `"600s"` with its quotes, `1`, `{}`).
-    Value(&'static str),
-    /// The key must be given.
-    Required,
-    /// No value; the text says what that means (`"none"`, `"unlimited"`,
-    /// `"the flow's `bytes`"`), or is empty.
-    Unset(&'static str),
-}
-
-/// One end of an allowed range, in the key's unit as a scenario writes it (`"0bps"`,
-/// `"1000B"`, `"1"`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Bound {
-    /// The bound, as written.
-    pub value: &'static str,
-    /// Whether the bound itself is allowed.
-    pub inclusive: bool,
-}
-
-/// The descriptor of one key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Field {
-    /// The key.
-    pub name: &'static str,
-    /// Its unit kind.
-    pub kind: Kind,
-    /// For [`Kind::Enum`]: the allowed strings, the default first when there is one.
-    pub choices: &'static [&'static str],
-    /// For [`Kind::Enum`]: the choices are the built-in ones and a
-    /// [`crate::registry::Registry`] may add names (`cc`); the scenario parser accepts any
-    /// controller name here and resolves it against the registry afterwards.
-    pub open: bool,
-    /// Its default.
-    pub default: DefaultValue,
-    /// Smallest allowed value, if the kind alone does not bound it.
-    pub min: Option<Bound>,
-    /// Largest allowed value, if the kind alone does not bound it.
-    pub max: Option<Bound>,
-    /// What is allowed, as the noun phrase a validation error shows after "expected".
-    pub allowed: &'static str,
-    /// One line of help (markdown), the docs' description of the key.
-    pub help: &'static str,
-}
-
-/// A table of the format: its keys in the order they are listed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Table {
-    /// Stable identifier (`"link"`, `"flow.cbr"`), used by the doc markers.
-    pub id: &'static str,
-    /// Where it is written, e.g. `[topology]` with `kind = "two_hosts"`.
-    pub path: &'static str,
-    /// What it is, as error messages name it (`"a link table"`).
-    pub what: &'static str,
-    /// Its keys.
-    pub fields: &'static [Field],
-}
-
-impl Table {
-    /// The descriptor of `name`. Panics on a name the table does not declare (a bug in the
-    /// caller, which names keys by literal).
-    pub fn field(&self, name: &str) -> &'static Field {
-        match self.fields.iter().find(|f| f.name == name) {
-            Some(f) => f,
-            None => panic!("table {} declares no key {name}", self.id),
-        }
-    }
-
-    /// Whether the table declares `name`.
-    pub fn has(&self, name: &str) -> bool {
-        self.fields.iter().any(|f| f.name == name)
-    }
-
-    /// serde's text for an unknown key, listing the declared keys:
-    /// ``unknown field `x`, expected one of `a`, `b` ``.
-    pub fn unknown_key(&self, key: &str) -> std::string::String {
-        let fields: Vec<&Field> = self.fields.iter().collect();
-        unknown_key(&fields, key)
-    }
-}
-
-/// serde's text for an unknown key among `fields`.
-pub(crate) fn unknown_key(fields: &[&Field], key: &str) -> std::string::String {
-    let names: Vec<std::string::String> = fields.iter().map(|f| format!("`{}`", f.name)).collect();
-    let expected = match names.len() {
-        0 => "there are no fields".to_string(),
-        1 => format!("expected {}", names[0]),
-        2 => format!("expected {} or {}", names[0], names[1]),
-        _ => format!("expected one of {}", names.join(", ")),
-    };
-    format!("unknown field `{key}`, {expected}")
-}
-
-// ---------------------------------------------------------------- builders
-
-const fn key(name: &'static str, kind: Kind, default: DefaultValue, help: &'static str) -> Field {
-    Field {
-        name,
-        kind,
-        choices: &[],
-        open: false,
-        default,
-        min: None,
-        max: None,
-        allowed: kind_allowed(kind),
-        help,
-    }
-}
-
-/// The `allowed` text of a key whose kind is its only rule.
-const fn kind_allowed(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Rate => "a rate such as \"100Mbps\"",
-        Kind::Time => "a time such as \"10ms\"",
-        Kind::Size => "a size such as \"64KB\"",
-        Kind::Probability => PROBABILITY,
-        Kind::Integer => "an integer",
-        Kind::Number => "a number",
-        Kind::Bool => "true or false",
-        Kind::Enum => "one of the listed strings",
-        Kind::String => "a string",
-        Kind::Table => "a table",
-        Kind::Tables => "an array of tables",
-    }
-}
-
-impl Field {
-    const fn choices(mut self, choices: &'static [&'static str]) -> Field {
-        self.choices = choices;
-        self
-    }
-    /// Choices a [`crate::registry::Registry`] extends ([`Field::open`]).
-    const fn open(mut self) -> Field {
-        self.open = true;
-        self
-    }
-    const fn min(mut self, value: &'static str, inclusive: bool) -> Field {
-        self.min = Some(Bound { value, inclusive });
-        self
-    }
-    const fn max(mut self, value: &'static str, inclusive: bool) -> Field {
-        self.max = Some(Bound { value, inclusive });
-        self
-    }
-    const fn allowed(mut self, allowed: &'static str) -> Field {
-        self.allowed = allowed;
-        self
-    }
-    const fn help(mut self, help: &'static str) -> Field {
-        self.help = help;
-        self
-    }
-}
 
 use DefaultValue::{Required, Unset, Value};
 use Kind as K;
-
-/// The `allowed` text of every probability.
-pub(crate) const PROBABILITY: &str =
-    "a probability in [0, 1]: a number such as 0.02 or a percentage string such as \"2%\"";
 
 // ---------------------------------------------------------------- the tables
 
@@ -596,93 +389,10 @@ pub const CHANGE: Table = Table {
     ],
 };
 
-/// The loss models' names, in the order of the docs.
-pub const LOSS_MODELS: &[&str] = &[
-    "none",
-    "bernoulli",
-    "periodic",
-    "gilbert_elliott",
-    "four_state",
-];
-
-const fn model() -> Field {
-    key("model", K::Enum, Required, "the loss model").choices(LOSS_MODELS)
-}
-
-/// `loss = { model = "none" }`.
-pub const LOSS_NONE: Table = Table {
-    id: "loss.none",
-    path: "loss = { model = \"none\" }",
-    what: "a loss table of model none",
-    fields: &[model()],
-};
-
-/// `loss = { model = "bernoulli", p }`.
-pub const LOSS_BERNOULLI: Table = Table {
-    id: "loss.bernoulli",
-    path: "loss = { model = \"bernoulli\", ... }",
-    what: "a loss table of model bernoulli",
-    fields: &[
-        model(),
-        key(
-            "p",
-            K::Probability,
-            Required,
-            "each packet is lost independently with probability `p`",
-        ),
-    ],
-};
-
-/// `loss = { model = "periodic", every, offset }`.
-pub const LOSS_PERIODIC: Table = Table {
-    id: "loss.periodic",
-    path: "loss = { model = \"periodic\", ... }",
-    what: "a loss table of model periodic",
-    fields: &[
-        model(),
-        key("every", K::Integer, Required, "period in packets")
-            .min("1", true)
-            .allowed("an integer >= 1 (every n-th packet is lost)"),
-        key(
-            "offset",
-            K::Integer,
-            Unset("`every` − 1"),
-            "index of the first lost packet, in [0, every − 1]",
-        )
-        .min("0", true),
-    ],
-};
-
-/// `loss = { model = "gilbert_elliott", p, r, k, h }` or `{ ..., gemodel }`.
-pub const LOSS_GILBERT_ELLIOTT: Table = Table {
-    id: "loss.gilbert_elliott",
-    path: "loss = { model = \"gilbert_elliott\", ... }",
-    what: "a loss table of model gilbert_elliott",
-    fields: &[
-        model(),
-        key("p", K::Probability, Required, "P(Good → Bad); `p + r > 0`"),
-        key("r", K::Probability, Required, "P(Bad → Good)"),
-        key("k", K::Probability, Value("1"), "P(delivered | Good)"),
-        key("h", K::Probability, Value("0"), "P(delivered | Bad)"),
-        key("gemodel", K::String, Unset("none"), "netem's spelling `\"P1 P2 P3 P4\"` = `gemodel p r 1-h 1-k` in percent, instead of `p`, `r`, `k`, `h`")
-            .allowed("netem's gemodel string \"p r 1-h 1-k\": four percentages in [0, 100] separated by spaces, e.g. \"0.125 12.5 50 4.5\""),
-    ],
-};
-
-/// `loss = { model = "four_state", p13, p31, p32, p23, p14 }`.
-pub const LOSS_FOUR_STATE: Table = Table {
-    id: "loss.four_state",
-    path: "loss = { model = \"four_state\", ... }",
-    what: "a loss table of model four_state",
-    fields: &[
-        model(),
-        key("p13", K::Probability, Required, "P(1 → 3); `p13 + p14 ≤ 1`"),
-        key("p31", K::Probability, Required, "P(3 → 1); `p31 + p32 ≤ 1`"),
-        key("p32", K::Probability, Required, "P(3 → 2)"),
-        key("p23", K::Probability, Required, "P(2 → 3)"),
-        key("p14", K::Probability, Required, "P(1 → 4)"),
-    ],
-};
+/// The loss models' names, in the order of the docs: one per row of
+/// `config::loss`'s list (each model's key table is its file's `KEYS`, in
+/// [`crate::config::loss::LOSS_TABLES`]).
+pub use crate::config::loss::LOSS_MODEL_NAMES as LOSS_MODELS;
 
 /// Flow kinds. A new kind = a table here, an entry in this list and an arm in the
 /// builder's flow dispatch.
@@ -843,7 +553,7 @@ pub const QUIC: Table = Table {
             .allowed("a number of connections in [1, 100]"),
         key("hystart", K::Bool, Value("false"), "HyStart++ (RFC 9406) in slow start, with either controller"),
         key("hystart_flavor", K::Enum, Value("\"rfc9406\""), "which slow-start exit `hystart` runs with `cc = \"cubic\"`: `\"rfc9406\"` (HyStart++: conservative slow start on a delay increase) or `\"hybrid_slow_start\"` (Chromium's and quic-go's `HybridSlowStart`: leave slow start at once when a round's minimum RTT over its first 8 ACKs exceeds the connection's minimum by clamp(min RTT / 8, 4 ms, 16 ms), from a 16-segment window on)")
-            .choices(&["rfc9406", "hybrid_slow_start"]),
+            .choices(&crate::cc::cubic::HyStartFlavor::NAMES),
         key("cc_segment_size", K::Size, Unset("`max_udp_payload`"), "the unit (bytes) the controller counts its window in: congestion-avoidance growth, CUBIC's C, the minimum window (2 units), HyStart++'s cap; 536-65527. The packet size does not change.")
             .min("536B", true)
             .max("65527B", true)
@@ -1282,10 +992,10 @@ pub const TRANSPORT_SIDES: Table = Table {
 
 /// The workloads of the transport × workload spelling (`workload.kind`), each with its
 /// table `workload.<kind>` in [`WORKLOADS`].
-pub const WORKLOAD_KINDS: &[&str] = &["bulk", "sequence", "web_page", "video", "reconnects"];
+pub use crate::config::workload::WORKLOAD_NAMES as WORKLOAD_KINDS;
 
 /// The `kind` key every workload table starts with.
-const WORKLOAD_KIND: Field = key("kind", K::Enum, Required, "the workload").choices(WORKLOAD_KINDS);
+const WORKLOAD_KIND: Field = crate::config::workload::kind_key();
 
 /// The descriptor of `name` in `t`, for tables that reuse keys declared elsewhere (a
 /// compile error when `t` declares no such key).
@@ -1302,7 +1012,7 @@ const fn reuse(t: &Table, name: &str) -> Field {
 }
 
 /// `a == b`, usable in a `const fn`.
-const fn const_str_eq(a: &str, b: &str) -> bool {
+pub(crate) const fn const_str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;
@@ -1518,32 +1228,22 @@ pub const FLAT_RECONNECTS: Table = Table {
     fields: &RECONNECTS_KEYS,
 };
 
-/// The table of every workload, in the order of [`WORKLOAD_KINDS`] (a test checks it).
-pub const WORKLOADS: &[&Table] = &[
-    &WORKLOAD_BULK,
-    &WORKLOAD_SEQUENCE,
-    &WORKLOAD_WEB_PAGE,
-    &WORKLOAD_VIDEO,
-    &WORKLOAD_RECONNECTS,
-];
+/// The table of every workload, in the order of [`WORKLOAD_KINDS`] (`config::workload`'s
+/// list).
+pub use crate::config::workload::WORKLOAD_TABLES as WORKLOADS;
 
-/// The workloads only some transports run, with those transports; every other workload
-/// of [`WORKLOAD_KINDS`] runs over every transport of [`TRANSPORTS`] (a workload is
-/// written once over `StreamTransport`). `sequence` resumes with QUIC session tickets
-/// (`docs/lifecycle.md`).
-pub const WORKLOAD_TRANSPORTS: &[(&str, &[&str])] = &[("sequence", &["quic"])];
-
-/// Whether the transport `transport` runs the workload `workload` ([`WORKLOAD_TRANSPORTS`]).
+/// Whether the transport `transport` runs the workload `workload` (its
+/// `WorkloadDef::ONLY_ON`; every workload written once over `StreamTransport` runs over
+/// every transport of [`TRANSPORTS`]).
 pub fn workload_runs_on(workload: &str, transport: &str) -> bool {
-    match WORKLOAD_TRANSPORTS.iter().find(|(w, _)| *w == workload) {
-        Some((_, only)) => only.contains(&transport),
-        None => true,
-    }
+    crate::config::workload::row(workload)
+        .and_then(|r| r.only_on)
+        .is_none_or(|only| only.contains(&transport))
 }
 
 /// What a workload the transport does not run is told: ``a workload the "tcp" transport
 /// runs: "bulk", "web_page", "video" or "reconnects"``, from [`WORKLOAD_KINDS`] and
-/// [`WORKLOAD_TRANSPORTS`].
+/// each workload's `ONLY_ON`.
 pub fn workloads_run_by(transport: &str) -> std::string::String {
     let names: Vec<std::string::String> = WORKLOAD_KINDS
         .iter()
@@ -1565,24 +1265,47 @@ pub fn workload(kind: &str) -> Option<&'static Table> {
         .find(|t| t.id.strip_prefix("workload.") == Some(kind))
 }
 
-/// Every table of the format, in the order of the docs.
-pub const TABLES: &[&Table] = &[
-    &TOP,
-    &SIM,
-    &OUTPUT,
-    &TWO_HOSTS,
-    &DUMBBELL,
-    &PAIR,
-    &HANDOVER,
-    &LINK,
-    &QUEUE,
-    &JITTER,
-    &CHANGE,
-    &LOSS_NONE,
-    &LOSS_BERNOULLI,
-    &LOSS_PERIODIC,
-    &LOSS_GILBERT_ELLIOTT,
-    &LOSS_FOUR_STATE,
+/// Every table of the format, in the order of the docs: [`TABLES_BEFORE_LOSS`], the loss
+/// models' tables, [`TABLES_AFTER_LOSS`], the workloads' tables ([`WORKLOADS`]), a web
+/// page's objects.
+pub const TABLES: &[&Table] = &concat_tables::<{ TABLE_COUNT }>(&[
+    TABLES_BEFORE_LOSS,
+    crate::config::loss::LOSS_TABLES,
+    TABLES_AFTER_LOSS,
+    WORKLOADS,
+    &[&WEB_OBJECT],
+]);
+
+const TABLE_COUNT: usize = TABLES_BEFORE_LOSS.len()
+    + crate::config::loss::LOSS_TABLES.len()
+    + TABLES_AFTER_LOSS.len()
+    + WORKLOADS.len()
+    + 1;
+
+/// `parts` one after the other (`N`: their total length).
+const fn concat_tables<const N: usize>(parts: &[&[&'static Table]]) -> [&'static Table; N] {
+    let mut out: [&Table; N] = [&TOP; N];
+    let (mut i, mut n) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[n] = parts[i][j];
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "TABLE_COUNT is the parts' total length");
+    out
+}
+
+/// The tables of the format before the loss models'.
+const TABLES_BEFORE_LOSS: &[&Table] = &[
+    &TOP, &SIM, &OUTPUT, &TWO_HOSTS, &DUMBBELL, &PAIR, &HANDOVER, &LINK, &QUEUE, &JITTER, &CHANGE,
+];
+
+/// The tables of the format after the loss models'.
+const TABLES_AFTER_LOSS: &[&Table] = &[
     &FLOW,
     &CBR,
     &QUIC,
@@ -1595,12 +1318,6 @@ pub const TABLES: &[&Table] = &[
     &TRANSPORT_FLOW,
     &PAIRED,
     &TRANSPORT_SIDES,
-    &WORKLOAD_BULK,
-    &WORKLOAD_SEQUENCE,
-    &WORKLOAD_WEB_PAGE,
-    &WEB_OBJECT,
-    &WORKLOAD_VIDEO,
-    &WORKLOAD_RECONNECTS,
 ];
 
 /// The whole scenario model: every table with its key descriptors, for tools (the
@@ -1765,6 +1482,38 @@ mod tests {
         }
         round_trips(&AllowanceKind::ALL, &AllowanceKind::NAMES, |p| p.name());
         assert_eq!(AllowanceRegistry::builtin().names(), AllowanceKind::NAMES);
+        use crate::cc::cubic::HyStartFlavor;
+        assert_eq!(QUIC.field("hystart_flavor").choices, HyStartFlavor::NAMES);
+        round_trips(&HyStartFlavor::ALL, &HyStartFlavor::NAMES, |p| p.name());
+        // Each ALL lists every variant: serde's derive knows them all (its error for an
+        // unknown name lists them), so a variant left out of ALL fails here.
+        assert_eq!(serde_variants::<Profile>(), Profile::NAMES);
+        assert_eq!(
+            serde_variants::<MigrationPolicyKind>(),
+            MigrationPolicyKind::NAMES
+        );
+        assert_eq!(
+            serde_variants::<InitialWindowKind>(),
+            InitialWindowKind::NAMES
+        );
+        assert_eq!(serde_variants::<AllowanceKind>(), AllowanceKind::NAMES);
+        assert_eq!(serde_variants::<HyStartFlavor>(), HyStartFlavor::NAMES);
+    }
+
+    /// Every variant name serde's derive accepts for `T`, in declaration order, read from
+    /// its error for an unknown one (``unknown variant `x`, expected one of `a`, `b` ``).
+    fn serde_variants<T: serde::de::DeserializeOwned>() -> Vec<String> {
+        let e = serde_json::from_value::<T>(serde_json::Value::from("__none__"))
+            .err()
+            .expect("no variant is named __none__")
+            .to_string();
+        let expected = &e[e.find("expected").expect("serde lists the variants")..];
+        expected
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
     }
 
     #[test]
