@@ -45,7 +45,10 @@ impl Connection {
             .flat_map(|&sp| r.outstanding(sp))
             .filter(|p| p.in_flight)
             .count() as u64;
-        let pacing_rate = if self.cfg.cc.pacing && srtt.as_nanos() > 0 {
+        let pacing_rate = if let Some(rate) = r.cc().pacing_rate() {
+            // A controller's own rate (BBR), bytes/s to bits/s.
+            Some(rate.saturating_mul(8))
+        } else if self.cfg.cc.pacing && srtt.as_nanos() > 0 {
             let bits = self.pacing_gain() as u128 * r.cwnd() as u128 * 8 * 1_000_000;
             Some((bits / srtt.as_nanos() as u128).min(u64::MAX as u128) as u64)
         } else {
