@@ -189,6 +189,8 @@ pub struct Bbr1 {
     recovery_start: Option<SimTime>,
     recovering: bool,
     exit_recovery: bool,
+    /// An RTT was seen: the initial pacing rate was recomputed from it.
+    has_seen_rtt: bool,
     // Bookkeeping from the last sample.
     delivered: u64,
     target_cwnd: u64,
@@ -236,16 +238,22 @@ impl Bbr1 {
             recovery_start: None,
             recovering: false,
             exit_recovery: false,
+            has_seen_rtt: false,
             delivered: 0,
             target_cwnd: initial_cwnd,
             probe_rtt_count: 0,
             filled_pipe_round: None,
         };
-        // §4.2.1 BBRInitPacingRate: nominal bandwidth InitialCwnd / 1 ms (no SRTT yet).
-        let nominal =
-            initial_cwnd as u128 * 1_000_000_000 / INITIAL_RTT_FOR_PACING.as_nanos() as u128;
-        b.pacing_rate = (nominal * HIGH_GAIN as u128 / GAIN_UNIT as u128) as u64;
+        b.init_pacing_rate(INITIAL_RTT_FOR_PACING);
         b
+    }
+
+    /// §4.2.1 `BBRInitPacingRate`: `high_gain · InitialCwnd / SRTT` (1 ms without an
+    /// SRTT). The controller is built before any RTT sample, so, as Linux's
+    /// `bbr_init_pacing_rate_from_rtt`, it is computed again from the first RTT sample.
+    fn init_pacing_rate(&mut self, rtt: SimDuration) {
+        let nominal = self.initial_cwnd as u128 * 1_000_000_000 / rtt.as_nanos().max(1) as u128;
+        self.pacing_rate = (nominal * HIGH_GAIN as u128 / GAIN_UNIT as u128) as u64;
     }
 
     /// The state machine's state.
@@ -379,6 +387,25 @@ impl Bbr1 {
         self.cwnd = bytes_in_flight.saturating_add(self.mss);
         self.packet_conservation = true;
         self.next_round_delivered = self.delivered;
+    }
+
+    /// The first RTT (the transport's smoothed RTT, else the sample's): the initial
+    /// pacing rate from it (§4.2.1), unless a bandwidth sample came first.
+    fn check_first_rtt(&mut self, rtt: &RttSnapshot, sample: Option<SimDuration>) {
+        if self.has_seen_rtt {
+            return;
+        }
+        let first = if rtt.smoothed_rtt > SimDuration::ZERO {
+            Some(rtt.smoothed_rtt)
+        } else {
+            sample.filter(|r| *r > SimDuration::ZERO)
+        };
+        if let Some(r) = first {
+            self.has_seen_rtt = true;
+            if self.btlbw.get() == 0 {
+                self.init_pacing_rate(r);
+            }
+        }
     }
 
     /// §4.1.1.3 `BBRUpdateRound`, §4.1.1.5 `BBRUpdateBtlBw`.
@@ -522,8 +549,10 @@ impl CongestionController for Bbr1 {
         sent_time: SimTime,
         _bytes: u64,
         _app_limited: bool,
-        _rtt: &RttSnapshot,
+        rtt: &RttSnapshot,
     ) {
+        // The handshake's packets give the first RTT before any rate sample.
+        self.check_first_rtt(rtt, None);
         // A packet sent after the recovery period started ends it (the window comes back
         // in the sample that follows, §4.2.3.4).
         if self.recovering && !self.in_recovery(sent_time) {
@@ -607,8 +636,9 @@ impl CongestionController for Bbr1 {
 
     /// §3.5.2 (Per-ACK Steps): `BBRUpdateModelAndState`, then
     /// `BBRUpdateControlParameters`.
-    fn on_rate_sample(&mut self, now: SimTime, rs: &RateSample, _rtt: &RttSnapshot) {
+    fn on_rate_sample(&mut self, now: SimTime, rs: &RateSample, rtt: &RttSnapshot) {
         self.delivered = rs.total_delivered;
+        self.check_first_rtt(rtt, rs.rtt);
         let prior_inflight = rs
             .bytes_in_flight
             .saturating_add(rs.newly_acked)
@@ -658,7 +688,6 @@ impl CongestionController for Bbr1 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::RateSampler;
 
     #[test]
     fn constants_are_the_drafts() {
@@ -685,55 +714,195 @@ mod tests {
         assert_eq!(f.get(), 70);
     }
 
-    /// Drives the controller with an ideal pipe of `bw` bytes/s and `rtt`: each round the
-    /// sender delivers min(cwnd, what `rate` allows) ... a packet-level toy, enough to
-    /// check Startup's exit rule: three rounds without 25 % growth.
+    /// A synthetic sample: one ACK of `acked` bytes that starts a new round (its
+    /// packet was sent after the previous round's last delivery), measuring `rate`.
+    fn round_sample(
+        total: &mut u64,
+        acked: u64,
+        rate: u64,
+        rtt_ms: u64,
+        inflight: u64,
+    ) -> RateSample {
+        let prior = *total;
+        *total += acked;
+        RateSample {
+            delivery_rate: Some(rate),
+            delivered: acked,
+            interval: SimDuration::from_millis(rtt_ms),
+            prior_delivered: prior,
+            rtt: Some(SimDuration::from_millis(rtt_ms)),
+            newly_acked: acked,
+            total_delivered: *total,
+            bytes_in_flight: inflight,
+            ..RateSample::default()
+        }
+    }
+
+    /// §4.3.2.2: Startup ends after three rounds in a row without 25 % growth of BtlBw,
+    /// counting a round of 18.75 % growth as no growth and a round of 25 % as growth.
     #[test]
-    fn startup_exits_after_three_rounds_without_growth() {
+    fn startup_exits_after_three_rounds_without_25_percent_growth() {
+        let mut b = Bbr1::new(1000, 10_000, RngStream::derive(1, "t"));
+        let snap = RttSnapshot::default();
+        let mut total = 0;
+        let mut t = SimTime::ZERO;
+        // Rates per round: doubling, then +25 % exactly (growth: the counter restarts),
+        // then +18.75 %, flat, flat: the third round without 25 % growth fills the pipe.
+        let rates = [10_000, 20_000, 40_000, 50_000, 59_375, 59_375, 59_375];
+        for (k, &rate) in rates.iter().enumerate() {
+            t += SimDuration::from_millis(100);
+            let rs = round_sample(&mut total, 1000, rate, 100, 50_000);
+            b.on_rate_sample(t, &rs, &snap);
+            assert_eq!(b.round_count(), k as u64 + 1);
+            let filled = b.filled_pipe_round().is_some();
+            assert_eq!(filled, k == 6, "round {}: filled {filled}", k + 1);
+        }
+        assert_eq!(b.filled_pipe_round(), Some(7));
+        // §4.3.3: the pipe is full: Drain, pacing at 1/high_gain; with 50 kB in flight
+        // above one BDP (59 375 B/s · 100 ms ≈ 5.9 kB) it stays in Drain.
+        assert_eq!(b.state(), BbrState::Drain);
+        assert_eq!(b.pacing_gain(), DRAIN_GAIN);
+        assert_eq!(b.pacing_rate(), Some(59_375 * DRAIN_GAIN / GAIN_UNIT));
+        // An app-limited round does not count (§4.3.2.2) ...
+        let mut b2 = Bbr1::new(1000, 10_000, RngStream::derive(1, "t"));
+        let mut total = 0;
+        for k in 0..6 {
+            let mut rs = round_sample(&mut total, 1000, 10_000, 100, 50_000);
+            rs.is_app_limited = k > 0;
+            b2.on_rate_sample(
+                SimTime::ZERO + SimDuration::from_millis(100 * (k + 1)),
+                &rs,
+                &snap,
+            );
+        }
+        assert_eq!(
+            b2.filled_pipe_round(),
+            None,
+            "app-limited rounds never fill the pipe"
+        );
+        assert_eq!(b2.state(), BbrState::Startup);
+    }
+
+    /// §4.3.3, §4.3.4, §4.3.5, §4.2.3.5: Drain ends at one BDP in flight; ProbeBW paces
+    /// at the cycle's gains with cwnd 2 BDP + quanta; 10 s without a lower RTT enter
+    /// ProbeRTT (cwnd 4 packets), left after 200 ms at that flight and a round.
+    #[test]
+    fn drain_probe_bw_and_probe_rtt() {
         let mss = 1000;
-        let mut b = Bbr1::new(mss, 10 * mss, RngStream::derive(1, "t"));
-        let mut s = RateSampler::new();
-        let rtt = SimDuration::from_millis(100);
-        let cap_per_round = 100 * mss; // the bottleneck delivers 100 packets per RTT
-        let mut now = SimTime::ZERO;
-        let mut id = 0u64;
-        let mut rounds_at_cap = 0;
-        let mut seen_cap_round = None;
-        for round in 0..30u64 {
-            // Send a window's worth, but the pipe only delivers cap_per_round of it per RTT.
-            let send = b.window().min(cap_per_round);
-            let n = send / mss;
-            let t0 = now;
-            for k in 0..n {
-                s.on_packet_sent(id + k, t0, mss, k * mss, false);
-            }
-            for k in 0..n {
-                let at = t0 + rtt + SimDuration(rtt.as_nanos() * k / n.max(1));
-                s.on_packet_acked(id + k, at);
-                let rs = s.generate(rtt, (n - k - 1) * mss);
-                b.on_rate_sample(at, &rs, &RttSnapshot::default());
-                now = at;
-            }
-            id += n;
-            if send >= cap_per_round && seen_cap_round.is_none() {
-                seen_cap_round = Some(round);
-            }
-            if seen_cap_round.is_some() {
-                rounds_at_cap += 1;
-            }
-            if b.filled_pipe_round().is_some() {
-                break;
+        let mut b = Bbr1::new(mss, 10 * mss, RngStream::derive(7, "t"));
+        let snap = RttSnapshot::default();
+        let mut total = 0;
+        let mut t = SimTime::ZERO;
+        let bw = 1_000_000; // 1 MB/s, RTprop 100 ms: BDP 100 kB
+        for _ in 0..4 {
+            t += SimDuration::from_millis(100);
+            let rs = round_sample(&mut total, mss, bw, 100, 250_000);
+            b.on_rate_sample(t, &rs, &snap);
+        }
+        assert_eq!(b.state(), BbrState::Drain);
+        // One BDP + quanta (pacing rate 1 MB/s < 3 MB/s: two packets each) in flight: ProbeBW.
+        t += SimDuration::from_millis(10);
+        let rs = round_sample(&mut total, mss, bw, 100, 100_000 + 6 * mss);
+        b.on_rate_sample(t, &rs, &snap);
+        assert_eq!(b.state(), BbrState::ProbeBw);
+        assert_ne!(
+            b.pacing_gain(),
+            GAIN_UNIT * 3 / 4,
+            "never starts in the 3/4 phase"
+        );
+        assert_eq!(b.inflight(PROBE_BW_CWND_GAIN), 200_000 + 6 * mss);
+        // Steady: the window converges to cwnd_gain · BDP + quanta.
+        for _ in 0..200 {
+            t += SimDuration::from_millis(20);
+            let rs = round_sample(&mut total, 2 * mss, bw, 100, 150_000);
+            b.on_rate_sample(t, &rs, &snap);
+            let gain = b.pacing_gain();
+            assert!(PACING_GAIN_CYCLE.contains(&gain));
+            assert_eq!(b.pacing_rate(), Some(bw * gain / GAIN_UNIT));
+        }
+        assert_eq!(b.window(), 200_000 + 6 * mss);
+        assert_eq!(b.state(), BbrState::ProbeBw);
+        // RTT samples above RTprop for 10 s: ProbeRTT on the first ACK after the filter
+        // expired (rtprop_stamp = the last 100 ms sample).
+        let stamp = t;
+        let mut entered = None;
+        while entered.is_none() {
+            t += SimDuration::from_millis(20);
+            let rs = round_sample(&mut total, 2 * mss, bw, 120, 150_000);
+            b.on_rate_sample(t, &rs, &snap);
+            if b.state() == BbrState::ProbeRtt {
+                entered = Some(t);
             }
         }
-        let first = seen_cap_round.expect("the window reached the pipe");
-        let filled = b.filled_pipe_round().expect("Startup ended");
-        // Bandwidth grows ×2.885 per round until the bottleneck, then stops growing:
-        // three rounds of no 25 % growth after the first capped round's samples.
-        assert!(b.btlbw() > 0);
+        let entered = entered.unwrap();
+        assert!(entered > stamp + RTPROP_FILTER_LEN);
+        assert!(entered <= stamp + RTPROP_FILTER_LEN + SimDuration::from_millis(20));
+        assert_eq!(b.window(), MIN_PIPE_CWND_PACKETS * mss);
+        assert_eq!(b.probe_rtt_count(), 1);
+        // The flight drains to 4 packets: the 200 ms start; exit after 200 ms and a round.
+        let mut left = None;
+        while left.is_none() {
+            t += SimDuration::from_millis(20);
+            let rs = round_sample(&mut total, mss, bw, 100, 4 * mss);
+            b.on_rate_sample(t, &rs, &snap);
+            if b.state() != BbrState::ProbeRtt {
+                left = Some(t);
+            }
+        }
+        let spent = left.unwrap().saturating_since(entered);
+        assert!(spent > PROBE_RTT_DURATION, "{spent:?}");
         assert!(
-            (3..=5).contains(&rounds_at_cap),
-            "rounds at the cap before the exit: {rounds_at_cap} (first capped round {first}, filled at round {filled})"
+            spent <= PROBE_RTT_DURATION + SimDuration::from_millis(60),
+            "{spent:?}"
         );
-        assert_ne!(b.state(), BbrState::Startup);
+        assert_eq!(
+            b.state(),
+            BbrState::ProbeBw,
+            "the pipe was full: back to ProbeBW"
+        );
+        assert!(
+            b.window() >= 200_000,
+            "the saved window comes back: {}",
+            b.window()
+        );
+        assert_eq!(b.rtprop(), Some(SimDuration::from_millis(100)));
+    }
+
+    /// §4.2.3.4: entering recovery keeps `inflight + 1 packet`, packet conservation for a
+    /// round, the saved window back at the end of recovery; a timeout leaves one packet.
+    #[test]
+    fn loss_recovery_conserves_packets_and_restores_the_window() {
+        let mss = 1000;
+        let mut b = Bbr1::new(mss, 10 * mss, RngStream::derive(7, "t"));
+        let snap = RttSnapshot::default();
+        let mut total = 0;
+        let mut t = SimTime::ZERO;
+        for _ in 0..30 {
+            t += SimDuration::from_millis(100);
+            let rs = round_sample(&mut total, 20 * mss, 1_000_000, 100, 100_000);
+            b.on_rate_sample(t, &rs, &snap);
+        }
+        let before = b.window();
+        assert!(before > 100_000);
+        b.on_congestion_event(t, t, 60_000);
+        assert_eq!(b.window(), 61_000);
+        assert!(b.recovering() && b.in_recovery(t));
+        // Same round: the window follows the flight (conservation), minus the losses.
+        let mut rs = round_sample(&mut total, 0, 1_000_000, 100, 59_000);
+        rs.prior_delivered = 0; // an old packet: no new round
+        rs.newly_acked = 2000;
+        rs.newly_lost = 1000;
+        b.on_rate_sample(t, &rs, &snap);
+        assert_eq!(b.window(), 61_000, "max(61 000 − 1000, 59 000 + 2000)");
+        // A packet sent after the recovery start is acknowledged: the window comes back.
+        t += SimDuration::from_millis(100);
+        b.on_packet_acked(t, t, mss, false, &snap);
+        let rs = round_sample(&mut total, mss, 1_000_000, 100, 60_000);
+        b.on_rate_sample(t, &rs, &snap);
+        assert!(!b.recovering());
+        assert_eq!(b.window(), before);
+        b.on_retransmission_timeout(t, true);
+        assert_eq!(b.window(), mss);
+        assert_eq!(b.window(), b.minimum_window());
     }
 }
