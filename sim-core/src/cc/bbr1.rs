@@ -189,6 +189,8 @@ pub struct Bbr1 {
     recovery_start: Option<SimTime>,
     recovering: bool,
     exit_recovery: bool,
+    /// Recovery was entered since the last sample: its round starts after this ACK.
+    recovery_round_pending: bool,
     /// An RTT was seen: the initial pacing rate was recomputed from it.
     has_seen_rtt: bool,
     // Bookkeeping from the last sample.
@@ -238,6 +240,7 @@ impl Bbr1 {
             recovery_start: None,
             recovering: false,
             exit_recovery: false,
+            recovery_round_pending: false,
             has_seen_rtt: false,
             delivered: 0,
             target_cwnd: initial_cwnd,
@@ -383,10 +386,11 @@ impl Bbr1 {
         self.recovering = true;
         self.exit_recovery = false;
         // §4.2.3.4 BBROnEnterRecovery: cwnd = inflight + max(delivered, 1 packet), packet
-        // conservation for one round (a new round starts now).
+        // conservation for one round (a new round starts after this ACK's deliveries,
+        // as Linux's `next_rtt_delivered = tp->delivered` at recovery entry).
         self.cwnd = bytes_in_flight.saturating_add(self.mss);
         self.packet_conservation = true;
-        self.next_round_delivered = self.delivered;
+        self.recovery_round_pending = true;
     }
 
     /// The first RTT (the transport's smoothed RTT, else the sample's): the initial
@@ -586,6 +590,7 @@ impl CongestionController for Bbr1 {
         self.recovering = true;
         self.exit_recovery = false;
         self.packet_conservation = false;
+        self.recovery_round_pending = false;
         self.cwnd = self.mss;
     }
 
@@ -594,6 +599,7 @@ impl CongestionController for Bbr1 {
         self.cwnd = self.cwnd.max(prior_cwnd).max(self.prior_cwnd);
         self.recovering = false;
         self.packet_conservation = false;
+        self.recovery_round_pending = false;
     }
 
     fn window(&self) -> u64 {
@@ -661,6 +667,11 @@ impl CongestionController for Bbr1 {
         self.check_drain(now, rs.bytes_in_flight);
         self.update_rtprop(now, rs);
         self.check_probe_rtt(now, rs.bytes_in_flight);
+        if self.recovery_round_pending {
+            self.recovery_round_pending = false;
+            self.packet_conservation = true;
+            self.next_round_delivered = rs.total_delivered;
+        }
         if self.exit_recovery {
             // §4.2.3.4: upon exiting loss recovery, restore the last known good window.
             self.exit_recovery = false;
