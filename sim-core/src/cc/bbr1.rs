@@ -41,6 +41,8 @@ pub const CONTROLLER: ControllerDef = ControllerDef {
     aliases: &[],
     trace_name: NAME,
     build: |ctx| Box::new(Bbr1::new(ctx.segment_size, ctx.initial_window, ctx.rng())),
+    // SCTP feeds no rate samples and does not pace.
+    sctp: false,
 };
 
 /// Fixed-point unit of the gains (1.0 = `GAIN_UNIT`).

@@ -243,6 +243,10 @@ pub struct ControllerDef {
     pub trace_name: &'static str,
     /// Builds one controller from the sender's parameters and the derived sizes.
     pub build: fn(&CcContext) -> Box<dyn CongestionController>,
+    /// Whether SCTP may run it as a shared controller (fed per acknowledged chunk, with
+    /// neither rate samples nor a controller pacing rate): `false` for a model-based
+    /// controller ([`CongestionController::wants_rate_samples`], BBR).
+    pub sctp: bool,
 }
 
 /// Every built-in controller. Order: the order lists are shown in (schema choices,
@@ -482,7 +486,31 @@ mod tests {
         let schema = crate::validate::schema::TCP.field("cc");
         assert_eq!(schema.choices, names, "the TCP schema's cc choices");
         let sctp = crate::validate::schema::SCTP.field("cc");
-        assert_eq!(sctp.choices[1..], names, "SCTP's shared controllers");
+        let shared: Vec<&str> = CONTROLLERS
+            .iter()
+            .filter(|d| d.sctp)
+            .map(|d| d.name)
+            .collect();
+        assert_eq!(sctp.choices[1..], shared, "SCTP's shared controllers");
+        for d in CONTROLLERS {
+            let cc = build(
+                &CcParams {
+                    algorithm: CcAlgorithm::Builtin(d),
+                    ..CcParams::default()
+                },
+                1200,
+            );
+            assert_eq!(
+                d.sctp,
+                !cc.wants_rate_samples(),
+                "{}: SCTP feeds no rate samples",
+                d.name
+            );
+            if !d.sctp {
+                let err = crate::config::sctp::SctpCc::try_from(d.name.to_string()).unwrap_err();
+                assert!(err.contains("delivery-rate samples"), "{err}");
+            }
+        }
     }
 
     #[test]
