@@ -49,6 +49,7 @@ pub const CONTROLLER: super::ControllerDef = super::ControllerDef {
             }
         }
     },
+    sctp: true,
 };
 
 /// Which CUBIC: the RFC as written, or Linux's `net/ipv4/tcp_cubic.c` where it differs.

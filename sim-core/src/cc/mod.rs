@@ -19,6 +19,7 @@ pub mod hybrid_slow_start;
 pub mod hystart;
 pub mod hystart_linux;
 pub mod params;
+pub mod rate_sample;
 pub mod registry;
 pub mod sctp;
 
@@ -32,6 +33,7 @@ pub use hystart::HyStart;
 pub use hystart_linux::LinuxHyStart;
 pub use newreno::NewReno;
 pub use params::CcParams;
+pub use rate_sample::{RateSample, RateSampler};
 pub use registry::{CcContext, CcStreamId, ControllerFactory, ControllerRegistry, CustomCc};
 
 /// A snapshot of the path's RTT estimate, passed to controllers that need it (CUBIC,
@@ -169,6 +171,49 @@ pub trait CongestionController: std::fmt::Debug {
     fn in_slow_start(&self) -> bool {
         self.ssthresh().is_none_or(|s| self.window() < s)
     }
+
+    /// Whether the transport should keep delivery-rate samples ([`rate_sample`]) and call
+    /// [`CongestionController::on_rate_sample`] after every ACK (BBR). Asked once, when
+    /// the transport is built. A controller that takes rate samples also sets its own
+    /// window during a TCP fast recovery (as Linux's `cong_control` hook bypasses PRR).
+    /// Default: no (nothing is sampled, nothing changes for the controller).
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
+    /// The rate sample of one ACK (after its losses, [`CongestionController::on_congestion_event`],
+    /// and its acknowledged packets, [`CongestionController::on_packet_acked`], were
+    /// reported), with the RTT estimate after it. Called only when
+    /// [`CongestionController::wants_rate_samples`]. Default: nothing.
+    fn on_rate_sample(&mut self, _now: SimTime, _rs: &RateSample, _rtt: &RttSnapshot) {}
+
+    /// The pacing rate the controller asks for, in bytes per second (BBR: pacing_gain ·
+    /// BtlBw). `Some` makes the transport pace at that rate whether or not the flow's
+    /// `pacing` is on; `None` (the default) leaves the transport's own pacer (`gain ·
+    /// cwnd / srtt`, when pacing is on).
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    /// A model-based controller's estimates for traces (BBR: state, bottleneck bandwidth,
+    /// minimum RTT). Default: none.
+    fn model(&self) -> Option<ModelEstimate> {
+        None
+    }
+}
+
+/// A model-based controller's current estimates ([`CongestionController::model`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelEstimate {
+    /// The state machine's state (BBR: `"startup"`, `"drain"`, `"probe_bw"`,
+    /// `"probe_rtt"`).
+    pub state: &'static str,
+    /// Estimated bottleneck bandwidth, bytes per second.
+    pub bandwidth: u64,
+    /// Estimated minimum round-trip time (zero before any sample).
+    pub min_rtt: SimDuration,
+    /// The pacing gain in force, permille.
+    pub pacing_gain_permille: u64,
 }
 
 /// [`CongestionController::state_name`] in slow start (RFC 9002 §7.3.1).
@@ -195,6 +240,10 @@ pub struct ControllerDef {
     pub trace_name: &'static str,
     /// Builds one controller from the sender's parameters and the derived sizes.
     pub build: fn(&CcContext) -> Box<dyn CongestionController>,
+    /// Whether SCTP may run it as a shared controller (fed per acknowledged chunk, with
+    /// neither rate samples nor a controller pacing rate): `false` for a model-based
+    /// controller ([`CongestionController::wants_rate_samples`], BBR).
+    pub sctp: bool,
 }
 
 /// Declares the built-in controllers, one line: each is its module `cc/<name>.rs` holding
@@ -210,7 +259,7 @@ macro_rules! controllers {
     };
 }
 
-controllers!(newreno, cubic);
+controllers!(newreno, cubic, bbr1);
 
 /// The scenario names of [`CONTROLLERS`], in order: the schema's `cc` choices.
 pub const CONTROLLER_NAMES: [&str; CONTROLLERS.len()] = {
@@ -443,7 +492,31 @@ mod tests {
         let schema = crate::validate::schema::TCP.field("cc");
         assert_eq!(schema.choices, names, "the TCP schema's cc choices");
         let sctp = crate::validate::schema::SCTP.field("cc");
-        assert_eq!(sctp.choices[1..], names, "SCTP's shared controllers");
+        let shared: Vec<&str> = CONTROLLERS
+            .iter()
+            .filter(|d| d.sctp)
+            .map(|d| d.name)
+            .collect();
+        assert_eq!(sctp.choices[1..], shared, "SCTP's shared controllers");
+        for d in CONTROLLERS {
+            let cc = build(
+                &CcParams {
+                    algorithm: CcAlgorithm::Builtin(d),
+                    ..CcParams::default()
+                },
+                1200,
+            );
+            assert_eq!(
+                d.sctp,
+                !cc.wants_rate_samples(),
+                "{}: SCTP feeds no rate samples",
+                d.name
+            );
+            if !d.sctp {
+                let err = crate::config::sctp::SctpCc::try_from(d.name.to_string()).unwrap_err();
+                assert!(err.contains("delivery-rate samples"), "{err}");
+            }
+        }
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub const CONTROLLER: super::ControllerDef = super::ControllerDef {
         }
         Box::new(cc)
     },
+    sctp: true,
 };
 
 /// RFC 9002 §7.3.2 / Appendix B.2 kLossReductionFactor.

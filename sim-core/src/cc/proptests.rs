@@ -21,6 +21,13 @@
 //!   minimum window (RFC 9002 §7.6.2);
 //! - the state name is one of qlog's and agrees with `in_slow_start`;
 //! - nothing panics.
+//!
+//! A model-based controller (one that takes rate samples, BBR) is also fed the
+//! [`super::RateSampler`]'s sample after every acknowledgement, and its loss response is
+//! BBR's (draft-cardwell-iccrg-bbr-congestion-control-00 §4.2.3.4) instead of a
+//! multiplicative decrease: a congestion event that starts a recovery period sets the
+//! window to bytes in flight plus one packet (its minimum window); its
+//! `loss_reduction_factor` may be 1 (no reduction).
 
 use super::{build, CcAlgorithm, CcParams, CongestionController, CubicFlavor};
 use crate::time::{SimDuration, SimTime};
@@ -167,6 +174,7 @@ fn op() -> impl Strategy<Value = Op> {
 /// A packet the test's transport has in flight.
 #[derive(Clone, Copy, Debug)]
 struct Outstanding {
+    id: u64,
     sent: SimTime,
     bytes: u64,
     app_limited: bool,
@@ -214,7 +222,11 @@ fn check_state(
         prop_assert!(!cc.in_slow_start(), "{label}");
     }
     let f = cc.loss_reduction_factor();
-    prop_assert!(f > 0.0 && f < 1.0, "{label}: {f}");
+    if cc.wants_rate_samples() {
+        prop_assert!(f > 0.0 && f <= 1.0, "{label}: {f}");
+    } else {
+        prop_assert!(f > 0.0 && f < 1.0, "{label}: {f}");
+    }
     Ok(())
 }
 
@@ -226,18 +238,25 @@ fn play(label: &str, p: &CcParams, ops: &[Op]) -> Result<(), TestCaseError> {
     let mut out: Vec<Outstanding> = Vec::new();
     let mut in_flight = 0u64;
     let mut now = SimTime::ZERO;
+    let mut sampler = cc.wants_rate_samples().then(super::RateSampler::new);
+    let mut next_id = 0u64;
     check_state(label, cc.as_ref(), &out, in_flight)?;
     for op in ops {
         // Every operation takes a little time, so send times are distinct.
         now += SimDuration::from_micros(100);
         match *op {
             Op::Send { bytes, app_limited } => {
+                if let Some(s) = sampler.as_mut() {
+                    s.on_packet_sent(next_id, now, bytes, in_flight, app_limited);
+                }
                 in_flight += bytes;
                 out.push(Outstanding {
+                    id: next_id,
                     sent: now,
                     bytes,
                     app_limited,
                 });
+                next_id += 1;
                 cc.on_packet_sent(now, bytes, in_flight);
             }
             Op::Ack { at, count, rtt_ms } => {
@@ -261,6 +280,13 @@ fn play(label: &str, p: &CcParams, ops: &[Op]) -> Result<(), TestCaseError> {
                     if frozen {
                         prop_assert_eq!(cc.window(), before, "{}: growth on a frozen ACK", label);
                     }
+                    if let Some(s) = sampler.as_mut() {
+                        s.on_packet_acked(pkt.id, now);
+                    }
+                }
+                if let Some(s) = sampler.as_mut() {
+                    let rs = s.generate(snap.min_rtt, in_flight);
+                    cc.on_rate_sample(now, &rs, &snap);
                 }
             }
             Op::Loss { at, count } => {
@@ -269,6 +295,11 @@ fn play(label: &str, p: &CcParams, ops: &[Op]) -> Result<(), TestCaseError> {
                     continue;
                 };
                 in_flight -= lost.iter().map(|p| p.bytes).sum::<u64>();
+                if let Some(s) = sampler.as_mut() {
+                    for p in &lost {
+                        s.on_packet_lost(p.id);
+                    }
+                }
                 let before = cc.window();
                 let in_period = cc.in_recovery(newest);
                 cc.on_congestion_event(now, newest, in_flight);
@@ -277,6 +308,14 @@ fn play(label: &str, p: &CcParams, ops: &[Op]) -> Result<(), TestCaseError> {
                         cc.window(),
                         before,
                         "{}: a second reduction in one recovery period",
+                        label
+                    );
+                } else if cc.wants_rate_samples() {
+                    // BBR: packet conservation from the flight left.
+                    prop_assert_eq!(
+                        cc.window(),
+                        in_flight + cc.minimum_window(),
+                        "{}: entering recovery",
                         label
                     );
                 } else {
@@ -310,6 +349,11 @@ fn play(label: &str, p: &CcParams, ops: &[Op]) -> Result<(), TestCaseError> {
             }
             Op::Persistent => {
                 let lost: Vec<Outstanding> = std::mem::take(&mut out);
+                if let Some(s) = sampler.as_mut() {
+                    for p in &lost {
+                        s.on_packet_lost(p.id);
+                    }
+                }
                 in_flight = 0;
                 if let Some(newest) = lost.iter().map(|p| p.sent).max() {
                     cc.on_congestion_event(now, newest, in_flight);

@@ -13,8 +13,9 @@
 //!
 //! The resolved config carries the factory itself ([`CustomCc`]), so the engine needs no
 //! registry: [`super::build`] asks the factory for a controller whenever a connection (or a
-//! migrated path) needs one. [`ControllerRegistry::builtin`] holds `new_reno` and `cubic`, which
-//! resolve to [`CcAlgorithm::NewReno`] and [`CcAlgorithm::Cubic`]; `quicsim` (the CLI)
+//! migrated path) needs one. [`ControllerRegistry::builtin`] holds the rows of
+//! [`super::CONTROLLERS`] (`new_reno`, `cubic`, `bbr1`), which resolve to
+//! [`CcAlgorithm::Builtin`] ([`CcAlgorithm::NewReno`], [`CcAlgorithm::Cubic`]); `quicsim` (the CLI)
 //! uses only those. A user's own binary can parse and run scenarios with its own registry
 //! (`docs/property-testing.md` shows a ten-line runner).
 //!
@@ -37,7 +38,8 @@
 //!   name ([`CcStreamId::name`]: flow, side, connection of a sequence, path after a
 //!   migration), so the same scenario and seed give the same draws, another seed other
 //!   draws, and a controller's draws never shift another random component's (a link's
-//!   losses, jitter). Built-in controllers draw nothing.
+//!   losses, jitter). Of the built-in controllers only `bbr1` draws (its first ProbeBW
+//!   phase, draft-cardwell-iccrg-bbr-congestion-control-00 §4.3.4.3).
 //!
 //! # Example
 //!

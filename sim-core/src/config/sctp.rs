@@ -19,13 +19,31 @@ use serde::{Deserialize, Serialize};
 /// The scenario name of SCTP's own controller, [`SctpCc::Rfc9260`].
 pub const RFC9260: &str = "rfc9260";
 
-/// The names of SCTP's `cc` key: [`RFC9260`], then every built-in shared controller of
-/// [`crate::cc::CONTROLLERS`] in its order (the schema's choices).
-pub const SCTP_CC_NAMES: [&str; crate::cc::CONTROLLERS.len() + 1] = {
-    let mut out = [RFC9260; crate::cc::CONTROLLERS.len() + 1];
+/// How many rows of [`crate::cc::CONTROLLERS`] SCTP may share ([`crate::cc::ControllerDef::sctp`]).
+const SCTP_SHARED: usize = {
+    let mut n = 0;
     let mut i = 0;
     while i < crate::cc::CONTROLLERS.len() {
-        out[i + 1] = crate::cc::CONTROLLERS[i].name;
+        if crate::cc::CONTROLLERS[i].sctp {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
+/// The names of SCTP's `cc` key: [`RFC9260`], then every built-in shared controller of
+/// [`crate::cc::CONTROLLERS`] SCTP may run ([`crate::cc::ControllerDef::sctp`]) in its
+/// order (the schema's choices).
+pub const SCTP_CC_NAMES: [&str; SCTP_SHARED + 1] = {
+    let mut out = [RFC9260; SCTP_SHARED + 1];
+    let mut i = 0;
+    let mut k = 1;
+    while i < crate::cc::CONTROLLERS.len() {
+        if crate::cc::CONTROLLERS[i].sctp {
+            out[k] = crate::cc::CONTROLLERS[i].name;
+            k += 1;
+        }
         i += 1;
     }
     out
@@ -81,7 +99,13 @@ impl TryFrom<String> for SctpCc {
             return Ok(SctpCc::Rfc9260);
         }
         match crate::cc::controller(&s) {
-            Some(def) => Ok(SctpCc::Shared(CcAlgorithm::Builtin(def))),
+            Some(def) if def.sctp => Ok(SctpCc::Shared(CcAlgorithm::Builtin(def))),
+            Some(def) => Err(format!(
+                "controller {:?} needs delivery-rate samples and its own pacing rate, which \
+                 SCTP does not provide (QUIC and TCP do; docs/bbr.md), expected {}",
+                def.name,
+                sctp_cc_expected()
+            )),
             None => Err(format!(
                 "unknown controller {s:?}, expected {}",
                 sctp_cc_expected()

@@ -193,7 +193,8 @@ pub struct Path {
 impl Path {
     /// A path with its recovery state and pacer; `validated`: the peer's address needs no
     /// anti-amplification limit.
-    pub fn new(recovery: Recovery<SentInfo>, pacer: Pacer, validated: bool) -> Self {
+    pub fn new(recovery: Recovery<SentInfo>, mut pacer: Pacer, validated: bool) -> Self {
+        pacer.set_rate(recovery.cc().pacing_rate());
         Path {
             recovery,
             pacer,
@@ -207,8 +208,10 @@ impl Path {
         self.pacer.gain(self.recovery.cc().in_slow_start())
     }
 
-    /// Refills the pacer from the current window and smoothed RTT.
+    /// Refills the pacer from the current window and smoothed RTT (or at the
+    /// controller's own pacing rate, which is taken up first).
     pub fn pacer_refill(&mut self, now: crate::time::SimTime) {
+        self.pacer.set_rate(self.recovery.cc().pacing_rate());
         let srtt = self.recovery.rtt().smoothed_rtt();
         let in_ss = self.recovery.cc().in_slow_start();
         self.pacer.refill(now, srtt, self.recovery.cwnd(), in_ss);

@@ -34,7 +34,7 @@
 //! Time: every method that does not take `now` re-arms the timer as of the latest `now`
 //! passed to any method (only the client anti-deadlock timer depends on it).
 
-use crate::cc::{self, CongestionController};
+use crate::cc::{self, CongestionController, RateSampler};
 use crate::time::{SimDuration, SimTime};
 use crate::transport::dense::DenseMap;
 use crate::transport::rtt::{RttEstimator, DEFAULT_INITIAL_RTT};
@@ -520,6 +520,9 @@ pub struct Recovery<F> {
     /// Reused buffer of the packet numbers one loss detection declares lost (empty
     /// between calls).
     lost_pns: Vec<u64>,
+    /// Delivery-rate sampling ([`cc::rate_sample`]), keyed by send-order number, kept
+    /// only when the controller asks for it ([`CongestionController::wants_rate_samples`]).
+    rate: Option<RateSampler>,
 }
 
 impl<F> Recovery<F> {
@@ -546,7 +549,9 @@ impl<F> Recovery<F> {
             config.time_threshold_den > 0,
             "time_threshold_den must be positive"
         );
+        let rate = cc.wants_rate_samples().then(RateSampler::new);
         Recovery {
+            rate,
             rtt: RttEstimator::new(config.initial_rtt),
             config,
             is_client,
@@ -754,7 +759,7 @@ impl<F> Recovery<F> {
             s.bytes_in_flight += pkt.size;
             self.bytes_in_flight += pkt.size;
         }
-        let (in_flight, size) = (pkt.in_flight, pkt.size);
+        let (in_flight, size, app_limited) = (pkt.in_flight, pkt.size, pkt.app_limited);
         let seq = self.next_seq;
         self.next_seq += 1;
         if in_flight && pkt.ack_eliciting {
@@ -762,6 +767,9 @@ impl<F> Recovery<F> {
         }
         s.sent.insert(pkt.pn, Entry { pkt, seq });
         if in_flight {
+            if let Some(r) = self.rate.as_mut() {
+                r.on_packet_sent(seq, now, size, self.bytes_in_flight - size, app_limited);
+            }
             self.cc.on_packet_sent(now, size, self.bytes_in_flight);
             self.set_loss_detection_timer(now);
         }
@@ -886,11 +894,19 @@ impl<F> Recovery<F> {
         for e in &newly {
             let p = &e.pkt;
             if p.in_flight {
+                if let Some(r) = self.rate.as_mut() {
+                    r.on_packet_acked(e.seq, now);
+                }
                 self.remove_from_flight(si, p, e.seq);
                 let under_utilised = p.app_limited || !self.cwnd_limited(prior_in_flight);
                 self.cc
                     .on_packet_acked(now, p.time_sent, p.size, under_utilised, &snap);
             }
+        }
+        if let Some(r) = self.rate.as_mut() {
+            // One rate sample per ACK, after its losses and acknowledgements.
+            let rs = r.generate(snap.min_rtt, self.bytes_in_flight);
+            self.cc.on_rate_sample(now, &rs, &snap);
         }
         let mut acked = std::mem::take(&mut self.acked_buf);
         debug_assert!(acked.is_empty());
@@ -1070,6 +1086,7 @@ impl<F> Recovery<F> {
         cc: Box<dyn CongestionController>,
         initial_rtt: SimDuration,
     ) {
+        self.rate = cc.wants_rate_samples().then(RateSampler::new);
         self.cc = cc;
         self.rtt = RttEstimator::new(initial_rtt);
         self.pto_count = 0;
@@ -1090,6 +1107,9 @@ impl<F> Recovery<F> {
     // ----- internals ---------------------------------------------------------------------
 
     fn remove_from_flight(&mut self, si: usize, p: &SentPacket<F>, seq: u64) {
+        if let Some(r) = self.rate.as_mut() {
+            r.forget(seq);
+        }
         let s = &mut self.spaces[si];
         s.bytes_in_flight -= p.size;
         self.bytes_in_flight -= p.size;
@@ -1234,6 +1254,9 @@ impl<F> Recovery<F> {
         for e in lost {
             let p = &e.pkt;
             if p.in_flight {
+                if let Some(r) = self.rate.as_mut() {
+                    r.on_packet_lost(e.seq);
+                }
                 self.remove_from_flight(si, p, e.seq);
                 newest_lost_sent =
                     Some(newest_lost_sent.map_or(p.time_sent, |t| t.max(p.time_sent)));

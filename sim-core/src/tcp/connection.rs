@@ -165,6 +165,9 @@ pub struct TcpConnection {
     newly: Vec<Newly>,
     peer_right_edge: u64,
     cc: Box<dyn CongestionController>,
+    /// Delivery-rate sampling ([`cc::rate_sample`]), keyed by sequence number, kept only
+    /// when the controller asks for it ([`CongestionController::wants_rate_samples`]).
+    rate: Option<cc::RateSampler>,
     rtt: RttEstimator,
     pacer: Pacer,
     /// Loss recovery: the congestion state, RACK, TLP, PRR, undo, F-RTO, NewReno's
@@ -208,13 +211,15 @@ impl TcpConnection {
         let cc = cc::build(&params, smss);
         let iw = params.initial_window(smss);
         let burst = params.pacing_burst_packets.map_or(iw, |p| p * smss);
-        let pacer = Pacer::new(
+        let mut pacer = Pacer::new(
             params.pacing,
             burst,
             smss,
             params.pacing_gain,
             params.pacing_gain_slow_start,
         );
+        pacer.set_rate(cc.pacing_rate());
+        let rate = cc.wants_rate_samples().then(cc::RateSampler::new);
         let mux = MuxSend::new(cfg.frame_size, cfg.record_overhead());
         TcpConnection {
             side,
@@ -234,6 +239,7 @@ impl TcpConnection {
             newly: Vec::new(),
             peer_right_edge: 0,
             cc,
+            rate,
             rtt: RttEstimator::new(cfg.initial_rto),
             pacer,
             rec: Recovery::new(),
@@ -370,9 +376,14 @@ impl TcpConnection {
         self.rec.ca
     }
     /// The window the sender uses now: the controller's, or PRR's during a fast recovery
-    /// of the Linux preset (at least one segment).
+    /// of the Linux preset (at least one segment) unless the controller takes rate
+    /// samples (BBR sets its own window in recovery, as Linux's `cong_control` hook
+    /// bypasses PRR).
     pub fn send_window(&self) -> u64 {
-        if self.rec.ca == CaState::Recovery && self.cfg.recovery == TcpRecovery::Linux {
+        if self.rec.ca == CaState::Recovery
+            && self.cfg.recovery == TcpRecovery::Linux
+            && self.rate.is_none()
+        {
             self.rec.prr.cwnd.max(self.smss)
         } else {
             self.cc.window()
@@ -442,6 +453,7 @@ impl TcpConnection {
         self.peer_right_edge = self.peer_right_edge.max(ack + seg.window);
         let prior_pipe = self.sb.pipe.saturating_sub(self.rec.dupack_credit);
         let prior_lost = self.stats.segments_lost;
+        let prior_lost_bytes = self.sb.lost_bytes;
         let mut newly = std::mem::take(&mut self.newly);
         newly.clear();
         let a = self.ack_scoreboard(now, seg, ack, &mut newly);
@@ -449,6 +461,22 @@ impl TcpConnection {
         let lost_retrans = self.ack_loss_recovery(now, seg, &newly, &a);
         let newly_lost = self.stats.segments_lost > prior_lost || lost_retrans;
         self.ack_window(now, &newly, a.new_data, prior_pipe, newly_lost);
+        if let Some(r) = self.rate.as_mut() {
+            // One rate sample per ACK, after its losses and acknowledgements.
+            for n in newly.iter() {
+                r.on_packet_acked(n.seq, now);
+            }
+            r.count_lost(self.sb.lost_bytes - prior_lost_bytes);
+            let rs = r.generate(self.rtt.min_rtt(), self.sb.pipe);
+            let snap = cc::RttSnapshot {
+                min_rtt: self.rtt.min_rtt(),
+                smoothed_rtt: self.rtt.smoothed_rtt(),
+                latest_rtt: self.rtt.latest_rtt(),
+                rttvar: self.rtt.rttvar(),
+            };
+            self.cc.on_rate_sample(now, &rs, &snap);
+            self.pacer.set_rate(self.cc.pacing_rate());
+        }
         self.newly = newly;
         // RFC 6298 §5.2 / §5.3.
         if self.snd_una == self.snd_nxt {

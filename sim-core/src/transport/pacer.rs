@@ -5,6 +5,11 @@
 //!
 //! Two gains, in permille: one while in slow start, one otherwise (Chromium paces at 2 and
 //! 1.25; RFC 9002 §7.7 names a single gain, the default 1.25).
+//!
+//! A controller that sets its own pacing rate (BBR,
+//! [`crate::cc::CongestionController::pacing_rate`]) overrides both: the transport hands
+//! the rate in with [`Pacer::set_rate`], the bucket then refills at that many bytes per
+//! second, and pacing is on whatever the flow's `pacing` says.
 
 use crate::time::{SimDuration, SimTime};
 
@@ -25,6 +30,8 @@ pub struct Pacer {
     burst: u64,
     /// Bytes one datagram needs.
     datagram: u64,
+    /// The controller's pacing rate in bytes per second, when it sets one.
+    rate: Option<u64>,
 }
 
 impl Pacer {
@@ -38,12 +45,25 @@ impl Pacer {
             gain_ss_permille: (gain_slow_start * 1000.0).round() as u64,
             burst,
             datagram,
+            rate: None,
         }
     }
 
-    /// Pacing is on.
+    /// Pacing is on (the flow's `pacing`, or a controller's rate).
     pub fn is_enabled(&self) -> bool {
-        self.enabled
+        self.enabled || self.rate.is_some()
+    }
+
+    /// The controller's pacing rate in bytes per second (`None`: the bucket refills at
+    /// `gain · cwnd / srtt`, and only when the flow paces). Takes effect from the next
+    /// refill.
+    pub fn set_rate(&mut self, rate: Option<u64>) {
+        self.rate = rate;
+    }
+
+    /// The controller's pacing rate in force, bytes per second.
+    pub fn rate(&self) -> Option<u64> {
+        self.rate
     }
 
     /// Bytes in the bucket.
@@ -66,15 +86,20 @@ impl Pacer {
         let elapsed = now.saturating_since(self.last).as_nanos() as u128;
         self.last = now;
         let cap = self.burst;
-        let srtt = srtt.as_nanos().max(1) as u128;
-        let num = self.gain(in_slow_start) as u128 * cwnd as u128;
-        let add = elapsed * num / (1000 * srtt);
+        let add = match self.rate {
+            Some(rate) => elapsed * rate as u128 / 1_000_000_000,
+            None => {
+                let srtt = srtt.as_nanos().max(1) as u128;
+                let num = self.gain(in_slow_start) as u128 * cwnd as u128;
+                elapsed * num / (1000 * srtt)
+            }
+        };
         self.tokens = (self.tokens as u128 + add).min(cap as u128) as u64;
     }
 
     /// A datagram may leave now (always when pacing is off).
     pub fn can_send(&self) -> bool {
-        !self.enabled || self.tokens >= self.datagram
+        !self.is_enabled() || self.tokens >= self.datagram
     }
 
     /// When the bucket will hold a full datagram again (`None` if it does now or pacing is
@@ -85,7 +110,7 @@ impl Pacer {
         cwnd: u64,
         in_slow_start: bool,
     ) -> Option<SimTime> {
-        if !self.enabled {
+        if !self.is_enabled() {
             return None;
         }
         let mds = self.datagram;
@@ -93,6 +118,10 @@ impl Pacer {
             return None;
         }
         let missing = (mds - self.tokens) as u128;
+        if let Some(rate) = self.rate {
+            let wait = (missing * 1_000_000_000).div_ceil(rate.max(1) as u128);
+            return Some(self.last + SimDuration(wait.min(u64::MAX as u128) as u64));
+        }
         let srtt = srtt.as_nanos().max(1) as u128;
         let num = (self.gain(in_slow_start) as u128 * cwnd as u128).max(1);
         let wait = (missing * 1000 * srtt).div_ceil(num);
@@ -127,5 +156,21 @@ mod tests {
         p.refill(t + SimDuration::from_secs(10), srtt, 12_000, true);
         assert_eq!(p.tokens(), 3000);
         assert_eq!(p.gain(true), 2000);
+    }
+
+    #[test]
+    fn a_controller_rate_overrides_the_window_rate_and_turns_pacing_on() {
+        let mut p = Pacer::new(false, 3000, 1200, 1.25, 2.0);
+        assert!(!p.is_enabled());
+        p.set_rate(Some(1_200_000)); // 1.2 MB/s: a 1200-byte datagram per ms
+        assert!(p.is_enabled());
+        p.on_sent(3000);
+        assert!(!p.can_send());
+        let srtt = SimDuration::from_millis(100);
+        let t = p.release_time(srtt, 12_000, false).unwrap();
+        assert_eq!(t.as_nanos(), 1_000_000);
+        p.refill(t, srtt, 12_000, false);
+        assert_eq!(p.tokens(), 1200);
+        assert!(p.can_send());
     }
 }

@@ -748,7 +748,7 @@ impl Connection {
 
     /// Ack-eliciting data waits and only the pacer holds it back.
     pub(super) fn has_paced_work(&self) -> bool {
-        self.cfg.cc.pacing
+        self.path.pacer.is_enabled()
             && self.path.recovery.can_send(self.cfg.max_udp_payload)
             && (0..3).any(|i| self.can_send_space(i) && self.has_new_data(i))
     }

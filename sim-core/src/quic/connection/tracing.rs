@@ -45,7 +45,10 @@ impl Connection {
             .flat_map(|&sp| r.outstanding(sp))
             .filter(|p| p.in_flight)
             .count() as u64;
-        let pacing_rate = if self.cfg.cc.pacing && srtt.as_nanos() > 0 {
+        let pacing_rate = if let Some(rate) = r.cc().pacing_rate() {
+            // A controller's own rate (BBR), bytes/s to bits/s.
+            Some(rate.saturating_mul(8))
+        } else if self.cfg.cc.pacing && srtt.as_nanos() > 0 {
             let bits = self.pacing_gain() as u128 * r.cwnd() as u128 * 8 * 1_000_000;
             Some((bits / srtt.as_nanos() as u128).min(u64::MAX as u128) as u64)
         } else {
@@ -73,8 +76,30 @@ impl Connection {
 
     /// Congestion state from the window: `recovery` after a reduction, then
     /// `slow_start` / `congestion_avoidance` once it grows again.
+    ///
+    /// A model-based controller ([`crate::cc::CongestionController::model`], BBR) reports
+    /// its own state instead (`startup`, `drain`, `probe_bw`, `probe_rtt`, or `recovery`
+    /// while it is in a recovery period).
     pub(super) fn trace_cwnd_state(&mut self, now: SimTime, trigger: Option<&'static str>) {
         let cwnd = self.path.recovery.cwnd();
+        if let Some(m) = self.path.recovery.cc().model() {
+            let new = if self.path.recovery.cc().recovering() {
+                "recovery"
+            } else {
+                m.state
+            };
+            self.trace_last_cwnd = cwnd;
+            if self.trace_cc_state != Some(new) {
+                let old = self.trace_cc_state;
+                let trigger = trigger.or((new == "recovery").then_some("loss"));
+                self.trace.push(
+                    now,
+                    TraceEvent::CongestionStateUpdated { old, new, trigger },
+                );
+                self.trace_cc_state = Some(new);
+            }
+            return;
+        }
         let ss = self.path.recovery.cc().ssthresh();
         let grown_state = if ss.is_none_or(|s| cwnd < s) {
             "slow_start"

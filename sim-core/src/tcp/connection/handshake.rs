@@ -156,6 +156,10 @@ impl TcpConnection {
             if len > 0 {
                 self.hs.syn_data = len;
                 self.snd_nxt = len;
+                if let Some(r) = self.rate.as_mut() {
+                    let app_limited = self.send.stream_end == len && !self.send.mux.has_pending();
+                    r.on_packet_sent(0, now, len, self.sb.pipe, app_limited);
+                }
                 self.sb.push(SentSeg {
                     seq: 0,
                     len,

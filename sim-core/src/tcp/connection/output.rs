@@ -260,6 +260,9 @@ impl TcpConnection {
         }
         self.fill_stream(self.snd_nxt + 1);
         let app_limited = self.send.stream_end == self.snd_nxt && !self.send.mux.has_pending();
+        if let Some(r) = self.rate.as_mut() {
+            r.on_packet_sent(seq, now, len, self.sb.pipe, app_limited);
+        }
         self.sb.push(SentSeg {
             seq,
             len,
@@ -280,7 +283,11 @@ impl TcpConnection {
     }
 
     pub(super) fn retransmit(&mut self, now: SimTime, seq: u64) -> Segment {
+        let prior_pipe = self.sb.pipe;
         let len = self.sb.retransmitted(now, seq);
+        if let Some(r) = self.rate.as_mut() {
+            r.on_packet_sent(seq, now, len, prior_pipe, false);
+        }
         if self.rec.ca == CaState::Recovery {
             self.rec.prr.out += len;
         }

@@ -71,6 +71,8 @@ pub(super) struct Scoreboard {
     pub(super) sacked_out: u64,
     /// Scratch list of RACK's candidate segments (kept to reuse its allocation).
     rack_cand: Vec<usize>,
+    /// Bytes ever marked lost (for the delivery-rate sampler's loss count).
+    pub(super) lost_bytes: u64,
 }
 
 impl Scoreboard {
@@ -133,6 +135,7 @@ impl Scoreboard {
         }
         s.lost = true;
         self.pipe -= s.len;
+        self.lost_bytes += s.len;
         self.retx.insert(s.seq);
         self.lost_out += 1;
         stats.segments_lost += 1;

@@ -1,0 +1,254 @@
+//! BBRv1 (`cc = "bbr1"`) against the statements of its specification
+//! (draft-cardwell-iccrg-bbr-congestion-control-00; Cardwell et al., ACM Queue 2016), for
+//! QUIC and TCP. The bounds come from the draft's rules, stated before the runs, not
+//! fitted to them:
+//! - on a clean path with a deep drop-tail buffer, delivery settles at the bottleneck rate
+//!   and the flight at about one to two BDP (cwnd_gain 2 caps it at 2 BDP + quanta, §4.2.3.2,
+//!   §4.3.4), so the queue stays below one BDP, where CUBIC fills the buffer (it only backs
+//!   off on loss);
+//! - ProbeRTT (cwnd 4 packets, §4.3.5) comes back every RTpropFilterLen = 10 s when no lower
+//!   RTT is seen (plus its own 200 ms and a round);
+//! - under random loss (1 %, 5 %) BBRv1's delivery stays near the bottleneck rate (its model
+//!   ignores loss, §4.2.3.4 only conserves packets for a round) while CUBIC's collapses.
+//!
+//! Startup's exit rule, the Drain / ProbeBW / ProbeRTT transitions and the loss response are
+//! unit-tested in `sim-core/src/cc/bbr1.rs`, the rate sample's hand-worked example in
+//! `sim-core/src/cc/rate_sample.rs`.
+
+use sim_core::metrics::{EndpointMetrics, RunResult};
+use sim_core::Config;
+
+/// 10 Mbit/s, 40 ms RTT: BDP = 50 000 bytes.
+const RATE_BPS: f64 = 10e6;
+const BDP: f64 = 50_000.0;
+
+fn parse(toml: &str) -> Config {
+    sim_core::scenario::parse_str(toml)
+        .unwrap_or_else(|e| panic!("{e}\n{toml}"))
+        .base
+}
+
+/// The flow's keys for `transport` with controller `cc`.
+fn flow_keys(transport: &str, cc: &str) -> String {
+    match transport {
+        "quic" => {
+            format!("transport = \"quic\"\nquic = {{ cc = \"{cc}\", stream_window = \"1GB\" }}")
+        }
+        _ => format!("transport = \"tcp\"\n[flows.tcp]\ncc = \"{cc}\""),
+    }
+}
+
+/// A long bulk download over 10 Mbit/s, 20 ms each way, an 8-BDP drop-tail queue,
+/// `seconds` long, with the series sampled every 100 ms.
+fn clean_run(transport: &str, cc: &str, seconds: u64) -> RunResult {
+    let keys = flow_keys(transport, cc);
+    let text = format!(
+        r#"
+name = "bbr-clean"
+seed = 1
+[sim]
+time_limit = "{seconds}s"
+[output]
+series = true
+sample_interval = "100ms"
+[topology]
+kind = "two_hosts"
+link = {{ rate = "10Mbps", delay = "20ms", queue = "8BDP" }}
+[[flows]]
+workload = {{ kind = "bulk", bytes = "10GB" }}
+{keys}
+"#
+    );
+    sim_core::run(&parse(&text), 1).expect("runs")
+}
+
+/// Series columns as `(time_s, value)` rows.
+fn column(r: &RunResult, name: &str) -> Vec<(f64, f64)> {
+    let s = r.series.as_ref().expect("series");
+    let c = s
+        .columns
+        .iter()
+        .position(|c| c == name)
+        .unwrap_or_else(|| panic!("{name} not in {:?}", s.columns));
+    s.rows.iter().map(|row| (row[0], row[c])).collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// The steady-state figures of a clean run: delivery rate (bit/s of stream payload) over
+/// `from`..end, median flight and median bottleneck queue (bytes) over the same span, and
+/// the start times of the episodes with the sender's window at most `min_cwnd`.
+struct Clean {
+    rate_bps: f64,
+    inflight: f64,
+    queue: f64,
+    probe_rtt_starts: Vec<f64>,
+}
+
+fn clean(transport: &str, cc: &str, seconds: u64, from: f64, min_cwnd: f64) -> Clean {
+    let r = clean_run(transport, cc, seconds);
+    let delivered = column(&r, "flow0.delivered_bytes");
+    let a = delivered.iter().find(|(t, _)| *t >= from).expect("samples");
+    let b = delivered.last().unwrap();
+    let rate_bps = (b.1 - a.1) * 8.0 / (b.0 - a.0);
+    // ep1: the server, the data sender.
+    let inflight = median(
+        column(&r, "flow0.ep1.bytes_in_flight")
+            .into_iter()
+            .filter(|(t, _)| *t >= from)
+            .map(|(_, v)| v)
+            .collect(),
+    );
+    let queue = median(
+        column(&r, "reverse.queue_bytes")
+            .into_iter()
+            .filter(|(t, _)| *t >= from)
+            .map(|(_, v)| v)
+            .collect(),
+    );
+    let mut probe_rtt_starts = Vec::new();
+    let mut low = false;
+    for (t, cwnd) in column(&r, "flow0.ep1.cwnd") {
+        let now_low = cwnd <= min_cwnd;
+        if now_low && !low && t > 1.0 {
+            probe_rtt_starts.push(t);
+        }
+        low = now_low;
+    }
+    Clean {
+        rate_bps,
+        inflight,
+        queue,
+        probe_rtt_starts,
+    }
+}
+
+fn check_clean(transport: &str, mss: f64) {
+    let seconds = 62;
+    let bbr = clean(transport, "bbr1", seconds, 5.0, 4.0 * mss);
+    let cubic = clean(transport, "cubic", seconds, 5.0, 4.0 * mss);
+    eprintln!(
+        "{transport} bbr1: {:.3} Mbit/s, median inflight {:.0} B ({:.2} BDP), median queue {:.0} B \
+         ({:.1} ms), ProbeRTT at {:?}",
+        bbr.rate_bps / 1e6,
+        bbr.inflight,
+        bbr.inflight / BDP,
+        bbr.queue,
+        bbr.queue * 8.0 / RATE_BPS * 1e3,
+        bbr.probe_rtt_starts
+    );
+    eprintln!(
+        "{transport} cubic: {:.3} Mbit/s, median inflight {:.0} B ({:.2} BDP), median queue {:.0} B ({:.1} ms)",
+        cubic.rate_bps / 1e6,
+        cubic.inflight,
+        cubic.inflight / BDP,
+        cubic.queue,
+        cubic.queue * 8.0 / RATE_BPS * 1e3
+    );
+    // Delivery at the bottleneck rate: payload is at least 90 % of the link's bits
+    // (headers take ~4-5 %; ProbeRTT's 200 ms of 4 packets every 10 s ~2 %).
+    assert!(
+        bbr.rate_bps >= 0.90 * RATE_BPS,
+        "{transport}: {}",
+        bbr.rate_bps
+    );
+    // Flight between one and two BDP (cwnd = 2 BDP + quanta caps it).
+    assert!(
+        bbr.inflight >= 1.0 * BDP && bbr.inflight <= 2.0 * BDP,
+        "{transport}: median inflight {}",
+        bbr.inflight
+    );
+    // So the queue stays under one BDP, and far below CUBIC's, which fills the buffer.
+    assert!(bbr.queue <= BDP, "{transport}: median queue {}", bbr.queue);
+    assert!(
+        cubic.queue >= 4.0 * bbr.queue.max(0.25 * BDP),
+        "{transport}: CUBIC's median queue {} vs BBR's {}",
+        cubic.queue,
+        bbr.queue
+    );
+    // ProbeRTT about every 10 s: 5 or 6 episodes in 62 s, 10 to 11 s apart (10 s of
+    // filter, then the 200 ms and a round of ProbeRTT itself, before the stamp renews).
+    let starts = &bbr.probe_rtt_starts;
+    assert!(
+        (5..=6).contains(&starts.len()),
+        "{transport}: ProbeRTT at {starts:?}"
+    );
+    for w in starts.windows(2) {
+        let gap = w[1] - w[0];
+        assert!(
+            (10.0..=11.0).contains(&gap),
+            "{transport}: ProbeRTT {gap} s apart ({starts:?})"
+        );
+    }
+}
+
+#[test]
+fn quic_bbr1_on_a_clean_path_fills_the_pipe_not_the_buffer_and_probes_rtt_every_10_s() {
+    check_clean("quic", 1250.0);
+}
+
+#[test]
+fn tcp_bbr1_on_a_clean_path_fills_the_pipe_not_the_buffer_and_probes_rtt_every_10_s() {
+    check_clean("tcp", 1448.0);
+}
+
+/// Goodput (bit/s) of a 10 MB download with `loss` random loss each way, same path.
+fn lossy_goodput(transport: &str, cc: &str, loss: &str) -> f64 {
+    let keys = flow_keys(transport, cc);
+    let text = format!(
+        r#"
+name = "bbr-loss"
+seed = 1
+[sim]
+time_limit = "1000s"
+[topology]
+kind = "two_hosts"
+link = {{ rate = "10Mbps", delay = "20ms", queue = "8BDP", loss = "{loss}" }}
+[[flows]]
+workload = {{ kind = "bulk", bytes = "10MB" }}
+{keys}
+"#
+    );
+    let r = sim_core::run(&parse(&text), 1).expect("runs");
+    let client = r.flows[0]
+        .endpoints
+        .iter()
+        .filter_map(EndpointMetrics::transport)
+        .find(|m| m.role == "client")
+        .expect("client");
+    client.goodput_bps.expect("completed")
+}
+
+fn check_loss(transport: &str) {
+    for loss in ["1%", "5%"] {
+        let bbr = lossy_goodput(transport, "bbr1", loss);
+        let cubic = lossy_goodput(transport, "cubic", loss);
+        eprintln!(
+            "{transport} {loss}: bbr1 {:.3} Mbit/s, cubic {:.3} Mbit/s",
+            bbr / 1e6,
+            cubic / 1e6
+        );
+        // BBRv1 stays near the bottleneck rate (its loss response is one round of packet
+        // conservation; the model does not shrink) ...
+        assert!(bbr >= 0.80 * RATE_BPS, "{transport} {loss}: bbr1 {bbr}");
+        // ... CUBIC's window follows the loss rate (RFC 9438 §5's response function),
+        // far below the path's BDP at these rates: at most half of BBRv1's goodput.
+        assert!(
+            cubic <= 0.5 * bbr,
+            "{transport} {loss}: cubic {cubic} vs bbr1 {bbr}"
+        );
+    }
+}
+
+#[test]
+fn quic_bbr1_holds_the_bottleneck_rate_under_random_loss_where_cubic_collapses() {
+    check_loss("quic");
+}
+
+#[test]
+fn tcp_bbr1_holds_the_bottleneck_rate_under_random_loss_where_cubic_collapses() {
+    check_loss("tcp");
+}
