@@ -2,7 +2,7 @@
 //! metrics and optional time series. Everything here is serialisable (serde) and is what
 //! the CLI prints, the browser renders and tests assert on.
 
-pub use crate::config::drop_reason::DropReason;
+pub use crate::config::drop_reason::{DropCounts, DropReason, DropReasonDef, DROP_REASONS};
 use crate::config::Config;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
@@ -90,104 +90,6 @@ impl std::fmt::Display for DropReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// One drop reason: its name, whether it is random loss, and its counter in [`DropCounts`]
-/// (its code is [`DropReason::code`]).
-#[derive(Clone, Copy, Debug)]
-pub struct DropReasonDef {
-    /// The reason.
-    pub reason: DropReason,
-    /// The name every output spells: the serde name of the reason and the JSON key of its
-    /// counter.
-    pub name: &'static str,
-    /// Dropped by a loss stage (any model): counted by [`DropCounts::random_loss`].
-    pub random_loss: bool,
-    /// The reason's counter.
-    pub counter: fn(&mut DropCounts) -> &mut u64,
-}
-
-/// Every drop reason, in output order (the order of the [`DropCounts`] fields). Every sum
-/// or list over drop reasons ([`DropCounts::total`], [`DropCounts::random_loss`],
-/// [`DropCounts::merge`], [`DropCounts::nonzero`]) is computed from it.
-pub const DROP_REASONS: [DropReasonDef; 9] = [
-    DropReasonDef {
-        reason: DropReason::QueueOverflow,
-        name: "queue_overflow",
-        random_loss: false,
-        counter: |d| &mut d.queue_overflow,
-    },
-    DropReasonDef {
-        reason: DropReason::LossBernoulli,
-        name: "loss_bernoulli",
-        random_loss: true,
-        counter: |d| &mut d.loss_bernoulli,
-    },
-    DropReasonDef {
-        reason: DropReason::LossPeriodic,
-        name: "loss_periodic",
-        random_loss: true,
-        counter: |d| &mut d.loss_periodic,
-    },
-    DropReasonDef {
-        reason: DropReason::LossGilbertElliott,
-        name: "loss_gilbert_elliott",
-        random_loss: true,
-        counter: |d| &mut d.loss_gilbert_elliott,
-    },
-    DropReasonDef {
-        reason: DropReason::LossFourState,
-        name: "loss_four_state",
-        random_loss: true,
-        counter: |d| &mut d.loss_four_state,
-    },
-    DropReasonDef {
-        reason: DropReason::Corruption,
-        name: "corruption",
-        random_loss: false,
-        counter: |d| &mut d.corruption,
-    },
-    DropReasonDef {
-        reason: DropReason::Handover,
-        name: "handover",
-        random_loss: false,
-        counter: |d| &mut d.handover,
-    },
-    DropReasonDef {
-        reason: DropReason::NoRoute,
-        name: "no_route",
-        random_loss: false,
-        counter: |d| &mut d.no_route,
-    },
-    DropReasonDef {
-        reason: DropReason::NoEndpoint,
-        name: "no_endpoint",
-        random_loss: false,
-        counter: |d| &mut d.no_endpoint,
-    },
-];
-
-/// Drop counters by reason (one per row of [`DROP_REASONS`], in its order).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DropCounts {
-    /// See [`DropReason::QueueOverflow`].
-    pub queue_overflow: u64,
-    /// See [`DropReason::LossBernoulli`].
-    pub loss_bernoulli: u64,
-    /// See [`DropReason::LossPeriodic`].
-    pub loss_periodic: u64,
-    /// See [`DropReason::LossGilbertElliott`].
-    pub loss_gilbert_elliott: u64,
-    /// See [`DropReason::LossFourState`].
-    pub loss_four_state: u64,
-    /// See [`DropReason::Corruption`].
-    pub corruption: u64,
-    /// See [`DropReason::Handover`].
-    pub handover: u64,
-    /// See [`DropReason::NoRoute`].
-    pub no_route: u64,
-    /// See [`DropReason::NoEndpoint`].
-    pub no_endpoint: u64,
 }
 
 impl DropCounts {

@@ -1,39 +1,65 @@
-//! Why a packet left the network undelivered ([`DropReason`]): declared in the config layer
-//! so that the extension points that drop packets (a loss model in [`super::loss`]) name
-//! their reason next to their code; its table of names and counters is
-//! `metrics::DROP_REASONS`.
+//! Why a packet left the network undelivered ([`DropReason`]), one declared table: each
+//! reason is one line of the [`drop_reasons!`] list below (its frozen code, its name, whether
+//! a loss stage drops it, one line of doc), from which come the enum, its counter in
+//! [`DropCounts`] (a field: the JSON key of every run's `drops`) and its row in
+//! [`DROP_REASONS`]. Declared in the config layer so that the extension points that drop
+//! packets (a loss model in [`super::loss`]) name their reason next to their code; the
+//! sums and lists over reasons are `metrics`'s (`DropCounts::total`, `random_loss`,
+//! `nonzero`, ...), computed from the table.
 
 use serde::{Deserialize, Serialize};
 
-/// Why a packet left the network without being delivered.
-///
-/// The explicit discriminants are the reasons' **frozen codes** ([`DropReason::code`],
-/// hashed into the run digest; the derived order follows them). Never change or reuse one;
-/// a new reason takes the next unused code wherever it is declared, a row in
-/// [`crate::metrics::DROP_REASONS`] and a counter in [`crate::metrics::DropCounts`] (`metrics::tests` pins the codes and
-/// checks that the table lists every reason once).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[repr(u8)]
-pub enum DropReason {
-    /// Drop-tail queue full.
-    QueueOverflow = 0,
-    /// Bernoulli loss stage.
-    LossBernoulli = 1,
-    /// Periodic loss stage.
-    LossPeriodic = 2,
-    /// Gilbert-Elliott loss stage.
-    LossGilbertElliott = 3,
-    /// 4-state loss stage.
-    LossFourState = 4,
-    /// Corrupted on a link; discarded by the receiving host.
-    Corruption = 5,
-    /// Queued or propagating on an access link when the host switched away from it.
-    Handover = 6,
-    /// No route to the destination address (e.g. an address abandoned after a handover).
-    NoRoute = 7,
-    /// The destination host has no endpoint on that port.
-    NoEndpoint = 8,
+/// Declares the drop reasons, one line each, in output order:
+/// `Variant = code, counter_field, random_loss, "doc";`. The codes are **frozen**: hashed
+/// into the run digest, never changed or reused; a new reason takes the next unused code
+/// wherever its line goes (`metrics::tests` pins the codes and checks each name is the
+/// reason's serde name).
+macro_rules! drop_reasons {
+    ($($variant:ident = $code:literal, $field:ident, $random:literal, $doc:literal;)*) => {
+        /// Why a packet left the network without being delivered.
+        ///
+        /// The explicit discriminants are the reasons' frozen codes ([`DropReason::code`],
+        /// hashed into the run digest; the derived order follows them).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        #[repr(u8)]
+        pub enum DropReason {
+            $(
+                #[doc = $doc]
+                $variant = $code,
+            )*
+        }
+
+        /// Drop counters by reason (one per row of [`DROP_REASONS`], in its order).
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct DropCounts {
+            $(
+                #[doc = concat!("See [`DropReason::", stringify!($variant), "`].")]
+                pub $field: u64,
+            )*
+        }
+
+        /// Every drop reason, in output order (the order of the [`DropCounts`] fields).
+        /// Every sum or list over drop reasons is computed from it.
+        pub const DROP_REASONS: [DropReasonDef; [$($code),*].len()] = [$(DropReasonDef {
+            reason: DropReason::$variant,
+            name: stringify!($field),
+            random_loss: $random,
+            counter: |d| &mut d.$field,
+        }),*];
+    };
+}
+
+drop_reasons! {
+    QueueOverflow = 0, queue_overflow, false, "Drop-tail queue full.";
+    LossBernoulli = 1, loss_bernoulli, true, "Bernoulli loss stage.";
+    LossPeriodic = 2, loss_periodic, true, "Periodic loss stage.";
+    LossGilbertElliott = 3, loss_gilbert_elliott, true, "Gilbert-Elliott loss stage.";
+    LossFourState = 4, loss_four_state, true, "4-state loss stage.";
+    Corruption = 5, corruption, false, "Corrupted on a link; discarded by the receiving host.";
+    Handover = 6, handover, false, "Queued or propagating on an access link when the host switched away from it.";
+    NoRoute = 7, no_route, false, "No route to the destination address (e.g. an address abandoned after a handover).";
+    NoEndpoint = 8, no_endpoint, false, "The destination host has no endpoint on that port.";
 }
 
 impl DropReason {
@@ -41,4 +67,19 @@ impl DropReason {
     pub const fn code(self) -> u8 {
         self as u8
     }
+}
+
+/// One drop reason: its name, whether it is random loss, and its counter in [`DropCounts`]
+/// (its code is [`DropReason::code`]).
+#[derive(Clone, Copy, Debug)]
+pub struct DropReasonDef {
+    /// The reason.
+    pub reason: DropReason,
+    /// The name every output spells: the serde name of the reason and the JSON key of its
+    /// counter.
+    pub name: &'static str,
+    /// Dropped by a loss stage (any model): counted by `DropCounts::random_loss`.
+    pub random_loss: bool,
+    /// The reason's counter.
+    pub counter: fn(&mut DropCounts) -> &mut u64,
 }
