@@ -717,13 +717,14 @@ test('issue 29 item 9: losses, PTOs, handover, migration and flow-control blocki
   await openEntry('');
   const lossy = (await page.inputValue('#toml'))
     .replace('delay = "20ms" }', 'delay = "20ms", loss = { model = "bernoulli", p = 0.2 } }')
-    .replace('bytes = "1MB"', 'bytes = "200KB"');
-  assert.ok(lossy.includes('p = 0.2') && lossy.includes('200KB'), lossy);
+    .replace('bytes = "1MB"', 'bytes = "200KB"')
+    .replace('seed = 1', 'seed = 1\nruns = 2');
+  assert.ok(lossy.includes('p = 0.2') && lossy.includes('200KB') && lossy.includes('runs = 2'), lossy);
   await page.fill('#toml', lossy);
   await page.click('#run');
   const dir = mkdtempSync(join(tmpdir(), 'quicsim-e2e-'));
   writeFileSync(join(dir, 's.toml'), lossy);
-  const run0 = JSON.parse(execFileSync(CLI, ['run', join(dir, 's.toml'), '--json'], { encoding: 'utf8' })).runs[0];
+  const [run0, run1] = JSON.parse(execFileSync(CLI, ['run', join(dir, 's.toml'), '--json'], { encoding: 'utf8' })).runs;
   await page.waitForFunction((d) => document.querySelector('#status')?.textContent.startsWith('done')
     && document.querySelector('#digest-0')?.textContent.trim() === d, run0.digest, { timeout: 60000 });
   const eps = run0.flows.flatMap((f) => f.endpoints);
@@ -740,6 +741,11 @@ test('issue 29 item 9: losses, PTOs, handover, migration and flow-control blocki
   assert.ok(cw.entries.some((e) => e.text === `probe timeout (PTO) (${ptos})`), JSON.stringify(cw.entries));
   await page.locator('canvas.chart[data-title^="Congestion window"]').scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(ART, 'events.png') });
+  // The other run's plots carry its own events.
+  const lost1 = run1.flows.flatMap((f) => f.endpoints).reduce((n, e) => n + e.packets_lost, 0);
+  assert.notEqual(lost1, lost);
+  await page.selectOption('#plot-run', '1');
+  await page.waitForFunction((n) => document.querySelector('#chart-0')?.dataset.marksLoss === String(n), lost1);
   // A handover, a migration (NAT rebinding), flow-control blocking (paper 001's small windows).
   await openEntry('examples/handover.toml');
   assert.equal(await page.getAttribute('#chart-0', 'data-marks-handover'), '1');

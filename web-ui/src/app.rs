@@ -965,7 +965,7 @@ impl App {
                     {"Pin as A"}</button>
                 { if self.pinned.is_some() { html! {
                     <>
-                    <span id="pinned">{"A pinned: plots overlay A (light, thick) and B (current)"}</span>
+                    <span id="pinned">{"A pinned: plots overlay A (dashed) and B (current, solid)"}</span>
                     <button id="unpin" onclick={ctx.link().callback(|_| Msg::Unpin)}>{"Clear A"}</button>
                     </>
                 } } else { html! {} } }
