@@ -755,3 +755,25 @@ test('issue 29 item 9: losses, PTOs, handover, migration and flow-control blocki
   assert.ok(Number(await page.getAttribute('#chart-0', 'data-marks-blocked')) > 0);
   assert.deepEqual(problems, []);
 });
+
+test('issue 29 item 15: each guided lesson loads its scenario and shows its text', async () => {
+  const ids = await page.$$eval('nav button[data-lesson]', (bs) => bs.map((b) => b.dataset.lesson));
+  assert.ok(ids.length >= 4, ids.join());
+  for (const id of ids) {
+    const entry = await page.getAttribute(`nav button[data-lesson="${id}"]`, 'title');
+    await page.click(`nav button[data-lesson="${id}"]`);
+    await page.waitForFunction(() => !document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 5000 }).catch(() => {});
+    await waitDone(120000);
+    await page.waitForSelector(`#lesson[data-lesson="${id}"]`);
+    for (const part of ['.intro', '.change', '.look']) {
+      assert.ok((await page.textContent(`#lesson ${part}`)).length > 40, `${id} ${part}`);
+    }
+    // The scenario loaded is the bundled entry's, and it ran.
+    assert.equal(await page.getAttribute(`nav button[data-scenario="${entry}"]`, 'class'), 'sel');
+    assert.ok(await page.locator('canvas.chart').count() > 0, id);
+  }
+  await page.screenshot({ path: join(ART, 'lesson.png') });
+  await page.click('button[data-scenario=""]');
+  assert.equal(await page.locator('#lesson').count(), 0);
+  assert.deepEqual(problems, []);
+});

@@ -735,6 +735,19 @@ fn Gallery(props: &GalleryProps) -> Html {
     };
     html! {
         <>
+        <h2>{"Lessons"}</h2>
+        { for crate::lessons::LESSONS.iter().map(|l| {
+            let sel = if props.selected == l.entry { "sel" } else { "" };
+            let onclick = {
+                let entry = l.entry.to_string();
+                props.on_select.reform(move |_| entry.clone())
+            };
+            html! {
+                <button class={sel} {onclick} data-lesson={l.id} title={l.entry}>
+                    <b>{l.title}</b><small>{format!("lesson: {}", l.entry)}</small>
+                </button>
+            }
+        }) }
         <h2>{"Sandbox"}</h2>
         { item(String::new(), "blank sandbox".into(), "start from scratch".into()) }
         { for gallery::groups().into_iter().map(|(g, entries)| html! {
@@ -892,6 +905,14 @@ impl App {
         });
         html! {
             <>
+            { for crate::lessons::of_entry(&self.selected).map(|l| html! {
+                <aside id="lesson" class="lesson" data-lesson={l.id}>
+                    <h2>{format!("Lesson: {}", l.title)}</h2>
+                    <p class="intro">{l.intro}</p>
+                    <p class="change"><b>{"Change: "}</b>{l.change}</p>
+                    <p class="look"><b>{"Look for: "}</b>{l.look}</p>
+                </aside>
+            }) }
             <h2><label for="toml">{"Scenario (TOML)"}</label></h2>
             <textarea id="toml" spellcheck="false" value={self.toml.clone()} {oninput} />
             <div class="runline">
