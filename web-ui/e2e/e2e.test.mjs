@@ -304,6 +304,10 @@ test('repeated runs: completion-time distribution with mean and CI; hover shows 
   }, d0, { timeout: 60000 });
   await page.waitForSelector('#dist');
   assert.ok(await inked('#dist') > 500, 'distribution drawn');
+  // Its legend sits below the plot (issue 29 item 7).
+  const [dc, dl] = [await page.locator('#dist').boundingBox(), await page.locator('#dist-legend').boundingBox()];
+  assert.ok(dl.y >= dc.y + dc.height - 0.5, `legend ${JSON.stringify(dl)} below ${JSON.stringify(dc)}`);
+  assert.match(await page.textContent('#dist-legend'), /95 % CI of the mean \[.*\] s.*mean [\d.]+ s/);
   assert.match(await page.textContent('p.ci'), /mean .* 95 % CI/);
   // Hover over the middle of the first chart: the time and every line's value, with units.
   await page.locator('#chart-0').hover({ position: { x: 300, y: 130 } }); // scrolls it into view

@@ -1147,10 +1147,19 @@ impl App {
             { self.view_diff(out) }
             { view_breakdown(out) }
             { view_paired(out) }
-            { if distribution(out, self.shown.0).is_some() { html! {
+            { for distribution(out, self.shown.0).map(|(_, s)| {
+                let (lo, hi) = s.ci95.unwrap_or((s.mean, s.mean));
+                html! {
+                <figure class="chart-box">
                 <canvas id="dist" class="dist" width="560" height="200"
                     aria-label="completion time of every run, its mean and 95 % CI"></canvas>
-            } } else { html! {} } }
+                <ul class="legend" id="dist-legend">
+                    <li data-style="band"><span class="swatch band"></span>{format!("95 % CI of the mean [{lo:.4}, {hi:.4}] s")}</li>
+                    <li data-style="line"><span class="swatch" style="--c: rgb(0,0,255)"></span>{format!("mean {:.4} s", s.mean)}</li>
+                    <li data-style="dot"><span class="swatch dot"></span>{"a run"}</li>
+                </ul>
+                </figure>
+            } }) }
             { for thin_note(columns).map(|t| html! { <p id="thin-note"><small>{t}</small></p> }) }
             { for charts.iter().enumerate().map(|(i, c)| {
                 let (na, nb) = crate::charts::line_count(c, columns, a_columns);

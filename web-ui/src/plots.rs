@@ -122,7 +122,7 @@ fn short(v: f64) -> String {
 
 /// The completion-time distribution over repeated runs into canvas `id`: one dot per run
 /// (stacked where they fall in the same bin), the mean as a line and the 95 % CI of the
-/// mean as a band.
+/// mean as a band (its legend is HTML below the canvas).
 pub fn draw_distribution(
     id: &str,
     what: &str,
@@ -166,25 +166,16 @@ pub fn draw_distribution(
     ctx.draw_series(std::iter::once(Rectangle::new(
         [(lo, 0.0), (hi, y_max)],
         BLUE.mix(0.15).filled(),
-    )))?
-    .label(format!("95 % CI of the mean [{lo:.4}, {hi:.4}] s"))
-    .legend(|(x, y)| Rectangle::new([(x, y - 4), (x + 14, y + 4)], BLUE.mix(0.15).filled()));
+    )))?;
     ctx.draw_series(LineSeries::new(
         vec![(s.mean, 0.0), (s.mean, y_max)],
         BLUE.stroke_width(2),
-    ))?
-    .label(format!("mean {:.4} s", s.mean))
-    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], BLUE.stroke_width(2)));
+    ))?;
     ctx.draw_series(
         dots.iter()
             .map(|&(v, k)| Circle::new((v, k), 4, BLACK.filled())),
     )?;
-    ctx.configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 11))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()?;
+    // The legend is HTML below the canvas (`#dist-legend`), never on the dots.
     root.present()?;
     Ok(())
 }
