@@ -304,6 +304,10 @@ test('repeated runs: completion-time distribution with mean and CI; hover shows 
   }, d0, { timeout: 60000 });
   await page.waitForSelector('#dist');
   assert.ok(await inked('#dist') > 500, 'distribution drawn');
+  // Its legend sits below the plot (issue 29 item 7).
+  const [dc, dl] = [await page.locator('#dist').boundingBox(), await page.locator('#dist-legend').boundingBox()];
+  assert.ok(dl.y >= dc.y + dc.height - 0.5, `legend ${JSON.stringify(dl)} below ${JSON.stringify(dc)}`);
+  assert.match(await page.textContent('#dist-legend'), /95 % CI of the mean \[.*\] s.*mean [\d.]+ s/);
   assert.match(await page.textContent('p.ci'), /mean .* 95 % CI/);
   // Hover over the middle of the first chart: the time and every line's value, with units.
   await page.locator('#chart-0').hover({ position: { x: 300, y: 130 } }); // scrolls it into view
@@ -621,8 +625,159 @@ test('10 000 streams: a warning before the run; the plots draw the first streams
   const i = hover.split('-')[1];
   await page.locator(`#${hover}`).hover({ position: { x: 300, y: 130 } });
   await page.waitForFunction((i) => document.querySelector(`#hover-${i}`)?.textContent.startsWith('t = '), i);
-  assert.match(await page.textContent(`#hover-${i}`), /streams_sum_of_10000_read: \d+/);
+  assert.match(await page.textContent(`#hover-${i}`), /sum of 10000 streams read: \d+/);
   assert.equal(cliDigest(text), (await page.textContent('#digest-0')).trim());
   await page.screenshot({ path: join(ART, 'streams-10000.png') });
+  assert.deepEqual(problems, []);
+});
+
+/** Opens gallery entry `id` and waits for its run (the previous status may still say done). */
+async function openEntry(id, timeout = 120000) {
+  await page.click(`button[data-scenario="${id}"]`);
+  await page.waitForFunction(() => !document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 5000 }).catch(() => {});
+  return waitDone(timeout);
+}
+
+/** Every time chart: its canvas box, its title, dataset, and its legend's and x title's boxes and entries. */
+async function chartBoxes() {
+  return page.$$eval('canvas.chart', (cs) => cs.map((c) => {
+    const fig = c.closest('figure');
+    const box = (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; };
+    return {
+      title: c.dataset.title, data: { ...c.dataset }, canvas: box(c),
+      legend: box(fig.querySelector('ul.legend')), xTitle: box(fig.querySelector('.x-title')),
+      entries: [...fig.querySelectorAll('ul.legend li')].map((li) => {
+        const sw = getComputedStyle(li.querySelector('.swatch'));
+        return { text: li.textContent.trim(), style: li.dataset.style, border: sw.borderTopStyle, width: sw.borderTopWidth };
+      }),
+    };
+  }));
+}
+
+const overlaps = (a, b) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+
+test('issue 29 item 7: legends sit outside the plot area; A dashed and B solid at equal weight', async () => {
+  const dA = await openEntry('');
+  for (const c of await chartBoxes()) {
+    assert.ok(c.entries.length > 0, `${c.title}: a legend`);
+    assert.ok(!overlaps(c.legend, c.canvas), `${c.title}: legend ${JSON.stringify(c.legend)} on the plot ${JSON.stringify(c.canvas)}`);
+  }
+  await page.click('#pin');
+  await page.waitForSelector('#pinned');
+  await page.fill('input[data-field="topology.link.rate"]', '4Mbps');
+  await page.press('input[data-field="topology.link.rate"]', 'Enter');
+  await page.waitForFunction((d) => document.querySelector('#status')?.textContent.startsWith('done')
+    && document.querySelector('#digest-0')?.textContent.trim() !== d, dA, { timeout: 60000 });
+  const cw = (await chartBoxes()).find((c) => c.title.startsWith('Congestion window'));
+  assert.ok(!overlaps(cw.legend, cw.canvas));
+  const a = cw.entries.filter((e) => e.text.startsWith('A: '));
+  const b = cw.entries.filter((e) => e.text.startsWith('B: '));
+  assert.equal(a.length, Number(cw.data.linesA));
+  assert.equal(b.length, Number(cw.data.linesB));
+  assert.ok(a.length >= 1 && a.length === b.length, JSON.stringify(cw.entries));
+  assert.ok(a.every((e) => e.style === 'dashed' && e.border === 'dashed'), JSON.stringify(a));
+  assert.ok(b.every((e) => e.style === 'line' && e.border === 'solid'), JSON.stringify(b));
+  assert.ok([...a, ...b].every((e) => e.width === a[0].width), 'equal weight');
+  await page.locator('canvas.chart[data-title^="Congestion window"]').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(ART, 'legend-ab.png') });
+  await page.click('#unpin');
+});
+
+test('issue 29 item 8: lines in words, the srtt axis from the measured RTTs, no empty chart, the x title clear of the ticks', async () => {
+  await openEntry('examples/bernoulli-link.toml');
+  await openEntry(''); // the sandbox: one QUIC download, 20 ms one way
+  const charts = await chartBoxes();
+  const labels = charts.flatMap((c) => c.entries.map((e) => e.text));
+  for (const want of ['server cwnd', 'client srtt', 'bottleneck queue (forward)']) {
+    assert.ok(labels.includes(want), `${want} in ${labels.join(' | ')}`);
+  }
+  assert.ok(!labels.some((l) => /flow\d+\.|\.ep\d|^forward|^reverse|_s\b/.test(l)), labels.join(' | '));
+  await page.locator('#chart-0').hover({ position: { x: 300, y: 130 } });
+  await page.waitForFunction(() => document.querySelector('#hover-0')?.textContent.startsWith('t = '));
+  assert.doesNotMatch(await page.textContent('#hover-0'), /flow0\.ep/);
+  // The smoothed RTT: 40 ms path, 333 ms initial value (RFC 9002 §6.2.2) not on the axis.
+  const srtt = charts.find((c) => c.title === 'Smoothed RTT');
+  const [lo, hi] = [Number(srtt.data.yMin), Number(srtt.data.yMax)];
+  assert.ok(lo >= 20 && lo < hi && hi < 200, `srtt axis ${lo}..${hi} ms`);
+  for (const c of charts) {
+    assert.ok(c.xTitle.y >= c.canvas.y + c.canvas.h - 0.5, `${c.title}: x title below the tick labels`);
+    assert.ok(!overlaps(c.xTitle, c.canvas));
+  }
+  // Several flows: the flow is named; a CBR pair whose queues never build: no empty chart.
+  await openEntry('examples/handover.toml');
+  const h = await chartBoxes();
+  const hl = h.flatMap((c) => c.entries.map((e) => e.text));
+  assert.ok(hl.includes('flow 0 delivered') && hl.includes('flow 1 delivered'), hl.join(' | '));
+  assert.ok(!h.some((c) => c.title.startsWith('Queue')), h.map((c) => c.title).join());
+  assert.match(await page.textContent('#no-data'), /Queue length/);
+  for (let i = 0; i < h.length; i++) assert.ok(await inked(`#chart-${i}`) > 500, h[i].title);
+  await openEntry('examples/dumbbell-background-tcp.toml');
+  const dl = (await chartBoxes()).flatMap((c) => c.entries.map((e) => e.text));
+  assert.ok(dl.includes('bottleneck queue (forward)') && dl.includes('flow 1 server cwnd'), dl.join(' | '));
+  assert.deepEqual(problems, []);
+});
+
+test('issue 29 item 9: losses, PTOs, handover, migration and flow-control blocking marked on the time axis', async () => {
+  await openEntry('');
+  const lossy = (await page.inputValue('#toml'))
+    .replace('delay = "20ms" }', 'delay = "20ms", loss = { model = "bernoulli", p = 0.2 } }')
+    .replace('bytes = "1MB"', 'bytes = "200KB"')
+    .replace('seed = 1', 'seed = 1\nruns = 2');
+  assert.ok(lossy.includes('p = 0.2') && lossy.includes('200KB') && lossy.includes('runs = 2'), lossy);
+  await page.fill('#toml', lossy);
+  await page.click('#run');
+  const dir = mkdtempSync(join(tmpdir(), 'quicsim-e2e-'));
+  writeFileSync(join(dir, 's.toml'), lossy);
+  const [run0, run1] = JSON.parse(execFileSync(CLI, ['run', join(dir, 's.toml'), '--json'], { encoding: 'utf8' })).runs;
+  await page.waitForFunction((d) => document.querySelector('#status')?.textContent.startsWith('done')
+    && document.querySelector('#digest-0')?.textContent.trim() === d, run0.digest, { timeout: 60000 });
+  const eps = run0.flows.flatMap((f) => f.endpoints);
+  const lost = eps.reduce((n, e) => n + e.packets_lost, 0);
+  const ptos = eps.reduce((n, e) => n + e.pto_count, 0);
+  assert.ok(lost > 10 && ptos > 0, `${lost} losses, ${ptos} PTOs`);
+  const charts = await chartBoxes();
+  for (const c of charts) {
+    assert.equal(Number(c.data.marksLoss), lost, `${c.title}: loss marks`);
+    assert.equal(Number(c.data.marksPto), ptos, `${c.title}: PTO marks`);
+  }
+  const cw = charts.find((c) => c.title.startsWith('Congestion window'));
+  assert.ok(cw.entries.some((e) => e.text === `packet declared lost (${lost})` && e.style === 'tick'), JSON.stringify(cw.entries));
+  assert.ok(cw.entries.some((e) => e.text === `probe timeout (PTO) (${ptos})`), JSON.stringify(cw.entries));
+  await page.locator('canvas.chart[data-title^="Congestion window"]').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(ART, 'events.png') });
+  // The other run's plots carry its own events.
+  const lost1 = run1.flows.flatMap((f) => f.endpoints).reduce((n, e) => n + e.packets_lost, 0);
+  assert.notEqual(lost1, lost);
+  await page.selectOption('#plot-run', '1');
+  await page.waitForFunction((n) => document.querySelector('#chart-0')?.dataset.marksLoss === String(n), lost1);
+  // A handover, a migration (NAT rebinding), flow-control blocking (paper 001's small windows).
+  await openEntry('examples/handover.toml');
+  assert.equal(await page.getAttribute('#chart-0', 'data-marks-handover'), '1');
+  await openEntry('examples/nat-rebinding-keep.toml');
+  assert.ok(Number(await page.getAttribute('#chart-0', 'data-marks-migration')) >= 2);
+  await openEntry('paper001/table1-small-buffer.toml');
+  assert.ok(Number(await page.getAttribute('#chart-0', 'data-marks-blocked')) > 0);
+  assert.deepEqual(problems, []);
+});
+
+test('issue 29 item 15: each guided lesson loads its scenario and shows its text', async () => {
+  const ids = await page.$$eval('nav button[data-lesson]', (bs) => bs.map((b) => b.dataset.lesson));
+  assert.ok(ids.length >= 4, ids.join());
+  for (const id of ids) {
+    const entry = await page.getAttribute(`nav button[data-lesson="${id}"]`, 'title');
+    await page.click(`nav button[data-lesson="${id}"]`);
+    await page.waitForFunction(() => !document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 5000 }).catch(() => {});
+    await waitDone(120000);
+    await page.waitForSelector(`#lesson[data-lesson="${id}"]`);
+    for (const part of ['.intro', '.change', '.look']) {
+      assert.ok((await page.textContent(`#lesson ${part}`)).length > 40, `${id} ${part}`);
+    }
+    // The scenario loaded is the bundled entry's, and it ran.
+    assert.equal(await page.getAttribute(`nav button[data-scenario="${entry}"]`, 'class'), 'sel');
+    assert.ok(await page.locator('canvas.chart').count() > 0, id);
+  }
+  await page.screenshot({ path: join(ART, 'lesson.png') });
+  await page.click('button[data-scenario=""]');
+  assert.equal(await page.locator('#lesson').count(), 0);
   assert.deepEqual(problems, []);
 });

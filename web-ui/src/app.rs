@@ -472,6 +472,7 @@ impl Component for App {
                         out.series = Some(crate::runner::PlotSeries::from_flat(
                             columns,
                             &values.to_vec(),
+                            meta_of(&data),
                         ));
                     } else {
                         out.series = None;
@@ -522,6 +523,7 @@ impl Component for App {
                                     o.series = Some(crate::runner::PlotSeries::from_flat(
                                         columns,
                                         &values.to_vec(),
+                                        meta_of(&data),
                                     ));
                                 }
                                 RunState::Done(Box::new(o), ms)
@@ -733,6 +735,19 @@ fn Gallery(props: &GalleryProps) -> Html {
     };
     html! {
         <>
+        <h2>{"Lessons"}</h2>
+        { for crate::lessons::LESSONS.iter().map(|l| {
+            let sel = if props.selected == l.entry { "sel" } else { "" };
+            let onclick = {
+                let entry = l.entry.to_string();
+                props.on_select.reform(move |_| entry.clone())
+            };
+            html! {
+                <button class={sel} {onclick} data-lesson={l.id} title={l.entry}>
+                    <b>{l.title}</b><small>{format!("lesson: {}", l.entry)}</small>
+                </button>
+            }
+        }) }
         <h2>{"Sandbox"}</h2>
         { item(String::new(), "blank sandbox".into(), "start from scratch".into()) }
         { for gallery::groups().into_iter().map(|(g, entries)| html! {
@@ -890,6 +905,14 @@ impl App {
         });
         html! {
             <>
+            { for crate::lessons::of_entry(&self.selected).map(|l| html! {
+                <aside id="lesson" class="lesson" data-lesson={l.id}>
+                    <h2>{format!("Lesson: {}", l.title)}</h2>
+                    <p class="intro">{l.intro}</p>
+                    <p class="change"><b>{"Change: "}</b>{l.change}</p>
+                    <p class="look"><b>{"Look for: "}</b>{l.look}</p>
+                </aside>
+            }) }
             <h2><label for="toml">{"Scenario (TOML)"}</label></h2>
             <textarea id="toml" spellcheck="false" value={self.toml.clone()} {oninput} />
             <div class="runline">
@@ -963,7 +986,7 @@ impl App {
                     {"Pin as A"}</button>
                 { if self.pinned.is_some() { html! {
                     <>
-                    <span id="pinned">{"A pinned: plots overlay A (light, thick) and B (current)"}</span>
+                    <span id="pinned">{"A pinned: plots overlay A (dashed) and B (current, solid)"}</span>
                     <button id="unpin" onclick={ctx.link().callback(|_| Msg::Unpin)}>{"Clear A"}</button>
                     </>
                 } } else { html! {} } }
@@ -986,10 +1009,10 @@ impl App {
     fn view_results(&self, ctx: &Context<Self>, out: &RunOutput) -> Html {
         let lines = &out.lines;
         let sums = summary::completion_summaries(lines);
-        let charts = out
+        let (charts, no_data) = out
             .series
             .as_ref()
-            .map(|s| crate::charts::charts(&s.columns))
+            .map(crate::charts::charts_with_data)
             .unwrap_or_default();
         let columns: &[String] = out.series.as_ref().map_or(&[], |s| &s.columns);
         let a_columns = self
@@ -1124,10 +1147,19 @@ impl App {
             { self.view_diff(out) }
             { view_breakdown(out) }
             { view_paired(out) }
-            { if distribution(out, self.shown.0).is_some() { html! {
+            { for distribution(out, self.shown.0).map(|(_, s)| {
+                let (lo, hi) = s.ci95.unwrap_or((s.mean, s.mean));
+                html! {
+                <figure class="chart-box">
                 <canvas id="dist" class="dist" width="560" height="200"
                     aria-label="completion time of every run, its mean and 95 % CI"></canvas>
-            } } else { html! {} } }
+                <ul class="legend" id="dist-legend">
+                    <li data-style="band"><span class="swatch band"></span>{format!("95 % CI of the mean [{lo:.4}, {hi:.4}] s")}</li>
+                    <li data-style="line"><span class="swatch" style="--c: rgb(0,0,255)"></span>{format!("mean {:.4} s", s.mean)}</li>
+                    <li data-style="dot"><span class="swatch dot"></span>{"a run"}</li>
+                </ul>
+                </figure>
+            } }) }
             { for thin_note(columns).map(|t| html! { <p id="thin-note"><small>{t}</small></p> }) }
             { for charts.iter().enumerate().map(|(i, c)| {
                 let (na, nb) = crate::charts::line_count(c, columns, a_columns);
@@ -1141,16 +1173,36 @@ impl App {
                     (Some((h, row)), Some(s)) if h == i => hover_text(s, c, row),
                     _ => "hover over the plot for values".to_string(),
                 };
+                let (legend, counts, y) = match out.series.as_ref() {
+                    Some(s) => chart_legend(s, self.pinned.as_ref().and_then(|p| p.out.series.as_ref()), c),
+                    None => (Vec::new(), [0; 5], (0.0, 1.0)),
+                };
                 html! {
-                    <>
+                    <figure class="chart-box">
                     <canvas id={format!("chart-{i}")} class="chart" data-title={c.title}
                         data-lines-a={na.to_string()} data-lines-b={nb.to_string()}
+                        data-y-min={y.0.to_string()} data-y-max={y.1.to_string()}
+                        data-marks-loss={counts[0].to_string()} data-marks-pto={counts[1].to_string()}
+                        data-marks-handover={counts[2].to_string()} data-marks-migration={counts[3].to_string()}
+                        data-marks-blocked={counts[4].to_string()}
                         width={crate::charts::CANVAS_W.to_string()} height={crate::charts::CANVAS_H.to_string()}
                         {onmousemove} {onmouseleave}></canvas>
+                    <div class="x-title" id={format!("x-title-{i}")}>{"time (s)"}</div>
+                    <ul class="legend" id={format!("legend-{i}")}>
+                        { for legend.iter().map(|e| html! {
+                            <li data-style={e.style}>
+                                <span class={format!("swatch {}", e.style)} style={format!("--c: {}", e.color)}></span>
+                                {e.label.clone()}
+                            </li>
+                        }) }
+                    </ul>
                     <div class="hover" id={format!("hover-{i}")}>{readout}</div>
-                    </>
+                    </figure>
                 }
             }) }
+            { if no_data.is_empty() { html! {} } else { html! {
+                <p id="no-data"><small>{format!("No data in this run (no sample but 0, not drawn): {}.", no_data.join(", "))}</small></p>
+            } } }
             </>
         }
     }
@@ -1433,13 +1485,83 @@ fn thin_note(columns: &[String]) -> Option<String> {
         .filter_map(|(_, rest)| rest.split_once('_')?.0.parse::<usize>().ok())
         .max()?;
     Some(format!(
-        "Per-stream lines: the first {} of {n} streams of each endpoint are drawn, and each `streams_sum_of_{n}_…` line is the sum over all of them (every stream's series: quicsim run --series).",
+        "Per-stream lines: the first {} of {n} streams of each endpoint are drawn, and each \"sum of {n} streams …\" line is the sum over all of them (every stream's series: quicsim run --series).",
         crate::runner::STREAM_LINES
     ))
 }
 
+/// The series' roles and events the worker sent as JSON beside the samples.
+fn meta_of(data: &JsValue) -> crate::runner::RunMeta {
+    let json = get(data, "meta").as_string().unwrap_or_default();
+    serde_json::from_str::<Option<crate::runner::RunMeta>>(&json)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Chart `c`'s legend (each line in words: A dashed, B solid; the congestion events; the
+/// run's events by kind with their count), the event counts, and its y axis range.
+fn chart_legend(
+    s: &crate::runner::PlotSeries,
+    a: Option<&crate::runner::PlotSeries>,
+    c: &crate::charts::Chart,
+) -> (Vec<crate::charts::LegendEntry>, [usize; 5], (f64, f64)) {
+    use crate::charts::{css, LegendEntry};
+    let names = crate::charts::Labeller::new(&s.columns, &s.meta);
+    let mut out = Vec::new();
+    let mut spans: Vec<(&[Vec<Option<f64>>], usize)> = Vec::new();
+    for (k, &col) in c.columns.iter().enumerate() {
+        let label = names.label(&s.columns[col]);
+        let color = css(crate::charts::color(k));
+        let ac = a.and_then(|a| crate::charts::overlay_column(&a.columns, &s.columns[col]));
+        if let (Some(a), Some(ac)) = (a, ac) {
+            spans.push((&a.rows, ac));
+            out.push(LegendEntry {
+                label: format!("A: {label}"),
+                color: color.clone(),
+                style: "dashed",
+            });
+        }
+        spans.push((&s.rows, col));
+        let label = if a.is_some() {
+            format!("B: {label}")
+        } else {
+            label
+        };
+        out.push(LegendEntry {
+            label,
+            color,
+            style: "line",
+        });
+    }
+    let congestion = crate::charts::cwnd_pairs(&s.columns)
+        .into_iter()
+        .filter(|(cw, _)| c.columns.contains(cw))
+        .map(|(cw, t)| crate::charts::congestion_events(&s.rows, cw, t).len())
+        .sum::<usize>();
+    if congestion > 0 {
+        out.push(LegendEntry {
+            label: format!("congestion event: ssthresh set ({congestion}, RFC 9002 §7.3.2)"),
+            color: css(crate::charts::CONGESTION_COLOR),
+            style: "marker",
+        });
+    }
+    let counts = crate::charts::event_counts(&s.meta);
+    for (n, (_, words, col)) in counts.iter().zip(crate::charts::EVENT_KINDS) {
+        if *n > 0 {
+            out.push(LegendEntry {
+                label: format!("{words} ({n})"),
+                color: css(col),
+                style: "tick",
+            });
+        }
+    }
+    (out, counts, crate::charts::y_range(c, &spans))
+}
+
 /// The values of chart `c` at series row `row`, with the time and the axis unit.
 fn hover_text(s: &crate::runner::PlotSeries, c: &crate::charts::Chart, row: usize) -> String {
+    let names = crate::charts::Labeller::new(&s.columns, &s.meta);
     let r = &s.rows[row];
     let mut parts = vec![format!("t = {:.4} s", r[0].unwrap_or(0.0))];
     for &col in &c.columns {
@@ -1451,7 +1573,7 @@ fn hover_text(s: &crate::runner::PlotSeries, c: &crate::charts::Chart, row: usiz
                     .to_string()
             })
             .unwrap_or_else(|| "—".into());
-        parts.push(format!("{}: {v}", s.columns[col]));
+        parts.push(format!("{}: {v}", names.label(&s.columns[col])));
     }
     format!("{} ({})", parts.join(" · "), c.y_label)
 }

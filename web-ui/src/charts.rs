@@ -2,6 +2,8 @@
 //! (the part after the last `.`: `flow0.ep1.cwnd` is a `cwnd`), so a new endpoint, stream
 //! or link appears on its chart with no change; a column no rule claims goes on "other".
 
+use crate::runner::{PlotSeries, RunMeta};
+
 /// One chart: its title, y-axis label with unit, the scale from the column's unit to the
 /// axis unit, and the column indices it draws (never `time_s`).
 #[derive(Clone, Debug, PartialEq)]
@@ -14,6 +16,15 @@ pub struct Chart {
     pub scale: f64,
     /// Columns drawn.
     pub columns: Vec<usize>,
+}
+
+impl Chart {
+    /// Whether the y axis starts at 0 (amounts) or spans the data (the smoothed RTT: its
+    /// initial value, 333 ms before the first sample (RFC 9002 §6.2.2), would flatten a
+    /// 40 ms path's variation; see [`measured_from`]).
+    pub fn zero_based(&self) -> bool {
+        self.y_label != "srtt (ms)"
+    }
 }
 
 /// (title, y label, scale, whether a column's measure belongs).
@@ -66,6 +77,237 @@ pub fn charts(columns: &[String]) -> Vec<Chart> {
     out.push(other);
     out.retain(|c| !c.columns.is_empty());
     out
+}
+
+/// The charts of `s` that have something to draw (a chart whose columns have no finite
+/// sample but 0 is left out: "no data", e.g. the queues of a path that never queued), and
+/// the titles of those left out.
+pub fn charts_with_data(s: &PlotSeries) -> (Vec<Chart>, Vec<&'static str>) {
+    let (full, empty): (Vec<Chart>, Vec<Chart>) = charts(&s.columns).into_iter().partition(|c| {
+        c.columns.iter().any(|&k| {
+            s.rows
+                .iter()
+                .any(|r| drawn(r[k], c.scale).is_some_and(|v| v != 0.0))
+        })
+    });
+    (full, empty.into_iter().map(|c| c.title).collect())
+}
+
+/// The first row of column `col` that is drawn on a chart whose axis spans the data: for
+/// a chart from 0 the first row; otherwise the first row whose value differs from the
+/// column's first value (the smoothed RTT holds its initial value until the first RTT
+/// sample, RFC 9002 §5.3), or the first row if it never changes.
+pub fn measured_from(rows: &[Vec<Option<f64>>], col: usize, chart: &Chart) -> usize {
+    if chart.zero_based() {
+        return 0;
+    }
+    let first = rows.iter().find_map(|r| r[col]);
+    rows.iter()
+        .position(|r| r[col].is_some() && r[col] != first)
+        .unwrap_or(0)
+}
+
+/// The y axis range of `chart` over `lines` (rows, column): from 0 to 5 % above the
+/// largest sample, or for a chart that spans the data ([`Chart::zero_based`]) from a
+/// little below the smallest to a little above the largest sample of the measured part
+/// ([`measured_from`]).
+pub fn y_range(chart: &Chart, lines: &[(&[Vec<Option<f64>>], usize)]) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for &(rows, c) in lines {
+        for r in &rows[measured_from(rows, c, chart)..] {
+            if let Some(v) = drawn(r[c], chart.scale) {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if chart.zero_based() {
+        return (0.0, if hi > 0.0 { hi * 1.05 } else { 1.0 });
+    }
+    let pad = ((hi - lo) * 0.1).max(hi.abs() * 0.02).max(1e-6);
+    ((lo - pad).max(0.0), hi + pad)
+}
+
+/// The series' colours (RGB): none of them is an event colour ([`EVENT_KINDS`]).
+pub const PALETTE: [(u8, u8, u8); 10] = [
+    (31, 119, 180),
+    (44, 160, 44),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (0, 0, 128),
+    (0, 128, 128),
+    (128, 128, 0),
+    (60, 60, 60),
+    (99, 160, 255),
+];
+
+/// Line `k`'s colour.
+pub fn color(k: usize) -> (u8, u8, u8) {
+    PALETTE[k % PALETTE.len()]
+}
+
+/// The congestion-event markers' colour.
+pub const CONGESTION_COLOR: (u8, u8, u8) = (150, 0, 0);
+
+/// The events marked on the time axis: (kind, legend words, colour).
+pub const EVENT_KINDS: [(&str, &str, (u8, u8, u8)); 5] = [
+    ("loss", "packet declared lost", (214, 39, 40)),
+    ("pto", "probe timeout (PTO)", (255, 127, 14)),
+    ("handover", "handover", (148, 103, 189)),
+    ("migration", "migration", (23, 190, 207)),
+    ("blocked", "flow-control blocked", (140, 86, 75)),
+];
+
+/// How many events of each [`EVENT_KINDS`] kind `meta` has (in that order).
+pub fn event_counts(meta: &RunMeta) -> [usize; 5] {
+    let mut n = [0; 5];
+    for e in &meta.events {
+        if let Some(k) = EVENT_KINDS.iter().position(|(kind, _, _)| *kind == e.kind) {
+            n[k] += 1;
+        }
+    }
+    n
+}
+
+/// One legend entry beside a chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LegendEntry {
+    /// In words.
+    pub label: String,
+    /// CSS colour.
+    pub color: String,
+    /// `line` (solid), `dashed` (the pinned run A), `marker` (congestion events) or
+    /// `tick` (events on the time axis).
+    pub style: &'static str,
+}
+
+/// CSS `rgb(...)` of a colour.
+pub fn css((r, g, b): (u8, u8, u8)) -> String {
+    format!("rgb({r},{g},{b})")
+}
+
+/// Names the series' lines in words, from the flow, endpoint and link identity.
+pub struct Labeller<'a> {
+    meta: &'a RunMeta,
+    /// More than one flow: endpoint and flow lines say which flow.
+    flows: bool,
+    /// The topology has handover links: the first path's links say "first path".
+    handover: bool,
+}
+
+impl<'a> Labeller<'a> {
+    /// For `columns` of a run with `meta`.
+    pub fn new(columns: &[String], meta: &'a RunMeta) -> Labeller<'a> {
+        let mut flows: Vec<&str> = columns
+            .iter()
+            .filter_map(|c| c.split('.').next().filter(|f| flow_index(f).is_some()))
+            .collect();
+        flows.dedup();
+        Labeller {
+            meta,
+            flows: flows.len() > 1 || meta.endpoints.iter().any(|e| e.1 > 0),
+            handover: columns.iter().any(|c| c.starts_with("handover")),
+        }
+    }
+
+    /// The label of column `name` (`flow0.ep1.cwnd`: "server cwnd").
+    pub fn label(&self, name: &str) -> String {
+        let Some((head, measure)) = name.rsplit_once('.') else {
+            return name.to_string();
+        };
+        let mut parts = head.split('.');
+        let first = parts.next().unwrap_or(head);
+        if let Some(f) = flow_index(first) {
+            let flow = if self.flows {
+                format!("flow {f} ")
+            } else {
+                String::new()
+            };
+            return match parts.next() {
+                Some(ep) => {
+                    let slot: Option<u32> = ep.strip_prefix("ep").and_then(|n| n.parse().ok());
+                    let role = slot
+                        .and_then(|n| self.meta.endpoints.iter().find(|e| e.0 == n))
+                        .map(|e| e.2.clone())
+                        .unwrap_or_else(|| ep.to_string());
+                    format!("{flow}{role} {}", measure_words(measure))
+                }
+                None => format!("{flow}{}", measure_words(measure))
+                    .trim()
+                    .to_string(),
+            };
+        }
+        // A link's queue.
+        let dir = |d: &str| match d {
+            "forward" | "reverse" => format!("({d})"),
+            "client_up" => "(client uplink)".into(),
+            "client_down" => "(client downlink)".into(),
+            "server_up" => "(server uplink)".into(),
+            "server_down" => "(server downlink)".into(),
+            d => format!("({d})"),
+        };
+        let q = if measure.starts_with("queue") {
+            "queue"
+        } else {
+            measure
+        };
+        match head.split_once('/') {
+            Some((h, d)) if h.starts_with("handover") => {
+                let k: u32 = h["handover".len()..].parse().unwrap_or(0);
+                format!("path after handover {} {q} {}", k + 1, dir(d))
+            }
+            Some((p, d)) if p.starts_with("pair") => {
+                format!("pair {} access {q} {}", &p["pair".len()..], dir(d))
+            }
+            Some((p, d)) => format!("{p} {q} {}", dir(d)),
+            None => match head {
+                "forward" | "reverse" if self.handover => format!("first path {q} {}", dir(head)),
+                "forward" | "reverse" => format!("bottleneck {q} {}", dir(head)),
+                h => match h.strip_prefix("bottleneck_") {
+                    Some(d) => format!("bottleneck {q} {}", dir(d)),
+                    None => format!("link {h} {q}"),
+                },
+            },
+        }
+    }
+}
+
+/// `flow3` -> 3.
+fn flow_index(s: &str) -> Option<u32> {
+    s.strip_prefix("flow")?.parse().ok()
+}
+
+/// A measure in words: `bytes_in_flight` -> "bytes in flight", `stream4_read` -> "stream 4
+/// read", `streams_sum_of_10000_read` -> "sum of 10000 streams read".
+fn measure_words(m: &str) -> String {
+    let what = |w: &str| match w {
+        "recv_window" => "receive window".to_string(),
+        w => w.replace('_', " "),
+    };
+    match m {
+        "cwnd" => "cwnd".into(),
+        "srtt_s" => "srtt".into(),
+        "delivered_bytes" => "delivered".into(),
+        m => {
+            if let Some(rest) = m.strip_prefix("streams_sum_of_") {
+                if let Some((n, w)) = rest.split_once('_') {
+                    return format!("sum of {n} streams {}", what(w));
+                }
+            }
+            if let Some(rest) = m.strip_prefix("stream") {
+                if let Some((n, w)) = rest.split_once('_') {
+                    if n.parse::<u64>().is_ok() {
+                        return format!("stream {n} {}", what(w));
+                    }
+                }
+            }
+            what(m)
+        }
+    }
 }
 
 /// A sample as drawn: `None` for values that mean "unset" (an infinite ssthresh is
@@ -218,6 +460,79 @@ mod tests {
         let delivered = c.iter().find(|x| x.title.starts_with("Delivered")).unwrap();
         assert_eq!(line_count(delivered, &cols, Some(&a_cols)), (1, 2));
         assert_eq!(line_count(delivered, &cols, None), (0, 2));
+    }
+
+    #[test]
+    fn lines_are_named_by_role_flow_and_link() {
+        let meta = RunMeta {
+            endpoints: vec![(0, 0, "client".into()), (1, 0, "server".into())],
+            ..RunMeta::default()
+        };
+        let cols: Vec<String> = ["time_s", "forward.queue_packets", "flow0.ep1.cwnd"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let l = Labeller::new(&cols, &meta);
+        assert_eq!(l.label("flow0.ep1.cwnd"), "server cwnd");
+        assert_eq!(l.label("flow0.ep0.srtt_s"), "client srtt");
+        assert_eq!(l.label("flow0.ep0.stream4_read"), "client stream 4 read");
+        assert_eq!(l.label("flow0.delivered_bytes"), "delivered");
+        assert_eq!(
+            l.label("forward.queue_packets"),
+            "bottleneck queue (forward)"
+        );
+        assert_eq!(
+            l.label("flow0.ep0.streams_sum_of_10000_read"),
+            "client sum of 10000 streams read"
+        );
+        // Several flows, a dumbbell and a handover.
+        let meta = RunMeta {
+            endpoints: vec![(2, 1, "client".into()), (3, 1, "server".into())],
+            ..RunMeta::default()
+        };
+        let cols: Vec<String> = ["time_s", "handover0/forward.queue_bytes", "flow1.ep3.cwnd"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let l = Labeller::new(&cols, &meta);
+        assert_eq!(l.label("flow1.ep3.cwnd"), "flow 1 server cwnd");
+        assert_eq!(l.label("forward.queue_bytes"), "first path queue (forward)");
+        assert_eq!(
+            l.label("handover0/forward.queue_bytes"),
+            "path after handover 1 queue (forward)"
+        );
+        assert_eq!(
+            l.label("bottleneck_reverse.queue_packets"),
+            "bottleneck queue (reverse)"
+        );
+        assert_eq!(
+            l.label("pair0/client_up.queue_packets"),
+            "pair 0 access queue (client uplink)"
+        );
+    }
+
+    #[test]
+    fn the_srtt_axis_spans_the_measured_samples() {
+        let rows: Vec<Vec<Option<f64>>> = [0.333, 0.333, 0.041, 0.045, 0.080]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| vec![Some(i as f64), Some(*v)])
+            .collect();
+        let c = Chart {
+            title: "Smoothed RTT",
+            y_label: "srtt (ms)",
+            scale: 1000.0,
+            columns: vec![1],
+        };
+        assert_eq!(measured_from(&rows, 1, &c), 2);
+        let (lo, hi) = y_range(&c, &[(&rows, 1)]);
+        assert!(lo > 30.0 && lo < 41.0, "{lo}");
+        assert!(hi > 80.0 && hi < 100.0, "{hi}");
+        let bytes = Chart {
+            y_label: "bytes",
+            ..c
+        };
+        assert_eq!(y_range(&bytes, &[(&rows, 1)]).0, 0.0);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod charts;
 pub mod compare;
 pub mod gallery;
+pub mod lessons;
 pub mod panel;
 pub mod runner;
 pub mod share;

@@ -1,19 +1,27 @@
 //! Draws the run's time series on the result view's canvases (plotters on canvas), one
 //! chart per [`crate::charts::Chart`], axes labelled with units.
 
-use crate::charts::{charts, congestion_events, cwnd_pairs, drawn, overlay_column, t_axis, Chart};
+use crate::charts::{
+    charts_with_data, color, congestion_events, cwnd_pairs, drawn, measured_from, overlay_column,
+    t_axis, y_range, Chart, CONGESTION_COLOR, EVENT_KINDS,
+};
 use crate::runner::PlotSeries as Series;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 
-/// Draws every chart of `series` into `chart-<i>` canvases; with a pinned run `a`, its
-/// columns of the same name are overlaid (lighter, labelled `A:`), the current run's
-/// labelled `B:`.
+/// Draws every chart of `series` that has data into `chart-<i>` canvases (the charts of
+/// [`charts_with_data`]); with a pinned run `a`, its columns of the same name are overlaid
+/// dashed, the current run's solid, at equal weight. Legends and the x axis title are HTML
+/// beside the canvas (`crate::app`), never on the data.
 pub fn draw_all(series: &Series, a: Option<&Series>) {
-    for (i, c) in charts(&series.columns).iter().enumerate() {
+    for (i, c) in charts_with_data(series).0.iter().enumerate() {
         // A drawing error leaves the canvas blank; the page goes on.
         let _ = draw(&format!("chart-{i}"), series, a, c);
     }
+}
+
+fn rgb((r, g, b): (u8, u8, u8)) -> RGBColor {
+    RGBColor(r, g, b)
 }
 
 fn draw(
@@ -36,65 +44,62 @@ fn draw(
         lines.push((series, c, k, false));
     }
     let t_max = t_axis(&series.rows, a.map(|a| a.rows.as_slice()));
-    let mut y_max: f64 = 0.0;
-    for &(s, c, _, _) in &lines {
-        for row in &s.rows {
-            if let Some(v) = drawn(row[c], chart.scale) {
-                y_max = y_max.max(v);
-            }
-        }
-    }
-    let y_max = if y_max > 0.0 { y_max * 1.05 } else { 1.0 };
+    let spans: Vec<(&[Vec<Option<f64>>], usize)> = lines
+        .iter()
+        .map(|&(s, c, _, _)| (s.rows.as_slice(), c))
+        .collect();
+    let (y_min, y_max) = y_range(chart, &spans);
     let mut ctx = ChartBuilder::on(&root)
         .caption(chart.title, ("sans-serif", 15))
         .margin(6)
-        .x_label_area_size(32)
+        .x_label_area_size(22)
         .y_label_area_size(64)
-        .build_cartesian_2d(0.0..t_max, 0.0..y_max)?;
+        .build_cartesian_2d(0.0..t_max, y_min..y_max)?;
     ctx.configure_mesh()
-        .x_desc("time (s)")
         .y_desc(chart.y_label)
         .y_label_formatter(&|v| short(*v))
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     for &(s, c, k, is_a) in &lines {
-        let base = Palette99::pick(k).to_rgba();
-        let (color, width, label) = match (a.is_some(), is_a) {
-            (true, true) => (base.mix(0.35), 3, format!("A: {}", s.columns[c])),
-            (true, false) => (base, 1, format!("B: {}", s.columns[c])),
-            _ => (base, 1, s.columns[c].clone()),
-        };
-        let points = s
-            .rows
+        let style = rgb(color(k)).stroke_width(2);
+        let from = measured_from(&s.rows, c, chart);
+        let points: Vec<(f64, f64)> = s.rows[from..]
             .iter()
-            .filter_map(|r| Some((r[0]?, drawn(r[c], chart.scale)?)));
-        ctx.draw_series(LineSeries::new(points, color.stroke_width(width)))?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 14, y)], color.stroke_width(width))
-            });
+            .filter_map(|r| Some((r[0]?, drawn(r[c], chart.scale)?)))
+            .collect();
+        if is_a {
+            ctx.draw_series(DashedLineSeries::new(points, 6, 4, style))?;
+        } else {
+            ctx.draw_series(LineSeries::new(points, style))?;
+        }
     }
-    // Congestion events of the current run on the cwnd chart (red triangles).
+    // Congestion events of the current run on the cwnd chart (triangles).
     let marks: Vec<(f64, f64)> = cwnd_pairs(&series.columns)
         .into_iter()
         .filter(|(c, _)| chart.columns.contains(c))
         .flat_map(|(c, t)| congestion_events(&series.rows, c, t))
         .collect();
-    if !marks.is_empty() {
+    let cc = rgb(CONGESTION_COLOR);
+    ctx.draw_series(
+        marks
+            .iter()
+            .map(|&(t, v)| TriangleMarker::new((t, v), 5, cc.filled())),
+    )?;
+    // The run's events on the time axis: a short tick per event at the bottom of the plot
+    // area, one row per kind.
+    let h = (y_max - y_min) / 18.0;
+    for (row, (kind, _, col)) in EVENT_KINDS.iter().enumerate() {
+        let style = rgb(*col).stroke_width(1);
+        let lo = y_min + h * row as f64 * 0.5;
         ctx.draw_series(
-            marks
+            series
+                .meta
+                .events
                 .iter()
-                .map(|&(t, v)| TriangleMarker::new((t, v), 5, RED.filled())),
-        )?
-        .label("congestion event (ssthresh set, RFC 9002 §7.3.2)")
-        .legend(|(x, y)| TriangleMarker::new((x + 7, y), 4, RED.filled()));
+                .filter(|e| e.kind == *kind && e.t <= t_max)
+                .map(|e| PathElement::new(vec![(e.t, lo), (e.t, lo + h)], style)),
+        )?;
     }
-    ctx.configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 11))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
     root.present()?;
     Ok(())
 }
@@ -117,7 +122,7 @@ fn short(v: f64) -> String {
 
 /// The completion-time distribution over repeated runs into canvas `id`: one dot per run
 /// (stacked where they fall in the same bin), the mean as a line and the 95 % CI of the
-/// mean as a band.
+/// mean as a band (its legend is HTML below the canvas).
 pub fn draw_distribution(
     id: &str,
     what: &str,
@@ -161,25 +166,16 @@ pub fn draw_distribution(
     ctx.draw_series(std::iter::once(Rectangle::new(
         [(lo, 0.0), (hi, y_max)],
         BLUE.mix(0.15).filled(),
-    )))?
-    .label(format!("95 % CI of the mean [{lo:.4}, {hi:.4}] s"))
-    .legend(|(x, y)| Rectangle::new([(x, y - 4), (x + 14, y + 4)], BLUE.mix(0.15).filled()));
+    )))?;
     ctx.draw_series(LineSeries::new(
         vec![(s.mean, 0.0), (s.mean, y_max)],
         BLUE.stroke_width(2),
-    ))?
-    .label(format!("mean {:.4} s", s.mean))
-    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], BLUE.stroke_width(2)));
+    ))?;
     ctx.draw_series(
         dots.iter()
             .map(|&(v, k)| Circle::new((v, k), 4, BLACK.filled())),
     )?;
-    ctx.configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.3))
-        .label_font(("sans-serif", 11))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()?;
+    // The legend is HTML below the canvas (`#dist-legend`), never on the dots.
     root.present()?;
     Ok(())
 }

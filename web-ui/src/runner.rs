@@ -10,7 +10,12 @@ use sim_core::metrics::Series;
 use sim_core::scenario::{parse_str, ConfigError};
 use sim_core::sim::Simulation;
 use sim_core::study::{Overrides, Study};
+use sim_core::trace::{
+    BlockedReason, RunInfo, SenderProbe, TraceEvent, TraceRecord, TraceSource, Tracer,
+};
 use sim_core::RunResult;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// How far a run is, for the progress bar.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -189,6 +194,157 @@ pub struct PlotSeries {
     pub columns: Vec<String>,
     /// One row per sampling instant.
     pub rows: Vec<Vec<Option<f64>>>,
+    /// Who is who and what happened when (the run's events for the time axis).
+    #[serde(default)]
+    pub meta: RunMeta,
+}
+
+/// What the plots need besides the samples: the endpoints' roles (to name the lines) and
+/// the run's events, both read by a tracer that observes the run ([`EventTracer`]; tracing
+/// changes neither the events nor the digest).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// `(endpoint slot, flow, role)`: the `N` of a `flowF.epN.*` column, its flow and
+    /// `client` / `server` (`sender` / `receiver` for a constant-bit-rate pair).
+    pub endpoints: Vec<(u32, u32, String)>,
+    /// The run's events in time order (at most [`MAX_EVENTS`]).
+    pub events: Vec<RunEvent>,
+    /// Events left out beyond [`MAX_EVENTS`].
+    pub events_dropped: u64,
+}
+
+/// At most this many events are kept per run.
+pub const MAX_EVENTS: usize = 20_000;
+
+/// One event marked on the time axis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunEvent {
+    /// Simulated time, seconds.
+    pub t: f64,
+    /// `loss` (a packet declared lost), `pto` (a probe timeout: QUIC PTO, RFC 9002 §6.2),
+    /// `handover`, `migration` (RFC 9000 §9), `blocked` (flow control: the peer's
+    /// connection or stream limit reached, RFC 9000 §4).
+    pub kind: String,
+    /// The flow concerned (`None`: the network, e.g. a handover).
+    pub flow: Option<u32>,
+    /// In words, e.g. "server: packet 41 declared lost".
+    pub text: String,
+}
+
+/// Collects [`RunMeta`] from a run's trace records.
+#[derive(Default)]
+struct EventLog {
+    meta: RunMeta,
+    /// The last PTO count seen per endpoint and connection.
+    pto: std::collections::HashMap<(u32, u32), u32>,
+    /// TCP segments declared lost and not yet sent again, per endpoint (a timeout marks
+    /// the whole window lost again: counted once, as the endpoint's metrics do; a
+    /// retransmission the timeout marks lost again is counted, which the metrics do not).
+    tcp_lost: std::collections::HashSet<(u32, u32, u64)>,
+}
+
+impl EventLog {
+    fn push(&mut self, t: f64, kind: &str, flow: Option<u32>, text: String) {
+        if self.meta.events.len() >= MAX_EVENTS {
+            self.meta.events_dropped += 1;
+            return;
+        }
+        self.meta.events.push(RunEvent {
+            t,
+            kind: kind.to_string(),
+            flow,
+            text,
+        });
+    }
+
+    fn record(&mut self, r: &TraceRecord) {
+        let t = r.time.0 as f64 * 1e-9;
+        match (&r.source, &r.event) {
+            (TraceSource::Network { .. }, TraceEvent::Handover { index, pair, .. }) => self.push(
+                t,
+                "handover",
+                None,
+                format!("handover {index} of pair {pair}"),
+            ),
+            (TraceSource::Endpoint(id), e) => {
+                let who = id.vantage.as_str();
+                let flow = Some(id.flow);
+                match e {
+                    TraceEvent::PacketLost { .. } => {
+                        self.push(t, "loss", flow, format!("{who}: a packet declared lost"))
+                    }
+                    TraceEvent::SenderProbe(SenderProbe::Lost { seq, .. })
+                        if self.tcp_lost.insert((id.endpoint, id.connection, *seq)) =>
+                    {
+                        self.push(
+                            t,
+                            "loss",
+                            flow,
+                            format!("{who}: segment {seq} declared lost"),
+                        )
+                    }
+                    TraceEvent::SenderProbe(SenderProbe::Sent { seq, .. }) => {
+                        self.tcp_lost.remove(&(id.endpoint, id.connection, *seq));
+                    }
+                    TraceEvent::MetricsUpdated(m) => {
+                        if let Some(n) = m.pto_count {
+                            let prev = self.pto.insert((id.endpoint, id.connection), n);
+                            if n > prev.unwrap_or(0) {
+                                self.push(t, "pto", flow, format!("{who}: probe timeout {n}"))
+                            }
+                        }
+                    }
+                    TraceEvent::MigrationStateUpdated { new, .. } => {
+                        self.push(t, "migration", flow, format!("{who}: {new}"))
+                    }
+                    TraceEvent::DataBlockedUpdated {
+                        stream,
+                        blocked: true,
+                        reason:
+                            reason @ (BlockedReason::ConnectionFlowControl
+                            | BlockedReason::StreamFlowControl),
+                    } => {
+                        let what = match (reason, stream) {
+                            (BlockedReason::StreamFlowControl, Some(s)) => format!("stream {s}"),
+                            _ => "connection".to_string(),
+                        };
+                        self.push(
+                            t,
+                            "blocked",
+                            flow,
+                            format!("{who}: {what} blocked by flow control"),
+                        )
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The tracer the page runs every job with: fills a shared [`EventLog`].
+struct EventTracer(Rc<RefCell<EventLog>>);
+
+impl Tracer for EventTracer {
+    fn begin(&mut self, info: &RunInfo) {
+        let mut log = self.0.borrow_mut();
+        log.meta.endpoints = info
+            .endpoints
+            .iter()
+            .map(|e| {
+                let role = match e.kind {
+                    "cbr_source" => "sender",
+                    "cbr_sink" => "receiver",
+                    _ => e.id.vantage.as_str(),
+                };
+                (e.id.endpoint, e.id.flow, role.to_string())
+            })
+            .collect();
+    }
+    fn record(&mut self, record: &TraceRecord) {
+        self.0.borrow_mut().record(record);
+    }
 }
 
 /// Per-stream lines the plots draw per endpoint and measure: a run with more streams gets
@@ -283,6 +439,7 @@ impl PlotSeries {
         PlotSeries {
             columns: names,
             rows,
+            meta: RunMeta::default(),
         }
     }
 
@@ -295,6 +452,7 @@ impl PlotSeries {
                 .iter()
                 .map(|r| r.iter().map(|v| v.is_finite().then_some(*v)).collect())
                 .collect(),
+            meta: RunMeta::default(),
         }
     }
 }
@@ -309,8 +467,9 @@ impl PlotSeries {
             .collect()
     }
 
-    /// The inverse of [`PlotSeries::flat`]: `values` cut into rows of `columns.len()`.
-    pub fn from_flat(columns: Vec<String>, values: &[f64]) -> PlotSeries {
+    /// The inverse of [`PlotSeries::flat`]: `values` cut into rows of `columns.len()`
+    /// (the meta travels as JSON).
+    pub fn from_flat(columns: Vec<String>, values: &[f64], meta: RunMeta) -> PlotSeries {
         let n = columns.len().max(1);
         PlotSeries {
             rows: values
@@ -318,6 +477,7 @@ impl PlotSeries {
                 .map(|r| r.iter().map(|v| v.is_finite().then_some(*v)).collect())
                 .collect(),
             columns,
+            meta,
         }
     }
 }
@@ -328,8 +488,10 @@ const SMOKE_SLICE: u64 = 20_000;
 /// A study being stepped.
 pub struct Runner {
     study: Study,
-    current: Option<Simulation<'static>>,
+    current: Option<(Simulation<'static>, Rc<RefCell<EventLog>>)>,
     results: Vec<RunResult>,
+    /// The first job's [`RunMeta`].
+    meta0: RunMeta,
     /// "Where the time went" of the first job (of every point's first job in a paired
     /// comparison), taken just before it finished: `(point, result index, splits)`.
     breakdown: Vec<(usize, usize, Vec<FlowBreakdown>)>,
@@ -348,6 +510,7 @@ impl Runner {
             study: Study::new(scenario, &overrides)?,
             current: None,
             results: Vec::new(),
+            meta0: RunMeta::default(),
             breakdown: Vec::new(),
         })
     }
@@ -360,17 +523,31 @@ impl Runner {
                 return Ok(true);
             };
             if self.current.is_none() {
-                self.current = Some(self.study.simulation(&job)?);
+                // The first job (the one plotted first) is traced for the event marks:
+                // tracing changes no event and no digest, but costs time (~70 % on a bulk
+                // transfer), so the others are traced again only when plotted
+                // ([`Runner::series_of`]).
+                let log = Rc::new(RefCell::new(EventLog::default()));
+                let sim = if self.results.is_empty() {
+                    let tracer = Box::new(EventTracer(Rc::clone(&log)));
+                    Simulation::with_tracer(self.study.config(&job), job.seed, tracer)?
+                } else {
+                    self.study.simulation(&job)?
+                };
+                self.current = Some((sim, log));
             }
-            let sim = self.current.as_mut().expect("set above");
+            let (sim, _) = self.current.as_mut().expect("set above");
             let out = sim.step(left);
             left = left.saturating_sub(out.events.max(1));
             if out.is_finished() {
-                let sim = self.current.take().expect("set above");
+                let (sim, log) = self.current.take().expect("set above");
                 let paired = self.study.scenario().is_paired();
                 if self.results.is_empty() || (paired && job.run == 0) {
                     self.breakdown
                         .push((job.point, self.results.len(), sim.breakdown()));
+                }
+                if self.results.is_empty() {
+                    self.meta0 = std::mem::take(&mut log.borrow_mut().meta);
                 }
                 self.results.push(sim.finish());
             }
@@ -405,7 +582,7 @@ impl Runner {
         let jobs = self.study.jobs().len();
         let done = self.results.len();
         let (time_s, events, part) = match (&self.current, self.study.jobs().get(done)) {
-            (Some(sim), Some(job)) => {
+            (Some((sim, _)), Some(job)) => {
                 let p = sim.progress();
                 let limit = self.study.config(job).sim.time_limit.0.max(1) as f64;
                 (
@@ -432,10 +609,30 @@ impl Runner {
     /// The time series of finished job `job` (an index into the jobs, point-major), for
     /// the page's point and run chooser.
     pub fn series_of(&self, job: usize) -> Option<PlotSeries> {
-        self.results
+        let mut s = self
+            .results
             .get(job)
             .and_then(|r| r.series.as_ref())
-            .map(PlotSeries::plotted)
+            .map(PlotSeries::plotted)?;
+        s.meta = if job == 0 {
+            self.meta0.clone()
+        } else {
+            self.meta_of(job).unwrap_or_default()
+        };
+        Some(s)
+    }
+
+    /// The [`RunMeta`] of job `job`, by running it again traced (the same run: the same
+    /// config and seed; tracing changes nothing).
+    fn meta_of(&self, job: usize) -> Option<RunMeta> {
+        let job = self.study.jobs().get(job)?;
+        let log = Rc::new(RefCell::new(EventLog::default()));
+        let tracer = Box::new(EventTracer(Rc::clone(&log)));
+        let mut sim = Simulation::with_tracer(self.study.config(job), job.seed, tracer).ok()?;
+        while !sim.step(1_000_000).is_finished() {}
+        drop(sim);
+        let meta = std::mem::take(&mut log.borrow_mut().meta);
+        Some(meta)
     }
 
     /// Every finished run's result, in job order.
@@ -461,11 +658,7 @@ impl Runner {
             doc,
             lines,
             points: PointInfo::all(&self.study.point_params()),
-            series: self
-                .results
-                .first()
-                .and_then(|r| r.series.as_ref())
-                .map(PlotSeries::plotted),
+            series: self.series_of(0),
             breakdown: self
                 .breakdown
                 .iter()
@@ -600,6 +793,51 @@ mod tests {
         );
     }
 
+    /// Every job's events, traced during the run (job 0) or again when plotted, count
+    /// the losses its metrics count.
+    #[test]
+    fn event_marks_count_the_losses_of_every_run() {
+        let text = crate::gallery::SANDBOX
+            .replace(
+                "delay = \"20ms\" }",
+                "delay = \"20ms\", loss = { model = \"bernoulli\", p = 0.05 } }",
+            )
+            .replace("seed = 1", "seed = 1\nruns = 2");
+        for transport in ["quic", "tcp", "sctp"] {
+            let text = text.replace(
+                "transport = \"quic\"",
+                &format!("transport = \"{transport}\""),
+            );
+            let mut r = Runner::new(&text).unwrap();
+            while !r.step(20_000).unwrap() {}
+            for job in 0..2 {
+                let doc = serde_json::to_value(&r.results()[job]).unwrap();
+                let lost: u64 = doc["flows"][0]["endpoints"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| e["packets_lost"].as_u64().unwrap())
+                    .sum();
+                let meta = r.series_of(job).unwrap().meta;
+                let n = meta.events.iter().filter(|e| e.kind == "loss").count();
+                assert!(lost > 0, "{transport}");
+                if transport == "tcp" {
+                    // A retransmitted segment still marked lost is marked lost again by a
+                    // retransmission timeout (Linux `tcp_timeout_mark_lost`) and not
+                    // counted again by the metrics: the probes cannot tell it from a lost
+                    // retransmission (RACK), which is counted.
+                    assert!(
+                        n as u64 >= lost && n as u64 <= lost + lost / 10 + 2,
+                        "{n} {lost}"
+                    );
+                } else {
+                    assert_eq!(n as u64, lost, "{transport} job {job}");
+                }
+                assert_eq!(meta.endpoints.len(), 2);
+            }
+        }
+    }
+
     /// The flat form the worker transfers gives back the same series.
     #[test]
     fn the_flat_series_round_trips() {
@@ -608,12 +846,19 @@ mod tests {
         let s = r.output().series.expect("series on");
         let flat = s.flat();
         assert_eq!(flat.len(), s.rows.len() * s.columns.len());
-        assert_eq!(PlotSeries::from_flat(s.columns.clone(), &flat), s);
+        assert_eq!(
+            PlotSeries::from_flat(s.columns.clone(), &flat, s.meta.clone()),
+            s
+        );
         let gap = PlotSeries {
             columns: vec!["time_s".into(), "x".into()],
             rows: vec![vec![Some(0.0), None], vec![Some(1.0), Some(2.5)]],
+            meta: RunMeta::default(),
         };
-        assert_eq!(PlotSeries::from_flat(gap.columns.clone(), &gap.flat()), gap);
+        assert_eq!(
+            PlotSeries::from_flat(gap.columns.clone(), &gap.flat(), RunMeta::default()),
+            gap
+        );
     }
 
     /// The sandbox (a QUIC bulk flow) gets a bar whose parts sum to the sender's

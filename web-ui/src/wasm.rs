@@ -73,6 +73,12 @@ impl WasmRun {
         serde_json::to_string(&self.1.as_ref().map(|s| &s.columns)).expect("JSON")
     }
 
+    /// The series' [`crate::runner::RunMeta`] (roles and events) as JSON (`null` without
+    /// series); after `output`.
+    pub fn series_meta(&self) -> String {
+        serde_json::to_string(&self.1.as_ref().map(|s| &s.meta)).expect("JSON")
+    }
+
     /// The series' samples, row-major, NaN where missing (a `Float64Array`); after `output`.
     pub fn series_values(&self) -> Vec<f64> {
         self.1.as_ref().map(PlotSeries::flat).unwrap_or_default()

@@ -22,8 +22,9 @@ self.onmessage = async (e) => {
     // Another run's series of the last finished run (the page's point and run chooser).
     if (last && last.select_series(e.data.job)) {
       const columns = last.series_columns();
+      const meta = last.series_meta();
       const values = last.series_values();
-      self.postMessage({ id, kind: 'series', columns, values }, [values.buffer]);
+      self.postMessage({ id, kind: 'series', columns, meta, values }, [values.buffer]);
     } else {
       self.postMessage({ id, kind: 'series', columns: 'null', values: new Float64Array(0) });
     }
@@ -49,8 +50,9 @@ self.onmessage = async (e) => {
     // The time series go apart from the JSON: column names, and the samples as a
     // transferred Float64Array (row-major, NaN where missing).
     const columns = run.series_columns();
+    const meta = run.series_meta(); // who is who, and the run's events for the time axis
     const values = run.series_values();
-    self.postMessage({ id, kind: 'done', output, columns, values, ms: performance.now() - t0 },
+    self.postMessage({ id, kind: 'done', output, columns, meta, values, ms: performance.now() - t0 },
       [values.buffer]);
     last = run;
     run = null;
