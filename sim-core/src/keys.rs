@@ -37,7 +37,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The kind's name in the generated docs and in [`schema`].
+    /// The kind's name in the generated docs and in `validate::schema::schema`.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Rate => "rate",

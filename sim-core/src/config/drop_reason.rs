@@ -1,5 +1,5 @@
 //! Why a packet left the network undelivered ([`DropReason`]), one declared table: each
-//! reason is one line of the [`drop_reasons!`] list below (its frozen code, its name, whether
+//! reason is one line of the `drop_reasons!` list below (its frozen code, its name, whether
 //! a loss stage drops it, one line of doc), from which come the enum, its counter in
 //! [`DropCounts`] (a field: the JSON key of every run's `drops`) and its row in
 //! [`DROP_REASONS`]. Declared in the config layer so that the extension points that drop

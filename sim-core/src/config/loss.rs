@@ -3,7 +3,7 @@
 //!
 //! Each model is one file in `config/loss/` holding its parameters (a serde struct), its key
 //! descriptors, its rules, its long-run loss rate and its per-packet judgement (the
-//! [`LossModelDef`] trait), and one line in the [`loss_models!`] list below. From that list
+//! [`LossModelDef`] trait), and one line in the `loss_models!` list below. From that list
 //! come the [`LossModel`] enum (serde-tagged by `model`), every dispatch on it, the names
 //! the scenario format accepts ([`LOSS_MODEL_NAMES`], the `model` key's choices), the key
 //! tables of the docs and the browser ([`LOSS_TABLES`]) and the parsers
@@ -151,7 +151,7 @@ macro_rules! loss_models {
         $(mod $module; pub use $module::$ty;)*
 
         /// A link's loss model (`loss = { model = "...", ... }`), one variant per row of
-        /// [`loss_models!`].
+        /// `loss_models!`.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(tag = "model", rename_all = "snake_case")]
         pub enum LossModel {

@@ -5,7 +5,7 @@
 //!
 //! One declared table (`DESIGN.md`, "Extension points are declared tables"): each workload
 //! is a spec type implementing [`WorkloadDef`] (its name, key tables, rules, streams,
-//! connections, the transports that run it) and one line in the [`workloads!`] list below,
+//! connections, the transports that run it) and one line in the `workloads!` list below,
 //! from which come [`WorkloadConfig`], its dispatch, the names the format accepts
 //! ([`WORKLOAD_NAMES`]), the key tables of the docs and the browser ([`WORKLOAD_TABLES`])
 //! and the rows the scenario reader reads them by ([`WORKLOAD_ROWS`]).
@@ -111,12 +111,12 @@ macro_rules! workloads {
     };
 }
 
-/// [`workloads!`]'s expansion over the normalised list.
+/// `workloads!`'s expansion over the normalised list.
 macro_rules! workloads_table {
     ($($variant:ident($ty:ty),)*) => {
 
         /// What the application does over a transport flow (`workload = { kind = ...,
-        /// ... }`), one variant per row of [`workloads!`].
+        /// ... }`), one variant per row of `workloads!`.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[serde(tag = "kind", rename_all = "snake_case")]
         pub enum WorkloadConfig {

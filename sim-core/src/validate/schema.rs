@@ -1265,8 +1265,8 @@ pub fn workload(kind: &str) -> Option<&'static Table> {
         .find(|t| t.id.strip_prefix("workload.") == Some(kind))
 }
 
-/// Every table of the format, in the order of the docs: [`TABLES_BEFORE_LOSS`], the loss
-/// models' tables, [`TABLES_AFTER_LOSS`], the workloads' tables ([`WORKLOADS`]), a web
+/// Every table of the format, in the order of the docs: the format's first tables, the loss
+/// models' tables, its flow and transport tables, the workloads' tables ([`WORKLOADS`]), a web
 /// page's objects.
 pub const TABLES: &[&Table] = &concat_tables::<{ TABLE_COUNT }>(&[
     TABLES_BEFORE_LOSS,
