@@ -197,6 +197,12 @@ fn tcp_bbr1_on_a_clean_path_fills_the_pipe_not_the_buffer_and_probes_rtt_every_1
 
 /// Goodput (bit/s) of a 10 MB download with `loss` random loss each way, same path.
 fn lossy_goodput(transport: &str, cc: &str, loss: &str) -> f64 {
+    goodput(transport, cc, &format!("loss = \"{loss}\""), "")
+}
+
+/// Goodput (bit/s) of a 10 MB download over the path with `link_keys` added to the link
+/// and `extra` after it (a `reverse` table).
+fn goodput(transport: &str, cc: &str, link_keys: &str, extra: &str) -> f64 {
     let keys = flow_keys(transport, cc);
     let text = format!(
         r#"
@@ -206,7 +212,8 @@ seed = 1
 time_limit = "1000s"
 [topology]
 kind = "two_hosts"
-link = {{ rate = "10Mbps", delay = "20ms", queue = "8BDP", loss = "{loss}" }}
+link = {{ rate = "10Mbps", delay = "20ms", queue = "8BDP", {link_keys} }}
+{extra}
 [[flows]]
 workload = {{ kind = "bulk", bytes = "10MB" }}
 {keys}
@@ -256,30 +263,12 @@ fn tcp_bbr1_holds_the_bottleneck_rate_under_random_loss_where_cubic_collapses() 
 /// Goodput (bit/s) of a 10 MB download with `loss` random loss on the data path only
 /// (server → client, `reverse`), as a sender-side netem would apply it.
 fn data_path_goodput(transport: &str, loss: f64) -> f64 {
-    let keys = flow_keys(transport, "bbr1");
-    let text = format!(
-        r#"
-name = "bbr-data-loss"
-seed = 1
-[sim]
-time_limit = "1000s"
-[topology]
-kind = "two_hosts"
-link = {{ rate = "10Mbps", delay = "20ms", queue = "8BDP" }}
-reverse = {{ loss = {loss} }}
-[[flows]]
-workload = {{ kind = "bulk", bytes = "10MB" }}
-{keys}
-"#
-    );
-    let r = sim_core::run(&parse(&text), 1).expect("runs");
-    let client = r.flows[0]
-        .endpoints
-        .iter()
-        .filter_map(EndpointMetrics::transport)
-        .find(|m| m.role == "client")
-        .expect("client");
-    client.goodput_bps.expect("completed")
+    goodput(
+        transport,
+        "bbr1",
+        "loss = 0",
+        &format!("reverse = {{ loss = {loss} }}"),
+    )
 }
 
 /// Cardwell et al. (ACM Queue 2016, "BBR vs. CUBIC under random loss"): BBRv1's goodput
