@@ -18,6 +18,48 @@ pub const EXIT_IO: u8 = 1;
 /// few KB), small enough that `run /dev/zero`-like inputs fail at once.
 pub const MAX_SCENARIO_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Largest trace file read (`rate = { trace = "..." }`): room for sim-core's limit of
+/// 2 000 000 opportunities of up to eight digits each.
+pub const MAX_TRACE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Parses the scenario `text` read from `file`: trace files its links name are read
+/// relative to `file`'s directory ([`read_trace`]). Errors start with the file's name.
+pub fn parse_scenario(file: &Path, text: &str) -> Result<sim_core::scenario::Scenario, Failure> {
+    let dir = file.parent().unwrap_or(Path::new("")).to_path_buf();
+    let load = move |name: &str| read_trace(&dir.join(name));
+    sim_core::scenario::parse_str_with_traces(text, &load)
+        .map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", file.display())))
+}
+
+/// Reads a trace file: a regular file of at most [`MAX_TRACE_BYTES`], in UTF-8; the error
+/// says why not (sim-core names the scenario key and the file).
+pub fn read_trace(path: &Path) -> Result<String, String> {
+    let mut file = open_nonblocking(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{}: not a regular file ({})",
+            path.display(),
+            kind_of(&meta)
+        ));
+    }
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(MAX_TRACE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.len() as u64 > MAX_TRACE_BYTES {
+        return Err(format!(
+            "{}: larger than {} MB",
+            path.display(),
+            MAX_TRACE_BYTES / (1024 * 1024)
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8 text", path.display()))
+}
+
 /// Reads a scenario file: a regular file (not a FIFO, device or directory: those are
 /// refused before anything is read, so a FIFO never blocks) of at most
 /// [`MAX_SCENARIO_BYTES`], in UTF-8. A file that cannot be opened or read is an I/O

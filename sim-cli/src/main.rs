@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use sim_core::breakdown::{FlowBreakdown, TimePart};
 use sim_core::metrics::{EndpointMetrics, RunResult};
 use sim_core::qlog::{self, QlogFormat, QlogWriter, TraceKey};
-use sim_core::scenario::{parse_str, Scenario};
+use sim_core::scenario::Scenario;
 use sim_core::study::{Job, Overrides, Study};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -244,7 +244,7 @@ fn load(file: &Path) -> Result<Scenario, (u8, String)> {
     // An unreadable file is an I/O failure (exit 1, README "Exit codes"); a FIFO, a device,
     // a file over 16 MB or not UTF-8 is bad input (exit 2).
     let text = files::read_scenario(file)?;
-    parse_str(&text).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", file.display())))
+    files::parse_scenario(file, &text)
 }
 
 /// The names of the combinations of a scenario's `[[paper.unstated]]` parameters (the

@@ -68,7 +68,7 @@ use crate::sensitivity::{self, Class};
 use crate::sweep::{self, Failure, SweepArgs};
 use sim_core::scenario::labels;
 use sim_core::scenario::paper::{Direction, Paper, PaperPlot, Reported, Statistic};
-use sim_core::scenario::{parse_str, parse_str_overriding, Scenario};
+use sim_core::scenario::{parse_str_overriding, Scenario};
 use sim_core::study::{Overrides, Study};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -145,8 +145,7 @@ fn find(args: &ReproduceArgs) -> Result<Vec<Experiment>, Failure> {
     let mut out = Vec::new();
     for f in files {
         let text = crate::files::read_scenario(&f)?;
-        let scenario =
-            parse_str(&text).map_err(|e| (EXIT_BAD_INPUT, format!("{}: {e}", f.display())))?;
+        let scenario = crate::files::parse_scenario(&f, &text)?;
         let Some(paper) = scenario.paper.clone() else {
             continue;
         };

@@ -161,3 +161,45 @@ fn the_status_has_one_spelling_in_every_output() {
     assert!(csv.contains(",time_limit,"), "{csv}");
     assert!(!csv.contains("TimeLimit"), "{csv}");
 }
+
+/// Issue 30 item 2: a link's trace file is read relative to the scenario file; a missing
+/// file, a bad line and a directory are bad input (exit 2) naming the key, the file and
+/// the line; the resolved config carries the trace.
+#[test]
+fn trace_files_are_read_next_to_the_scenario() {
+    let dir = tmp("traces");
+    std::fs::create_dir_all(dir.join("t")).unwrap();
+    std::fs::write(dir.join("t/ok.trace"), "1\n2\n2\n10\n").unwrap();
+    std::fs::write(dir.join("t/bad.trace"), "1\n2\n1\n").unwrap();
+    let scenario = |trace: &str| {
+        format!("[topology]\nkind = \"two_hosts\"\nreverse = {{ rate = {{ trace = \"{trace}\" }} }}\n[[flows]]\nkind = \"cbr\"\ndirection = \"down\"\nrate = \"1Mbps\"\ncount = 5\n")
+    };
+    let f = write(&dir, &scenario("t/ok.trace"));
+    // From another working directory: the path is the scenario file's, not the cwd's.
+    let o = Command::new(BIN)
+        .args(["run", s(&f), "--json"])
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    let compact: String = out.split_whitespace().collect();
+    assert!(compact.contains("\"opportunities_ms\":[1,2,2,10]"), "{out}");
+    assert!(compact.contains("\"digest\":\"fnv1a64:"), "{out}");
+    for (trace, want) in [
+        ("t/bad.trace", "topology.reverse.rate.trace: \"t/bad.trace\" line 3 is not allowed"),
+        ("t/none.trace", "topology.reverse.rate.trace: \"t/none.trace\" is not allowed: expected a readable trace file"),
+        ("t", "not a regular file"),
+    ] {
+        let f = write(&dir, &scenario(trace));
+        let o = quicsim(&["run", s(&f)]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains(want), "{trace}: {e}");
+    }
+}

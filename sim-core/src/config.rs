@@ -16,6 +16,7 @@ pub mod quic;
 mod repr;
 pub mod sctp;
 pub mod tcp;
+pub mod trace;
 pub mod transport;
 pub mod workload;
 
@@ -124,10 +125,18 @@ pub enum AddressChange {
 }
 
 /// One unidirectional link.
+///
+/// Its serde form (the scenario's link table) writes `rate` as a rate, or, for a
+/// trace-driven link, as the trace table `{ trace, opportunities_ms, digest }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "LinkRepr", try_from = "LinkRepr")]
 pub struct LinkConfig {
-    /// Serialization rate in bit/s (> 0).
+    /// Serialization rate in bit/s (> 0); for a trace-driven link the trace's mean rate
+    /// ([`trace::LinkTrace::mean_rate`]), used where one rate is needed (`"1BDP"`).
     pub rate: Rate,
+    /// The trace of delivery opportunities that replaces `rate` on the serializer
+    /// (Mahimahi format, [`trace`]), if any.
+    pub trace: Option<trace::LinkTrace>,
     /// One-way propagation delay.
     pub delay: SimDuration,
     /// Per-packet bytes added to the datagram size (IP + UDP headers = 28 by default).
@@ -144,6 +153,73 @@ pub struct LinkConfig {
     pub jitter: Option<Jitter>,
     /// Scheduled changes, sorted by time.
     pub changes: Vec<LinkChange>,
+}
+
+/// The serde form of a link: [`LinkConfig`] with `rate` a rate or a trace table.
+#[derive(Clone, Serialize, Deserialize)]
+struct LinkRepr {
+    rate: RateRepr,
+    delay: SimDuration,
+    overhead: Bytes,
+    queue: QueueLimit,
+    loss: LossModel,
+    loss_position: LossPosition,
+    corruption: f64,
+    jitter: Option<Jitter>,
+    changes: Vec<LinkChange>,
+}
+
+/// A link's `rate`: a fixed rate or a trace.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum RateRepr {
+    Fixed(Rate),
+    Trace(trace::LinkTrace),
+}
+
+impl From<LinkConfig> for LinkRepr {
+    fn from(l: LinkConfig) -> Self {
+        LinkRepr {
+            rate: match l.trace {
+                Some(t) => RateRepr::Trace(t),
+                None => RateRepr::Fixed(l.rate),
+            },
+            delay: l.delay,
+            overhead: l.overhead,
+            queue: l.queue,
+            loss: l.loss,
+            loss_position: l.loss_position,
+            corruption: l.corruption,
+            jitter: l.jitter,
+            changes: l.changes,
+        }
+    }
+}
+
+impl TryFrom<LinkRepr> for LinkConfig {
+    type Error = String;
+    fn try_from(l: LinkRepr) -> Result<Self, String> {
+        let (rate, trace) = match l.rate {
+            RateRepr::Fixed(r) => (r, None),
+            RateRepr::Trace(t) => {
+                t.check()
+                    .map_err(|e| format!("trace {:?}: {}", t.trace, e.message))?;
+                (t.mean_rate(), Some(t))
+            }
+        };
+        Ok(LinkConfig {
+            rate,
+            trace,
+            delay: l.delay,
+            overhead: l.overhead,
+            queue: l.queue,
+            loss: l.loss,
+            loss_position: l.loss_position,
+            corruption: l.corruption,
+            jitter: l.jitter,
+            changes: l.changes,
+        })
+    }
 }
 
 /// Drop-tail limits. Counts packets waiting for the serializer only: not the one being
@@ -281,6 +357,7 @@ impl LinkConfig {
     pub fn new(rate: Rate, delay: SimDuration) -> Self {
         LinkConfig {
             rate,
+            trace: None,
             delay,
             overhead: Bytes(28),
             queue: QueueLimit {

@@ -502,7 +502,43 @@ pub(crate) fn check_link(link: &LinkConfig, path: PathFn) -> Result<(), ConfigEr
     check_scalars(&schema::LINK, link, path)?;
     check_queue(&link.queue, &path("queue"))?;
     check_loss(&link.loss, &|k| join(&path("loss"), k))?;
-    check_changes(&link.changes, &path("changes"))
+    check_changes(&link.changes, &path("changes"))?;
+    if let Some(t) = &link.trace {
+        t.check().map_err(|e| {
+            ConfigError::new(
+                join(&path("rate"), "trace"),
+                format!("{:?}", t.trace),
+                format!(
+                    "{}: {}",
+                    crate::config::trace::TRACE_LINE_ALLOWED,
+                    e.message
+                ),
+            )
+        })?;
+    }
+    check_trace_changes(link.trace.is_some(), &link.changes, &path("changes"))
+}
+
+/// A trace-driven link's capacity is its trace: its scheduled changes may not set `rate`.
+pub(crate) fn check_trace_changes(
+    trace: bool,
+    changes: &[LinkChange],
+    path: &str,
+) -> Result<(), ConfigError> {
+    if !trace {
+        return Ok(());
+    }
+    match changes.iter().position(|c| c.rate.is_some()) {
+        Some(i) => Err(ConfigError::new(
+            format!("{path}[{i}].rate"),
+            changes[i]
+                .rate
+                .map(crate::units::format_rate)
+                .unwrap_or_default(),
+            "no rate change on a trace-driven link (its trace sets its capacity; a trace can hold an outage as a gap)",
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Rules of a flow on a network of `pairs` client/server pairs; `path(key)` as for links.

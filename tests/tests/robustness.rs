@@ -424,8 +424,12 @@ fn resolved_config_parses_back_for_every_scenario() {
     let mut points = 0;
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
-        let s =
-            sim_core::scenario::parse_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        // Trace files (`rate = { trace = ... }`) are read next to the scenario, as the CLI
+        // does; the resolved form carries the trace and parses back without them.
+        let dir = f.parent().unwrap().to_path_buf();
+        let load = |name: &str| std::fs::read_to_string(dir.join(name)).map_err(|e| e.to_string());
+        let s = sim_core::scenario::parse_str_with_traces(&text, &load)
+            .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         for p in &s.points {
             let json = serde_json::to_value(&p.config).unwrap();
             let resolved = toml_entries(json.as_object().unwrap()).join("\n");

@@ -52,8 +52,11 @@ fn check(paper_runs: bool) {
     let mut checked = Vec::new();
     for f in scenario_files() {
         let text = std::fs::read_to_string(&f).unwrap();
-        let s =
-            sim_core::scenario::parse_str(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        // Trace files (`rate = { trace = ... }`) are read next to the scenario, as the CLI does.
+        let dir = f.parent().unwrap().to_path_buf();
+        let load = |name: &str| std::fs::read_to_string(dir.join(name)).map_err(|e| e.to_string());
+        let s = sim_core::scenario::parse_str_with_traces(&text, &load)
+            .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         let video = s
             .points
             .iter()

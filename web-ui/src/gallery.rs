@@ -107,7 +107,19 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
         assert_eq!(entries().len(), count(&root));
         for e in entries() {
-            sim_core::scenario::parse_str(e.toml).unwrap_or_else(|err| panic!("{}: {err}", e.id()));
+            match sim_core::scenario::parse_str(e.toml) {
+                Ok(_) => {}
+                // A trace-driven link names a file the browser cannot read: refused, saying
+                // so (`rate = { trace = ... }`, issue 30 item 2).
+                Err(err) if e.toml.contains("trace =") => {
+                    assert!(
+                        err.to_string().contains("cannot use one"),
+                        "{}: {err}",
+                        e.id()
+                    )
+                }
+                Err(err) => panic!("{}: {err}", e.id()),
+            }
         }
         assert!(groups().iter().any(|(g, _)| *g == "examples"));
         let qb = find("examples/quic-bulk.toml").unwrap();

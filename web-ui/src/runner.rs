@@ -1022,6 +1022,9 @@ mod tests {
     fn every_gallery_scenario_runs_to_a_status() {
         let mut texts: Vec<(String, String)> = crate::gallery::entries()
             .into_iter()
+            // A trace-driven link names a file the page cannot read: the gallery test checks
+            // it is refused with a message (`gallery::tests`).
+            .filter(|e| !e.toml.contains("trace ="))
             .map(|e| (e.id(), e.toml.to_string()))
             .collect();
         texts.push(("sandbox".into(), crate::gallery::SANDBOX.to_string()));

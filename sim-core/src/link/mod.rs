@@ -21,6 +21,18 @@
 //! A corrupted packet travels normally and is discarded by the node at the far end
 //! (counted as a `corruption` drop on this link).
 //!
+//! **Trace-driven links** (`rate = { trace = "..." }`, [`crate::config::trace`]) have no
+//! rate on the serializer: a packet departs at a *delivery opportunity* of the trace, as
+//! Mahimahi's `mm-link` spends them (mahimahi, `src/packet/link_queue.cc`,
+//! `LinkQueue::rationalize`): each opportunity carries 1500 bytes; a packet larger than
+//! what is left of the current opportunity takes its remaining bytes from the following
+//! ones (it departs at the opportunity that carries its last byte); the bytes an
+//! opportunity has left after a packet serve the next packet *already queued* at that
+//! instant, and are lost otherwise (an opportunity of an empty queue is wasted). A packet
+//! reaching an idle link at `t` can use only opportunities strictly after `t` (Mahimahi
+//! spends the opportunities due at `now` before it enqueues the packet that arrives then).
+//! The trace's time 0 is the start of the run, and it repeats after its last timestamp.
+//!
 //! Scheduled changes of rate apply from the next packet to start serialization (the packet
 //! on the serializer finishes at the old rate). Rate 0 means the link is down: packets
 //! wait in the queue (subject to its limit) until the rate becomes positive again.
@@ -30,7 +42,10 @@
 //! link's generation number changes).
 
 pub mod impair;
+#[cfg(test)]
+mod trace_tests;
 
+use crate::config::trace::{LinkTrace, OPPORTUNITY_BYTES};
 use crate::config::{LinkChange, LinkConfig, LossPosition, QueueLimit};
 use crate::metrics::{DropReason, LinkReport};
 use crate::packet::Datagram;
@@ -104,6 +119,54 @@ pub struct Link {
     busy_ns: u128,
     loss_judged: u64,
     loss_in_burst: bool,
+    trace: Option<TraceState>,
+}
+
+/// Where a trace-driven link is in its trace.
+struct TraceState {
+    trace: LinkTrace,
+    /// Index (across cycles) of the next unused opportunity.
+    next: u64,
+    /// Bytes left in the last opportunity used, and its time.
+    left: u64,
+    left_at: SimTime,
+}
+
+impl TraceState {
+    /// When a packet of `bytes` wire bytes that the serializer takes at `now` departs;
+    /// `queued`: it was waiting in the queue when the previous packet departed at `now`
+    /// (it may use that opportunity's leftover bytes), else it just reached an idle link.
+    fn depart(&mut self, now: SimTime, bytes: u64, queued: bool) -> SimTime {
+        let mut need = bytes.max(1);
+        if queued {
+            // The queue's next packet: the rest of the opportunity the previous packet
+            // departed at, then the next opportunities (others due at `now` included).
+            if self.left > 0 && self.left_at == now {
+                let take = need.min(self.left);
+                need -= take;
+                self.left -= take;
+                if need == 0 {
+                    return now;
+                }
+            }
+        } else {
+            // Opportunities due up to `now` went by unused (Mahimahi burns them before it
+            // enqueues a packet arriving at `now`).
+            self.left = 0;
+            self.next = self.next.max(self.trace.first_after(now.0));
+        }
+        loop {
+            let at = SimTime(self.trace.opportunity_ns(self.next));
+            self.next = self.next.saturating_add(1);
+            let take = need.min(OPPORTUNITY_BYTES);
+            need -= take;
+            if need == 0 {
+                self.left = OPPORTUNITY_BYTES - take;
+                self.left_at = at;
+                return at;
+            }
+        }
+    }
 }
 
 impl Link {
@@ -154,6 +217,12 @@ impl Link {
             busy_ns: 0,
             loss_judged: 0,
             loss_in_burst: false,
+            trace: cfg.trace.clone().map(|trace| TraceState {
+                trace,
+                next: 0,
+                left: 0,
+                left_at: SimTime::ZERO,
+            }),
         }
     }
 
@@ -229,7 +298,7 @@ impl Link {
         }
         let idle = self.serializing.is_none() && self.rate.0 > 0 && self.queue.is_empty();
         if idle {
-            let done = self.start_tx(now, d);
+            let done = self.start_tx(now, d, false);
             return Offer::StartedTx(done);
         }
         let over_packets = self
@@ -251,8 +320,17 @@ impl Link {
         Offer::Accepted
     }
 
-    fn start_tx(&mut self, now: SimTime, d: Datagram) -> SimTime {
-        let bits = self.wire_bytes(&d) as u128 * 8;
+    /// Puts `d` on the serializer at `now`; `queued`: it comes from the queue (see
+    /// [`TraceState::depart`]). Returns when it is done.
+    fn start_tx(&mut self, now: SimTime, d: Datagram, queued: bool) -> SimTime {
+        let wire = self.wire_bytes(&d);
+        if let Some(t) = &mut self.trace {
+            let done = t.depart(now, wire, queued);
+            self.serializing = Some(d);
+            self.tx_started = now;
+            return done;
+        }
+        let bits = wire as u128 * 8;
         // A new epoch whenever the serializer was idle (or the rate changed): departures
         // inside an epoch come from cumulative bits, so they never drift.
         let continuing = self.epoch_valid && self.serializing.is_none() && {
@@ -336,7 +414,7 @@ impl Link {
         }
         let d = self.queue.pop_front()?;
         self.queue_bytes -= self.wire_bytes(&d);
-        Some(self.start_tx(now, d))
+        Some(self.start_tx(now, d, true))
     }
 
     /// The earliest propagating packet reached the far end. Corrupted packets are returned
@@ -386,6 +464,9 @@ impl Link {
             .add(DropReason::Handover, out.len() as u64);
         self.generation += 1;
         self.epoch_valid = false;
+        if let Some(t) = &mut self.trace {
+            t.left = 0;
+        }
         out
     }
 

@@ -201,6 +201,7 @@ fn build_link(layers: &Layers, place: &Table, canonical: &str) -> Result<PartLin
     let mut keys = Table::new();
     let mut paths = BTreeMap::new();
     let mut queue = QueueSpec::default();
+    let mut trace_rate: Option<Rate> = None;
     for f in LINK.fields {
         let written = layers
             .0
@@ -228,6 +229,12 @@ fn build_link(layers: &Layers, place: &Table, canonical: &str) -> Result<PartLin
                 }
                 continue;
             }
+            // A trace-driven rate: `{ trace = "file" }` (`traces`).
+            "rate" if v.is_table() => {
+                let t = super::traces::read_rate_table(&v, &p)?;
+                trace_rate = Some(t.mean_rate());
+                canon(&t, &p)?
+            }
             "loss" => canon(&parse_loss(&v, &p)?, &p)?,
             "jitter" => canon(&parse_jitter(&v, &p)?, &p)?,
             "changes" => canon(&parse_changes(&v, &p)?, &p)?,
@@ -235,10 +242,26 @@ fn build_link(layers: &Layers, place: &Table, canonical: &str) -> Result<PartLin
         };
         keys.insert(f.name.to_string(), value);
     }
-    let rate: Rate = typed(
-        keys.get("rate").cloned().unwrap_or(Value::Integer(0)),
-        canonical,
-    )?;
+    let rate: Rate = match &trace_rate {
+        Some(r) => *r,
+        None => typed(
+            keys.get("rate").cloned().unwrap_or(Value::Integer(0)),
+            canonical,
+        )?,
+    };
+    if trace_rate.is_some() {
+        let changes: Vec<LinkChange> = typed(
+            keys.get("changes")
+                .cloned()
+                .unwrap_or(Value::Array(Vec::new())),
+            canonical,
+        )?;
+        let at = paths
+            .get("changes")
+            .cloned()
+            .unwrap_or_else(|| join(canonical, "changes"));
+        crate::validate::check_trace_changes(true, &changes, &at)?;
+    }
     let delay: SimDuration = typed(
         keys.get("delay").cloned().unwrap_or(Value::Integer(0)),
         canonical,

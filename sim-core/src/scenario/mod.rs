@@ -39,7 +39,12 @@ mod paired;
 pub mod paper;
 mod raw;
 mod sweep;
+#[cfg(test)]
+mod trace_tests;
+mod traces;
 mod workload;
+
+pub use traces::TraceLoader;
 
 pub use crate::validate::schema;
 pub use schema::schema;
@@ -173,7 +178,17 @@ pub fn parse_str(toml_text: &str) -> Result<Scenario, ConfigError> {
 /// carries (resolved, [`Config::resolve_controllers`]); an unknown name is an error
 /// listing the registry's names.
 pub fn parse_str_with(toml_text: &str, registry: &Registry) -> Result<Scenario, ConfigError> {
-    parse_document(toml_text, registry, None)
+    parse_document(toml_text, registry, None, None)
+}
+
+/// [`parse_str`] for a scenario whose links may name trace files (`rate = { trace =
+/// "file.trace" }`, Mahimahi format, [`crate::config::trace`]): `load` returns a named
+/// file's text (the CLI reads it relative to the scenario file's directory) or why it
+/// cannot. Each trace is parsed (errors name the file and the line) and carried whole by
+/// the config, with its digest. [`parse_str`] refuses a trace file with a message saying
+/// it cannot be read there.
+pub fn parse_str_with_traces(toml_text: &str, load: &TraceLoader) -> Result<Scenario, ConfigError> {
+    parse_document(toml_text, &Registry::builtin(), None, Some(load))
 }
 
 /// [`parse_str`] with `overrides` (scenario key paths, as a `[sweep]` names them, and
@@ -185,7 +200,7 @@ pub fn parse_str_overriding(
     toml_text: &str,
     overrides: &[(String, Value)],
 ) -> Result<Scenario, ConfigError> {
-    parse_document(toml_text, &Registry::builtin(), Some(overrides))
+    parse_document(toml_text, &Registry::builtin(), Some(overrides), None)
 }
 
 /// Writes `value` at the scenario key path `key` (as a `[sweep]` names it) in `doc`.
@@ -239,8 +254,12 @@ fn parse_document(
     toml_text: &str,
     registry: &Registry,
     overrides: Option<&[(String, Value)]>,
+    load: Option<&TraceLoader>,
 ) -> Result<Scenario, ConfigError> {
     let mut doc: Table = toml_text.parse().map_err(|e| syntax_error(toml_text, &e))?;
+    if let Some(load) = load {
+        traces::inline(&mut doc, load)?;
+    }
     accept_resolved_shape(&mut doc);
     let sweep = doc.remove("sweep");
     let paper_table = doc.remove("paper");

@@ -95,6 +95,14 @@ fn examples() -> Vec<(String, String)> {
     out
 }
 
+/// Parses an example, reading the trace files it names relative to `scenarios/examples`.
+pub(super) fn parse_example(text: &str) -> Result<Scenario, ConfigError> {
+    let load = |name: &str| {
+        std::fs::read_to_string(examples_dir().join(name)).map_err(|e| format!("{name}: {e}"))
+    };
+    parse_str_with_traces(text, &load)
+}
+
 #[track_caller]
 fn assert_round_trip(cfg: &Config) {
     let text = to_toml(cfg).unwrap_or_else(|e| panic!("to_toml failed: {e}"));
@@ -1264,7 +1272,7 @@ fn every_example_parses_and_round_trips() {
         all.iter().map(|e| &e.0).collect::<Vec<_>>()
     );
     for (name, text) in &all {
-        let s = parse_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let s = parse_example(text).unwrap_or_else(|e| panic!("{name}: {e}"));
         s.base.validate().unwrap();
         assert_round_trip(&s.base);
         for p in &s.points {

@@ -286,7 +286,7 @@ pub const LINK: Table = Table {
     path: "a link table",
     what: "a link table",
     fields: &[
-        key("rate", K::Rate, Unset("per place (above)"), "serialisation rate. `\"0bps\"` (link down) is allowed only in `changes`.")
+        key("rate", K::Rate, Unset("per place (above)"), "serialisation rate. `\"0bps\"` (link down) is allowed only in `changes`. Or `{ trace = \"file.trace\" }`: a Mahimahi trace of delivery opportunities, see [Trace-driven links](#trace-driven-links)")
             .min("0bps", false)
             .allowed("a rate > 0 (\"0bps\", a link that is down, is only allowed in `changes`)"),
         key("delay", K::Time, Unset("per place (above)"), "one-way propagation delay (≥ 0)"),
