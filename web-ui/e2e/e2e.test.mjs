@@ -787,3 +787,59 @@ test('issue 29 item 15: each guided lesson loads its scenario and shows its text
   assert.equal(await page.locator('#lesson').count(), 0);
   assert.deepEqual(problems, []);
 });
+
+test('issue 29 item 10: the what-if strip: knobs in words with units; dragging one re-runs while it moves', async () => {
+  await page.click('button[data-scenario="examples/quic-bulk.toml"]');
+  await waitDone();
+  const labels = await page.$$eval('#whatif .knob label', (ls) => ls.map((l) => l.textContent));
+  for (const want of ['Packet loss', 'One-way delay', 'Bottleneck rate', 'Queue (drop-tail)',
+    'Congestion control', 'Flow-control allowance', 'Transfer size', 'Streams']) {
+    assert.ok(labels.includes(want), `${want} not in ${labels.join(' | ')}`);
+  }
+  const shown = (label) => page.$eval(`#whatif .knob[data-knob-label="${label}"] output`, (o) => o.textContent);
+  assert.equal(await shown('Bottleneck rate'), '20 Mbit/s');
+  assert.equal(await shown('One-way delay'), '20 ms');
+  assert.equal(await shown('Packet loss'), '0 %');
+  assert.equal(await shown('Queue (drop-tail)'), '1 × BDP');
+  assert.equal(await shown('Transfer size'), '10 MB');
+  // A short transfer, so a run is quick: Home puts the size knob at its smallest.
+  await page.focus('#whatif .knob[data-knob-label="Transfer size"] input');
+  await page.keyboard.press('Home');
+  await page.waitForFunction(() => /bytes = "10KB"/.test(document.querySelector('#toml').value));
+  await page.waitForFunction(() => document.querySelector('#toml-digest'), null, { timeout: 60000 });
+  // Drag the loss knob: a key every 60 ms for ~2.4 s, never the 350 ms pause the text
+  // editor's debounce waits for. Runs must finish while it moves (running -> done seen).
+  await page.evaluate(() => {
+    window.__runs = 0;
+    let wasDone = true;
+    const note = () => {
+      const done = document.querySelector('#status')?.textContent.startsWith('done');
+      if (done && !wasDone) window.__runs++;
+      wasDone = done;
+    };
+    window.__obs = new MutationObserver(note);
+    window.__obs.observe(document.querySelector('main'), { subtree: true, childList: true, characterData: true });
+  });
+  await page.focus('#whatif .knob[data-knob-label="Packet loss"] input');
+  for (let i = 0; i < 40; i++) {
+    await page.keyboard.press('ArrowRight');
+    await page.waitForTimeout(60);
+  }
+  const during = await page.evaluate(() => window.__runs);
+  assert.ok(during >= 3, `only ${during} runs finished while the knob moved`);
+  // The last value runs too: the digest beside the editor is the CLI's for the final text.
+  await page.waitForFunction(() => document.querySelector('#toml-digest'), null, { timeout: 60000 });
+  const toml = await page.inputValue('#toml');
+  assert.match(toml, /loss = 0\.\d+/);
+  assert.notEqual(await shown('Packet loss'), '0 %');
+  assert.equal((await page.textContent('#toml-digest')).trim(), cliDigest(toml));
+  // A choice: the controller, in its paper's name, re-runs at once.
+  await page.selectOption('#whatif .knob[data-knob-label="Congestion control"] select', 'bbr1');
+  await page.waitForFunction(() => /cc = "bbr1"/.test(document.querySelector('#toml').value));
+  assert.equal(await shown('Congestion control'), 'BBRv1');
+  await page.waitForFunction(() => document.querySelector('#toml-digest'), null, { timeout: 60000 });
+  assert.equal((await page.textContent('#toml-digest')).trim(), cliDigest(await page.inputValue('#toml')));
+  await page.screenshot({ path: join(ART, 'whatif.png') });
+  await page.evaluate(() => window.__obs.disconnect());
+  assert.deepEqual(problems, []);
+});

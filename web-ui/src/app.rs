@@ -28,8 +28,11 @@ pub enum Msg {
     Select(String),
     /// The editor's text changed.
     Edit(String),
-    /// A panel field changed: (section path, field, typed text).
-    SetField(Vec<Seg>, &'static Field, String),
+    /// A panel field changed: (section path, field, typed text, live: moved by a slider,
+    /// re-run at once and again whenever the previous run is done).
+    SetField(Vec<Seg>, &'static Field, String, bool),
+    /// A what-if knob moved: (its key, the value written, live).
+    Knob(String, String, bool),
     /// A loss model chosen: (loss path, model).
     SetLoss(Vec<Seg>, String),
     /// Start a run of the editor's text.
@@ -118,6 +121,11 @@ pub struct App {
     huge: Option<String>,
     /// Callbacks made once, so the memoised gallery and panel see equal props.
     cbs: Callbacks,
+    /// A live edit (a slider or knob being dragged) arrived while a run was going: run
+    /// the latest text when it is done.
+    live_pending: bool,
+    /// While a live re-run goes, the previous results stay on screen.
+    stale: Option<Box<RunOutput>>,
 }
 
 /// The callbacks handed to the gallery and the panel (equal from render to render).
@@ -125,6 +133,7 @@ struct Callbacks {
     select: Callback<String>,
     field: Callback<FieldEdit>,
     loss: Callback<(Vec<Seg>, String)>,
+    knob: Callback<(String, String, bool)>,
 }
 
 /// The pinned configuration (A).
@@ -224,6 +233,30 @@ impl App {
             self.worker.terminate();
             self.run_id += 1;
             self.state = RunState::Cancelled;
+            self.stale = None;
+            self.live_pending = false;
+        }
+    }
+
+    /// A live edit's re-run: at once when no run is going (the previous results stay on
+    /// screen until the new ones come), else as soon as the running one is done, so a
+    /// dragged knob re-runs as often as runs finish. A scenario whose last run took
+    /// [`AUTO_RERUN_MS`] or more waits for Run, as after any edit.
+    fn live_run(&mut self, ctx: &Context<Self>) {
+        if self.error.is_some() || self.last_ms.is_some_and(|ms| ms >= AUTO_RERUN_MS) {
+            return;
+        }
+        if matches!(self.state, RunState::Running(_)) {
+            self.live_pending = true;
+            return;
+        }
+        let prev = match &self.state {
+            RunState::Done(out, _) => Some(out.clone()),
+            _ => None,
+        };
+        self.start_checked(ctx);
+        if matches!(self.state, RunState::Running(_)) {
+            self.stale = prev;
         }
     }
 
@@ -252,6 +285,8 @@ impl App {
         // A pending automatic re-run is this run.
         self.debounce = None;
         self.huge = None;
+        self.stale = None;
+        self.live_pending = false;
         if self.error.is_some() {
             return;
         }
@@ -372,11 +407,20 @@ impl Component for App {
             shown: (0, 0),
             shown_req: None,
             huge: None,
+            live_pending: false,
+            stale: None,
             cbs: Callbacks {
                 select: ctx.link().callback(Msg::Select),
                 field: ctx
                     .link()
-                    .callback(|(path, field, value): FieldEdit| Msg::SetField(path, field, value)),
+                    .callback(|(path, field, value, live): FieldEdit| {
+                        Msg::SetField(path, field, value, live)
+                    }),
+                knob: ctx
+                    .link()
+                    .callback(|(key, value, live): (String, String, bool)| {
+                        Msg::Knob(key, value, live)
+                    }),
                 loss: ctx
                     .link()
                     .callback(|(path, model): (Vec<Seg>, String)| Msg::SetLoss(path, model)),
@@ -403,7 +447,28 @@ impl Component for App {
                 self.edited = None;
                 self.set_text(ctx, text, true);
             }
-            Msg::SetField(path, field, value) => {
+            Msg::Knob(key, value, live) => {
+                let knobs = crate::whatif::knobs(&self.toml);
+                let Some(k) = knobs.iter().find(|k| k.key == key) else {
+                    return false;
+                };
+                let dotted = k
+                    .targets
+                    .first()
+                    .map(|t| format!("{}.{}", panel::dotted(&t.path), t.field.name))
+                    .unwrap_or_default();
+                match crate::whatif::set(&self.toml, k, &value) {
+                    Ok(text) => {
+                        self.edited = Some(dotted);
+                        self.set_text(ctx, text, !live);
+                        if live {
+                            self.live_run(ctx);
+                        }
+                    }
+                    Err(e) => self.error = Some(ConfigError::new(dotted, value, e)),
+                }
+            }
+            Msg::SetField(path, field, value, live) => {
                 let dotted = {
                     let base = panel::dotted(&path);
                     if base.is_empty() {
@@ -415,7 +480,10 @@ impl Component for App {
                 match panel::set_value(&self.toml, &path, field, &value) {
                     Ok(text) => {
                         self.edited = Some(dotted);
-                        self.set_text(ctx, text, true);
+                        self.set_text(ctx, text, !live);
+                        if live {
+                            self.live_run(ctx);
+                        }
                     }
                     Err(e) => {
                         self.error = Some(ConfigError::new(dotted, value, e));
@@ -530,11 +598,20 @@ impl Component for App {
                             }
                             Err(e) => RunState::Failed(format!("result: {e}")),
                         };
+                        self.stale = None;
                         self.redraw = true;
+                        if std::mem::take(&mut self.live_pending)
+                            && self.toml != self.ran_toml
+                            && self.error.is_none()
+                        {
+                            self.live_run(ctx);
+                        }
                     }
                     _ => {
                         let e = get(&data, "error").as_string().unwrap_or_default();
                         self.state = RunState::Failed(e);
+                        self.stale = None;
+                        self.live_pending = false;
                     }
                 }
             }
@@ -697,11 +774,14 @@ impl Component for App {
                 <nav class="col" aria-label="Scenario gallery">
                     <Gallery selected={self.selected.clone()} on_select={self.cbs.select.clone()} />
                 </nav>
-                <section class="col" aria-label="Scenario">{ self.view_editor(ctx) }
+                <section class="col" aria-label="Scenario">
+                    <WhatIf toml={AttrValue::from(self.toml.clone())} on_knob={self.cbs.knob.clone()} />
+                    { self.view_editor(ctx) }
                     <Panel toml={AttrValue::from(self.toml.clone())} error={self.error.clone()}
                         edited={self.edited.clone()} on_field={self.cbs.field.clone()}
                         on_loss={self.cbs.loss.clone()} /></section>
-                <section class="col" aria-label="Run">{ self.view_run(ctx) }</section>
+                <section class={classes!("col", self.stale.is_some().then_some("updating"))}
+                    aria-label="Run">{ self.view_run(ctx) }</section>
             </main>
             </>
         }
@@ -709,7 +789,7 @@ impl Component for App {
 }
 
 /// A panel field edit: (section path, field, typed text).
-type FieldEdit = (Vec<Seg>, &'static Field, String);
+type FieldEdit = (Vec<Seg>, &'static Field, String, bool);
 
 /// The gallery's props: re-rendered only when the selection changes (its entries'
 /// names and descriptions are read off their TOML).
@@ -757,6 +837,70 @@ fn Gallery(props: &GalleryProps) -> Html {
             </>
         }) }
         </>
+    }
+}
+
+/// The what-if strip's props: re-rendered when the scenario text changes.
+#[derive(Properties, PartialEq)]
+struct WhatIfProps {
+    toml: AttrValue,
+    on_knob: Callback<(String, String, bool)>,
+}
+
+/// The what-if strip ([`crate::whatif`]): the first knobs a teacher turns, in words with
+/// units; dragging one re-runs as often as runs finish.
+#[function_component]
+fn WhatIf(props: &WhatIfProps) -> Html {
+    use crate::whatif::{slider_text, Control};
+    let knobs = crate::whatif::knobs(&props.toml);
+    if knobs.is_empty() {
+        return html! {};
+    }
+    html! {
+        <section id="whatif" class="whatif" aria-label="What if">
+            <h2>{"What if…"}</h2>
+            <div class="knobs">
+            { for knobs.iter().map(|k| {
+                let key = k.key.clone();
+                let id = format!("k-{}", k.key.replace(['@', '.', '+', '[', ']'], "-"));
+                let control = match &k.control {
+                    Control::Slider { slider, pos, spell } => {
+                        let (s, sp) = (*slider, *spell);
+                        let oninput = props.on_knob.reform(move |e: InputEvent| {
+                            let p = e.target_unchecked_into::<HtmlInputElement>().value();
+                            (key.clone(), slider_text(&s, sp, p.parse().unwrap_or(0)), true)
+                        });
+                        html! {
+                            <input type="range" id={id.clone()} min="0" max={crate::slider::STEPS.to_string()}
+                                step="1" value={pos.to_string()} {oninput}
+                                aria-label={format!("{} slider", k.label)} aria-valuetext={k.shown.clone()}
+                                data-knob={k.key.clone()} />
+                        }
+                    }
+                    Control::Choice { choices, current } => {
+                        let onchange = props.on_knob.reform(move |e: Event| {
+                            (key.clone(), e.target_unchecked_into::<HtmlSelectElement>().value(), true)
+                        });
+                        html! {
+                            <select id={id.clone()} {onchange} data-knob={k.key.clone()}>
+                                { for choices.iter().map(|(v, words)| html! {
+                                    <option value={v.clone()} selected={v == current}>{words.clone()}</option>
+                                }) }
+                            </select>
+                        }
+                    }
+                    Control::Fixed(why) => html! { <small class="fixed">{why.clone()}</small> },
+                };
+                html! {
+                    <div class="knob" title={k.help.clone()} data-knob-label={k.label.clone()}>
+                        <label for={id}>{k.label.clone()}</label>
+                        <output class="shown">{k.shown.clone()}</output>
+                        {control}
+                    </div>
+                }
+            }) }
+            </div>
+        </section>
     }
 }
 
@@ -850,7 +994,7 @@ fn field_input(on_field: &Callback<FieldEdit>, sec: &Section, fv: &panel::FieldV
         Some(choices) if !choices.is_empty() => {
             let onchange = on_field.reform(move |e: Event| {
                 let v = e.target_unchecked_into::<HtmlSelectElement>().value();
-                (path.clone(), field, v)
+                (path.clone(), field, v, true)
             });
             html! {
                 <select id={id} {title} {onchange} data-field={fv.dotted.clone()}>
@@ -864,7 +1008,7 @@ fn field_input(on_field: &Callback<FieldEdit>, sec: &Section, fv: &panel::FieldV
         _ => {
             let onchange = on_field.reform(move |e: Event| {
                 let v = e.target_unchecked_into::<HtmlInputElement>().value();
-                (path.clone(), field, v)
+                (path.clone(), field, v, false)
             });
             let slider = crate::slider::slider(field, fv.value.as_deref()).map(|s| {
                 let pos = s
@@ -873,7 +1017,7 @@ fn field_input(on_field: &Callback<FieldEdit>, sec: &Section, fv: &panel::FieldV
                 let path = sec.path.clone();
                 let oninput = on_field.reform(move |e: InputEvent| {
                     let p = e.target_unchecked_into::<HtmlInputElement>().value();
-                    (path.clone(), field, s.value(p.parse().unwrap_or(0)))
+                    (path.clone(), field, s.value(p.parse().unwrap_or(0)), true)
                 });
                 let shown = if value.is_empty() {
                     default.clone()
@@ -971,8 +1115,10 @@ impl App {
             }
             RunState::Cancelled => html! { <span id="status">{"cancelled"}</span> },
         };
-        let body = match &self.state {
-            RunState::Done(out, _) => self.view_results(ctx, out),
+        let body = match (&self.state, &self.stale) {
+            (RunState::Done(out, _), _) => self.view_results(ctx, out),
+            // A live re-run: the previous results until the new ones come.
+            (RunState::Running(_), Some(out)) => self.view_results(ctx, out),
             _ => html! {},
         };
         let done = matches!(self.state, RunState::Done(..));

@@ -25,9 +25,9 @@ pub const LESSONS: &[Lesson] = &[
         id: "slow-start",
         title: "Slow start and loss recovery",
         entry: "examples/quic-bulk.toml",
-        intro: "A QUIC download of 10 MB over a 20 Mbit/s path with a 40 ms round trip and a drop-tail queue of one bandwidth-delay product. NewReno congestion control (RFC 9002 §7).",
-        change: "In [topology], give the link a deeper queue (link = { ..., queue = { packets = 400 } }) or add random loss (loss = 0.01); in the flow, try quic = { cc = \"cubic\" }.",
-        look: "Congestion window chart: the server's cwnd doubles every round trip (slow start) until the queue overflows. The red ticks on the time axis are packets declared lost; a triangle marks the congestion event that sets ssthresh and halves the window once per round trip of losses (RFC 9002 §7.3.2); then the window grows by about one packet per round trip (congestion avoidance). The queue chart fills as the window passes the path's BDP, and the srtt chart rises with it.",
+        intro: "A QUIC download of 10 MB over a 20 Mbit/s path with a 40 ms round trip and a drop-tail queue of one bandwidth-delay product, with CUBIC congestion control (RFC 9438, the default; slow start as in RFC 9002 §7.3.1).",
+        change: "In the What if… strip: drag Packet loss to 1 %, make the Queue deeper (4 × BDP) or shallower (0.25 × BDP), or switch Congestion control to NewReno or BBRv1; the run follows the knob. Every other key is in the panel below.",
+        look: "Congestion window chart: the server's cwnd doubles every round trip (slow start) until the queue overflows. The red ticks on the time axis are packets declared lost; a triangle marks the congestion event that sets ssthresh and cuts the window once per round trip of losses — to 0.7 of it with CUBIC (RFC 9438 §4.6), to half with NewReno (RFC 9002 §7.3.2); then the window grows again, along CUBIC's cubic curve or by about one packet per round trip with NewReno (congestion avoidance). The queue chart fills as the window passes the path's BDP, and the srtt chart rises with it.",
     },
     Lesson {
         id: "hol-blocking",

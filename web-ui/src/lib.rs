@@ -14,6 +14,7 @@ pub mod share;
 pub mod slider;
 pub mod summary;
 pub mod timeline;
+pub mod whatif;
 
 #[cfg(target_arch = "wasm32")]
 mod app;
