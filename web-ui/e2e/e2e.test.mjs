@@ -422,6 +422,24 @@ test('a sweep: mean and CI per point, a point column in the tables and the CSV, 
     const mean = v.reduce((a, x) => a + x, 0) / v.length;
     assert.ok(cis[p].text.includes(`mean ${mean.toFixed(4)} s`), `${cis[p].text} vs ${mean}`);
   }
+  // Item 11: the sweep plot, the policies side by side, each mark its own point's mean.
+  const sp = await page.$eval('#sweep-plot', (c) => ({ ...c.dataset }));
+  assert.equal(sp.x, 'initial_window');
+  assert.equal(sp.metric, 'completion');
+  assert.equal(sp.marks, '2');
+  const means = Object.fromEntries(sp.means.split(' ').map((kv) => kv.split(':').map(Number)));
+  for (const p of [0, 1]) {
+    const v = doc.runs.filter((r) => r.point === p).map((r) => clientCompletion(r.flows[0]));
+    const mean = v.reduce((a, x) => a + x, 0) / v.length;
+    assert.ok(Math.abs(means[p] - mean) < 1e-9, `sweep plot point ${p}: ${means[p]} vs ${mean}`);
+  }
+  assert.ok(await inked('#sweep-plot') > 500);
+  // The metric chooser redraws it.
+  const sp0 = await page.$eval('#sweep-plot', (c) => c.toDataURL());
+  await page.selectOption('#sweep-metric', 'goodput');
+  await page.waitForFunction(() => document.querySelector('#sweep-plot').dataset.metric === 'goodput');
+  await page.waitForFunction((sp0) => document.querySelector('#sweep-plot').toDataURL() !== sp0, sp0);
+  await page.selectOption('#sweep-metric', 'completion');
   // The point column in both tables, human-readable, the full key in the tooltip.
   const cells = await page.$$eval('#summary td.point', (tds) => tds.map((t) => [t.textContent, t.title]));
   assert.equal(cells.length, 20);
@@ -841,5 +859,42 @@ test('issue 29 item 10: the what-if strip: knobs in words with units; dragging o
   assert.equal((await page.textContent('#toml-digest')).trim(), cliDigest(await page.inputValue('#toml')));
   await page.screenshot({ path: join(ART, 'whatif.png') });
   await page.evaluate(() => window.__obs.disconnect());
+  assert.deepEqual(problems, []);
+});
+
+test('issue 29 item 11: a two-key sweep plots its metric against the numeric key, a line per value of the other', async () => {
+  await page.click('button[data-scenario="examples/sweep-loss-delay.toml"]');
+  await page.waitForFunction(() => !document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 5000 }).catch(() => {});
+  await waitDone(120000);
+  const sp = await page.$eval('#sweep-plot', (c) => ({ ...c.dataset }));
+  // CBR flows have no completion time: the plot falls back to the loss ratio.
+  assert.equal(sp.metric, 'loss');
+  assert.equal(sp.x, 'loss');
+  assert.equal(sp.lines, '2');
+  assert.equal(sp.marks, '6');
+  const legend = await page.$$eval('#sweep-legend li', (ls) => ls.map((l) => l.textContent));
+  assert.deepEqual(legend, ['delay = 10ms', 'delay = 50ms']);
+  // Points 0-5 are loss 0 / 0.01 / 0.05 x delay 10 / 50 ms: the measured loss follows the
+  // configured one at every delay.
+  const means = Object.fromEntries(sp.means.split(' ').map((kv) => kv.split(':').map(Number)));
+  assert.equal(means[0], 0);
+  assert.equal(means[1], 0);
+  for (const p of [4, 5]) assert.ok(means[p] > 4 && means[p] < 6, `point ${p}: ${means[p]} %`);
+  assert.equal(await page.textContent('#sweep-box .x-title'), 'loss');
+  await page.screenshot({ path: join(ART, 'sweep-plot.png'), fullPage: true });
+  // Paper 004's handover, swept over the window policy (bulk QUIC: a breakdown per point).
+  await page.click('button[data-scenario="paper004/handover-5g-campus.toml"]');
+  await page.waitForFunction(() => !document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 5000 }).catch(() => {});
+  await waitDone(120000);
+  // The breakdown bars: labelled by point in words, on one time scale.
+  const bars = await page.$$eval('#breakdown .bd-bar', (bs) => bs.map((b) => ({
+    total: Number(b.dataset.total), w: b.getBoundingClientRect().width,
+    label: b.closest('.bd-row').querySelector('.bd-label').textContent,
+  })));
+  assert.equal(bars.length, 2, JSON.stringify(bars));
+  assert.match(bars[0].label, /^point 0 \(policy = reset\) · flow 0/);
+  assert.match(bars[1].label, /^point 1 \(policy = rtt_ratio\) · flow 0/);
+  const ratio = (bars[0].w / bars[1].w) / (bars[0].total / bars[1].total);
+  assert.ok(Math.abs(ratio - 1) < 0.02, `bar widths ${bars[0].w}, ${bars[1].w} for ${bars[0].total}, ${bars[1].total} s`);
   assert.deepEqual(problems, []);
 });

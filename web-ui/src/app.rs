@@ -71,6 +71,8 @@ pub enum Msg {
     ShowRun(u32),
     /// Run a scenario the page warned about ([`crate::runner::size_warning`]).
     RunAnyway,
+    /// The sweep plot's metric ([`crate::sweepplot::Metric::id`]).
+    SweepMetric(String),
 }
 
 /// The packet timeline's view state.
@@ -126,6 +128,8 @@ pub struct App {
     live_pending: bool,
     /// While a live re-run goes, the previous results stay on screen.
     stale: Option<Box<RunOutput>>,
+    /// The sweep plot's metric.
+    sweep_metric: crate::sweepplot::Metric,
 }
 
 /// The callbacks handed to the gallery and the panel (equal from render to render).
@@ -409,6 +413,7 @@ impl Component for App {
             huge: None,
             live_pending: false,
             stale: None,
+            sweep_metric: crate::sweepplot::Metric::Completion,
             cbs: Callbacks {
                 select: ctx.link().callback(Msg::Select),
                 field: ctx
@@ -705,6 +710,12 @@ impl Component for App {
             }
             Msg::TimelineClose => self.timeline = None,
             Msg::ShowPoint(point) => return self.show((point, 0)),
+            Msg::SweepMetric(id) => {
+                if let Some(m) = crate::sweepplot::Metric::from_id(&id) {
+                    self.sweep_metric = m;
+                    self.redraw = true;
+                }
+            }
             Msg::ShowRun(run) => return self.show((self.shown.0, run)),
             Msg::TimelineStep(d) => {
                 if let Some(tv) = self.timeline.as_mut() {
@@ -754,6 +765,9 @@ impl Component for App {
                         "flow 0".to_string()
                     };
                     let _ = crate::plots::draw_distribution("dist", &what, &values, &s);
+                }
+                if let Some(p) = self.sweep_plot(out) {
+                    let _ = crate::plots::draw_sweep("sweep-plot", &p);
                 }
             }
         }
@@ -1278,6 +1292,7 @@ impl App {
                 )}</p>
             }) }
             { if swept { html! { <p><small>{"Statistics are per sweep point: each point is its own configuration (mean and Student-t 95 % CI over its runs)."}</small></p> } } else { html! {} } }
+            { self.view_sweep_plot(ctx, out) }
             { chooser }
             { if lines.len() > 1 { html! {
                 <p id="plot-shown"><small>{format!("Plots show {}run {sr} (seed {shown_seed}).", if swept { format!("{}, ", point_name(sp)) } else { String::new() })}</small></p>
@@ -1356,6 +1371,62 @@ impl App {
 
 impl App {
     /// The A/B difference summary, when A is pinned.
+    /// The sweep plot of the chosen metric, falling back to the first metric with data.
+    fn sweep_plot(&self, out: &RunOutput) -> Option<crate::sweepplot::SweepPlot> {
+        use crate::sweepplot::{metrics_with_data, plot};
+        let have = metrics_with_data(&out.lines, 0);
+        let metric = if have.contains(&self.sweep_metric) {
+            self.sweep_metric
+        } else {
+            *have.first()?
+        };
+        plot(&out.points, &out.lines, metric, 0)
+    }
+
+    /// A metric of flow 0 against the swept parameter (issue 29 item 11): mean and 95 % CI
+    /// per point, a line per value of the other swept keys, a chooser of the metric.
+    fn view_sweep_plot(&self, ctx: &Context<Self>, out: &RunOutput) -> Html {
+        let Some(p) = self.sweep_plot(out) else {
+            return html! {};
+        };
+        let have = crate::sweepplot::metrics_with_data(&out.lines, 0);
+        let onchange = ctx.link().callback(|e: Event| {
+            Msg::SweepMetric(e.target_unchecked_into::<HtmlSelectElement>().value())
+        });
+        let marks: usize = p.lines.iter().map(|l| l.marks.len()).sum();
+        let x_title = if p.log_x {
+            format!("{} (log scale)", p.x_key)
+        } else {
+            p.x_key.clone()
+        };
+        html! {
+            <figure class="chart-box" id="sweep-box">
+                <div class="runline">
+                    <label for="sweep-metric">{"Sweep: flow 0's"}</label>
+                    <select id="sweep-metric" {onchange}>
+                        { for have.iter().map(|m| html! {
+                            <option value={m.id()} selected={*m == p.metric}>{m.axis()}</option>
+                        }) }
+                    </select>
+                    <small>{format!("against {}, mean and 95 % CI per point", p.x_key)}</small>
+                </div>
+                <canvas id="sweep-plot" class="sweep" width="560" height="260"
+                    data-x={p.x_key.clone()} data-metric={p.metric.id()}
+                    data-lines={p.lines.len().to_string()} data-marks={marks.to_string()}
+                    data-means={p.lines.iter().flat_map(|l| l.marks.iter().map(|m| format!("{}:{}", m.point, m.summary.mean))).collect::<Vec<_>>().join(" ")} />
+                <div class="x-title">{x_title}</div>
+                { if p.lines.len() > 1 || !p.lines[0].name.is_empty() { html! {
+                    <ul class="legend" id="sweep-legend">
+                        { for p.lines.iter().enumerate().map(|(k, l)| html! {
+                            <li><span class="swatch" style={format!("--c:{}", crate::charts::css(crate::charts::color(k)))}></span>
+                                {if l.name.is_empty() { "all points".to_string() } else { l.name.clone() }}</li>
+                        }) }
+                    </ul>
+                } } else { html! {} } }
+            </figure>
+        }
+    }
+
     fn view_diff(&self, out: &RunOutput) -> Html {
         let Some(p) = self.pinned.as_ref() else {
             return html! {};
@@ -1570,11 +1641,24 @@ fn view_breakdown(out: &RunOutput) -> Html {
     if out.breakdown.is_empty() {
         return html! {};
     }
-    let swept = out.points.len() > 1 && out.paired.is_empty();
+    let swept = out.points.len() > 1;
+    // One time scale for every bar: the longest is the full width.
+    let longest = out
+        .breakdown
+        .iter()
+        .map(|b| b.total_s)
+        .fold(0.0f64, f64::max)
+        .max(1e-12);
+    let point_words = |p: usize| {
+        out.points
+            .get(p)
+            .map(|i| format!("point {p} ({}) · ", i.label))
+            .unwrap_or_else(|| format!("point {p} · "))
+    };
     html! {
         <div id="breakdown">
             <h3>{"Where the time went"}</h3>
-            <p><small>{"The data sender's time from its connection start to its completion (last byte acknowledged), first run; rules in docs/breakdown.md."}</small></p>
+            <p><small>{"The data sender's time from its connection start to its completion (last byte acknowledged), first run of each point; every bar on one time scale (the longest spans the width); rules in docs/breakdown.md."}</small></p>
             { for out.breakdown.iter().map(|b| {
                 let total = b.total_s.max(1e-12);
                 // Point 0 keeps the plain id (`breakdown-<flow>`); a paired comparison's
@@ -1594,8 +1678,10 @@ fn view_breakdown(out: &RunOutput) -> Html {
                 html! {
                     <>
                     <div class="bd-row">
-                        <span class="bd-label">{format!("{}flow {} ({}): {:.4} s", if swept { format!("point {} run 0 · ", b.point) } else { String::new() }, b.flow, b.transport, b.total_s)}</span>
+                        <span class="bd-label">{format!("{}flow {} ({}): {:.4} s", if swept { point_words(b.point) } else { String::new() }, b.flow, b.transport, b.total_s)}</span>
+                        <div class="bd-track">
                         <div class="bd-bar" id={id.clone()} data-transport={b.transport.clone()}
+                            style={format!("width:{:.3}%", 100.0 * b.total_s / longest)}
                             data-total={format!("{}", b.total_s)}
                             data-completion={b.completion_s.map(|c| format!("{c}")).unwrap_or_default()}
                             role="img"
@@ -1605,6 +1691,7 @@ fn view_breakdown(out: &RunOutput) -> Html {
                                     style={format!("width:{:.3}%", 100.0 * secs / total)}
                                     title={format!("{label}: {secs:.4} s ({:.1} %)", 100.0 * secs / total)}></span>
                             }) }
+                        </div>
                         </div>
                     </div>
                     { for cut.map(|note| html! {

@@ -13,6 +13,7 @@ pub mod runner;
 pub mod share;
 pub mod slider;
 pub mod summary;
+pub mod sweepplot;
 pub mod timeline;
 pub mod whatif;
 

@@ -179,3 +179,110 @@ pub fn draw_distribution(
     root.present()?;
     Ok(())
 }
+
+/// The sweep plot ([`crate::sweepplot`]) into canvas `id`: per line its means joined, a
+/// dot per point and the 95 % CI of each mean as an error bar (a point of one run has
+/// none). A wide numeric span is drawn on a log axis; categories sit at 0, 1, ... with
+/// their values as tick labels. The legend is HTML below the canvas.
+pub fn draw_sweep(
+    id: &str,
+    p: &crate::sweepplot::SweepPlot,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use crate::sweepplot::tick;
+    let backend = CanvasBackend::new(id).ok_or("no canvas")?;
+    let root = backend.into_drawing_area();
+    root.fill(&WHITE)?;
+    // Positions on the axis: log10 of the value on a log axis.
+    let pos = |x: f64| if p.log_x { x.log10() } else { x };
+    let xs: Vec<f64> = p
+        .lines
+        .iter()
+        .flat_map(|l| l.marks.iter().map(|m| pos(m.x)))
+        .collect();
+    let (mut x0, mut x1) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
+    if !p.numeric {
+        x0 = -0.5;
+        x1 = p.categories.len() as f64 - 0.5;
+    } else {
+        let pad = ((x1 - x0) * 0.06).max(1e-9);
+        x0 -= pad;
+        x1 += pad;
+    }
+    let y_hi = p
+        .lines
+        .iter()
+        .flat_map(|l| l.marks.iter())
+        .map(|m| {
+            m.summary
+                .ci95
+                .map_or(m.summary.mean, |c| c.1)
+                .max(m.summary.mean)
+        })
+        .fold(0.0, f64::max);
+    let y_hi = if y_hi > 0.0 { y_hi * 1.12 } else { 1.0 };
+    let mut ctx = ChartBuilder::on(&root)
+        .margin(8)
+        .x_label_area_size(34)
+        .y_label_area_size(52)
+        .build_cartesian_2d(x0..x1, 0.0..y_hi)?;
+    let cats = p.categories.clone();
+    let (numeric, log_x, unit) = (p.numeric, p.log_x, p.unit);
+    let x_fmt = move |v: &f64| {
+        if !numeric {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 {
+                return cats.get(i as usize).cloned().unwrap_or_default();
+            }
+            return String::new();
+        }
+        tick(unit, if log_x { 10f64.powf(*v) } else { *v })
+    };
+    let n_labels = if p.numeric {
+        6
+    } else {
+        p.categories.len().max(1)
+    };
+    ctx.configure_mesh()
+        .x_labels(n_labels)
+        .x_label_formatter(&x_fmt)
+        .y_desc(p.metric.axis())
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    for (k, line) in p.lines.iter().enumerate() {
+        let c = rgb(color(k));
+        let pts: Vec<(f64, f64)> = line
+            .marks
+            .iter()
+            .map(|m| (pos(m.x), m.summary.mean))
+            .collect();
+        if p.numeric && pts.len() > 1 {
+            ctx.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?;
+        }
+        // Error bars: a vertical stroke with caps, 5 px wide.
+        let cap = (x1 - x0) * 0.008;
+        for m in &line.marks {
+            if let Some((lo, hi)) = m.summary.ci95 {
+                let x = pos(m.x);
+                ctx.draw_series(std::iter::once(PathElement::new(
+                    vec![(x, lo), (x, hi)],
+                    c.stroke_width(1),
+                )))?;
+                for y in [lo, hi] {
+                    ctx.draw_series(std::iter::once(PathElement::new(
+                        vec![(x - cap, y), (x + cap, y)],
+                        c.stroke_width(1),
+                    )))?;
+                }
+            }
+        }
+        ctx.draw_series(pts.iter().map(|&(x, y)| Circle::new((x, y), 4, c.filled())))?;
+    }
+    root.present()?;
+    Ok(())
+}

@@ -46,9 +46,8 @@ pub struct RunOutput {
     /// The first run's time series (the page asks the worker for another run's:
     /// [`Runner::series_of`]).
     pub series: Option<PlotSeries>,
-    /// "Where the time went" in the first run, one bar per flow that reports it
-    /// (`sim_core::breakdown`); in a paired comparison the first run of every variant
-    /// (one bar per transport).
+    /// "Where the time went" in the first run of every sweep point (a paired comparison's
+    /// variants are points), one bar per flow that reports it (`sim_core::breakdown`).
     #[serde(default)]
     pub breakdown: Vec<BreakdownBar>,
     /// The paired comparison of a multi-transport scenario (`transports = [...]`), as
@@ -541,8 +540,7 @@ impl Runner {
             left = left.saturating_sub(out.events.max(1));
             if out.is_finished() {
                 let (sim, log) = self.current.take().expect("set above");
-                let paired = self.study.scenario().is_paired();
-                if self.results.is_empty() || (paired && job.run == 0) {
+                if self.results.is_empty() || job.run == 0 {
                     self.breakdown
                         .push((job.point, self.results.len(), sim.breakdown()));
                 }
@@ -907,6 +905,33 @@ mod tests {
             let completion = b.completion_s.expect("completed");
             assert!((b.total_s - completion).abs() < 1e-9, "{b:?}");
         }
+    }
+
+    /// A sweep gets one bar per point (its first run), each its own point's: the
+    /// longer path's point takes longer.
+    #[test]
+    fn a_sweep_has_one_breakdown_bar_per_point() {
+        let text = r#"
+            runs = 2
+            [topology]
+            kind = "two_hosts"
+            link = { rate = "20Mbps", delay = "20ms" }
+            [[flows]]
+            transport = "quic"
+            workload = { kind = "bulk", bytes = "200KB" }
+            [sweep]
+            "topology.link.delay" = ["10ms", "80ms"]
+        "#;
+        let mut r = Runner::new(text).unwrap();
+        while !r.step(5000).unwrap() {}
+        let out = r.output();
+        let points: Vec<usize> = out.breakdown.iter().map(|b| b.point).collect();
+        assert_eq!(points, [0, 1]);
+        assert!(
+            out.breakdown[1].total_s > 2.0 * out.breakdown[0].total_s,
+            "{:?}",
+            out.breakdown
+        );
     }
 
     /// A multi-transport scenario gets the paired table with the numbers the CLI's

@@ -395,8 +395,48 @@ fn span(kind: Kind, lo: f64, hi: f64, v: Option<f64>, scale: Scale) -> Slider {
     }
 }
 
-/// The strip's knobs for a scenario text (none when it is not TOML).
+/// The strip's knobs for a scenario text (none when it is not TOML). A knob whose key the
+/// scenario sweeps names the swept values instead of moving: the sweep sets it per point.
 pub fn knobs(text: &str) -> Vec<Knob> {
+    let mut out = unswept_knobs(text);
+    let Ok(doc) = text.parse::<DocumentMut>() else {
+        return out;
+    };
+    let Some(sweep) = doc.get("sweep").and_then(Item::as_table_like) else {
+        return out;
+    };
+    for k in &mut out {
+        for t in &k.targets {
+            // Sweep keys are dotted with element indexes as parts: `flows.0.quic.cc`.
+            let key = format!("{}.{}", panel::dotted(&t.path), t.field.name)
+                .replace('[', ".")
+                .replace(']', "");
+            if let Some(values) = sweep.get(&key) {
+                let values = values
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|v| {
+                                v.as_str().map_or_else(
+                                    || v.to_string().trim().to_string(),
+                                    str::to_string,
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_default();
+                k.shown = "swept".into();
+                k.control =
+                    Control::Fixed(format!("swept over {values}: edit [sweep] in the TOML"));
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn unswept_knobs(text: &str) -> Vec<Knob> {
     let Ok(sections) = panel::sections(text) else {
         return vec![];
     };
@@ -943,11 +983,23 @@ mod tests {
 
     #[test]
     fn a_handover_scenario_has_the_migration_policy() {
-        let t = example("paper004/handover-steady-state.toml");
-        let ks = knobs(&t);
+        let t = r#"
+            [topology]
+            kind = "two_hosts"
+            link = { rate = "50Mbps", delay = "10ms" }
+            [[topology.handovers]]
+            at = "1s"
+            address = "ip"
+            link = { rate = "10Mbps", delay = "40ms" }
+            [[flows]]
+            transport = "quic"
+            quic = { migration = { policy = "reset", throughput_window = "100ms" } }
+            workload = { kind = "bulk", bytes = "2MB" }
+        "#;
+        let ks = knobs(t);
         let m = find(&ks, "Migration at a handover");
         assert_eq!(m.shown, "reset");
-        let new = set(&t, m, "rtt_ratio").unwrap();
+        let new = set(t, m, "rtt_ratio").unwrap();
         parse_str(&new).unwrap();
         assert_eq!(
             find(&knobs(&new), "Migration at a handover").shown,
@@ -955,6 +1007,28 @@ mod tests {
         );
         // The table's other key is kept.
         assert!(new.contains("throughput_window"), "{new}");
+    }
+
+    #[test]
+    fn a_swept_key_names_its_values_instead_of_moving() {
+        let t = example("examples/sweep-loss-delay.toml");
+        let ks = knobs(&t);
+        let loss = find(&ks, "Packet loss");
+        assert_eq!(loss.shown, "swept");
+        assert!(
+            matches!(&loss.control, Control::Fixed(w) if w.contains("0.0, 0.01, 0.05")),
+            "{loss:?}"
+        );
+        assert!(matches!(
+            find(&ks, "One-way delay").control,
+            Control::Fixed(_)
+        ));
+        assert!(matches!(
+            find(&ks, "Bottleneck rate").control,
+            Control::Slider { .. }
+        ));
+        let t = example("paper004/handover-5g-campus.toml");
+        assert_eq!(find(&knobs(&t), "Migration at a handover").shown, "swept");
     }
 
     #[test]
