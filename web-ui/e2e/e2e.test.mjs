@@ -262,7 +262,7 @@ test('the URL reproduces the view; a malformed or outdated link falls back clean
   }, d0, { timeout: 60000 });
   const shown = (await page.textContent('#digest-0')).trim();
   const url = page.url();
-  assert.match(url, /#v=1&/);
+  assert.match(url, /#v=2&z=[A-Za-z0-9_-]+$/);
   const p2 = await context.newPage();
   const errors = [];
   p2.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
@@ -896,5 +896,61 @@ test('issue 29 item 11: a two-key sweep plots its metric against the numeric key
   assert.match(bars[1].label, /^point 1 \(policy = rtt_ratio\) · flow 0/);
   const ratio = (bars[0].w / bars[1].w) / (bars[0].total / bars[1].total);
   assert.ok(Math.abs(ratio - 1) < 0.02, `bar widths ${bars[0].w}, ${bars[1].w} for ${bars[0].total}, ${bars[1].total} s`);
+  assert.deepEqual(problems, []);
+});
+
+test('issue 29 item 13: a share link carries A/B and the timeline place, is short, and the copy button copies it', async () => {
+  await page.click('button[data-scenario="examples/quic-bulk.toml"]');
+  await page.waitForFunction(() => !document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 5000 }).catch(() => {});
+  await waitDone();
+  // A: a 300 KB transfer; B: the same at a lower rate.
+  await page.focus('#whatif .knob[data-knob-label="Transfer size"] input');
+  for (let i = 0; i < 80; i++) await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction(() => document.querySelector('#toml-digest'), null, { timeout: 60000 });
+  await page.click('#pin');
+  const aToml = await page.inputValue('#toml');
+  await page.focus('#whatif .knob[data-knob-label="Bottleneck rate"] input');
+  for (let i = 0; i < 10; i++) await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction((a) => document.querySelector('#toml').value !== a && document.querySelector('#toml-digest'), aToml, { timeout: 60000 });
+  const bToml = await page.inputValue('#toml');
+  const bDigest = (await page.textContent('#digest-0')).trim();
+  const diff0 = await page.textContent('#ab-diff');
+  await page.click('#timeline');
+  await page.waitForSelector('#tl-pos', { timeout: 60000 });
+  for (let i = 0; i < 7; i++) await page.click('#tl-next');
+  const pos0 = await page.textContent('#tl-pos');
+  assert.match(pos0, /^step 8 of /);
+  const url = page.url();
+  // Short: two edits of a gallery entry and a place, a few dozen characters of state.
+  assert.match(url, /#v=2&z=[A-Za-z0-9_-]+$/);
+  assert.ok(url.split('#')[1].length < 300, `${url.split('#')[1].length} characters: ${url}`);
+  // The copy button puts the same link on the clipboard.
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(BASE).origin });
+  await page.click('#copy-link');
+  await page.waitForSelector('#copied');
+  assert.equal(await page.textContent('#copied'), 'link copied');
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), url);
+  // A fresh page opened on it runs A, pins it, runs B and opens the timeline at step 8.
+  const p2 = await context.newPage();
+  const errors = [];
+  p2.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  p2.on('pageerror', (e) => errors.push(e.message));
+  try {
+    await p2.goto(url);
+    await p2.waitForSelector('#tl-pos', { timeout: 120000 });
+    assert.equal(await p2.textContent('#tl-pos'), pos0);
+    assert.ok(await p2.locator('#pinned').count() === 1, 'A pinned');
+    assert.equal(await p2.inputValue('#toml'), bToml);
+    assert.equal((await p2.textContent('#digest-0')).trim(), bDigest);
+    assert.equal(await p2.textContent('#ab-diff'), diff0);
+    // The link it shows is the same link.
+    assert.equal(p2.url(), url);
+    await p2.screenshot({ path: join(ART, 'share-ab.png') });
+    assert.deepEqual(errors, []);
+  } finally {
+    await p2.close();
+  }
+  await page.click('#tl-close');
+  await page.click('#unpin');
   assert.deepEqual(problems, []);
 });

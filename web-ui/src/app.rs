@@ -73,6 +73,10 @@ pub enum Msg {
     RunAnyway,
     /// The sweep plot's metric ([`crate::sweepplot::Metric::id`]).
     SweepMetric(String),
+    /// Copy the share link to the clipboard.
+    CopyLink,
+    /// The clipboard took the link (`true`) or refused it.
+    Copied(bool),
 }
 
 /// The packet timeline's view state.
@@ -130,6 +134,19 @@ pub struct App {
     stale: Option<Box<RunOutput>>,
     /// The sweep plot's metric.
     sweep_metric: crate::sweepplot::Metric,
+    /// A share link being restored: B to run after A, the timeline to open after.
+    restore: Option<Restore>,
+    /// The timeline place a link asked for, applied when the timeline arrives.
+    timeline_want: Option<crate::share::TimelinePos>,
+    /// What the last copy of the share link did.
+    copied: Option<bool>,
+}
+
+/// The rest of a share link being opened: the page runs A (the pinned text) first, pins it,
+/// then runs B; then it opens the timeline where the link left it.
+struct Restore {
+    b: Option<String>,
+    timeline: Option<crate::share::TimelinePos>,
 }
 
 /// The callbacks handed to the gallery and the panel (equal from render to render).
@@ -195,12 +212,28 @@ impl App {
         true
     }
 
-    /// Writes the page's state into the URL fragment (the share link).
-    fn update_hash(&self) {
-        let frag = crate::share::encode(&crate::share::Shared {
+    /// What a share link of the page now carries: the entry, the text, the pinned A and
+    /// the open timeline's place.
+    fn shared(&self) -> crate::share::Shared {
+        crate::share::Shared {
             selected: self.selected.clone(),
             toml: self.toml.clone(),
-        });
+            pinned: self.pinned.as_ref().map(|p| p.toml.clone()),
+            timeline: self.timeline.as_ref().map(|t| crate::share::TimelinePos {
+                flow: 0,
+                connection: 0,
+                step: t.step as u32,
+            }),
+        }
+    }
+
+    /// Writes the page's state into the URL fragment (the share link). While a link is
+    /// being restored (A, then B, then the timeline) the fragment stays the link's.
+    fn update_hash(&self) {
+        if self.restore.is_some() {
+            return;
+        }
+        let frag = crate::share::encode(&self.shared());
         if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
             let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&format!("#{frag}")));
         }
@@ -239,6 +272,38 @@ impl App {
             self.state = RunState::Cancelled;
             self.stale = None;
             self.live_pending = false;
+        }
+    }
+
+    /// The next step of opening a share link, after a run finished: pin A and run B, or
+    /// open the timeline at the link's place.
+    fn restore_next(&mut self, ctx: &Context<Self>, r: Restore) {
+        if !matches!(self.state, RunState::Done(..)) {
+            self.update_hash();
+            return;
+        }
+        if let Some(b) = r.b {
+            if let RunState::Done(out, _) = &self.state {
+                self.pinned = Some(Pinned {
+                    toml: self.toml.clone(),
+                    out: out.clone(),
+                    point: self.shown.0,
+                });
+            }
+            self.restore = Some(Restore {
+                b: None,
+                timeline: r.timeline,
+            });
+            self.set_text(ctx, b, false);
+            self.start_checked(ctx);
+            if !matches!(self.state, RunState::Running(_)) {
+                self.restore = None;
+            }
+        } else if let Some(t) = r.timeline {
+            self.timeline_want = Some(t);
+            ctx.link().send_message(Msg::TimelineOpen);
+        } else {
+            self.update_hash();
         }
     }
 
@@ -379,10 +444,27 @@ impl Component for App {
         let hash = web_sys::window()
             .and_then(|w| w.location().hash().ok())
             .unwrap_or_default();
+        let mut restore = None;
         let notice = match crate::share::decode(&hash) {
             Ok(Some(shared)) => {
                 selected = shared.selected;
-                toml = shared.toml;
+                // With a pinned A, A runs first and B after it (`Restore`).
+                match shared.pinned {
+                    Some(a) => {
+                        toml = a;
+                        restore = Some(Restore {
+                            b: Some(shared.toml),
+                            timeline: shared.timeline,
+                        });
+                    }
+                    None => {
+                        toml = shared.toml;
+                        restore = shared.timeline.map(|t| Restore {
+                            b: None,
+                            timeline: Some(t),
+                        });
+                    }
+                }
                 None
             }
             Ok(None) => None,
@@ -414,6 +496,9 @@ impl Component for App {
             live_pending: false,
             stale: None,
             sweep_metric: crate::sweepplot::Metric::Completion,
+            restore,
+            timeline_want: None,
+            copied: None,
             cbs: Callbacks {
                 select: ctx.link().callback(Msg::Select),
                 field: ctx
@@ -437,6 +522,34 @@ impl Component for App {
     }
 
     fn update(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
+        // These change what a share link carries (A, the timeline's place).
+        let rehash = matches!(
+            msg,
+            Msg::Pin
+                | Msg::Unpin
+                | Msg::TimelineOpen
+                | Msg::TimelineClose
+                | Msg::TimelineStep(_)
+                | Msg::TimelineNext(_)
+        );
+        let changed = self.update_inner(ctx, msg);
+        if rehash {
+            self.update_hash();
+        }
+        changed
+    }
+
+    fn rendered(&mut self, ctx: &Context<Self>, first: bool) {
+        self.rendered_inner(ctx, first)
+    }
+
+    fn view(&self, ctx: &Context<Self>) -> Html {
+        self.view_page(ctx)
+    }
+}
+
+impl App {
+    fn update_inner(&mut self, ctx: &Context<Self>, msg: Msg) -> bool {
         match msg {
             Msg::Select(id) => {
                 let text = gallery::find(&id)
@@ -566,6 +679,11 @@ impl Component for App {
                         } else {
                             Err(get(&data, "error").as_string().unwrap_or_default())
                         });
+                        // A share link's place in the timeline.
+                        if let (Some(want), Some(Ok(t))) = (self.timeline_want.take(), &tv.data) {
+                            tv.step = (want.step as usize).min(t.steps.len().saturating_sub(1));
+                        }
+                        self.update_hash();
                         return true;
                     }
                     return false;
@@ -605,6 +723,10 @@ impl Component for App {
                         };
                         self.stale = None;
                         self.redraw = true;
+                        if let Some(r) = self.restore.take() {
+                            self.restore_next(ctx, r);
+                            return true;
+                        }
                         if std::mem::take(&mut self.live_pending)
                             && self.toml != self.ran_toml
                             && self.error.is_none()
@@ -710,6 +832,48 @@ impl Component for App {
             }
             Msg::TimelineClose => self.timeline = None,
             Msg::ShowPoint(point) => return self.show((point, 0)),
+            Msg::CopyLink => {
+                let link = ctx.link().clone();
+                let url = web_sys::window().and_then(|w| {
+                    let l = w.location();
+                    Some(format!(
+                        "{}{}{}#{}",
+                        l.origin().ok()?,
+                        l.pathname().ok()?,
+                        l.search().ok()?,
+                        crate::share::encode(&self.shared())
+                    ))
+                });
+                let clip = web_sys::window()
+                    .and_then(|w| js_sys::Reflect::get(&w, &"navigator".into()).ok())
+                    .map(|n| js_sys::Reflect::get(&n, &"clipboard".into()))
+                    .and_then(Result::ok)
+                    .filter(|c| !c.is_undefined());
+                let write = clip.as_ref().and_then(|c| {
+                    js_sys::Reflect::get(c, &"writeText".into())
+                        .ok()
+                        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+                });
+                match (url, clip, write) {
+                    (Some(url), Some(clip), Some(write)) => {
+                        let p = write.call1(&clip, &JsValue::from_str(&url));
+                        match p.ok().and_then(|p| p.dyn_into::<js_sys::Promise>().ok()) {
+                            Some(p) => {
+                                let ok = link.callback(|_: JsValue| Msg::Copied(true));
+                                let err = link.callback(|_: JsValue| Msg::Copied(false));
+                                let ok = Closure::once(move |v: JsValue| ok.emit(v));
+                                let err = Closure::once(move |v: JsValue| err.emit(v));
+                                let _ = p.then2(&ok, &err);
+                                ok.forget();
+                                err.forget();
+                            }
+                            None => self.copied = Some(false),
+                        }
+                    }
+                    _ => self.copied = Some(false),
+                }
+            }
+            Msg::Copied(ok) => self.copied = Some(ok),
             Msg::SweepMetric(id) => {
                 if let Some(m) = crate::sweepplot::Metric::from_id(&id) {
                     self.sweep_metric = m;
@@ -750,7 +914,7 @@ impl Component for App {
         true
     }
 
-    fn rendered(&mut self, _ctx: &Context<Self>, _first: bool) {
+    fn rendered_inner(&mut self, _ctx: &Context<Self>, _first: bool) {
         if self.redraw {
             self.redraw = false;
             if let RunState::Done(out, _) = &self.state {
@@ -773,7 +937,7 @@ impl Component for App {
         }
     }
 
-    fn view(&self, ctx: &Context<Self>) -> Html {
+    fn view_page(&self, ctx: &Context<Self>) -> Html {
         html! {
             <>
             <header>
@@ -1302,8 +1466,15 @@ impl App {
                 <button id="dl-csv" onclick={ctx.link().callback(|_| Msg::Export("csv"))}>{"Results CSV"}</button>
                 <button id="dl-qlog" onclick={ctx.link().callback(|_| Msg::Export("qlog"))}
                     title="qlog traces (qvis) of flow 0 in the first run">{"qlog trace"}</button>
-                <a id="share" href={format!("#{}", crate::share::encode(&crate::share::Shared { selected: self.selected.clone(), toml: self.toml.clone() }))}
-                    title="this link reproduces the view">{"share link"}</a>
+                <a id="share" href={format!("#{}", crate::share::encode(&self.shared()))}
+                    title="this link reproduces the view: the scenario, the pinned A and the timeline's place">{"share link"}</a>
+                <button id="copy-link" onclick={ctx.link().callback(|_| Msg::CopyLink)}
+                    title="copy the share link">{"Copy link"}</button>
+                { match self.copied {
+                    Some(true) => html! { <small id="copied">{"link copied"}</small> },
+                    Some(false) => html! { <small id="copied" class="error">{"the browser refused the clipboard: use the share link"}</small> },
+                    None => html! {},
+                } }
             </div>
             { self.view_diff(out) }
             { view_breakdown(out) }
