@@ -478,6 +478,12 @@ function cliRuns(toml) {
   return doc.runs.map((r) => [r.digest, r.status]);
 }
 
+/** `quicsim run FILE --json` of the file at `path`: every run's (digest, status). */
+function cliRunsAt(path) {
+  const doc = JSON.parse(execFileSync(CLI, ['run', path, '--json'], { encoding: 'utf8', maxBuffer: 1 << 30 }));
+  return doc.runs.map((r) => [r.digest, r.status]);
+}
+
 /** The page's runs as (digest, status), in job order. */
 async function pageRuns() {
   return page.$$eval('#summary tr', (trs) => trs.slice(1).map((tr) => [
@@ -515,15 +521,13 @@ test('every gallery entry: every run\'s digest and status equal quicsim run --js
     await page.click(`button[data-scenario="${id}"]`);
     // The status of the previous entry may still say done: wait for this entry's text.
     await page.waitForFunction(() => !document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 5000 }).catch(() => {});
-    if ((await page.inputValue('#toml')).includes('trace =')) {
-      // A trace-driven link names a file the browser cannot read: the page refuses the
-      // entry and says so (issue 30 item 2); the CLI runs it (golden check).
-      await page.waitForFunction(() => document.body.textContent.includes('cannot use one'), null, { timeout: 30000 });
-      continue;
-    }
     await waitDone(600000);
     const got = await pageRuns();
-    assert.deepEqual(got, cliRuns(await page.inputValue('#toml')), id);
+    // The CLI runs the repository's file (a trace-driven link reads its trace next to it;
+    // the page has the same traces bundled).
+    const file = resolve('../../scenarios', id);
+    assert.equal(await page.inputValue('#toml'), readFileSync(file, 'utf8'), id);
+    assert.deepEqual(got, cliRunsAt(file), id);
     runs += got.length;
   }
   assert.ok(runs > 200, `${runs} runs`);
@@ -952,5 +956,28 @@ test('issue 29 item 13: a share link carries A/B and the timeline place, is shor
   }
   await page.click('#tl-close');
   await page.click('#unpin');
+  assert.deepEqual(problems, []);
+});
+
+test('issue 30 item 2: a trace-driven link runs in the page with its capacity plot, digest equal to the CLI\'s', async () => {
+  await page.click('button[data-scenario="examples/quic-trace-4g.toml"]');
+  await page.waitForFunction(() => !document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 5000 }).catch(() => {});
+  await waitDone(120000);
+  const file = resolve('../../scenarios/examples/quic-trace-4g.toml');
+  assert.deepEqual(await pageRuns(), cliRunsAt(file));
+  const cap = await page.$eval('#capacity-0', (c) => ({ ...c.dataset }));
+  assert.equal(cap.link, 'server → client');
+  // The trace's mean rate from the file: 1500 B per line over its last timestamp.
+  const ms = readFileSync(resolve('../../scenarios/traces/4g-varying.trace'), 'utf8').trim().split('\n').map(Number);
+  const mean = ms.length * 1500 * 8 / (ms[ms.length - 1] / 1000) / 1e6;
+  assert.ok(Math.abs(Number(cap.mean) - mean) < 1e-3, `${cap.mean} vs ${mean}`);
+  assert.ok(await inked('#capacity-0') > 1000);
+  await page.locator('#capacity-0').screenshot({ path: join(ART, 'trace-capacity.png') });
+  // An edited text naming a trace the page does not have: the error names it and lists
+  // the bundled ones.
+  const toml = (await page.inputValue('#toml')).replaceAll('4g-varying.trace', 'nope.trace');
+  await page.fill('#toml', toml);
+  await page.waitForSelector('#error');
+  assert.match(await page.textContent('#error'), /nope\.trace.*traces\/4g-varying\.trace/s);
   assert.deepEqual(problems, []);
 });

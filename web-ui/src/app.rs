@@ -11,7 +11,7 @@ use crate::summary;
 use crate::timeline::Timeline;
 use gloo_timers::callback::Timeout;
 use sim_core::scenario::schema::{DefaultValue, Field, Kind};
-use sim_core::scenario::{parse_str, ConfigError};
+use sim_core::scenario::ConfigError;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement, HtmlTextAreaElement, MessageEvent, Worker};
@@ -245,7 +245,7 @@ impl App {
         self.update_hash();
         self.edit_gen += 1;
         self.debounce = None;
-        match parse_str(&self.toml) {
+        match crate::gallery::parse(&self.toml) {
             Err(e) => {
                 self.error = Some(e);
                 self.stop();
@@ -933,6 +933,9 @@ impl App {
                 if let Some(p) = self.sweep_plot(out) {
                     let _ = crate::plots::draw_sweep("sweep-plot", &p);
                 }
+                for (i, c) in out.capacity.iter().enumerate() {
+                    let _ = crate::plots::draw_capacity(&format!("capacity-{i}"), c);
+                }
             }
         }
     }
@@ -1493,6 +1496,15 @@ impl App {
                 </figure>
             } }) }
             { for thin_note(columns).map(|t| html! { <p id="thin-note"><small>{t}</small></p> }) }
+            { for out.capacity.iter().enumerate().map(|(i, c)| html! {
+                <figure class="chart-box">
+                    <canvas id={format!("capacity-{i}")} class="capacity" width="560" height="180"
+                        data-link={c.link.clone()} data-mean={format!("{}", c.mean_mbps)}
+                        data-bins={c.mbps.len().to_string()} data-bin-s={format!("{}", c.bin_s)} />
+                    <div class="x-title">{"time (s)"}</div>
+                    <p><small>{format!("Capacity of the trace-driven link {} ({}): what its delivery opportunities offer per {:.0} ms, mean {:.2} Mbit/s (Mahimahi format, 1500 B per opportunity, the trace repeating).", c.link, c.file, c.bin_s * 1e3, c.mean_mbps)}</small></p>
+                </figure>
+            }) }
             { for charts.iter().enumerate().map(|(i, c)| {
                 let (na, nb) = crate::charts::line_count(c, columns, a_columns);
                 let onmousemove = ctx.link().callback(move |e: MouseEvent| {

@@ -1,6 +1,8 @@
 //! The scenario gallery: every file under `scenarios/`, bundled at build time by
 //! `build.rs` (a new file appears with no code change), grouped by folder, each with its
-//! `description` as the one-liner; plus a blank sandbox.
+//! `description` as the one-liner; plus a blank sandbox. The trace files under
+//! `scenarios/` are bundled too, so a trace-driven link runs in the page exactly as with
+//! the CLI ([`parse`]).
 
 mod bundled {
     include!(concat!(env!("OUT_DIR"), "/gallery.rs"));
@@ -37,6 +39,40 @@ impl Entry {
         top_string(self.toml, "name")
             .unwrap_or_else(|| self.file.trim_end_matches(".toml").to_string())
     }
+}
+
+/// The text of a bundled trace file a scenario names (`rate = { trace = "..." }`). The CLI
+/// reads the path relative to the scenario file; the page has no files, so the path is
+/// read relative to `scenarios/`, leading `./` and `../` dropped (the bundled scenarios
+/// write `"../traces/<name>.trace"`), and failing that by its file name alone.
+pub fn trace_file(path: &str) -> Result<String, String> {
+    let mut rel = path.trim().replace('\\', "/");
+    while let Some(r) = rel.strip_prefix("../").or_else(|| rel.strip_prefix("./")) {
+        rel = r.to_string();
+    }
+    let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
+    bundled::TRACES
+        .iter()
+        .find(|(p, _)| *p == rel)
+        .or_else(|| {
+            bundled::TRACES
+                .iter()
+                .find(|(p, _)| p.rsplit('/').next() == Some(&name))
+        })
+        .map(|(_, text)| text.to_string())
+        .ok_or_else(|| {
+            let have: Vec<&str> = bundled::TRACES.iter().map(|(p, _)| *p).collect();
+            format!(
+                "the page has no trace file {path:?}; it bundles the traces under scenarios/: {}",
+                have.join(", ")
+            )
+        })
+}
+
+/// Parses a scenario as the page runs it: [`sim_core::scenario::parse_str_with_traces`]
+/// with the bundled trace files ([`trace_file`]).
+pub fn parse(toml: &str) -> Result<sim_core::scenario::Scenario, sim_core::scenario::ConfigError> {
+    sim_core::scenario::parse_str_with_traces(toml, &trace_file)
 }
 
 /// A top-level string key of a TOML document.
@@ -106,24 +142,41 @@ mod tests {
         }
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
         assert_eq!(entries().len(), count(&root));
+        // Every entry parses as the page runs it, trace-driven links included.
         for e in entries() {
-            match sim_core::scenario::parse_str(e.toml) {
-                Ok(_) => {}
-                // A trace-driven link names a file the browser cannot read: refused, saying
-                // so (`rate = { trace = ... }`, issue 30 item 2).
-                Err(err) if e.toml.contains("trace =") => {
-                    assert!(
-                        err.to_string().contains("cannot use one"),
-                        "{}: {err}",
-                        e.id()
-                    )
-                }
-                Err(err) => panic!("{}: {err}", e.id()),
+            if let Err(err) = parse(e.toml) {
+                panic!("{}: {err}", e.id());
             }
         }
         assert!(groups().iter().any(|(g, _)| *g == "examples"));
         let qb = find("examples/quic-bulk.toml").unwrap();
         assert!(qb.description().contains("QUIC bulk"));
+    }
+
+    #[test]
+    fn trace_files_resolve_as_the_cli_reads_them() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+        let file = std::fs::read_to_string(root.join("traces/4g-varying.trace")).unwrap();
+        assert_eq!(trace_file("../traces/4g-varying.trace").unwrap(), file);
+        assert_eq!(trace_file("traces/4g-varying.trace").unwrap(), file);
+        assert_eq!(trace_file("4g-varying.trace").unwrap(), file);
+        let e = trace_file("../traces/nope.trace").unwrap_err();
+        assert!(
+            e.contains("nope.trace") && e.contains("traces/train-outages.trace"),
+            "{e}"
+        );
+        // The resolved link carries the same opportunities the CLI's file gives.
+        let qt = find("examples/quic-trace-4g.toml").unwrap();
+        let page = parse(qt.toml).unwrap().base;
+        let cli = sim_core::scenario::parse_str_with_traces(qt.toml, &|p: &str| {
+            std::fs::read_to_string(root.join("examples").join(p)).map_err(|e| e.to_string())
+        })
+        .unwrap()
+        .base;
+        assert_eq!(
+            serde_json::to_string(&page).unwrap(),
+            serde_json::to_string(&cli).unwrap()
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! from the scenario format's field descriptors, and the stepped [`runner`] a web worker
 //! drives. Build and serve: `scripts/build-web`, `quicsim serve`.
 
+pub mod capacity;
 pub mod charts;
 pub mod compare;
 pub mod gallery;

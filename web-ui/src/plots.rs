@@ -286,3 +286,44 @@ pub fn draw_sweep(
     root.present()?;
     Ok(())
 }
+
+/// A trace-driven link's capacity over the run ([`crate::capacity`]) into canvas `id`: a
+/// step line per bin in Mbit/s, the trace's mean as a dashed line.
+pub fn draw_capacity(
+    id: &str,
+    c: &crate::capacity::TraceCapacity,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let backend = CanvasBackend::new(id).ok_or("no canvas")?;
+    let root = backend.into_drawing_area();
+    root.fill(&WHITE)?;
+    let t_end = c.mbps.len() as f64 * c.bin_s;
+    let y_hi = c.mbps.iter().copied().fold(c.mean_mbps, f64::max) * 1.1;
+    let mut ctx = ChartBuilder::on(&root)
+        .caption(
+            format!("Link capacity, {} (trace)", c.link),
+            ("sans-serif", 15),
+        )
+        .margin(6)
+        .x_label_area_size(26)
+        .y_label_area_size(48)
+        .build_cartesian_2d(0.0..t_end.max(1e-3), 0.0..y_hi.max(1e-3))?;
+    ctx.configure_mesh()
+        .y_desc("Mbit/s")
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    let mut steps = Vec::with_capacity(c.mbps.len() * 2);
+    for (i, &m) in c.mbps.iter().enumerate() {
+        steps.push((i as f64 * c.bin_s, m));
+        steps.push(((i + 1) as f64 * c.bin_s, m));
+    }
+    let teal = RGBColor(0, 128, 128);
+    ctx.draw_series(LineSeries::new(steps, teal.stroke_width(2)))?;
+    ctx.draw_series(DashedLineSeries::new(
+        vec![(0.0, c.mean_mbps), (t_end, c.mean_mbps)],
+        6,
+        4,
+        BLACK.stroke_width(1),
+    ))?;
+    root.present()?;
+    Ok(())
+}

@@ -7,7 +7,7 @@ use crate::summary::{lines_of_jobs, PointInfo, RunLine};
 use serde::{Deserialize, Serialize};
 use sim_core::breakdown::FlowBreakdown;
 use sim_core::metrics::Series;
-use sim_core::scenario::{parse_str, ConfigError};
+use sim_core::scenario::ConfigError;
 use sim_core::sim::Simulation;
 use sim_core::study::{Overrides, Study};
 use sim_core::trace::{
@@ -50,6 +50,9 @@ pub struct RunOutput {
     /// variants are points), one bar per flow that reports it (`sim_core::breakdown`).
     #[serde(default)]
     pub breakdown: Vec<BreakdownBar>,
+    /// The capacity of every trace-driven link over the first run ([`crate::capacity`]).
+    #[serde(default)]
+    pub capacity: Vec<crate::capacity::TraceCapacity>,
     /// The paired comparison of a multi-transport scenario (`transports = [...]`), as
     /// `sim_core::study::paired` computed it, laid out like `quicsim run`'s table.
     #[serde(default)]
@@ -499,7 +502,7 @@ pub struct Runner {
 impl Runner {
     /// Parses and validates the scenario text: the error is the one `quicsim` prints.
     pub fn new(toml: &str) -> Result<Runner, ConfigError> {
-        let scenario = parse_str(toml)?;
+        let scenario = crate::gallery::parse(toml)?;
         let overrides = Overrides {
             seed: None,
             runs: None,
@@ -558,7 +561,7 @@ impl Runner {
     /// processed (then finished early, status `stopped`). The per-run summary lines, or the
     /// error the page would show.
     pub fn smoke(toml: &str, max_events: u64) -> Result<Vec<RunLine>, ConfigError> {
-        let scenario = parse_str(toml)?;
+        let scenario = crate::gallery::parse(toml)?;
         let overrides = Overrides {
             seed: None,
             runs: Some(1),
@@ -664,6 +667,12 @@ impl Runner {
                 .flat_map(|(&point, r, bs)| bs.iter().map(move |b| BreakdownBar::of(point, b, r)))
                 .collect(),
             paired,
+            capacity: match (self.study.jobs().first(), self.results.first()) {
+                (Some(j), Some(r)) => {
+                    crate::capacity::of_config(self.study.config(j), r.end_time.as_secs_f64())
+                }
+                _ => Vec::new(),
+            },
         }
     }
 }
@@ -686,7 +695,7 @@ pub fn size_warning(toml: &str) -> Option<String> {
             _ => 0,
         }
     }
-    let scenario = parse_str(toml).ok()?;
+    let scenario = crate::gallery::parse(toml).ok()?;
     let jobs = scenario.points.len() * scenario.base.runs as usize;
     let n: u64 = scenario
         .points
@@ -720,7 +729,7 @@ pub fn size_warning(toml: &str) -> Option<String> {
 /// (file name as the CLI names it, text): what `quicsim run --qlog` writes for them.
 pub fn qlog_files(toml: &str) -> Result<Vec<(String, String)>, ConfigError> {
     use sim_core::qlog::{file_name, QlogFormat, QlogWriter};
-    let scenario = parse_str(toml)?;
+    let scenario = crate::gallery::parse(toml)?;
     let study = Study::new(
         scenario,
         &Overrides {
@@ -773,7 +782,7 @@ mod tests {
         assert!(slices > 2);
         let out = r.output();
         assert_eq!(out.lines.len(), 2);
-        let base = parse_str(&text).unwrap().base;
+        let base = sim_core::scenario::parse_str(&text).unwrap().base;
         for (i, res) in r.results().iter().enumerate() {
             let plain = sim_core::run(&base, 5 + i as u64).unwrap();
             assert_eq!(res.digest, plain.digest);
@@ -874,7 +883,9 @@ mod tests {
         assert!((bar.total_s - completion).abs() < 1e-9);
         assert_eq!(bar.parts.len(), 6);
         assert_eq!(bar.parts[0].0, "handshake");
-        let base = parse_str(crate::gallery::SANDBOX).unwrap().base;
+        let base = sim_core::scenario::parse_str(crate::gallery::SANDBOX)
+            .unwrap()
+            .base;
         let (_, b) = sim_core::runner::run_with_breakdown(&base, 1).unwrap();
         assert_eq!(b[0].breakdown.total().as_secs_f64(), bar.total_s);
     }
@@ -1047,9 +1058,6 @@ mod tests {
     fn every_gallery_scenario_runs_to_a_status() {
         let mut texts: Vec<(String, String)> = crate::gallery::entries()
             .into_iter()
-            // A trace-driven link names a file the page cannot read: the gallery test checks
-            // it is refused with a message (`gallery::tests`).
-            .filter(|e| !e.toml.contains("trace ="))
             .map(|e| (e.id(), e.toml.to_string()))
             .collect();
         texts.push(("sandbox".into(), crate::gallery::SANDBOX.to_string()));
@@ -1079,7 +1087,12 @@ mod tests {
     fn a_bad_value_is_the_cli_error() {
         let text = crate::gallery::SANDBOX.replace("\"10Mbps\"", "\"ten\"");
         let err = Runner::new(&text).err().unwrap();
-        assert_eq!(err.to_string(), parse_str(&text).unwrap_err().to_string());
+        assert_eq!(
+            err.to_string(),
+            sim_core::scenario::parse_str(&text)
+                .unwrap_err()
+                .to_string()
+        );
         assert!(err.field.contains("rate"));
     }
 }

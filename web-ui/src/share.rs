@@ -16,7 +16,6 @@
 //! Exports: the per-run results as CSV (one row per run and flow, with its sweep point).
 
 use crate::summary::{PointInfo, RunLine};
-use sim_core::scenario::parse_str;
 
 /// The format version of the share links this page writes.
 pub const VERSION: &str = "2";
@@ -321,9 +320,9 @@ pub fn decode(fragment: &str) -> Result<Option<Shared>, String> {
             .map(|e| e.toml.to_string())
             .ok_or("it has no scenario (toml=...)")?,
     };
-    parse_str(&toml).map_err(|e| format!("its scenario is not valid: {e}"))?;
+    crate::gallery::parse(&toml).map_err(|e| format!("its scenario is not valid: {e}"))?;
     if let Some(a) = &pinned {
-        parse_str(a).map_err(|e| format!("its pinned A is not valid: {e}"))?;
+        crate::gallery::parse(a).map_err(|e| format!("its pinned A is not valid: {e}"))?;
     }
     Ok(Some(Shared {
         selected,

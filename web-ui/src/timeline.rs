@@ -12,7 +12,7 @@
 //! cut after [`MAX_STEPS`] steps.
 
 use serde::{Deserialize, Serialize};
-use sim_core::scenario::{parse_str, ConfigError};
+use sim_core::scenario::ConfigError;
 use sim_core::study::{Overrides, Study};
 use sim_core::trace::{
     BlockedReason, ConnectionState, DatagramContent, LossTrigger, ProtocolPacket, SendTrigger,
@@ -453,7 +453,7 @@ impl Tracer for Shared {
 /// The timeline of flow 0 in the first run of the scenario `toml` (the CLI's error for
 /// an invalid one).
 pub fn build(toml: &str) -> Result<Timeline, ConfigError> {
-    let scenario = parse_str(toml)?;
+    let scenario = crate::gallery::parse(toml)?;
     let study = Study::new(
         scenario,
         &Overrides {
