@@ -1073,7 +1073,10 @@ fn blocked_reason(r: BlockedReason) -> &'static str {
     }
 }
 
-/// RTTs in ms, windows and bytes in bytes, pacing rate in bit/s.
+/// RTTs in ms, windows and bytes in bytes, pacing rate in bit/s. A model-based
+/// controller's estimates are extension fields (qlog allows them; the draft's
+/// `metrics_updated` has none for a bandwidth model): `bbr_bandwidth` (bit/s) and
+/// `bbr_min_rtt` (ms), only for such a controller.
 fn metrics(x: &RecoveryMetrics) -> J {
     let mut m = J::O(Vec::new());
     m.put("min_rtt", x.min_rtt.map(ms));
@@ -1086,6 +1089,8 @@ fn metrics(x: &RecoveryMetrics) -> J {
     m.put("ssthresh", x.ssthresh);
     m.put("packets_in_flight", x.packets_in_flight);
     m.put("pacing_rate", x.pacing_rate);
+    m.put("bbr_bandwidth", x.model_bandwidth);
+    m.put("bbr_min_rtt", x.model_min_rtt.map(ms));
     m
 }
 

@@ -324,6 +324,12 @@ pub struct RecoveryMetrics {
     pub packets_in_flight: Option<u64>,
     /// Pacing rate, bit/s.
     pub pacing_rate: Option<u64>,
+    /// A model-based controller's (BBR's) bottleneck bandwidth estimate, bit/s
+    /// ([`crate::cc::ModelEstimate::bandwidth`]); `None` for window-based controllers.
+    pub model_bandwidth: Option<u64>,
+    /// A model-based controller's own minimum-RTT estimate (BBR's RTprop / min_rtt
+    /// filter, which ProbeRTT refreshes), distinct from the path's `min_rtt`.
+    pub model_min_rtt: Option<SimDuration>,
 }
 
 impl RecoveryMetrics {
@@ -353,6 +359,8 @@ impl RecoveryMetrics {
             ssthresh: d(p.ssthresh, now.ssthresh),
             packets_in_flight: d(p.packets_in_flight, now.packets_in_flight),
             pacing_rate: d(p.pacing_rate, now.pacing_rate),
+            model_bandwidth: d(p.model_bandwidth, now.model_bandwidth),
+            model_min_rtt: d(p.model_min_rtt, now.model_min_rtt),
         }
     }
 }

@@ -292,3 +292,62 @@ fn bbr1_delivers_near_the_lossy_bottleneck_rate_up_to_15_percent_data_path_loss(
         }
     }
 }
+
+/// The time series carry the model a BBR sender steers by (issue 30: "qlog and the series
+/// carry BBR's state, bandwidth and min-RTT estimates"): the bandwidth estimate settles at
+/// the bottleneck rate less the headers it does not count, the min-RTT estimate at the path's
+/// 40 ms round trip plus one packet's serialisation, and the state goes Startup -> ProbeBW
+/// and visits ProbeRTT (codes: `sim_core::cc::MODEL_STATES`). A window-based sender has no
+/// such columns.
+fn check_model_series(transport: &str) {
+    let r = clean_run(transport, "bbr1", 14);
+    let late = |name: &str| -> Vec<f64> {
+        column(&r, name)
+            .into_iter()
+            .filter(|(t, _)| *t >= 3.0)
+            .map(|(_, v)| v)
+            .collect()
+    };
+    let bw = median(late("flow0.ep1.bbr_bw_bps"));
+    assert!(
+        (0.9 * RATE_BPS..=1.0 * RATE_BPS).contains(&bw),
+        "{transport}: bandwidth estimate {bw} bit/s"
+    );
+    let min_rtt = median(late("flow0.ep1.bbr_min_rtt_s"));
+    assert!(
+        (0.040..0.045).contains(&min_rtt),
+        "{transport}: min RTT {min_rtt} s"
+    );
+    let state = |name: &str| {
+        sim_core::cc::MODEL_STATES
+            .iter()
+            .position(|s| *s == name)
+            .unwrap() as f64
+    };
+    let states: Vec<f64> = column(&r, "flow0.ep1.bbr_state")
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(states[0], state("startup"), "{transport}");
+    assert!(
+        states.contains(&state("probe_bw")),
+        "{transport}: {states:?}"
+    );
+    assert!(
+        states.contains(&state("probe_rtt")),
+        "{transport}: {states:?}"
+    );
+    let cubic = clean_run(transport, "cubic", 1);
+    let cols = &cubic.series.as_ref().unwrap().columns;
+    assert!(!cols.iter().any(|c| c.contains("bbr_")), "{cols:?}");
+}
+
+#[test]
+fn quic_bbr1_series_carry_its_bandwidth_min_rtt_and_state() {
+    check_model_series("quic");
+}
+
+#[test]
+fn tcp_bbr1_series_carry_its_bandwidth_min_rtt_and_state() {
+    check_model_series("tcp");
+}

@@ -591,6 +591,8 @@ fn golden_stream(w: &mut dyn Tracer) {
                 ssthresh: Some(6250),
                 packets_in_flight: Some(4),
                 pacing_rate: Some(1_381_215),
+                model_bandwidth: None,
+                model_min_rtt: None,
             }),
         ),
         ep(
@@ -1190,5 +1192,60 @@ fn recovery_parameters_come_from_the_controller() {
             }
         }
         assert_eq!(seen, 2, "{keys:?}: one record per endpoint");
+    }
+}
+
+/// A BBR sender's qlog carries its model (issue 30): `metrics_updated` has the extension
+/// fields `bbr_bandwidth` (bit/s) and `bbr_min_rtt` (ms), and `congestion_state_updated`
+/// BBR's states; a window-based sender's has neither field.
+#[test]
+fn a_bbr_senders_qlog_carries_its_bandwidth_and_min_rtt_estimates() {
+    let text = |cc: &str| {
+        format!(
+            r#"
+name = "qlog-bbr"
+seed = 1
+[topology]
+kind = "two_hosts"
+link = {{ rate = "10Mbps", delay = "20ms" }}
+[[flows]]
+transport = "quic"
+quic = {{ cc = "{cc}" }}
+workload = {{ kind = "bulk", bytes = "3MB" }}
+"#
+        )
+    };
+    let (_, traces) = run_qlog(&scenario(&text("bbr1")), 1, QlogFormat::Draft);
+    let server = traces
+        .iter()
+        .find(|(k, _)| k.vantage == Vantage::Server)
+        .expect("server trace");
+    let events = check_events(&parse_json_seq(&server.1));
+    let bw: Vec<f64> = events
+        .iter()
+        .filter(|(_, n, _)| n.ends_with("metrics_updated"))
+        .filter_map(|(_, _, d)| d["bbr_bandwidth"].as_f64())
+        .collect();
+    let last_bw = *bw.last().expect("bandwidth estimates");
+    assert!((8e6..=10e6).contains(&last_bw), "{last_bw} bit/s");
+    let rtt: Vec<f64> = events
+        .iter()
+        .filter_map(|(_, _, d)| d["bbr_min_rtt"].as_f64())
+        .collect();
+    assert!(rtt.iter().all(|r| (40.0..45.0).contains(r)), "{rtt:?}");
+    assert!(!rtt.is_empty());
+    let states: Vec<&str> = events
+        .iter()
+        .filter(|(_, n, _)| n.ends_with("congestion_state_updated"))
+        .filter_map(|(_, _, d)| d["new"].as_str())
+        .collect();
+    assert!(
+        states.contains(&"startup") && states.contains(&"probe_bw"),
+        "{states:?}"
+    );
+    let (_, traces) = run_qlog(&scenario(&text("cubic")), 1, QlogFormat::Draft);
+    for (_, bytes) in &traces {
+        let t = String::from_utf8_lossy(bytes);
+        assert!(!t.contains("bbr_bandwidth") && !t.contains("bbr_min_rtt"));
     }
 }

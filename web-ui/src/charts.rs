@@ -37,7 +37,17 @@ const RULES: &[Rule] = &[
     ("Delivered bytes per flow and stream", "bytes", 1.0, |m| {
         m == "delivered_bytes" || (m.starts_with("stream") && m.ends_with("_read"))
     }),
-    ("Smoothed RTT", "srtt (ms)", 1000.0, |m| m == "srtt_s"),
+    ("Smoothed RTT", "srtt (ms)", 1000.0, |m| {
+        m == "srtt_s" || m == "bbr_min_rtt_s"
+    }),
+    // A model-based controller's estimate (BBR, `sim_core::cc::ModelEstimate::series`).
+    ("BBR bandwidth estimate", "Mbit/s", 1e-6, |m| m == "bbr_bw_bps"),
+    (
+        "BBR state (0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT; v3: 4-7 ProbeBW Down, Cruise, Refill, Up)",
+        "state",
+        1.0,
+        |m| m == "bbr_state",
+    ),
     ("Queue length", "packets waiting", 1.0, |m| {
         m == "queue_packets"
     }),
@@ -291,6 +301,9 @@ fn measure_words(m: &str) -> String {
     match m {
         "cwnd" => "cwnd".into(),
         "srtt_s" => "srtt".into(),
+        "bbr_min_rtt_s" => "BBR min RTT estimate".into(),
+        "bbr_bw_bps" => "BBR bandwidth estimate".into(),
+        "bbr_state" => "BBR state".into(),
         "delivered_bytes" => "delivered".into(),
         m => {
             if let Some(rest) = m.strip_prefix("streams_sum_of_") {
@@ -460,6 +473,28 @@ mod tests {
         let delivered = c.iter().find(|x| x.title.starts_with("Delivered")).unwrap();
         assert_eq!(line_count(delivered, &cols, Some(&a_cols)), (1, 2));
         assert_eq!(line_count(delivered, &cols, None), (0, 2));
+    }
+
+    #[test]
+    fn a_bbr_senders_model_has_its_charts() {
+        let cols: Vec<String> = [
+            "time_s",
+            "flow0.ep1.srtt_s",
+            "flow0.ep1.bbr_bw_bps",
+            "flow0.ep1.bbr_min_rtt_s",
+            "flow0.ep1.bbr_state",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let c = charts(&cols);
+        let by = |t: &str| c.iter().find(|x| x.title.starts_with(t)).unwrap();
+        assert_eq!(by("Smoothed").columns, vec![1, 3]);
+        assert_eq!(by("BBR bandwidth").columns, vec![2]);
+        assert_eq!(by("BBR bandwidth").scale, 1e-6);
+        assert_eq!(by("BBR state").columns, vec![4]);
+        assert!(!c.iter().any(|x| x.title.starts_with("Other")));
+        assert_eq!(measure_words("bbr_min_rtt_s"), "BBR min RTT estimate");
     }
 
     #[test]

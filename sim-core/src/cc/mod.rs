@@ -216,6 +216,45 @@ pub struct ModelEstimate {
     pub pacing_gain_permille: u64,
 }
 
+/// The states a model-based controller reports ([`ModelEstimate::state`]), numbered for
+/// the time series' `bbr_state` column by their index here: BBRv1's four
+/// (draft-cardwell-iccrg-bbr-congestion-control-00 §4.3), then BBRv3's ProbeBW phases
+/// (draft-ietf-ccwg-bbr §4.3.3). A name not listed is `-1`.
+pub const MODEL_STATES: &[&str] = &[
+    "startup",
+    "drain",
+    "probe_bw",
+    "probe_rtt",
+    "probe_bw_down",
+    "probe_bw_cruise",
+    "probe_bw_refill",
+    "probe_bw_up",
+];
+
+impl ModelEstimate {
+    /// The time series' columns of a model-based controller: its bandwidth estimate
+    /// (`bbr_bw_bps`, bit/s), its own minimum-RTT estimate (`bbr_min_rtt_s`, NaN before a
+    /// sample) and its state ([`MODEL_STATES`] index, `bbr_state`).
+    pub fn series(&self) -> [(String, f64); 3] {
+        let state = MODEL_STATES
+            .iter()
+            .position(|s| *s == self.state)
+            .map_or(-1.0, |i| i as f64);
+        [
+            ("bbr_bw_bps".to_string(), self.bandwidth as f64 * 8.0),
+            (
+                "bbr_min_rtt_s".to_string(),
+                if self.min_rtt.as_nanos() > 0 {
+                    self.min_rtt.as_secs_f64()
+                } else {
+                    f64::NAN
+                },
+            ),
+            ("bbr_state".to_string(), state),
+        ]
+    }
+}
+
 /// [`CongestionController::state_name`] in slow start (RFC 9002 §7.3.1).
 pub const STATE_SLOW_START: &str = "slow_start";
 /// [`CongestionController::state_name`] in congestion avoidance (RFC 9002 §7.3.3).

@@ -224,10 +224,11 @@ impl TransportDriver for Connection {
     }
 
     /// Congestion state (`ssthresh` is infinite until the first loss), RTT and the
-    /// connection's receive window (credit advertised beyond what was consumed).
+    /// connection's receive window (credit advertised beyond what was consumed); with a
+    /// model-based controller its estimates ([`crate::cc::ModelEstimate::series`]).
     fn series_sample(&self) -> Vec<(String, f64)> {
         let r = self.recovery();
-        vec![
+        let mut v = vec![
             ("cwnd".to_string(), r.cwnd() as f64),
             (
                 "ssthresh".to_string(),
@@ -245,7 +246,12 @@ impl TransportDriver for Connection {
                 "connection_window".to_string(),
                 self.recv_flow().allowance.window() as f64,
             ),
-        ]
+        ];
+        // A model-based controller's estimates (BBR): bandwidth, min RTT, state.
+        if let Some(m) = r.cc().model() {
+            v.extend(m.series());
+        }
+        v
     }
 
     /// The Destination Connection ID ([`crate::wire::quic::QuicDatagram::conn`]).

@@ -488,6 +488,9 @@ impl SctpAssociation {
             ssthresh: self.cc.ssthresh(),
             packets_in_flight: Some(self.rec.sent.values().filter(|c| c.in_flight).count() as u64),
             pacing_rate: None,
+            // SCTP has no model-based controller (`cc = "bbr1"` is refused).
+            model_bandwidth: None,
+            model_min_rtt: None,
         };
         let d = RecoveryMetrics::changes(self.trace_metrics.as_ref(), &m);
         if !d.is_empty() {

@@ -186,9 +186,10 @@ impl TransportDriver for TcpConnection {
     }
 
     /// Congestion window, ssthresh (infinite until the first reduction), pipe, SRTT and
-    /// the advertised receive window.
+    /// the advertised receive window; with a model-based controller its estimates
+    /// ([`crate::cc::ModelEstimate::series`]).
     fn series_sample(&self) -> Vec<(String, f64)> {
-        vec![
+        let mut v = vec![
             ("cwnd".to_string(), self.cc().window() as f64),
             (
                 "ssthresh".to_string(),
@@ -200,7 +201,12 @@ impl TransportDriver for TcpConnection {
                 self.rtt().smoothed_rtt().as_secs_f64(),
             ),
             ("recv_window".to_string(), self.recv_window() as f64),
-        ]
+        ];
+        // A model-based controller's estimates (BBR): bandwidth, min RTT, state.
+        if let Some(m) = self.cc().model() {
+            v.extend(m.series());
+        }
+        v
     }
 
     fn connection_number(datagram: &Datagram) -> Option<u64> {

@@ -65,6 +65,12 @@ impl Connection {
             ssthresh: r.cc().ssthresh(),
             packets_in_flight: Some(packets_in_flight),
             pacing_rate,
+            model_bandwidth: r.cc().model().map(|m| m.bandwidth.saturating_mul(8)),
+            model_min_rtt: r
+                .cc()
+                .model()
+                .map(|m| m.min_rtt)
+                .filter(|t| t.as_nanos() > 0),
         };
         let d = RecoveryMetrics::changes(self.trace_metrics.as_ref(), &now_m);
         if !d.is_empty() {
