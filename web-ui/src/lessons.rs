@@ -53,6 +53,22 @@ pub const LESSONS: &[Lesson] = &[
         change: "Switch the plotted sweep point between the two policies; change the handover time (topology.handovers at) or the paths' delays.",
         look: "The purple tick is the handover and the cyan ticks the migration (started, then complete when the new path is validated). Right after it the server's cwnd restarts from the initial window under reset but keeps a share of the old one under rtt_ratio; compare the throughput in the 100 ms after the switch and the completion times per point.",
     },
+    Lesson {
+        id: "bbr-phases",
+        title: "BBR's phases: Startup, Drain, ProbeBW, ProbeRTT",
+        entry: "examples/quic-bbr1.toml",
+        intro: "A 30 MB QUIC download with BBRv1 (draft-cardwell-iccrg-bbr-congestion-control-00) over 10 Mbit/s, a 40 ms round trip and a deep 8-BDP drop-tail queue. BBR builds a model of the path — the bottleneck bandwidth (a max filter over 10 rounds) and the minimum RTT (a min filter over 10 s) — and paces at gain × bandwidth with at most 2 BDP in flight.",
+        change: "Switch Congestion control to CUBIC in the What if… strip and compare the queue; make the Queue shallower (0.5 × BDP) or the One-way delay longer, and watch when Startup ends.",
+        look: "The BBR state chart: Startup (0) doubles the rate each round until three rounds add less than 25 % bandwidth (§4.3.2), Drain (1) empties the queue Startup built, ProbeBW (2) cycles its pacing gain 1.25 / 0.75 / 1 ×6, and ProbeRTT (3) comes about every 10 s, cutting the window to 4 packets for 200 ms. The bandwidth estimate settles just under 10 Mbit/s (packet bytes less link overhead) and the min-RTT estimate at ~41 ms; the queue stays far below the 8 BDP CUBIC would fill.",
+    },
+    Lesson {
+        id: "cubic-vs-bbr",
+        title: "CUBIC vs BBR under 1 % random loss",
+        entry: "examples/cubic-vs-bbr1-loss.toml",
+        intro: "The same 10 MB download with CUBIC and with BBRv1 (a sweep over the controller, 3 seeds each), every packet lost with probability 1 % in both directions on a 10 Mbit/s, 40 ms path. Random loss is not congestion, but a loss-based controller cannot tell them apart.",
+        change: "Drag Packet loss in the What if… strip from 0 % up to 5 %; choose which point (controller) the time plots show; try NewReno by editing the sweep values in the TOML.",
+        look: "The sweep plot: completion time per controller with its 95 % CI — CUBIC needs about three times longer, as each loss cuts its window to 0.7 (RFC 9438 §4.6) and it grows back slowly, near the Mathis bound 1.2 MSS / (RTT √p); BBRv1 finishes in about 8.6 s, as its bandwidth estimate ignores random loss. The congestion window chart of the CUBIC point is a low sawtooth; that of BBR stays at its model's 2 BDP.",
+    },
 ];
 
 /// The lesson of gallery entry `entry`, if it has one.
