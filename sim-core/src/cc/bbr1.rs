@@ -464,7 +464,11 @@ impl Bbr1 {
     /// §4.1.2.3 `BBRUpdateRTprop`.
     fn update_rtprop(&mut self, now: SimTime, rs: &RateSample) {
         self.rtprop_expired = now > self.rtprop_stamp + RTPROP_FILTER_LEN;
-        if let Some(rtt) = rs.rtt {
+        // Only unambiguous samples (Karn's rule, RFC 6298 §3): an ACK of a retransmitted
+        // TCP segment timed from the retransmission can read far below the path's RTT
+        // (Linux feeds `bbr_update_min_rtt` only `rs->rtt_us` from never-retransmitted
+        // segments). QUIC's packet numbers are never reused: there it is `rs.rtt`.
+        if let Some(rtt) = rs.karn_rtt {
             if self.rtprop.is_none_or(|r| rtt <= r) || self.rtprop_expired {
                 self.rtprop = Some(rtt);
                 self.rtprop_stamp = now;
@@ -646,7 +650,7 @@ impl CongestionController for Bbr1 {
     /// `BBRUpdateControlParameters`.
     fn on_rate_sample(&mut self, now: SimTime, rs: &RateSample, rtt: &RttSnapshot) {
         self.delivered = rs.total_delivered;
-        self.check_first_rtt(rtt, rs.rtt);
+        self.check_first_rtt(rtt, rs.karn_rtt);
         let prior_inflight = rs
             .bytes_in_flight
             .saturating_add(rs.newly_acked)

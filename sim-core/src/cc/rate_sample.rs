@@ -41,6 +41,9 @@ struct PacketState {
     delivered_time: SimTime,
     first_sent_time: SimTime,
     is_app_limited: bool,
+    /// Sent again under the same identifier (a TCP retransmission): its acknowledgement
+    /// may be for either transmission, so it gives no RTT sample (Karn's rule).
+    retransmitted: bool,
 }
 
 /// One rate sample, produced per ACK (draft §3.3 `rs`).
@@ -64,6 +67,14 @@ pub struct RateSample {
     pub is_app_limited: bool,
     /// `now − P.sent_time` of the sample's packet (`None` when nothing was acknowledged).
     pub rtt: Option<SimDuration>,
+    /// The RTT of the newest acknowledged packet that was never sent twice under its
+    /// identifier: Karn's rule (RFC 6298 §3; Linux takes the `ca_rtt_us` it hands to a
+    /// controller only from segments without `TCPCB_RETRANS`). An acknowledgement of a
+    /// retransmitted TCP segment may be for the original, sent an RTO or a RACK window
+    /// earlier, so `now −` the retransmission's time can be far below the path's RTT.
+    /// What a minimum-RTT filter may use; `None` when every acknowledged packet was
+    /// retransmitted. QUIC never reuses a packet number: there it equals `rtt`.
+    pub karn_rtt: Option<SimDuration>,
     /// Bytes this ACK newly acknowledged.
     pub newly_acked: u64,
     /// Bytes declared lost since the previous sample.
@@ -88,6 +99,8 @@ pub struct RateSampler {
     // The sample being built for the current ACK.
     rs: RateSample,
     has_packet: bool,
+    /// `P.delivered` of the packet that gave the sample's `karn_rtt`.
+    karn_delivered: u64,
     lost_pending: u64,
 }
 
@@ -127,6 +140,8 @@ impl RateSampler {
             self.first_sent_time = now;
             self.delivered_time = now;
         }
+        // Sent again under the same identifier: a retransmission (Karn, `karn_rtt`).
+        let retransmitted = self.packets.contains_key(&id);
         self.packets.insert(
             id,
             PacketState {
@@ -136,6 +151,7 @@ impl RateSampler {
                 delivered_time: self.delivered_time,
                 first_sent_time: self.first_sent_time,
                 is_app_limited: self.app_limited != 0,
+                retransmitted,
             },
         );
         if app_limited_after {
@@ -161,6 +177,10 @@ impl RateSampler {
             self.rs.ack_elapsed = self.delivered_time.saturating_since(p.delivered_time);
             self.rs.rtt = Some(now.saturating_since(p.sent_time));
             self.first_sent_time = p.sent_time;
+        }
+        if !p.retransmitted && p.delivered >= self.karn_delivered {
+            self.karn_delivered = p.delivered;
+            self.rs.karn_rtt = Some(now.saturating_since(p.sent_time));
         }
     }
 
@@ -196,6 +216,7 @@ impl RateSampler {
         rs.total_delivered = self.delivered;
         rs.bytes_in_flight = bytes_in_flight;
         let has_packet = std::mem::take(&mut self.has_packet);
+        self.karn_delivered = 0;
         if !has_packet {
             return rs;
         }
@@ -213,6 +234,27 @@ impl RateSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Karn's rule (RFC 6298 §3): an acknowledgement of a packet sent twice under one
+    /// identifier gives no `karn_rtt` (it may answer the first transmission); a packet sent
+    /// once still does, and `rtt` keeps describing the sample's packet.
+    #[test]
+    fn a_retransmitted_packet_gives_no_karn_rtt() {
+        let mut r = RateSampler::new();
+        r.on_packet_sent(1, ms(0), 1000, 0, false);
+        r.on_packet_sent(2, ms(10), 1000, 1000, false);
+        // 1 is sent again at 100 ms; the ACK at 105 ms may be for its first copy.
+        r.on_packet_sent(1, ms(100), 1000, 1000, false);
+        r.on_packet_acked(1, ms(105));
+        let rs = r.generate(SimDuration::ZERO, 1000);
+        assert_eq!(rs.rtt, Some(SimDuration::from_millis(5)));
+        assert_eq!(rs.karn_rtt, None);
+        // Packet 2, sent once: its RTT counts.
+        r.on_packet_acked(2, ms(150));
+        let rs = r.generate(SimDuration::ZERO, 0);
+        assert_eq!(rs.karn_rtt, Some(SimDuration::from_millis(140)));
+        assert_eq!(rs.rtt, rs.karn_rtt);
+    }
 
     fn ms(x: u64) -> SimTime {
         SimTime::ZERO + SimDuration::from_millis(x)
