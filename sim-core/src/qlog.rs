@@ -517,8 +517,7 @@ impl<W: Write> Tracer for QlogWriter<'_, W> {
             return;
         }
         // Checker-only records (issue 16) and the timeline's TCP events have no qlog form:
-        // skipped before a trace opens,
-        // so the files are what they were without them.
+        // skipped before a trace opens, so the files are what they were without them.
         if let TraceEvent::SenderProbe(_) | TraceEvent::Tcp(_) = rec.event {
             return;
         }
