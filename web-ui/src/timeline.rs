@@ -1172,27 +1172,28 @@ pub fn next_mark(tl: &Timeline, from: usize, mark: &str) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-/// Which labels of the sequence diagram to draw: of labels at heights `ys` on lanes
-/// `lanes` (the text regions of the diagram: left of the client, between the lifelines,
-/// right of the server), a label is drawn only if no label already drawn on its lane is
-/// closer than `line` (one text line), so that no two labels overprint. The current step
-/// `cur` (an index into `ys`) always gets its label and is placed first; earlier ones
-/// come before later ones.
-pub fn label_visible(ys: &[f64], lanes: &[u8], line: f64, cur: Option<usize>) -> Vec<bool> {
-    let n = ys.len();
+/// Which labels of the sequence diagram to draw, so that no two overprint: label `i`
+/// spans `[x0, x1]` horizontally (its estimated width) with its baseline at `y`
+/// (`boxes[i] = [x0, x1, y]`); it is drawn only if no label already drawn overlaps it
+/// horizontally within `line` (one text line) vertically. The current step `cur` (an
+/// index into `boxes`) always gets its label and is placed first; then earlier ones come
+/// before later ones.
+pub fn label_visible(boxes: &[[f64; 3]], line: f64, cur: Option<usize>) -> Vec<bool> {
+    let n = boxes.len();
     let mut show = vec![false; n];
-    let mut drawn: Vec<(u8, f64)> = Vec::new();
+    let mut drawn: Vec<[f64; 3]> = Vec::new();
     let order = cur
         .filter(|&c| c < n)
         .into_iter()
         .chain((0..n).filter(|&i| Some(i) != cur));
     for i in order {
+        let [a0, a1, ay] = boxes[i];
         let free = drawn
             .iter()
-            .all(|&(lane, y)| lane != lanes[i] || (y - ys[i]).abs() >= line);
+            .all(|&[b0, b1, by]| a1 <= b0 || b1 <= a0 || (ay - by).abs() >= line);
         if free {
             show[i] = true;
-            drawn.push((lanes[i], ys[i]));
+            drawn.push(boxes[i]);
         }
     }
     show
@@ -1415,15 +1416,23 @@ mod tests {
         let first = tl.steps.iter().position(|s| s.mark == "handshake").unwrap();
         assert_eq!(next_mark(&tl, tl.steps.len() - 1, "handshake"), Some(first));
         assert_eq!(next_mark(&tl, 0, "nothing"), None);
-        // Labels: dense ones yield; the current one always shows.
-        let ys = [10.0, 12.0, 14.0, 30.0, 31.0, 50.0];
-        let lanes = [1, 1, 1, 1, 0, 1];
-        let v = label_visible(&ys, &lanes, 11.0, Some(1));
+        // Labels: dense ones yield; the current one always shows; apart horizontally
+        // they may share a height.
+        let boxes = [
+            [0.0, 50.0, 10.0],
+            [0.0, 50.0, 12.0],
+            [0.0, 50.0, 14.0],
+            [0.0, 50.0, 30.0],
+            [60.0, 90.0, 31.0],
+            [40.0, 70.0, 50.0],
+        ];
+        let v = label_visible(&boxes, 11.0, Some(1));
         assert_eq!(v, vec![false, true, false, true, true, true]);
-        for i in 0..ys.len() {
-            for j in i + 1..ys.len() {
-                if v[i] && v[j] && lanes[i] == lanes[j] {
-                    assert!((ys[i] - ys[j]).abs() >= 11.0);
+        for i in 0..boxes.len() {
+            for j in i + 1..boxes.len() {
+                let (a, b) = (boxes[i], boxes[j]);
+                if v[i] && v[j] && !(a[1] <= b[0] || b[1] <= a[0]) {
+                    assert!((a[2] - b[2]).abs() >= 11.0);
                 }
             }
         }
