@@ -1474,6 +1474,13 @@ impl App {
             _ => ("PTO count", "in flight (B)", "RFC 9002 state"),
         };
         let onkeydown = link.batch_callback(|e: KeyboardEvent| {
+            // The chooser keeps its own keys (arrows pick a flow and connection).
+            if e.target()
+                .and_then(|t| t.dyn_into::<HtmlSelectElement>().ok())
+                .is_some()
+            {
+                return None;
+            }
             let k = e.key();
             let handled = matches!(
                 k.as_str(),

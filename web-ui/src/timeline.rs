@@ -659,15 +659,20 @@ impl Builder {
                     format!("the network dropped the datagram ({reason}); the sender learns of it only through its loss detection {detection}"),
                 );
             }
-            TraceEvent::Handover { index, .. } => self.push(
-                t,
-                "network",
-                "link",
-                "migration",
-                format!("handover {index}"),
-                "the client moved to new access links (handover): packets on the old path are lost"
-                    .into(),
-            ),
+            TraceEvent::Handover { index, .. } => {
+                let rule = match self.proto {
+                    Proto::Quic => "the client moved to new access links (handover): packets on the old links are lost, and the connection migrates to the new path, which it validates first (RFC 9000 §9)",
+                    _ => "the client moved to new access links (handover): packets on the old links are lost",
+                };
+                self.push(
+                    t,
+                    "network",
+                    "link",
+                    "migration",
+                    format!("handover {index}"),
+                    rule.into(),
+                )
+            }
             TraceEvent::LinkChanged { link, .. } => self.push(
                 t,
                 "network",
@@ -954,7 +959,12 @@ impl Builder {
                     "acknowledges received data: at least every second full-sized segment, else within the delayed-ACK time (RFC 5681 §4.2)".to_string()
                 };
                 let idx = self.tl.steps.len();
-                self.push(t, side, "sent", mark, tcp_label(g), rule);
+                let label = if mark == "timeout" {
+                    format!("TLP probe: {}", tcp_label(g))
+                } else {
+                    tcp_label(g)
+                };
+                self.push(t, side, "sent", mark, label, rule);
                 if !self.full {
                     self.tcp_sent
                         .entry((s, g.seq, g.len, g.ack, g.syn, g.fin))
@@ -1015,7 +1025,10 @@ impl Builder {
             TcpEvent::TimerExpired(timer) => {
                 let (label, rule) = match timer {
                     TcpTimer::Rto => (
-                        format!("RTO expired (backoff {})", self.state[s].pto_count),
+                        match self.state[s].rto_ms {
+                            Some(r) => format!("RTO expired ({r:.0} ms)"),
+                            None => "RTO expired".to_string(),
+                        },
                         "the retransmission timer expired: the earliest unacknowledged segment is retransmitted, the RTO doubles (back off) and the timer restarts (RFC 6298 §5.4-§5.6); ssthresh = max(FlightSize / 2, 2 SMSS) and cwnd = one segment (RFC 5681 §3.1)".to_string(),
                     ),
                     TcpTimer::Tlp => {
