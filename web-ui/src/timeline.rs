@@ -476,6 +476,10 @@ fn sctp_receive_rule(p: &SctpPacket) -> String {
     "packet received (RFC 9260 §6)".into()
 }
 
+/// A TCP segment as a drop or an arrival names it: (sending side, seq, len, ack, SYN,
+/// FIN).
+type TcpKey = (usize, u64, u64, Option<u64>, bool, bool);
+
 /// Builds the steps from trace records.
 #[derive(Default)]
 struct Builder {
@@ -495,7 +499,7 @@ struct Builder {
     sent: BTreeMap<(usize, usize, u64), usize>,
     /// TCP: sent segments not yet received or dropped, by (sending side, seq, len, ack,
     /// syn, fin), oldest first.
-    tcp_sent: BTreeMap<(usize, u64, u64, Option<u64>, bool, bool), VecDeque<usize>>,
+    tcp_sent: BTreeMap<TcpKey, VecDeque<usize>>,
     /// TCP: the rule of each side's last loss of a segment, by its sequence number.
     tcp_lost: [BTreeMap<u64, TcpLossRule>; 2],
     /// TCP: a tail loss probe is due on this side (the next data segment is it).
@@ -1275,7 +1279,7 @@ mod tests {
         )
     }
 
-    fn find<'a>(tl: &'a Timeline, f: impl Fn(&Step) -> bool) -> Option<&'a Step> {
+    fn find(tl: &Timeline, f: impl Fn(&Step) -> bool) -> Option<&Step> {
         tl.steps.iter().find(|s| f(s))
     }
 
