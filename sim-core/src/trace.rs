@@ -520,6 +520,14 @@ pub enum TraceEvent {
     /// TCP's segment-level events ([`TcpEvent`]) for the packet timeline; never written
     /// to qlog (TCP has no qlog schema), so a run's qlog files stay what they were.
     Tcp(TcpEvent),
+    /// The retransmission timeout changed (with its backoff): SCTP's RTO (RFC 9260
+    /// §6.3.1, doubled by each T3-rtx expiry, §6.3.3). For the packet timeline; never
+    /// written to qlog (its metrics have no such field), so the qlog files stay what they
+    /// were.
+    RtoUpdated {
+        /// The new retransmission timeout.
+        rto: SimDuration,
+    },
 }
 
 /// A TCP segment as a trace shows it: its header fields, without its records.
@@ -752,6 +760,7 @@ impl TraceEvent {
             TraceEvent::MigrationStateUpdated { .. } => "migration_state_updated",
             TraceEvent::SenderProbe(_) => "sender_probe",
             TraceEvent::Tcp(_) => "tcp",
+            TraceEvent::RtoUpdated { .. } => "rto_updated",
         }
     }
 }

@@ -1446,6 +1446,7 @@ impl App {
         });
         let s = &tl.steps[cur];
         let proto = tl.protocol.as_str();
+        let has_rto = proto == "tcp" || proto == "sctp";
         let state_row = |i: usize, name: &str| {
             let st = &s.state[i];
             let ssthresh = st.ssthresh.map_or("—".to_string(), |v| v.to_string());
@@ -1454,7 +1455,7 @@ impl App {
                     <td>{name.to_string()}</td><td>{if st.cc.is_empty() { "—".to_string() } else { st.cc.clone() }}</td>
                     <td>{st.pto_count}</td><td>{st.cwnd}</td><td>{ssthresh}</td><td>{st.bytes_in_flight}</td>
                     <td>{format!("{:.1}", st.srtt_ms)}</td>
-                    { if proto == "tcp" { html! { <td>{st.rto_ms.map_or("—".to_string(), |r| format!("{r:.0}"))}</td> } } else { html! {} } }
+                    { if has_rto { html! { <td>{st.rto_ms.map_or("—".to_string(), |r| format!("{r:.0}"))}</td> } } else { html! {} } }
                 </tr>
             }
         };
@@ -1529,7 +1530,7 @@ impl App {
             <table id="tl-state">
                 <caption>{source}</caption>
                 <tr><th>{"after this step"}</th><th>{"congestion state"}</th><th>{timeouts}</th><th>{"cwnd (B)"}</th><th>{"ssthresh (B)"}</th><th>{flight}</th><th>{"srtt (ms)"}</th>
-                { if proto == "tcp" { html! { <th>{"RTO (ms)"}</th> } } else { html! {} } }</tr>
+                { if has_rto { html! { <th>{"RTO (ms)"}</th> } } else { html! {} } }</tr>
                 { state_row(0, "client") }
                 { state_row(1, "server") }
             </table>

@@ -53,7 +53,8 @@ pub struct SenderState {
     pub bytes_in_flight: u64,
     /// Smoothed RTT, ms (0 before the first sample).
     pub srtt_ms: f64,
-    /// TCP: the retransmission timeout with its backoff, ms (RFC 6298 §2, §5.5).
+    /// TCP and SCTP: the retransmission timeout with its backoff, ms (RFC 6298 §2, §5.5;
+    /// RFC 9260 §6.3.1, §6.3.3).
     pub rto_ms: Option<f64>,
 }
 
@@ -717,6 +718,9 @@ impl Builder {
                 if self.state[s].cwnd == 0 {
                     self.state[s].cwnd = p.initial_congestion_window;
                 }
+            }
+            TraceEvent::RtoUpdated { rto } => {
+                self.state[s].rto_ms = Some(rto.0 as f64 * 1e-6);
             }
             TraceEvent::MetricsUpdated(m) => {
                 let st = &mut self.state[s];
@@ -1399,6 +1403,19 @@ mod tests {
         assert_eq!(t3.label, "T3-rtx expired");
         assert_eq!(t3.mark, "timeout");
         assert!(t3.rule.contains("RFC 9260 §6.3.3"), "{}", t3.rule);
+        // SCTP's own state: its RTO, doubled by the expiry (RFC 9260 §6.3.3).
+        let i = tl.steps.iter().position(|s| s.kind == "timer").unwrap();
+        let rto = |s: &Step| s.state[1].rto_ms.expect("an RTO");
+        let later = tl.steps[i..]
+            .iter()
+            .find(|s| rto(s) != rto(&tl.steps[i]))
+            .unwrap();
+        assert!(
+            rto(later) >= 2.0 * rto(&tl.steps[i]) - 1.0,
+            "{} {}",
+            rto(later),
+            rto(&tl.steps[i])
+        );
     }
 
     #[test]
@@ -1422,6 +1439,27 @@ mod tests {
         assert_eq!(zero.mark, "handshake");
         // A flow that does not exist has no steps.
         assert!(build_for(text, 7, 0).unwrap().steps.is_empty());
+    }
+
+    #[test]
+    fn a_resumed_tcp_connection_sends_data_in_its_syn() {
+        // TCP Fast Open with TLS 1.3 early data (the example without its sweep, whose
+        // first point has neither): a reconnection's SYN carries data.
+        let text = include_str!("../../scenarios/examples/tcp-tfo-0rtt.toml");
+        let text = text[..text.find("[sweep]").unwrap()].replace(
+            "fast_open = false, early_data = false",
+            "fast_open = true, early_data = true",
+        );
+        let first = build(&text).unwrap();
+        let conns: Vec<u32> = first.choices.iter().map(|c| c.connection).collect();
+        assert_eq!(conns, vec![0, 1, 2, 3], "{:?}", first.choices);
+        let syn = find(&first, |s| s.kind == "sent").unwrap();
+        assert_eq!(syn.label, "SYN");
+        let again = build_for(&text, 0, 1).unwrap();
+        let syn = find(&again, |s| s.kind == "sent").unwrap();
+        assert!(syn.label.starts_with("SYN data 0+"), "{}", syn.label);
+        assert!(syn.rule.contains("RFC 7413"), "{}", syn.rule);
+        assert_eq!(syn.mark, "handshake");
     }
 
     #[test]
