@@ -297,6 +297,7 @@ test('issue 29 item 12: an SCTP timeline step cites RFC 9260 (gap blocks, fast r
   await page.waitForSelector('#tl-pos', { timeout: 60000 });
   assert.match(await page.textContent('#timeline-view h2'), /sctp/);
   assert.match(await page.textContent('#tl-state'), /SCTP sender state/);
+  assert.match(await page.textContent('#tl-state'), /RTO \(ms\)/);
   // The association is attempted, then the client's INIT (RFC 9260 §5.1); arrow keys step.
   assert.match(await page.textContent('#tl-rule'), /RFC 9260 §5\.1/);
   await page.focus('#timeline-view');
