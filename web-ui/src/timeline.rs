@@ -511,7 +511,7 @@ struct Builder {
     tcp_cc: [String; 2],
     /// SCTP: a T3-rtx expiry step was pushed at this time for this side.
     t3_at: [Option<f64>; 2],
-    /// QUIC: the server received a 0-RTT packet (the connection resumed with early data).
+    /// [`MAX_STEPS`] reached: later records only list connections.
     full: bool,
 }
 
