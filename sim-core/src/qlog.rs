@@ -516,9 +516,12 @@ impl<W: Write> Tracer for QlogWriter<'_, W> {
         if self.error.is_some() {
             return;
         }
-        // Checker-only records (issue 16) have no qlog form: skipped before a trace opens,
-        // so the files are what they were without them.
-        if let TraceEvent::SenderProbe(_) = rec.event {
+        // Checker-only records (issue 16) and the timeline's TCP and RTO events have no
+        // qlog form: skipped before a trace opens, so the files are what they were without
+        // them.
+        if let TraceEvent::SenderProbe(_) | TraceEvent::Tcp(_) | TraceEvent::RtoUpdated { .. } =
+            rec.event
+        {
             return;
         }
         let time = ms(rec.time.saturating_since(SimTime::ZERO));

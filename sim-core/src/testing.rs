@@ -1979,7 +1979,11 @@ mod tests {
             self.0.begin(info)
         }
         fn record(&mut self, r: &TraceRecord) {
-            if !(self.1 && matches!(r.event, TraceEvent::SenderProbe(_))) {
+            let timeline_only = matches!(
+                r.event,
+                TraceEvent::SenderProbe(_) | TraceEvent::Tcp(_) | TraceEvent::RtoUpdated { .. }
+            );
+            if !(self.1 && timeline_only) {
                 self.0.record(r)
             }
         }
@@ -2006,6 +2010,47 @@ mod tests {
             w.into_outputs().unwrap()
         };
         assert_eq!(qlog(false), qlog(true));
+    }
+
+    #[test]
+    fn tcp_timeline_events_change_no_output() {
+        // The packet timeline's TCP events (segments, losses with their rule, timers,
+        // sender state) are trace records only: the digest is the untraced run's, and
+        // the qlog writer skips them (checked with the probes above).
+        use crate::trace::{TcpEvent, TcpLossRule};
+        let cfg = tcp_scenario("");
+        let (recs, traced_run) = traced(&cfg, 2);
+        assert_eq!(crate::run(&cfg, 2).unwrap().digest, traced_run.digest);
+        let tcp: Vec<&TcpEvent> = recs
+            .iter()
+            .filter_map(|r| match &r.event {
+                TraceEvent::Tcp(e) => Some(e),
+                _ => None,
+            })
+            .collect();
+        let has = |f: &dyn Fn(&TcpEvent) -> bool| tcp.iter().any(|e| f(e));
+        assert!(has(&|e| matches!(e, TcpEvent::SegmentSent(s) if s.syn)));
+        assert!(has(
+            &|e| matches!(e, TcpEvent::SegmentReceived(s) if s.len > 0)
+        ));
+        assert!(has(
+            &|e| matches!(e, TcpEvent::SegmentSent(s) if !s.sack.is_empty())
+        ));
+        assert!(has(&|e| matches!(e, TcpEvent::State(_))));
+        // Every loss has a rule; each probe `Lost` has its timeline twin.
+        let lost = tcp
+            .iter()
+            .filter(|e| matches!(e, TcpEvent::Lost { .. }))
+            .count();
+        assert!(lost > 0);
+        assert_eq!(lost, probes(&recs).get("lost").copied().unwrap_or(0));
+        assert!(has(&|e| matches!(
+            e,
+            TcpEvent::Lost {
+                rule: TcpLossRule::Rack | TcpLossRule::SackIsLost,
+                ..
+            }
+        )));
     }
 
     /// Plants the three window violations a TCP or SCTP sender's `Window` probe can show,
@@ -2141,9 +2186,14 @@ mod tests {
 
     #[test]
     fn sctp_probes_change_no_output() {
+        // The probes and the timeline's RTO records change neither the digest nor the
+        // qlog files.
         let cfg = sctp_lossy("rfc9260");
         let (recs, traced_run) = traced(&cfg, 2);
         assert!(!probes(&recs).is_empty());
+        assert!(recs
+            .iter()
+            .any(|r| matches!(r.event, TraceEvent::RtoUpdated { .. })));
         assert_eq!(crate::run(&cfg, 2).unwrap().digest, traced_run.digest);
         let qlog = |drop_probes: bool| {
             let mut w = crate::qlog::QlogWriter::new(

@@ -525,6 +525,117 @@ pub enum TraceEvent {
     /// A transport's own accounting for invariant checkers ([`SenderProbe`]); never
     /// written to qlog.
     SenderProbe(SenderProbe),
+    /// TCP's segment-level events ([`TcpEvent`]) for the packet timeline; never written
+    /// to qlog (TCP has no qlog schema), so a run's qlog files stay what they were.
+    Tcp(TcpEvent),
+    /// The retransmission timeout changed (with its backoff): SCTP's RTO (RFC 9260
+    /// §6.3.1, doubled by each T3-rtx expiry, §6.3.3). For the packet timeline; never
+    /// written to qlog (its metrics have no such field), so the qlog files stay what they
+    /// were.
+    RtoUpdated {
+        /// The new retransmission timeout.
+        rto: SimDuration,
+    },
+}
+
+/// A TCP segment as a trace shows it: its header fields, without its records.
+/// Sequence numbers are the sender's stream offsets (from 0, the SYN not counted), as in
+/// [`SenderProbe`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TcpSegment {
+    /// First payload byte.
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u64,
+    /// Cumulative acknowledgement (the next byte expected), when the ACK flag is set.
+    pub ack: Option<u64>,
+    /// SYN flag.
+    pub syn: bool,
+    /// FIN flag.
+    pub fin: bool,
+    /// Receive window, bytes.
+    pub window: u64,
+    /// SACK blocks `[start, end)` (RFC 2018 §3), most recent first.
+    pub sack: Vec<(u64, u64)>,
+    /// Sent before (a retransmission).
+    pub retransmission: bool,
+}
+
+/// The rule by which a TCP sender declared a segment lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpLossRule {
+    /// RFC 6675 §4 IsLost: `DupThresh` SACKed segments (or more than
+    /// `(DupThresh - 1) * SMSS` SACKed bytes) above it.
+    SackIsLost,
+    /// RACK (RFC 8985 §6.2): sent before a delivered segment and outstanding longer than
+    /// the RACK RTT plus the reordering window.
+    Rack,
+    /// Fast retransmit without SACK: `DupThresh` duplicate ACKs (RFC 5681 §3.2).
+    DupAcks,
+    /// NewReno: a partial ACK in fast recovery (RFC 6582 §3.2 step 5).
+    PartialAck,
+    /// The retransmission timer expired (RFC 6298 §5.4; every un-SACKed segment).
+    Timeout,
+    /// The SYN-ACK did not acknowledge the SYN's data (RFC 7413 §4.2.1).
+    SynData,
+}
+
+/// A TCP timer that expired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpTimer {
+    /// The retransmission timer (RFC 6298 §5.4-5.6).
+    Rto,
+    /// The tail loss probe timer (RFC 8985 §7.3).
+    Tlp,
+    /// RACK's reordering timer (RFC 8985 §6.3).
+    Reordering,
+}
+
+/// A TCP sender's state after an input, for the packet timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpSenderState {
+    /// Loss-recovery state: `"open"`, `"recovery"` (fast recovery) or `"loss"` (after a
+    /// timeout).
+    pub recovery: &'static str,
+    /// The congestion controller's state name
+    /// ([`crate::cc::CongestionController::state_name`]).
+    pub cc: &'static str,
+    /// The send window (congestion window, or PRR's during fast recovery), bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold, bytes, once finite.
+    pub ssthresh: Option<u64>,
+    /// RFC 6675 `pipe`, bytes.
+    pub pipe: u64,
+    /// Smoothed RTT.
+    pub srtt: SimDuration,
+    /// The retransmission timeout with its backoff (RFC 6298 §2, §5.5).
+    pub rto: SimDuration,
+    /// Consecutive backoffs of the retransmission timer.
+    pub backoff: u32,
+}
+
+/// TCP's segment-level trace events (issue 29 item 12: the packet timeline). Emitted only
+/// while tracing is on; [`crate::qlog::QlogWriter`] skips them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TcpEvent {
+    /// A segment went out (data, pure ACK, SYN or FIN).
+    SegmentSent(TcpSegment),
+    /// A segment arrived and was processed.
+    SegmentReceived(TcpSegment),
+    /// The segment at `seq` (`len` bytes) was declared lost by `rule`.
+    Lost {
+        /// First byte.
+        seq: u64,
+        /// Payload bytes.
+        len: u64,
+        /// Which rule.
+        rule: TcpLossRule,
+    },
+    /// A timer expired (the RTO also while only the SYN is outstanding; the tail loss
+    /// probe timer only when it sends a probe).
+    TimerExpired(TcpTimer),
+    /// The sender's state after an input.
+    State(TcpSenderState),
 }
 
 /// A stream sender's (and receiver's) own accounting, one step at a time, for invariant
@@ -656,6 +767,8 @@ impl TraceEvent {
             TraceEvent::DataBlockedUpdated { .. } => "data_blocked_updated",
             TraceEvent::MigrationStateUpdated { .. } => "migration_state_updated",
             TraceEvent::SenderProbe(_) => "sender_probe",
+            TraceEvent::Tcp(_) => "tcp",
+            TraceEvent::RtoUpdated { .. } => "rto_updated",
         }
     }
 }

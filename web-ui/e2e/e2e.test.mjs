@@ -188,6 +188,174 @@ test('packet timeline: stepping advances one event and names the rule', async ()
   await page.click('#tl-close');
 });
 
+/** Runs scenario `text` typed into the editor and waits for its run. */
+async function runText(text) {
+  await page.fill('#toml', text);
+  await page.click('#run');
+  await page.waitForFunction(() => !document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 5000 }).catch(() => {});
+  await waitDone(120000);
+}
+
+/** One bulk flow of `transport` over a two-host link losing `p` of its packets. */
+function lossyBulk(transport, p, bytes) {
+  return `name = "${transport}-lossy"\nseed = 1\n\n[topology]\nkind = "two_hosts"\n`
+    + `link = { rate = "10Mbps", delay = "20ms", loss = { model = "bernoulli", p = ${p} } }\n\n`
+    + `[[flows]]\ntransport = "${transport}"\nworkload = { kind = "bulk", bytes = "${bytes}" }\n`;
+}
+
+/** The timeline's position: [step, of]. */
+async function tlPos() {
+  return (await page.textContent('#tl-pos')).match(/step (\d+) of (\d+)/).slice(1).map(Number);
+}
+
+/** No two labels of the sequence diagram overlap (their drawn boxes). */
+async function labelsApart() {
+  const boxes = await page.$$eval('#tl-svg text.tl-label', (ts) => ts.map((t) => {
+    const b = t.getBBox();
+    return { x: b.x, y: b.y, w: b.width, h: b.height, text: t.textContent };
+  }));
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const [a, b] = [boxes[i], boxes[j]];
+      const apart = a.x + a.w <= b.x + 0.5 || b.x + b.w <= a.x + 0.5 || a.y + a.h <= b.y + 0.5 || b.y + b.h <= a.y + 0.5;
+      assert.ok(apart, `labels overprint: ${JSON.stringify(a)} ${JSON.stringify(b)}`);
+    }
+  }
+  return boxes.length;
+}
+
+test('issue 29 item 12: a TCP timeline step cites TCP rules; arrow keys step, jumps land on the handshake, a loss and an RTO', async () => {
+  await runText(lossyBulk('tcp', 0.25, '100KB'));
+  await page.click('#timeline');
+  await page.waitForSelector('#tl-pos', { timeout: 60000 });
+  assert.match(await page.textContent('#timeline-view h2'), /flow 0, connection 0, tcp/);
+  assert.match(await page.textContent('#tl-choose'), /flow 0 · connection 0 · tcp/);
+  const [i0, n] = await tlPos();
+  assert.equal(i0, 1);
+  assert.ok(n > 50, `${n} steps`);
+  // The first step is the client's SYN, cited from RFC 9293, not RFC 9002.
+  assert.equal((await page.textContent('#tl-label')).trim(), 'SYN');
+  assert.match(await page.textContent('#tl-rule'), /RFC 9293 §3\.5/);
+  // TCP's own sender state: RTO backoff, ssthresh, pipe and the RTO (RFC 6298).
+  const head = await page.textContent('#tl-state');
+  assert.match(head, /TCP sender state/);
+  assert.match(head, /RTO backoff/);
+  assert.match(head, /RTO \(ms\)/);
+  assert.match(head, /pipe/);
+  // Arrow keys step (the view has the focus).
+  await page.focus('#timeline-view');
+  await page.keyboard.press('ArrowRight');
+  assert.deepEqual(await tlPos(), [2, n]);
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowLeft');
+  assert.deepEqual(await tlPos(), [2, n]);
+  // Next loss: a TCP loss rule (SACK, RACK or the RTO), never QUIC's.
+  await page.click('#tl-next-loss');
+  const [il] = await tlPos();
+  assert.ok(il > 2);
+  assert.match(await page.textContent('#tl-label'), /lost/);
+  const lossRule = await page.textContent('#tl-rule');
+  assert.match(lossRule, /RFC (6675 §4|8985 §6\.2|6298 §5\.4|5681 §3\.2)/);
+  assert.doesNotMatch(lossRule, /RFC 9002/);
+  // Next PTO/RTO: the RTO (RFC 6298) or the tail loss probe (RFC 8985 §7); key t jumps too.
+  await page.click('#tl-next-timeout');
+  const [it] = await tlPos();
+  assert.match(await page.textContent('#tl-rule'), /RFC (6298 §5\.4|8985 §7)/);
+  await page.keyboard.press('t');
+  const [it2] = await tlPos();
+  assert.ok(it2 !== it, 'key t moved to another timeout');
+  assert.match(await page.textContent('#tl-rule'), /RFC (6298 §5\.4|8985 §7)/);
+  // An RTO somewhere: walk the timeouts until one (they wrap around).
+  let rto = false;
+  for (let k = 0; k < 40 && !rto; k++) {
+    rto = /^RTO expired/.test((await page.textContent('#tl-label')).trim());
+    if (!rto) await page.click('#tl-next-timeout');
+  }
+  assert.ok(rto, 'an RTO step');
+  assert.match(await page.textContent('#tl-rule'), /RFC 6298 §5\.4-§5\.6/);
+  // The handshake jump (key h) wraps around to the SYN.
+  await page.click('#tl-handshake');
+  assert.match(await page.textContent('#tl-label'), /SYN/);
+  await page.keyboard.press('End');
+  assert.deepEqual(await tlPos(), [n, n]);
+  await page.keyboard.press('h');
+  assert.match(await page.textContent('#tl-label'), /SYN/);
+  // Labels never overprint, even zoomed out over many steps.
+  await page.click('#tl-next-loss');
+  assert.ok(await labelsApart() > 3, 'labels drawn');
+  await page.click('#tl-zoom-out');
+  await page.click('#tl-zoom-out');
+  assert.ok(await labelsApart() > 3);
+  await page.locator('#timeline-view').screenshot({ path: join(ART, 'timeline-tcp.png') });
+  await page.click('#tl-close');
+  assert.deepEqual(problems, []);
+});
+
+test('issue 29 item 12: an SCTP timeline step cites RFC 9260 (gap blocks, fast retransmit, T3-rtx)', async () => {
+  await runText(lossyBulk('sctp', 0.25, '100KB'));
+  await page.click('#timeline');
+  await page.waitForSelector('#tl-pos', { timeout: 60000 });
+  assert.match(await page.textContent('#timeline-view h2'), /sctp/);
+  assert.match(await page.textContent('#tl-state'), /SCTP sender state/);
+  assert.match(await page.textContent('#tl-state'), /RTO \(ms\)/);
+  // The association is attempted, then the client's INIT (RFC 9260 §5.1); arrow keys step.
+  assert.match(await page.textContent('#tl-rule'), /RFC 9260 §5\.1/);
+  await page.focus('#timeline-view');
+  await page.keyboard.press('ArrowDown');
+  const [i1, n] = await tlPos();
+  assert.equal(i1, 2);
+  assert.equal((await page.textContent('#tl-label')).trim(), 'INIT');
+  assert.match(await page.textContent('#tl-rule'), /four-way handshake.*RFC 9260 §5\.1/);
+  await page.keyboard.press('l');
+  assert.match(await page.textContent('#tl-label'), /TSN \d+.* lost/);
+  assert.match(await page.textContent('#tl-rule'), /RFC 9260 §(7\.2\.4|6\.3\.3)/);
+  await page.click('#tl-next-timeout');
+  assert.equal((await page.textContent('#tl-label')).trim(), 'T3-rtx expired');
+  assert.match(await page.textContent('#tl-rule'), /RFC 9260 §6\.3\.3/);
+  // A SACK with gap ack blocks, stepping with the arrow key from the start.
+  await page.keyboard.press('Home');
+  let gaps = false;
+  for (let k = 0; k < n && !gaps; k++) {
+    gaps = / gaps /.test(await page.textContent('#tl-label'));
+    if (!gaps) await page.keyboard.press('ArrowRight');
+  }
+  assert.ok(gaps, 'a SACK with gap blocks');
+  assert.match(await page.textContent('#tl-rule'), /gap ack blocks.*RFC 9260/);
+  assert.ok(await labelsApart() > 1);
+  await page.locator('#timeline-view').screenshot({ path: join(ART, 'timeline-sctp.png') });
+  await page.click('#tl-close');
+  assert.deepEqual(problems, []);
+});
+
+test('issue 29 item 12: any connection of a flow, with 0-RTT in the resumed one', async () => {
+  await openEntry('examples/connection-lifecycle.toml');
+  await page.click('#timeline');
+  await page.waitForSelector('#tl-pos', { timeout: 60000 });
+  const opts = await page.$$eval('#tl-choose option', (os) => os.map((o) => o.value));
+  assert.deepEqual(opts, ['0/0', '0/1', '0/2']);
+  await page.selectOption('#tl-choose', '0/2');
+  await page.waitForFunction(() => /connection 2/.test(document.querySelector('#timeline-view h2')?.textContent ?? '')
+    && document.querySelector('#tl-pos'), null, { timeout: 60000 });
+  assert.equal(await page.inputValue('#tl-choose'), '0/2');
+  let zero = false;
+  await page.focus('#timeline-view');
+  for (let k = 0; k < 60 && !zero; k++) {
+    zero = /^0-RTT/.test((await page.textContent('#tl-label')).trim());
+    if (!zero) await page.keyboard.press('ArrowRight');
+  }
+  assert.ok(zero, 'a 0-RTT step');
+  assert.match(await page.textContent('#tl-rule'), /RFC 9001 §4\.6/);
+  await page.click('#tl-close');
+  // A migration jump: NAT rebinding validates the new path.
+  await openEntry('examples/nat-rebinding-keep.toml');
+  await page.click('#timeline');
+  await page.waitForSelector('#tl-pos', { timeout: 60000 });
+  await page.click('#tl-next-migration');
+  assert.match(await page.textContent('#tl-rule'), /RFC 9000 §(9|8\.2)/);
+  await page.click('#tl-close');
+  assert.deepEqual(problems, []);
+});
+
 test('a bad input shows the field-named error of the CLI, inline, and nothing runs', async () => {
   await page.click('button[data-scenario=""]');
   await waitDone();

@@ -55,14 +55,19 @@ pub enum Msg {
     Unpin,
     /// The pointer is over chart `.0` at canvas x `.1` (pixels); `None`: left it.
     Hover(usize, Option<f64>),
-    /// Build the packet timeline of the current scenario.
+    /// Build the packet timeline of the current scenario (flow 0, connection 0).
     TimelineOpen,
+    /// Rebuild the timeline for another flow and connection (`"flow/connection"`).
+    TimelineChoose(String),
     /// Close the timeline.
     TimelineClose,
     /// Move the timeline's current step by this many steps.
     TimelineStep(i64),
-    /// Move to the next step of a kind (`lost`).
+    /// Move to the next step marked so (`handshake`, `loss`, `timeout`, `migration`;
+    /// [`crate::timeline::next_mark`]).
     TimelineNext(&'static str),
+    /// A key pressed in the timeline (arrows step, `h`/`l`/`t`/`m` jump).
+    TimelineKey(String),
     /// Zoom: show half (`true`) or twice (`false`) the steps.
     TimelineZoom(bool),
     /// Show this sweep point's runs in the time plots (its first run).
@@ -83,6 +88,8 @@ pub enum Msg {
 struct TimelineView {
     id: u64,
     toml: String,
+    flow: u32,
+    connection: u32,
     data: Option<Result<std::rc::Rc<Timeline>, String>>,
     step: usize,
     zoom: usize,
@@ -220,8 +227,8 @@ impl App {
             toml: self.toml.clone(),
             pinned: self.pinned.as_ref().map(|p| p.toml.clone()),
             timeline: self.timeline.as_ref().map(|t| crate::share::TimelinePos {
-                flow: 0,
-                connection: 0,
+                flow: t.flow,
+                connection: t.connection,
                 step: t.step as u32,
             }),
         }
@@ -301,7 +308,8 @@ impl App {
             }
         } else if let Some(t) = r.timeline {
             self.timeline_want = Some(t);
-            ctx.link().send_message(Msg::TimelineOpen);
+            ctx.link()
+                .send_message(Msg::TimelineChoose(format!("{}/{}", t.flow, t.connection)));
         } else {
             self.update_hash();
         }
@@ -388,6 +396,11 @@ impl App {
 
     /// Asks the worker for a job that is not a run (`timeline`, `qlog`), numbered `id`.
     fn post_job(&mut self, ctx: &Context<Self>, id: u64, mode: &str) {
+        self.post_job_for(ctx, id, mode, (0, 0));
+    }
+
+    /// [`App::post_job`] for flow and connection `fc` (the timeline's choice).
+    fn post_job_for(&mut self, ctx: &Context<Self>, id: u64, mode: &str, fc: (u32, u32)) {
         if matches!(self.state, RunState::Cancelled) {
             let (w, cb) = spawn_worker(ctx);
             self.worker = w;
@@ -398,6 +411,8 @@ impl App {
         let _ = js_sys::Reflect::set(&msg, &"id".into(), &JsValue::from_f64(id as f64));
         let _ = js_sys::Reflect::set(&msg, &"toml".into(), &JsValue::from_str(&self.toml));
         let _ = js_sys::Reflect::set(&msg, &"mode".into(), &JsValue::from_str(mode));
+        let _ = js_sys::Reflect::set(&msg, &"flow".into(), &JsValue::from_f64(fc.0 as f64));
+        let _ = js_sys::Reflect::set(&msg, &"connection".into(), &JsValue::from_f64(fc.1 as f64));
         let _ = self.worker.post_message(&msg);
     }
 }
@@ -528,6 +543,7 @@ impl Component for App {
             Msg::Pin
                 | Msg::Unpin
                 | Msg::TimelineOpen
+                | Msg::TimelineChoose(_)
                 | Msg::TimelineClose
                 | Msg::TimelineStep(_)
                 | Msg::TimelineNext(_)
@@ -811,20 +827,29 @@ impl App {
                 }
                 self.hover = new;
             }
-            Msg::TimelineOpen => {
+            Msg::TimelineOpen | Msg::TimelineChoose(_) => {
                 if self.error.is_some() {
                     return false;
                 }
+                let fc = match &msg {
+                    Msg::TimelineChoose(v) => {
+                        let mut it = v.split('/').map(|x| x.parse::<u32>().unwrap_or(0));
+                        (it.next().unwrap_or(0), it.next().unwrap_or(0))
+                    }
+                    _ => (0, 0),
+                };
                 // Timeline requests are numbered apart from runs (the worker echoes the id).
                 let id = 1_000_000_000
                     + self
                         .timeline
                         .as_ref()
                         .map_or(0, |t| t.id % 1_000_000_000 + 1);
-                self.post_job(ctx, id, "timeline");
+                self.post_job_for(ctx, id, "timeline", fc);
                 self.timeline = Some(TimelineView {
                     id,
                     toml: self.toml.clone(),
+                    flow: fc.0,
+                    connection: fc.1,
                     data: None,
                     step: 0,
                     zoom: 24,
@@ -892,14 +917,30 @@ impl App {
                     }
                 }
             }
-            Msg::TimelineNext(kind) => {
+            Msg::TimelineNext(mark) => {
                 if let Some(tv) = self.timeline.as_mut() {
                     if let Some(Ok(t)) = &tv.data {
-                        if let Some(i) = crate::timeline::next_of(t, tv.step, kind) {
+                        if let Some(i) = crate::timeline::next_mark(t, tv.step, mark) {
                             tv.step = i;
                         }
                     }
                 }
+            }
+            Msg::TimelineKey(key) => {
+                let m = match key.as_str() {
+                    "ArrowRight" | "ArrowDown" => Msg::TimelineStep(1),
+                    "ArrowLeft" | "ArrowUp" => Msg::TimelineStep(-1),
+                    "PageDown" => Msg::TimelineStep(10),
+                    "PageUp" => Msg::TimelineStep(-10),
+                    "Home" => Msg::TimelineStep(-1_000_000),
+                    "End" => Msg::TimelineStep(1_000_000),
+                    "h" => Msg::TimelineNext("handshake"),
+                    "l" => Msg::TimelineNext("loss"),
+                    "t" => Msg::TimelineNext("timeout"),
+                    "m" => Msg::TimelineNext("migration"),
+                    _ => return false,
+                };
+                return Component::update(self, ctx, m);
             }
             Msg::TimelineZoom(zoom_in) => {
                 if let Some(tv) = self.timeline.as_mut() {
@@ -1645,6 +1686,16 @@ const TL_W: f64 = 560.0;
 const TL_H: f64 = 340.0;
 const TL_CLIENT_X: f64 = 110.0;
 const TL_SERVER_X: f64 = 450.0;
+/// One text line of the diagram's labels (`#tl-svg` font: 9px monospace, plus leading):
+/// two overlapping labels closer than this would overprint.
+const TL_LINE: f64 = 12.0;
+/// A character's advance in that font, a little over 0.6 em (monospace fonts' usual
+/// advance), so that the estimated boxes are never smaller than the drawn text.
+const TL_CHAR_W: f64 = 5.6;
+/// Characters a label keeps in the diagram (the full label is above it): between the
+/// lifelines, and beside one (left of the client, right of the server: 104 units).
+const TL_LABEL_CHARS: usize = 30;
+const TL_SIDE_CHARS: usize = 18;
 
 impl App {
     fn view_timeline(&self, ctx: &Context<Self>) -> Html {
@@ -1670,11 +1721,32 @@ impl App {
             }
             Some(Ok(t)) => t,
         };
+        // The flow and connection chooser: every flow and connection the run has.
+        let chooser = {
+            let cur = format!("{}/{}", tv.flow, tv.connection);
+            let onchange = link.callback(|e: Event| {
+                let v = e
+                    .target_unchecked_into::<web_sys::HtmlSelectElement>()
+                    .value();
+                Msg::TimelineChoose(v)
+            });
+            html! {
+                <label>{"flow / connection "}
+                <select id="tl-choose" {onchange}>
+                    { for tl.choices.iter().map(|c| {
+                        let v = format!("{}/{}", c.flow, c.connection);
+                        let text = format!("flow {} · connection {} · {}", c.flow, c.connection, c.protocol);
+                        html! { <option value={v.clone()} selected={v == cur}>{text}</option> }
+                    }) }
+                </select></label>
+            }
+        };
         let n = tl.steps.len();
         if n == 0 {
             return html! {
                 <section id="timeline-view"><h2>{"Packet timeline"}</h2>
-                <p id="tl-status">{"flow 0 has no events"}</p>{close}</section>
+                {chooser}
+                <p id="tl-status">{format!("flow {} connection {} has no events", tv.flow, tv.connection)}</p>{close}</section>
             };
         }
         let cur = tv.step.min(n - 1);
@@ -1689,27 +1761,73 @@ impl App {
             "server" => TL_SERVER_X,
             _ => (TL_CLIENT_X + TL_SERVER_X) / 2.0,
         };
+        // Where each label goes (its height and lane: left of the client, between the
+        // lifelines, right of the server), then which are drawn: never two closer than a
+        // text line on one lane (crate::timeline::label_visible), the current one always.
+        let arrow_end = |s: &crate::timeline::Step| -> (f64, f64, bool) {
+            let x0 = x(&s.side);
+            let y0 = y(s.t_s);
+            let x1 = if s.side == "client" {
+                TL_SERVER_X
+            } else {
+                TL_CLIENT_X
+            };
+            match (s.arrive_s, s.dropped_s) {
+                (Some(a), _) => (x1, y(a), false),
+                (None, Some(d)) => ((x0 + x1) / 2.0, y(d).max(y0 + 4.0), true),
+                (None, None) => ((x0 + x1) / 2.0, y0 + 8.0, true),
+            }
+        };
+        // Each label: its text (cut to the room it has) and box [x0, x1, baseline y].
+        let place: Vec<(String, [f64; 3])> = (lo..hi)
+            .map(|i| {
+                let s = &tl.steps[i];
+                let y0 = y(s.t_s);
+                let x0 = x(&s.side);
+                let room = match (s.kind.as_str(), s.side.as_str()) {
+                    ("sent", _) | (_, "network") => TL_LABEL_CHARS,
+                    _ => TL_SIDE_CHARS,
+                };
+                let text = crate::timeline::ellipsize(&s.label, room);
+                let w = text.chars().count() as f64 * TL_CHAR_W;
+                let b = match (s.kind.as_str(), s.side.as_str()) {
+                    ("sent", _) => {
+                        let (x1, y1, _) = arrow_end(s);
+                        let tx = x0 + (x1 - x0) * 0.25;
+                        [tx, tx + w, y0 + (y1 - y0) * 0.25 - 2.0]
+                    }
+                    // A received packet is a dot without a label.
+                    ("received", _) => [0.0, 0.0, y0],
+                    (_, "client") => [x0 - 6.0 - w, x0 - 6.0, y0 + 3.0],
+                    (_, "server") => [x0 + 6.0, x0 + 6.0 + w, y0 + 3.0],
+                    _ => [x0, x0 + w, y0 + 3.0],
+                };
+                (text, b)
+            })
+            .collect();
+        let shown = crate::timeline::label_visible(
+            &place.iter().map(|p| p.1).collect::<Vec<_>>(),
+            TL_LINE,
+            Some(cur - lo),
+        );
         let items = (lo..hi).map(|i| {
             let s = &tl.steps[i];
             let sel = i == cur;
+            let show = shown[i - lo] && s.kind != "received";
+            let text = place[i - lo].0.clone();
             let class = format!("tl-{}{}", s.kind, if sel { " tl-cur" } else { "" });
             let x0 = x(&s.side);
             let y0 = y(s.t_s);
             match s.kind.as_str() {
                 "sent" => {
-                    let x1 = if s.side == "client" { TL_SERVER_X } else { TL_CLIENT_X };
-                    let (x1, y1, lost) = match (s.arrive_s, s.dropped_s) {
-                        (Some(a), _) => (x1, y(a), false),
-                        (None, Some(d)) => ((x0 + x1) / 2.0, y(d).max(y0 + 4.0), true),
-                        (None, None) => ((x0 + x1) / 2.0, y0 + 8.0, true),
-                    };
+                    let (x1, y1, lost) = arrow_end(s);
                     let tx = x0 + (x1 - x0) * 0.25;
-                    let ty = y0 + (y1 - y0) * 0.25 - 2.0;
+                    let ty = place[i - lo].1[2];
                     html! {
                         <g class={class}>
                             <line x1={format!("{x0:.1}")} y1={format!("{y0:.1}")} x2={format!("{x1:.1}")} y2={format!("{y1:.1}")} marker-end={if lost { "" } else { "url(#arrow)" }} />
                             { if lost { html! { <text class="tl-x" x={format!("{:.1}", x1 - 4.0)} y={format!("{:.1}", y1 + 4.0)}>{"✗"}</text> } } else { html! {} } }
-                            <text x={format!("{tx:.1}")} y={format!("{ty:.1}")}>{&s.label}</text>
+                            { if show { html! { <text class="tl-label" x={format!("{tx:.1}")} y={format!("{ty:.1}")}>{text}</text> } } else { html! {} } }
                         </g>
                     }
                 }
@@ -1722,33 +1840,88 @@ impl App {
                     html! {
                         <g class={class}>
                             <circle cx={format!("{x0:.1}")} cy={format!("{y0:.1}")} r="3" />
-                            <text x={format!("{:.1}", x0 + dx)} y={format!("{:.1}", y0 + 3.0)} text-anchor={anchor}>{&s.label}</text>
+                            { if show { html! { <text class="tl-label" x={format!("{:.1}", x0 + dx)} y={format!("{:.1}", y0 + 3.0)} text-anchor={anchor}>{text}</text> } } else { html! {} } }
                         </g>
                     }
                 }
             }
         });
         let s = &tl.steps[cur];
+        let proto = tl.protocol.as_str();
+        let has_rto = proto == "tcp" || proto == "sctp";
         let state_row = |i: usize, name: &str| {
             let st = &s.state[i];
+            let ssthresh = st.ssthresh.map_or("—".to_string(), |v| v.to_string());
             html! {
                 <tr>
                     <td>{name.to_string()}</td><td>{if st.cc.is_empty() { "—".to_string() } else { st.cc.clone() }}</td>
-                    <td>{st.pto_count}</td><td>{st.cwnd}</td><td>{st.bytes_in_flight}</td>
+                    <td>{st.pto_count}</td><td>{st.cwnd}</td><td>{ssthresh}</td><td>{st.bytes_in_flight}</td>
                     <td>{format!("{:.1}", st.srtt_ms)}</td>
+                    { if has_rto { html! { <td>{st.rto_ms.map_or("—".to_string(), |r| format!("{r:.0}"))}</td> } } else { html! {} } }
                 </tr>
             }
         };
+        // The state is the protocol's own: QUIC's RFC 9002 PTO count, TCP's RTO backoff
+        // and RTO (RFC 6298), SCTP's error count (RFC 9260).
+        let (timeouts, flight, source) = match proto {
+            "tcp" => (
+                "RTO backoff",
+                "pipe (B)",
+                "TCP sender state (RFC 5681, RFC 6675, RFC 6298)",
+            ),
+            "sctp" => (
+                "error count",
+                "flight size (B)",
+                "SCTP sender state (RFC 9260 §6.3, §7.2)",
+            ),
+            _ => ("PTO count", "in flight (B)", "RFC 9002 state"),
+        };
+        let onkeydown = link.batch_callback(|e: KeyboardEvent| {
+            // The chooser keeps its own keys (arrows pick a flow and connection).
+            if e.target()
+                .and_then(|t| t.dyn_into::<HtmlSelectElement>().ok())
+                .is_some()
+            {
+                return None;
+            }
+            let k = e.key();
+            let handled = matches!(
+                k.as_str(),
+                "ArrowRight"
+                    | "ArrowDown"
+                    | "ArrowLeft"
+                    | "ArrowUp"
+                    | "PageDown"
+                    | "PageUp"
+                    | "Home"
+                    | "End"
+                    | "h"
+                    | "l"
+                    | "t"
+                    | "m"
+            );
+            if handled && !e.ctrl_key() && !e.meta_key() && !e.alt_key() {
+                e.prevent_default();
+                Some(Msg::TimelineKey(k))
+            } else {
+                None
+            }
+        });
         let stale = tv.toml != self.toml;
         html! {
-            <section id="timeline-view" aria-label="Packet timeline">
-            <h2>{"Packet timeline (flow 0, first run)"}</h2>
+            <section id="timeline-view" aria-label="Packet timeline" tabindex="0" {onkeydown}>
+            <h2>{format!("Packet timeline (flow {}, connection {}, {}, first run)", tv.flow, tv.connection, if proto.is_empty() { "—" } else { proto })}</h2>
+            <p><small>{"Keys: ← → step, PgUp/PgDn ten steps, Home/End, h handshake, l next loss, t next timeout, m migration."}</small></p>
+            {chooser}
             { if stale { html! { <p><small>{"The scenario changed since: press Packet timeline to rebuild."}</small></p> } } else { html! {} } }
             <div class="runline">
                 <button id="tl-first" onclick={link.callback(|_| Msg::TimelineStep(-1_000_000))} title="first step">{"first"}</button>
                 <button id="tl-prev" onclick={link.callback(|_| Msg::TimelineStep(-1))}>{"◀ prev"}</button>
                 <button id="tl-next" onclick={link.callback(|_| Msg::TimelineStep(1))}>{"next ▶"}</button>
-                <button id="tl-next-loss" onclick={link.callback(|_| Msg::TimelineNext("lost"))}>{"next loss"}</button>
+                <button id="tl-handshake" onclick={link.callback(|_| Msg::TimelineNext("handshake"))} title="the handshake (key h)">{"handshake"}</button>
+                <button id="tl-next-loss" onclick={link.callback(|_| Msg::TimelineNext("loss"))} title="next loss (key l)">{"next loss"}</button>
+                <button id="tl-next-timeout" onclick={link.callback(|_| Msg::TimelineNext("timeout"))} title="next PTO, RTO, tail loss probe or T3-rtx expiry (key t)">{"next PTO/RTO"}</button>
+                <button id="tl-next-migration" onclick={link.callback(|_| Msg::TimelineNext("migration"))} title="next migration or handover (key m)">{"next migration"}</button>
                 <button id="tl-zoom-in" onclick={link.callback(|_| Msg::TimelineZoom(true))} title="fewer steps in view">{"zoom +"}</button>
                 <button id="tl-zoom-out" onclick={link.callback(|_| Msg::TimelineZoom(false))} title="more steps in view">{"zoom −"}</button>
                 {close}
@@ -1757,7 +1930,9 @@ impl App {
             <p><b id="tl-label">{&s.label}</b></p>
             <p id="tl-rule" class="rule">{&s.rule}</p>
             <table id="tl-state">
-                <tr><th>{"after this step"}</th><th>{"congestion state"}</th><th>{"PTO count"}</th><th>{"cwnd (B)"}</th><th>{"in flight (B)"}</th><th>{"srtt (ms)"}</th></tr>
+                <caption>{source}</caption>
+                <tr><th>{"after this step"}</th><th>{"congestion state"}</th><th>{timeouts}</th><th>{"cwnd (B)"}</th><th>{"ssthresh (B)"}</th><th>{flight}</th><th>{"srtt (ms)"}</th>
+                { if has_rto { html! { <th>{"RTO (ms)"}</th> } } else { html! {} } }</tr>
                 { state_row(0, "client") }
                 { state_row(1, "server") }
             </table>

@@ -9,11 +9,11 @@ pub fn start_app() {
     yew::Renderer::<crate::app::App>::new().render();
 }
 
-/// [`crate::timeline::Timeline`] of the scenario's first run, as JSON; throws the CLI's
-/// field-named error.
+/// [`crate::timeline::Timeline`] of flow `flow`, connection `connection` in the
+/// scenario's first run, as JSON; throws the CLI's field-named error.
 #[wasm_bindgen]
-pub fn timeline(toml: &str) -> Result<String, JsValue> {
-    crate::timeline::build(toml)
+pub fn timeline(toml: &str, flow: u32, connection: u32) -> Result<String, JsValue> {
+    crate::timeline::build_for(toml, flow, connection)
         .map(|t| serde_json::to_string(&t).expect("JSON"))
         .map_err(|e| JsValue::from_str(&e.to_string()))
 }

@@ -12,7 +12,10 @@ self.onmessage = async (e) => {
   const { id, toml, mode } = e.data;
   if (mode === 'timeline') {
     try {
-      self.postMessage({ id, kind: 'timeline', timeline: timeline(toml) });
+      // Any flow and connection (the page's chooser); flow 0, connection 0 by default.
+      const flow = e.data.flow ?? 0;
+      const connection = e.data.connection ?? 0;
+      self.postMessage({ id, kind: 'timeline', timeline: timeline(toml, flow, connection) });
     } catch (err) {
       self.postMessage({ id, kind: 'timeline-error', error: String(err) });
     }

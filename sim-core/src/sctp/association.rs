@@ -156,6 +156,8 @@ pub struct SctpAssociation {
     trace_state: Option<ConnectionState>,
     trace_cc_state: Option<&'static str>,
     trace_metrics: Option<RecoveryMetrics>,
+    /// The RTO last traced ([`TraceEvent::RtoUpdated`]).
+    trace_rto: Option<SimDuration>,
 
     /// The handshake and shutdown chunks owed, T1 (`association/handshake.rs`).
     hs: Handshake,
@@ -222,6 +224,7 @@ impl SctpAssociation {
             trace_state: None,
             trace_cc_state: None,
             trace_metrics: None,
+            trace_rto: None,
             hs: Handshake::default(),
             streams: Streams::default(),
             next_tsn: INITIAL_TSN,
@@ -497,6 +500,11 @@ impl SctpAssociation {
             self.trace.push(now, TraceEvent::MetricsUpdated(d));
         }
         self.trace_metrics = Some(m);
+        if self.trace_rto != Some(self.rec.rto) {
+            self.trace_rto = Some(self.rec.rto);
+            self.trace
+                .push(now, TraceEvent::RtoUpdated { rto: self.rec.rto });
+        }
         let st = self.cc.state_name();
         if self.trace_cc_state != Some(st) {
             let old = self.trace_cc_state;

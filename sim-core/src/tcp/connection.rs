@@ -190,7 +190,8 @@ pub struct TcpConnection {
 
     /// Counters.
     pub stats: TcpStats,
-    /// Trace events: only the checkers' [`SenderProbe`](crate::trace::SenderProbe)s (no qlog events yet; see
+    /// Trace events: the checkers' [`SenderProbe`](crate::trace::SenderProbe)s and the
+    /// packet timeline's [`TcpEvent`](crate::trace::TcpEvent)s (no qlog events yet; see
     /// `docs/tcp.md`).
     pub trace: TraceBuffer,
     /// "Where the time went" ([`crate::breakdown`]): never read by the protocol.
@@ -418,6 +419,11 @@ impl TcpConnection {
             return;
         }
         self.last_activity = now;
+        self.trace.push_with(now, || {
+            crate::trace::TraceEvent::Tcp(crate::trace::TcpEvent::SegmentReceived(
+                output::trace_segment(seg),
+            ))
+        });
         if self.cfg.timestamps {
             self.rx.update_ts_recent(seg);
         }

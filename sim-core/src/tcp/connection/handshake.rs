@@ -249,7 +249,7 @@ impl TcpConnection {
                             // data (lost with a retransmitted SYN, or refused): send it
                             // again now.
                             for i in 0..self.sb.segs.len() {
-                                self.mark_lost(i);
+                                self.mark_lost(i, crate::trace::TcpLossRule::SynData);
                             }
                             self.rec.force_retransmit = true;
                         }

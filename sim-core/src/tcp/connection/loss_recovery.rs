@@ -13,6 +13,7 @@ use crate::cc::RttSnapshot;
 use crate::config::tcp::TcpRecovery;
 use crate::tcp::recovery::{ts_ticks, CaState, Frto, Prr, Rack, Tlp, Undo};
 use crate::time::{SimDuration, SimTime};
+use crate::trace::{TcpEvent, TcpLossRule, TcpTimer, TraceEvent};
 use crate::transport::stream::Side;
 use crate::wire::tcp::Segment;
 
@@ -299,9 +300,14 @@ impl TcpConnection {
 }
 
 impl TcpConnection {
-    pub(super) fn mark_lost(&mut self, i: usize) -> Option<SimTime> {
-        self.sb
-            .mark_lost(i, self.last_activity, &mut self.stats, &mut self.trace)
+    pub(super) fn mark_lost(&mut self, i: usize, rule: TcpLossRule) -> Option<SimTime> {
+        self.sb.mark_lost(
+            i,
+            self.last_activity,
+            rule,
+            &mut self.stats,
+            &mut self.trace,
+        )
     }
 
     /// RFC 9002 §7.8-style test: the window was (nearly) full before this ACK.
@@ -553,6 +559,9 @@ impl TcpConnection {
         self.last_activity = self.last_activity.max(now);
         let prior_pipe = self.sb.pipe;
         let prior_lost = self.sb.lost_out;
+        self.trace.push_with(now, || {
+            TraceEvent::Tcp(TcpEvent::TimerExpired(TcpTimer::Reordering))
+        });
         self.rack_detect(now);
         if self.sb.pipe != prior_pipe || self.sb.lost_out != prior_lost {
             if self.rec.ca == CaState::Open {
@@ -612,6 +621,9 @@ impl TcpConnection {
         }
         self.rec.tlp_pending = true;
         self.stats.tlp_probes += 1;
+        self.trace.push_with(now, || {
+            TraceEvent::Tcp(TcpEvent::TimerExpired(TcpTimer::Tlp))
+        });
         // Linux rearms the RTO after the probe.
         self.rtx_timer.deadline = Some(now + self.rto());
     }
@@ -660,7 +672,7 @@ impl TcpConnection {
                 // RFC 6582 §3.2 step 5: retransmit the first unacknowledged segment; no
                 // second reduction.
                 self.rec.force_retransmit = true;
-                self.mark_lost(0);
+                self.mark_lost(0, TcpLossRule::PartialAck);
                 return None;
             }
             if self.rec.ca == CaState::Recovery && self.rec.dupacks > self.cfg.dup_thresh {
@@ -669,7 +681,7 @@ impl TcpConnection {
             return None;
         }
         if self.rec.dupacks == self.cfg.dup_thresh {
-            return self.mark_lost(0);
+            return self.mark_lost(0, TcpLossRule::DupAcks);
         }
         None
     }
@@ -677,6 +689,9 @@ impl TcpConnection {
     /// RFC 6298 §5.4-5.6: the retransmission timer expired.
     pub(super) fn on_rto(&mut self, now: SimTime) {
         self.stats.rto_count += 1;
+        self.trace.push_with(now, || {
+            TraceEvent::Tcp(TcpEvent::TimerExpired(TcpTimer::Rto))
+        });
         self.last_activity = self.last_activity.max(now);
         if self.state != TcpState::Established {
             // SYN or SYN-ACK lost: send it again, back off; a client's first

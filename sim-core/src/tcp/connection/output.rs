@@ -8,7 +8,7 @@ use super::state::Close;
 use super::{Blocked, TcpConnection, TcpState};
 use crate::tcp::recovery::{ts_ticks, CaState, Frto};
 use crate::time::SimTime;
-use crate::trace::{SenderProbe, TraceEvent};
+use crate::trace::{SenderProbe, TcpEvent, TcpSegment, TcpSenderState, TraceEvent};
 use crate::transport::stream::CloseKind;
 use crate::wire::tcp::{Flags, Segment};
 
@@ -19,6 +19,9 @@ impl TcpConnection {
         // so that no timestamp is 0 (Linux never echoes 0).
         self.ts_now = ts_ticks(now) + 1;
         let seg = self.next_segment(now)?;
+        self.trace.push_with(now, || {
+            TraceEvent::Tcp(TcpEvent::SegmentSent(trace_segment(&seg)))
+        });
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += seg.datagram_size();
         self.stats.header_bytes_sent += seg.ip_len() - seg.len;
@@ -50,6 +53,22 @@ impl TcpConnection {
                 smss: self.smss,
             };
             self.trace.push(now, TraceEvent::SenderProbe(w));
+            let recovery = match self.rec.ca {
+                CaState::Open => "open",
+                CaState::Recovery => "recovery",
+                CaState::Loss => "loss",
+            };
+            let st = TcpSenderState {
+                recovery,
+                cc: self.cc.state_name(),
+                cwnd: self.send_window(),
+                ssthresh: self.cc.ssthresh(),
+                pipe: self.sb.pipe,
+                srtt: self.rtt.smoothed_rtt(),
+                rto: self.rto(),
+                backoff: self.rtx_timer.backoff,
+            };
+            self.trace.push(now, TraceEvent::Tcp(TcpEvent::State(st)));
         }
     }
 
@@ -305,5 +324,19 @@ impl TcpConnection {
             self.rtx_timer.deadline = Some(now + self.rto());
         }
         self.data_segment(seq, len, true)
+    }
+}
+
+/// A segment as the trace shows it (its header, without its records).
+pub(super) fn trace_segment(seg: &Segment) -> TcpSegment {
+    TcpSegment {
+        seq: seg.seq,
+        len: seg.len,
+        ack: seg.flags.ack.then_some(seg.ack),
+        syn: seg.flags.syn,
+        fin: seg.flags.fin,
+        window: seg.window,
+        sack: seg.sack.clone(),
+        retransmission: seg.retransmission,
     }
 }

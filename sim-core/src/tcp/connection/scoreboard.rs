@@ -8,7 +8,7 @@
 use super::TcpStats;
 use crate::tcp::recovery::Rack;
 use crate::time::{SimDuration, SimTime};
-use crate::trace::{SenderProbe, TraceBuffer, TraceEvent};
+use crate::trace::{SenderProbe, TcpEvent, TcpLossRule, TraceBuffer, TraceEvent};
 use std::collections::{BTreeSet, VecDeque};
 
 /// One sent segment on the scoreboard.
@@ -120,12 +120,13 @@ impl Scoreboard {
         }
     }
 
-    /// Marks segment `i` lost (unless it is SACKed or marked already); the probe is
-    /// stamped `at`. Returns its send time.
+    /// Marks segment `i` lost by `rule` (unless it is SACKed or marked already); the
+    /// probe is stamped `at`. Returns its send time.
     pub(super) fn mark_lost(
         &mut self,
         i: usize,
         at: SimTime,
+        rule: TcpLossRule,
         stats: &mut TcpStats,
         trace: &mut TraceBuffer,
     ) -> Option<SimTime> {
@@ -145,6 +146,7 @@ impl Scoreboard {
         trace.push_with(at, || {
             TraceEvent::SenderProbe(SenderProbe::Lost { seq, len })
         });
+        trace.push_with(at, || TraceEvent::Tcp(TcpEvent::Lost { seq, len, rule }));
         Some(sent)
     }
 
@@ -310,7 +312,7 @@ impl Scoreboard {
             if self.segs[i].lost {
                 break;
             }
-            if let Some(t) = self.mark_lost(i, at, stats, trace) {
+            if let Some(t) = self.mark_lost(i, at, TcpLossRule::SackIsLost, stats, trace) {
                 newest = Some(newest.map_or(t, |n: SimTime| n.max(t)));
             }
         }
@@ -372,9 +374,16 @@ impl Scoreboard {
                     trace.push_with(now, || {
                         TraceEvent::SenderProbe(SenderProbe::Lost { seq, len })
                     });
+                    trace.push_with(now, || {
+                        TraceEvent::Tcp(TcpEvent::Lost {
+                            seq,
+                            len,
+                            rule: TcpLossRule::Rack,
+                        })
+                    });
                     lost_retrans = true;
                 } else {
-                    self.mark_lost(i, at, stats, trace);
+                    self.mark_lost(i, at, TcpLossRule::Rack, stats, trace);
                 }
             } else {
                 let left = limit - elapsed;
@@ -412,6 +421,13 @@ impl Scoreboard {
             let (seq, len) = (s.seq, s.len);
             trace.push_with(now, || {
                 TraceEvent::SenderProbe(SenderProbe::Lost { seq, len })
+            });
+            trace.push_with(now, || {
+                TraceEvent::Tcp(TcpEvent::Lost {
+                    seq,
+                    len,
+                    rule: TcpLossRule::Timeout,
+                })
             });
         }
         debug_assert_eq!(self.pipe, 0);
