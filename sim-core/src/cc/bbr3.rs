@@ -913,7 +913,7 @@ impl Bbr3 {
     }
 
     /// §5.3.3.8.3 `IsTimeToProbeBW` (with `IsRenoCoexistenceProbeTime`).
-    fn is_time_to_probe_bw(&mut self, now: SimTime) -> bool {
+    fn is_time_reach_probe_bw(&mut self, now: SimTime) -> bool {
         let reno_rounds = self.target_inflight() / self.mss;
         let rounds = reno_rounds.min(RENO_ROUNDS_MAX);
         if now > self.cycle_stamp + self.bw_probe_wait || self.rounds_since_probe_up >= rounds {
@@ -958,9 +958,10 @@ impl Bbr3 {
         if self.adapt_long_term_model(now, rs, app_limited) {
             return;
         }
-        match self.state {
+        let state = self.state;
+        match state {
             Bbr3State::ProbeBwDown => {
-                if self.is_time_to_probe_bw(now) {
+                if self.is_time_reach_probe_bw(now) {
                     return;
                 }
                 if self.is_time_to_cruise(inflight) {
@@ -968,19 +969,16 @@ impl Bbr3 {
                 }
             }
             Bbr3State::ProbeBwCruise => {
-                self.is_time_to_probe_bw(now);
+                self.is_time_reach_probe_bw(now);
             }
-            Bbr3State::ProbeBwRefill => {
-                if self.round_start {
-                    self.is_bw_probe_sample = true;
-                    self.start_probe_bw_up(rs);
-                }
+            // After one round of REFILL, UP.
+            Bbr3State::ProbeBwRefill if self.round_start => {
+                self.is_bw_probe_sample = true;
+                self.start_probe_bw_up(rs);
             }
-            Bbr3State::ProbeBwUp => {
-                if self.is_time_to_go_down(rs, inflight) {
-                    self.prev_probe_too_high = false;
-                    self.start_probe_bw_down(now);
-                }
+            Bbr3State::ProbeBwUp if self.is_time_to_go_down(rs, inflight) => {
+                self.prev_probe_too_high = false; // no high loss (yet)
+                self.start_probe_bw_down(now);
             }
             _ => {}
         }
@@ -1284,10 +1282,10 @@ impl CongestionController for Bbr3 {
                     self.enter_startup();
                 }
             }
-            Some(Bbr3State::ProbeBwUp) if self.state != Bbr3State::ProbeBwUp => {
-                if self.state != Bbr3State::ProbeRtt {
-                    self.start_probe_bw_refill();
-                }
+            Some(Bbr3State::ProbeBwUp)
+                if self.state != Bbr3State::ProbeBwUp && self.state != Bbr3State::ProbeRtt =>
+            {
+                self.start_probe_bw_refill();
             }
             _ => {}
         }
@@ -1455,7 +1453,7 @@ mod tests {
 
         /// Startup at `BW` until the pipe is full, then Drain and ProbeBW (one BDP in
         /// flight).
-        fn to_probe_bw(&mut self) {
+        fn reach_probe_bw(&mut self) {
             for _ in 0..4 {
                 self.round(ms(100), 10 * MSS, BW, 150_000);
             }
@@ -1555,7 +1553,7 @@ mod tests {
     fn probe_bw_cycles_through_down_cruise_refill_up() {
         for seed in 1..=4 {
             let mut f = Feeder::new(seed);
-            f.to_probe_bw();
+            f.reach_probe_bw();
             assert_eq!(f.b.state(), Bbr3State::ProbeBwCruise, "one BDP in flight");
             let mut seen = vec![Bbr3State::ProbeBwDown, f.b.state()];
             let mut down_at = f.t;
@@ -1617,7 +1615,7 @@ mod tests {
     #[test]
     fn probe_rtt_after_5_s_holds_200_ms_and_a_round() {
         let mut f = Feeder::new(3);
-        f.to_probe_bw();
+        f.reach_probe_bw();
         let stamp = f.t; // the last 100 ms sample that refreshed probe_rtt_min_delay
         let mut entered = None;
         while entered.is_none() {
@@ -1661,7 +1659,7 @@ mod tests {
     #[test]
     fn loss_outside_probing_cuts_the_short_term_model_by_beta() {
         let mut f = Feeder::new(4);
-        f.to_probe_bw();
+        f.reach_probe_bw();
         assert_eq!(f.b.bw_shortterm(), None);
         // A round delivering 20 kB at 200 kB/s, with a loss in its second ACK ...
         f.round(ms(100), 20_000, 200_000, 100_000);
@@ -1688,7 +1686,7 @@ mod tests {
     #[test]
     fn ecn_hook() {
         let mut f = Feeder::new(5);
-        f.to_probe_bw();
+        f.reach_probe_bw();
         assert_eq!(f.b.ecn_alpha(), UNIT);
         // A round with 10 % CE marks ...
         let t = f.t;
@@ -1713,7 +1711,7 @@ mod tests {
         // While probing (samples of a REFILL/UP phase) more than half CE-marked is
         // "inflight too high": inflight_longterm is set and UP goes down.
         let mut g = Feeder::new(5);
-        g.to_probe_bw();
+        g.reach_probe_bw();
         while g.b.state() != Bbr3State::ProbeBwUp {
             g.rtt = g.rtt.saturating_sub(SimDuration::from_nanos(1));
             g.round(ms(50), 5 * MSS, BW, 100_000);
