@@ -1264,7 +1264,7 @@ impl CongestionController for Bbr3 {
         self.cwnd = self.mss;
     }
 
-    fn undo_reduction(&mut self, now: SimTime, prior_cwnd: u64, _prior_ssthresh: Option<u64>) {
+    fn undo_reduction(&mut self, _now: SimTime, prior_cwnd: u64, _prior_ssthresh: Option<u64>) {
         // §5.5.11.2 HandleSpuriousLossDetection.
         self.cwnd = self.cwnd.max(prior_cwnd);
         self.restore_cwnd();
@@ -1290,7 +1290,6 @@ impl CongestionController for Bbr3 {
             _ => {}
         }
         self.undo_state = None;
-        let _ = now;
     }
 
     fn window(&self) -> u64 {
