@@ -14,6 +14,16 @@
 //! Startup's exit rule, the Drain / ProbeBW / ProbeRTT transitions and the loss response are
 //! unit-tested in `sim-core/src/cc/bbr1.rs`, the rate sample's hand-worked example in
 //! `sim-core/src/cc/rate_sample.rs`.
+//!
+//! BBRv3 (`cc = "bbr3"`, draft-ietf-ccwg-bbr-06; its state machine is unit-tested in
+//! `sim-core/src/cc/bbr3.rs`), from the draft's statements:
+//! - on a clean path delivery settles at the bottleneck rate (§3.1: full throughput);
+//! - its model responds to loss (§5.5.10): a round with more than `LossThresh` = 2 % loss
+//!   while probing bounds `inflight_longterm`, and every round with loss outside a probe
+//!   cuts the short-term model by `Beta` = 0.7, so at 5-10 % random loss it backs off where
+//!   BBRv1 does not, while 1 % (below the threshold; §5.3.3.8.3 designs the probing time
+//!   scale to tolerate 1 % loss) keeps it near the bottleneck rate;
+//! - as for every controller, goodput does not increase with the loss rate.
 
 use sim_core::metrics::{EndpointMetrics, RunResult};
 use sim_core::Config;
@@ -395,5 +405,104 @@ workload = {{ kind = "bulk", bytes = "10GB" }}
             .filter(|v| !v.is_nan())
             .fold(f64::INFINITY, f64::min);
         assert!(low >= 0.040, "{transport}: min-RTT estimate {low} s");
+    }
+}
+
+// ---- BBRv3 ----
+
+#[test]
+fn bbr3_on_a_clean_path_settles_at_the_bottleneck_rate() {
+    for (transport, mss) in [("quic", 1250.0), ("tcp", 1448.0)] {
+        let c = clean(transport, "bbr3", 20, 5.0, 4.0 * mss);
+        eprintln!(
+            "{transport} bbr3: {:.3} Mbit/s, median inflight {:.0} B ({:.2} BDP), median queue {:.0} B \
+             ({:.1} ms), window at most 4 packets at {:?}",
+            c.rate_bps / 1e6,
+            c.inflight,
+            c.inflight / BDP,
+            c.queue,
+            c.queue * 8.0 / RATE_BPS * 1e3,
+            c.probe_rtt_starts
+        );
+        // Payload at least 90 % of the link's bits (headers ~4-5 %; ProbeRTT's 200 ms at
+        // half a BDP every 5 s ~2 %, §5.3.4.2).
+        assert!(c.rate_bps >= 0.90 * RATE_BPS, "{transport}: {}", c.rate_bps);
+    }
+}
+
+/// Goodput (bit/s) of a `bytes` download over 10 Mbit/s with `delay_ms` each way, an 8-BDP
+/// queue and random loss `p` on the data path only (server → client).
+fn data_loss_goodput(transport: &str, cc: &str, delay_ms: u64, p: f64, bytes: &str) -> f64 {
+    let keys = flow_keys(transport, cc);
+    let text = format!(
+        r#"
+name = "bbr3-loss"
+seed = 1
+[sim]
+time_limit = "1000s"
+[topology]
+kind = "two_hosts"
+link = {{ rate = "10Mbps", delay = "{delay_ms}ms", queue = "8BDP", loss = 0 }}
+reverse = {{ loss = {p} }}
+[[flows]]
+workload = {{ kind = "bulk", bytes = "{bytes}" }}
+{keys}
+"#
+    );
+    let r = sim_core::run(&parse(&text), 1).expect("runs");
+    let client = r.flows[0]
+        .endpoints
+        .iter()
+        .filter_map(EndpointMetrics::transport)
+        .find(|m| m.role == "client")
+        .expect("client");
+    client.goodput_bps.expect("completed")
+}
+
+/// §5.5.10: above the 2 % loss threshold BBRv3 backs off (BBRv1 does not); at 1 % it stays
+/// near the bottleneck rate.
+#[test]
+fn bbr3_backs_off_above_the_loss_threshold_where_bbr1_does_not() {
+    for transport in ["quic", "tcp"] {
+        let at = |cc: &str, p: f64| data_loss_goodput(transport, cc, 20, p, "10MB");
+        let (v3_1, v1_1) = (at("bbr3", 0.01), at("bbr1", 0.01));
+        eprintln!(
+            "{transport} 1 %: bbr3 {:.3} Mbit/s, bbr1 {:.3} Mbit/s",
+            v3_1 / 1e6,
+            v1_1 / 1e6
+        );
+        assert!(v3_1 >= 0.80 * RATE_BPS, "{transport} 1 %: bbr3 {v3_1}");
+        for p in [0.05, 0.10] {
+            let (v3, v1) = (at("bbr3", p), at("bbr1", p));
+            eprintln!(
+                "{transport} {p}: bbr3 {:.3} Mbit/s, bbr1 {:.3} Mbit/s ({:.2})",
+                v3 / 1e6,
+                v1 / 1e6,
+                v3 / v1
+            );
+            assert!(v3 <= 0.75 * v1, "{transport} {p}: bbr3 {v3} vs bbr1 {v1}");
+        }
+    }
+}
+
+/// The project's rule for controllers: goodput does not increase with the random loss
+/// rate (0, 1, 2, 5, 10 % on the data path), for QUIC and TCP, at 40 ms and 100 ms RTT.
+#[test]
+fn bbr3_goodput_is_non_increasing_in_the_loss_rate() {
+    for transport in ["quic", "tcp"] {
+        for delay_ms in [20, 50] {
+            let g: Vec<f64> = [0.0, 0.01, 0.02, 0.05, 0.10]
+                .iter()
+                .map(|&p| data_loss_goodput(transport, "bbr3", delay_ms, p, "5MB"))
+                .collect();
+            eprintln!(
+                "{transport} RTT {} ms: bbr3 goodput at 0/1/2/5/10 % loss: {:.3?} Mbit/s",
+                2 * delay_ms,
+                g.iter().map(|x| x / 1e6).collect::<Vec<_>>()
+            );
+            for w in g.windows(2) {
+                assert!(w[1] <= w[0], "{transport} {delay_ms} ms: {g:?}");
+            }
+        }
     }
 }

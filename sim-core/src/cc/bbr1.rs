@@ -748,6 +748,7 @@ mod tests {
             interval: SimDuration::from_millis(rtt_ms),
             prior_delivered: prior,
             rtt: Some(SimDuration::from_millis(rtt_ms)),
+            karn_rtt: Some(SimDuration::from_millis(rtt_ms)),
             newly_acked: acked,
             total_delivered: *total,
             bytes_in_flight: inflight,

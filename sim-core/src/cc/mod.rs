@@ -298,7 +298,7 @@ macro_rules! controllers {
     };
 }
 
-controllers!(newreno, cubic, bbr1);
+controllers!(newreno, cubic, bbr1, bbr3);
 
 /// The scenario names of [`CONTROLLERS`], in order: the schema's `cc` choices.
 pub const CONTROLLER_NAMES: [&str; CONTROLLERS.len()] = {

@@ -44,6 +44,11 @@ struct PacketState {
     /// Sent again under the same identifier (a TCP retransmission): its acknowledgement
     /// may be for either transmission, so it gives no RTT sample (Karn's rule).
     retransmitted: bool,
+    /// `P.tx_in_flight`: bytes in flight just after this packet was sent (draft-ietf-ccwg-bbr
+    /// §4.1.2.2).
+    tx_in_flight: u64,
+    /// `P.lost`: `C.lost` when this packet was sent (draft-ietf-ccwg-bbr §4.1.2.2).
+    lost: u64,
 }
 
 /// One rate sample, produced per ACK (draft §3.3 `rs`).
@@ -83,6 +88,13 @@ pub struct RateSample {
     pub total_delivered: u64,
     /// Bytes in flight after the ACK was processed (reported by the transport).
     pub bytes_in_flight: u64,
+    /// `RS.tx_in_flight` (draft-ietf-ccwg-bbr §2.3): bytes in flight just after the
+    /// sample's packet was sent (0 when nothing was acknowledged).
+    pub tx_in_flight: u64,
+    /// `RS.lost` (draft-ietf-ccwg-bbr §2.3): bytes declared lost between the sending of
+    /// the sample's packet and this ACK (`C.lost − P.lost`; 0 when nothing was
+    /// acknowledged).
+    pub lost: u64,
 }
 
 /// The connection-wide state of the rate sampler (draft §3.1 `C`) and each outstanding
@@ -95,6 +107,8 @@ pub struct RateSampler {
     first_sent_time: SimTime,
     /// `C.app_limited`: 0 when not app-limited, else the delivered count that ends it.
     app_limited: u64,
+    /// `C.lost`: bytes declared lost so far.
+    lost: u64,
     packets: BTreeMap<u64, PacketState>,
     // The sample being built for the current ACK.
     rs: RateSample,
@@ -152,6 +166,8 @@ impl RateSampler {
                 first_sent_time: self.first_sent_time,
                 is_app_limited: self.app_limited != 0,
                 retransmitted,
+                tx_in_flight: bytes_in_flight_before.saturating_add(size),
+                lost: self.lost,
             },
         );
         if app_limited_after {
@@ -176,6 +192,8 @@ impl RateSampler {
             self.rs.send_elapsed = p.sent_time.saturating_since(p.first_sent_time);
             self.rs.ack_elapsed = self.delivered_time.saturating_since(p.delivered_time);
             self.rs.rtt = Some(now.saturating_since(p.sent_time));
+            self.rs.tx_in_flight = p.tx_in_flight;
+            self.rs.lost = p.lost;
             self.first_sent_time = p.sent_time;
         }
         if !p.retransmitted && p.delivered >= self.karn_delivered {
@@ -189,6 +207,7 @@ impl RateSampler {
     pub fn on_packet_lost(&mut self, id: u64) {
         if let Some(p) = self.packets.remove(&id) {
             self.lost_pending = self.lost_pending.saturating_add(p.size);
+            self.lost = self.lost.saturating_add(p.size);
         }
     }
 
@@ -196,6 +215,7 @@ impl RateSampler {
     /// marked lost may still be acknowledged, or is retransmitted under the same key).
     pub fn count_lost(&mut self, bytes: u64) {
         self.lost_pending = self.lost_pending.saturating_add(bytes);
+        self.lost = self.lost.saturating_add(bytes);
     }
 
     /// Packet `id` left without acknowledgement or loss (a discarded packet number space,
@@ -220,6 +240,8 @@ impl RateSampler {
         if !has_packet {
             return rs;
         }
+        // RS.lost: the field held P.lost until now.
+        rs.lost = self.lost.saturating_sub(rs.lost);
         rs.interval = rs.send_elapsed.max(rs.ack_elapsed);
         rs.delivered = self.delivered - rs.prior_delivered;
         if rs.interval.as_nanos() == 0 || rs.interval < min_rtt {

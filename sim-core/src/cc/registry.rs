@@ -14,7 +14,7 @@
 //! The resolved config carries the factory itself ([`CustomCc`]), so the engine needs no
 //! registry: [`super::build`] asks the factory for a controller whenever a connection (or a
 //! migrated path) needs one. [`ControllerRegistry::builtin`] holds the rows of
-//! [`super::CONTROLLERS`] (`new_reno`, `cubic`, `bbr1`), which resolve to
+//! [`super::CONTROLLERS`] (`new_reno`, `cubic`, `bbr1`, `bbr3`), which resolve to
 //! [`CcAlgorithm::Builtin`] ([`CcAlgorithm::NewReno`], [`CcAlgorithm::Cubic`]); `quicsim` (the CLI)
 //! uses only those. A user's own binary can parse and run scenarios with its own registry
 //! (`docs/property-testing.md` shows a ten-line runner).
@@ -38,8 +38,9 @@
 //!   name ([`CcStreamId::name`]: flow, side, connection of a sequence, path after a
 //!   migration), so the same scenario and seed give the same draws, another seed other
 //!   draws, and a controller's draws never shift another random component's (a link's
-//!   losses, jitter). Of the built-in controllers only `bbr1` draws (its first ProbeBW
-//!   phase, draft-cardwell-iccrg-bbr-congestion-control-00 §4.3.4.3).
+//!   losses, jitter). Of the built-in controllers only `bbr1` and `bbr3` draw (`bbr1` its
+//!   first ProbeBW phase, draft-cardwell-iccrg-bbr-congestion-control-00 §4.3.4.3; `bbr3`
+//!   its wait before each bandwidth probe, draft-ietf-ccwg-bbr-06 §5.3.3.8.3).
 //!
 //! # Example
 //!

@@ -535,7 +535,7 @@ pub const QUIC: Table = Table {
         key("idle_timeout", K::Time, Value("\"30s\""), "the connection is abandoned after max(this, 3 PTO) without receiving anything (the smaller of both sides' values when both are > 0, RFC 9000 §10.1; `\"0s\"`: none of this side's, the peer's applies, and with both `\"0s\"` the 3-PTO floor alone, so a silent connection always ends)"),
         key("profile", K::Enum, Value("\"rfc\""), "`\"rfc\"`, `\"chromium\"` or `\"quic-go\"`: a set of defaults, see [Profiles](#profiles)")
             .choices(&crate::config::quic::Profile::NAMES),
-        key("cc", K::Enum, Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; the default of quinn, s2n-quic, quiche, msquic and Linux) or `\"new_reno\"` (RFC 9002 App. B), or `\"bbr1\"` (BBRv1, draft-cardwell-iccrg-bbr-congestion-control-00, paces at its own rate; `docs/bbr.md`), or a user's controller registered in a `Registry` (`docs/property-testing.md`)")
+        key("cc", K::Enum, Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; the default of quinn, s2n-quic, quiche, msquic and Linux) or `\"new_reno\"` (RFC 9002 App. B), or `\"bbr1\"` (BBRv1, draft-cardwell-iccrg-bbr-congestion-control-00, paces at its own rate; `docs/bbr.md`), or `\"bbr3\"` (BBRv3, draft-ietf-ccwg-bbr-06; `docs/bbr.md`), or a user's controller registered in a `Registry` (`docs/property-testing.md`)")
             .choices(&crate::cc::CONTROLLER_NAMES)
             .open(),
         key("cubic_beta", K::Number, Value("0.7"), "CUBIC β (RFC 9438 §4.6), in (0, 1)")
@@ -827,7 +827,7 @@ pub const TCP: Table = Table {
             .allowed("a size in [16384, 16777215] bytes (RFC 9113 §6.5.2)"),
         key("cubic", K::Enum, Value("\"linux\""), "which CUBIC with `cc = \"cubic\"`: `\"linux\"` (Linux's `net/ipv4/tcp_cubic.c`: constant Reno-friendly rate 0.53 segment/RTT, target at t + min RTT, growth ≥ 5 %/RTT before the first loss, Linux HyStart with `hystart`; `docs/tcp.md`) or `\"rfc9438\"` (RFC 9438 as QUIC runs it, HyStart++ with `hystart`)")
             .choices(&["linux", "rfc9438"]),
-        tcp_cc("cc", Value("\"cubic\""), "congestion controller: `\"cubic\"` (Linux default; Linux's or RFC 9438's, see `cubic`) or `\"new_reno\"` (RFC 5681 / RFC 9002 App. B, byte-counted), or `\"bbr1\"` (BBRv1, paces at its own rate and sets its own window in recovery; `docs/bbr.md`), or a user's controller registered in a `Registry` (`docs/property-testing.md`)"),
+        tcp_cc("cc", Value("\"cubic\""), "congestion controller: `\"cubic\"` (Linux default; Linux's or RFC 9438's, see `cubic`) or `\"new_reno\"` (RFC 5681 / RFC 9002 App. B, byte-counted), or `\"bbr1\"` (BBRv1, paces at its own rate and sets its own window in recovery; `docs/bbr.md`), or `\"bbr3\"` (BBRv3, draft-ietf-ccwg-bbr-06, likewise), or a user's controller registered in a `Registry` (`docs/property-testing.md`)"),
         tcp_cc("pacing", Value("false"), "pace segments at `gain × cwnd / srtt` (Linux paces only under the fq qdisc)"),
         tcp_cc("pacing_gain", Value("1.25"), "pacing gain outside slow start, in [1, 100]"),
         tcp_cc("initial_cwnd_packets", Unset("RFC 6928: `min(10·SMSS, max(2·SMSS, 14600))`"), "initial window in segments of the effective MSS"),
