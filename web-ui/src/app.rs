@@ -756,10 +756,10 @@ fn Gallery(props: &GalleryProps) -> Html {
         }) }
         <h2>{"Sandbox"}</h2>
         { item(String::new(), "blank sandbox".into(), "start from scratch".into()) }
-        { for gallery::groups().into_iter().map(|(g, entries)| html! {
+        { for gallery::listing().iter().map(|(g, entries)| html! {
             <>
-            <h2>{g}</h2>
-            { for entries.into_iter().map(|e| item(e.id(), e.name(), e.description())) }
+            <h2>{*g}</h2>
+            { for entries.iter().map(|(id, name, desc)| item(id.clone(), name.clone(), desc.clone())) }
             </>
         }) }
         </>
