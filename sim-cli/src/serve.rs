@@ -110,10 +110,11 @@ impl Coding {
     }
 }
 
-/// The codings an `Accept-Encoding` value accepts among gzip and br (`q=0` refuses;
-/// `*` stands for both): (gzip, br).
+/// The codings an `Accept-Encoding` value accepts among gzip and br (`q=0` refuses one,
+/// also against a `*`, which stands for both): (gzip, br).
 pub fn accepted(value: &str) -> (bool, bool) {
-    let (mut gzip, mut br) = (false, false);
+    // (named, refused) per coding, and whether `*` is accepted.
+    let (mut gzip, mut br, mut any) = ((false, false), (false, false), false);
     for c in value.split(',') {
         let mut it = c.split(';');
         let coding = it.next().unwrap_or("").trim();
@@ -122,14 +123,21 @@ pub fn accepted(value: &str) -> (bool, bool) {
                 .strip_prefix("q=")
                 .is_some_and(|q| q.trim().parse::<f64>().is_ok_and(|q| q == 0.0))
         });
-        if zero {
+        let slot = if coding.eq_ignore_ascii_case("gzip") {
+            &mut gzip
+        } else if coding.eq_ignore_ascii_case("br") {
+            &mut br
+        } else {
+            any |= coding == "*" && !zero;
             continue;
+        };
+        if zero {
+            slot.1 = true;
+        } else {
+            slot.0 = true;
         }
-        let any = coding == "*";
-        gzip |= any || coding.eq_ignore_ascii_case("gzip");
-        br |= any || coding.eq_ignore_ascii_case("br");
     }
-    (gzip, br)
+    ((gzip.0 || any) && !gzip.1, (br.0 || any) && !br.1)
 }
 
 /// The strong validator of a file version (length and modification time) sent with
@@ -610,6 +618,8 @@ mod tests {
         assert_eq!(accepted("br;q=0, gzip"), (true, false));
         assert_eq!(accepted("GZIP;q=0"), (false, false));
         assert_eq!(accepted("*"), (true, true));
+        assert_eq!(accepted("gzip;q=0, *"), (false, true));
+        assert_eq!(accepted("*;q=0, br"), (false, true));
         assert_eq!(accepted("identity"), (false, false));
         let d = std::env::temp_dir().join(format!("quicsim-serve-tag-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
