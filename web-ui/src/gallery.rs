@@ -70,7 +70,7 @@ fn header_cut(toml: &str) -> Option<usize> {
 pub type Folder = (&'static str, Vec<(String, String, String)>);
 
 /// The gallery's folders with each entry's (id, name, description), read once per page:
-/// the gallery re-renders on every selection, and reading the 95 entries' TOML each time
+/// the gallery re-renders on every selection, and reading the 93 entries' TOML each time
 /// took some 80 ms of the main thread (issue 29 item 14).
 pub fn listing() -> &'static [Folder] {
     static LISTING: std::sync::OnceLock<Vec<Folder>> = std::sync::OnceLock::new();
