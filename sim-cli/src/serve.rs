@@ -18,8 +18,14 @@
 //!   `..`, no dotfiles), canonicalised (symlinks resolved) and served only when it stays
 //!   under the canonical root;
 //! - `X-Content-Type-Options: nosniff` and a Content-Security-Policy on every answer;
-//!   gzip (`Content-Encoding: gzip` when the request accepts it) for the text and wasm
-//!   files, compressed once per file version and kept.
+//! - compression (issue 29 item 14): when the request accepts it, the precompressed
+//!   sibling that `scripts/build-web` writes (`NAME.br`, `NAME.gz`; used only when not
+//!   older than `NAME`, and resolved under the root like any file), else gzip made here
+//!   once per file version and kept; `Content-Encoding` and `Vary: Accept-Encoding`;
+//! - caching: an `ETag` per file version and encoding (length and modification time),
+//!   `If-None-Match` answered 304; files with a content hash in their name (a part of 16
+//!   hex digits, e.g. `web-ui-0123456789abcdef_bg.wasm`) are `immutable` for a year,
+//!   every other file `no-cache` (revalidated: a 304 when unchanged).
 //!
 //! Why not a larger stack: the UI needs GET/HEAD of a few static files on the loopback
 //! interface; hyper + tokio would add some forty crates and minutes of build on every CI
@@ -66,11 +72,101 @@ pub fn mime(path: &Path) -> &'static str {
     }
 }
 
+/// Whether a file's name carries a content hash: one of its parts (split on `-`, `_`
+/// and `.`) is 16 lowercase hex digits. `scripts/build-web` names the wasm and its JS
+/// glue so; such a file never changes under its name and is cached for a year.
+pub fn content_hashed(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        n.split(['-', '_', '.'])
+            .any(|p| p.len() == 16 && p.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+    })
+}
+
+/// The `Cache-Control` of a file.
+pub fn cache_control(path: &Path) -> &'static str {
+    if content_hashed(path) {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    }
+}
+
+/// A content coding the server can send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coding {
+    Identity,
+    Gzip,
+    Brotli,
+}
+
+impl Coding {
+    /// The `Content-Encoding` name, and the extension of a precompressed sibling.
+    fn name(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            Coding::Identity => None,
+            Coding::Gzip => Some(("gzip", "gz")),
+            Coding::Brotli => Some(("br", "br")),
+        }
+    }
+}
+
+/// The codings an `Accept-Encoding` value accepts among gzip and br (`q=0` refuses one,
+/// also against a `*`, which stands for both): (gzip, br).
+pub fn accepted(value: &str) -> (bool, bool) {
+    // (named, refused) per coding, and whether `*` is accepted.
+    let (mut gzip, mut br, mut any) = ((false, false), (false, false), false);
+    for c in value.split(',') {
+        let mut it = c.split(';');
+        let coding = it.next().unwrap_or("").trim();
+        let zero = it.any(|p| {
+            p.trim()
+                .strip_prefix("q=")
+                .is_some_and(|q| q.trim().parse::<f64>().is_ok_and(|q| q == 0.0))
+        });
+        let slot = if coding.eq_ignore_ascii_case("gzip") {
+            &mut gzip
+        } else if coding.eq_ignore_ascii_case("br") {
+            &mut br
+        } else {
+            any |= coding == "*" && !zero;
+            continue;
+        };
+        if zero {
+            slot.1 = true;
+        } else {
+            slot.0 = true;
+        }
+    }
+    ((gzip.0 || any) && !gzip.1, (br.0 || any) && !br.1)
+}
+
+/// The strong validator of a file version (length and modification time) sent with
+/// `coding`: each encoding is its own representation.
+pub fn etag(meta: &std::fs::Metadata, coding: Coding) -> String {
+    let at = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let suffix = coding.name().map_or("", |(_, ext)| ext);
+    let sep = if suffix.is_empty() { "" } else { "-" };
+    format!("\"{:x}-{at:x}{sep}{suffix}\"", meta.len())
+}
+
+/// Whether an `If-None-Match` value matches `tag` (weak comparison, RFC 9110 §13.1.2:
+/// a `W/` prefix is ignored; `*` matches any).
+pub fn none_match(value: &str, tag: &str) -> bool {
+    value.split(',').any(|t| {
+        let t = t.trim();
+        t == "*" || t.strip_prefix("W/").unwrap_or(t) == tag
+    })
+}
+
 /// Whether a file of this type is worth compressing.
 fn compressible(path: &Path) -> bool {
     !matches!(
         path.extension().and_then(|e| e.to_str()),
-        Some("png") | None
+        Some("png" | "gz" | "br") | None
     )
 }
 
@@ -133,6 +229,8 @@ struct Head {
     target: String,
     host: Option<String>,
     gzip: bool,
+    br: bool,
+    if_none_match: Option<String>,
 }
 
 /// Why a request head could not be read.
@@ -194,6 +292,8 @@ fn read_head(stream: &TcpStream) -> Result<Head, HeadError> {
         target: target.to_string(),
         host: None,
         gzip: false,
+        br: false,
+        if_none_match: None,
     };
     for h in &lines[1..] {
         let Some((name, value)) = h.split_once(':') else {
@@ -206,15 +306,13 @@ fn read_head(stream: &TcpStream) -> Result<Head, HeadError> {
             }
             head.host = Some(value.to_ascii_lowercase());
         } else if name.eq_ignore_ascii_case("accept-encoding") {
-            head.gzip |= value.split(',').any(|c| {
-                let mut it = c.split(';');
-                let coding = it.next().unwrap_or("").trim();
-                let zero = it.any(|p| {
-                    p.trim()
-                        .strip_prefix("q=")
-                        .is_some_and(|q| q.trim().parse::<f64>().is_ok_and(|q| q == 0.0))
-                });
-                coding.eq_ignore_ascii_case("gzip") && !zero
+            let (gzip, br) = accepted(value);
+            head.gzip |= gzip;
+            head.br |= br;
+        } else if name.eq_ignore_ascii_case("if-none-match") {
+            head.if_none_match = Some(match head.if_none_match.take() {
+                Some(v) => format!("{v}, {value}"),
+                None => value.to_string(),
             });
         }
     }
@@ -251,6 +349,35 @@ fn gzipped(site: &Site, path: &Path, meta: &std::fs::Metadata) -> Option<Arc<Vec
         .ok()?
         .insert(path.to_path_buf(), (version.0, version.1, body.clone()));
     Some(body)
+}
+
+/// The precompressed sibling `NAME.ext` of `path` when it is a regular file under the
+/// root (symlinks resolved, as for any file) not older than `path`: its file and size.
+fn sibling(
+    site: &Site,
+    path: &Path,
+    meta: &std::fs::Metadata,
+    ext: &str,
+) -> Option<(std::fs::File, u64)> {
+    let mut name = path.file_name()?.to_os_string();
+    name.push(".");
+    name.push(ext);
+    let real = path.with_file_name(name).canonicalize().ok()?;
+    if !real.starts_with(&site.root) || real.parent() != path.parent() {
+        return None;
+    }
+    let file = std::fs::File::open(&real).ok()?;
+    let m = file.metadata().ok()?;
+    if !m.is_file() || m.modified().ok()? < meta.modified().ok()? {
+        return None;
+    }
+    Some((file, m.len()))
+}
+
+/// A body to send.
+enum Body {
+    File(std::fs::File),
+    Bytes(Arc<Vec<u8>>),
 }
 
 /// Writes a complete answer without a file body.
@@ -315,28 +442,55 @@ fn handle(site: &Site, mut stream: TcpStream) {
     let Some(path) = resolve(&site.root, &head.target) else {
         return answer(&mut stream, "404 Not Found", "", "not found\n");
     };
-    let Ok(mut file) = std::fs::File::open(&path) else {
+    let Ok(file) = std::fs::File::open(&path) else {
         return answer(&mut stream, "404 Not Found", "", "not found\n");
     };
     let Ok(meta) = file.metadata() else {
         return answer(&mut stream, "404 Not Found", "", "not found\n");
     };
-    let gz = if head.gzip {
-        gzipped(site, &path, &meta)
-    } else {
-        None
-    };
-    let len = gz.as_ref().map_or(meta.len(), |b| b.len() as u64);
-    let mut msg = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {len}\r\nCache-Control: no-cache\r\n\
-         X-Content-Type-Options: nosniff\r\nContent-Security-Policy: {CSP}\r\n",
-        mime(&path)
+    // The representation: a precompressed sibling (br, then gzip) when accepted, else
+    // gzip made here, else the file as it is.
+    let mut chosen: Option<(Coding, Body, u64)> = None;
+    if compressible(&path) {
+        for (ok, coding) in [(head.br, Coding::Brotli), (head.gzip, Coding::Gzip)] {
+            if chosen.is_none() && ok {
+                let ext = coding.name().map_or("", |(_, e)| e);
+                chosen = sibling(site, &path, &meta, ext).map(|(f, n)| (coding, Body::File(f), n));
+            }
+        }
+        if chosen.is_none() && head.gzip {
+            chosen = gzipped(site, &path, &meta).map(|b| {
+                let n = b.len() as u64;
+                (Coding::Gzip, Body::Bytes(b), n)
+            });
+        }
+    }
+    let (coding, body, len) = chosen.unwrap_or((Coding::Identity, Body::File(file), meta.len()));
+    let tag = etag(&meta, coding);
+    let mut common = format!(
+        "ETag: {tag}\r\nCache-Control: {}\r\nX-Content-Type-Options: nosniff\r\n\
+         Content-Security-Policy: {CSP}\r\n",
+        cache_control(&path)
     );
     if compressible(&path) {
-        msg.push_str("Vary: Accept-Encoding\r\n");
+        common.push_str("Vary: Accept-Encoding\r\n");
     }
-    if gz.is_some() {
-        msg.push_str("Content-Encoding: gzip\r\n");
+    if head
+        .if_none_match
+        .as_deref()
+        .is_some_and(|v| none_match(v, &tag))
+    {
+        let msg = format!("HTTP/1.1 304 Not Modified\r\n{common}Connection: close\r\n\r\n");
+        let _ = stream.write_all(msg.as_bytes());
+        let _ = stream.flush();
+        return;
+    }
+    let mut msg = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {len}\r\n{common}",
+        mime(&path)
+    );
+    if let Some((name, _)) = coding.name() {
+        msg.push_str(&format!("Content-Encoding: {name}\r\n"));
     }
     msg.push_str("Connection: close\r\n\r\n");
     if stream.write_all(msg.as_bytes()).is_err() || head_only {
@@ -344,9 +498,9 @@ fn handle(site: &Site, mut stream: TcpStream) {
     }
     // A client that stops reading fails a write after IO_TIMEOUT; only its own
     // connection waits.
-    let _ = match gz {
-        Some(body) => stream.write_all(&body),
-        None => std::io::copy(&mut file, &mut stream).map(|_| ()),
+    let _ = match body {
+        Body::Bytes(b) => stream.write_all(&b),
+        Body::File(mut f) => std::io::copy(&mut f, &mut stream).map(|_| ()),
     };
     let _ = stream.flush();
 }
@@ -438,5 +592,50 @@ mod tests {
             assert_eq!(resolve(&root, bad), None, "{bad}");
         }
         assert_eq!(percent_decode("a%20b"), Some("a b".into()));
+    }
+
+    #[test]
+    fn hashed_names_encodings_and_validators() {
+        for (name, hashed) in [
+            ("web-ui-0123456789abcdef_bg.wasm", true),
+            ("web-ui-0123456789abcdef.js", true),
+            ("web-ui_bg.wasm", false),
+            ("index.html", false),
+            ("web-ui-0123456789ABCDEF.js", false), // lowercase only
+            ("web-ui-0123456789abcde.js", false),  // 15 digits
+            ("web-ui-0123456789abcdef0.js", false), // 17 digits
+            ("main.js", false),
+        ] {
+            assert_eq!(content_hashed(Path::new(name)), hashed, "{name}");
+        }
+        assert_eq!(
+            cache_control(Path::new("a/web-ui-0123456789abcdef_bg.wasm")),
+            "public, max-age=31536000, immutable"
+        );
+        assert_eq!(cache_control(Path::new("index.html")), "no-cache");
+        assert_eq!(accepted("gzip, deflate, br, zstd"), (true, true));
+        assert_eq!(accepted("gzip;q=0.5"), (true, false));
+        assert_eq!(accepted("br;q=0, gzip"), (true, false));
+        assert_eq!(accepted("GZIP;q=0"), (false, false));
+        assert_eq!(accepted("*"), (true, true));
+        assert_eq!(accepted("gzip;q=0, *"), (false, true));
+        assert_eq!(accepted("*;q=0, br"), (false, true));
+        assert_eq!(accepted("identity"), (false, false));
+        let d = std::env::temp_dir().join(format!("quicsim-serve-tag-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("f"), "12345").unwrap();
+        let m = std::fs::metadata(d.join("f")).unwrap();
+        let plain = etag(&m, Coding::Identity);
+        let gz = etag(&m, Coding::Gzip);
+        let br = etag(&m, Coding::Brotli);
+        assert!(plain.starts_with("\"5-") && plain.ends_with('"'), "{plain}");
+        assert!(gz.ends_with("-gz\"") && br.ends_with("-br\""), "{gz} {br}");
+        assert!(plain != gz && gz != br);
+        assert!(none_match(&plain, &plain));
+        assert!(none_match(&format!("\"x\", W/{gz}"), &gz));
+        assert!(none_match("*", &br));
+        assert!(!none_match(&plain, &gz));
+        assert!(!none_match("\"x\"", &plain));
+        let _ = std::fs::remove_dir_all(&d);
     }
 }

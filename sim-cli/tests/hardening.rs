@@ -1163,6 +1163,119 @@ fn item04_serve_answers_get_and_head_for_its_own_host_with_safe_headers() {
     assert!(!headers.contains("content-encoding"), "{headers}");
 }
 
+/// The value of header `name` (lower-cased) in lower-cased `headers`.
+fn header<'a>(headers: &'a str, name: &str) -> Option<&'a str> {
+    headers
+        .split("\r\n")
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':').map(str::trim))
+}
+
+/// Issue 29 item 14 (page load): the wasm was fetched again on every load. `serve`
+/// sends the precompressed sibling `scripts/build-web` writes (`.br` before `.gz`, when
+/// accepted and not older than the file, never through a symlink out of the root; gzip
+/// made on the fly otherwise), an `ETag` per version and encoding with `If-None-Match`
+/// answered 304, and caches content-hashed names for a year (`immutable`), every other
+/// file `no-cache`.
+#[cfg(unix)]
+#[test]
+fn issue29_item14_serve_precompressed_siblings_etags_and_cache_lifetimes() {
+    use std::io::Read;
+    let d = tmp("serve-cache");
+    let site = site(&d);
+    let hashed = "web-ui-0123456789abcdef_bg.wasm";
+    let wasm = std::fs::read(site.join("app_bg.wasm")).unwrap();
+    std::fs::write(site.join(hashed), &wasm).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &wasm).unwrap();
+    std::fs::write(site.join(format!("{hashed}.gz")), gz.finish().unwrap()).unwrap();
+    // Not real brotli: the server sends the sibling's bytes as they are.
+    std::fs::write(site.join(format!("{hashed}.br")), b"BROTLI").unwrap();
+    // A sibling that links out of the root is not served.
+    std::fs::write(d.join("outside.gz"), b"SECRET=4").unwrap();
+    std::os::unix::fs::symlink(d.join("outside.gz"), site.join("index.html.gz")).unwrap();
+    let srv = Server::start(&site);
+    let p = srv.port;
+    let get = |path: &str, extra: &str| {
+        srv.request(&format!(
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{p}\r\n{extra}\r\n"
+        ))
+    };
+    // br preferred when accepted; gzip otherwise; identity when nothing is accepted.
+    let (status, h, body) = get(
+        &format!("/{hashed}"),
+        "Accept-Encoding: gzip, deflate, br, zstd\r\n",
+    );
+    assert!(status.contains("200"), "{status}");
+    assert_eq!(header(&h, "content-encoding"), Some("br"), "{h}");
+    assert_eq!(body, b"BROTLI");
+    assert_eq!(header(&h, "content-type"), Some("application/wasm"));
+    assert_eq!(header(&h, "vary"), Some("accept-encoding"));
+    assert_eq!(
+        header(&h, "cache-control"),
+        Some("public, max-age=31536000, immutable")
+    );
+    let tag_br = header(&h, "etag").unwrap().to_string();
+    let (_, h, body) = get(&format!("/{hashed}"), "Accept-Encoding: gzip\r\n");
+    assert_eq!(header(&h, "content-encoding"), Some("gzip"), "{h}");
+    let mut plain = Vec::new();
+    flate2::read::GzDecoder::new(&body[..])
+        .read_to_end(&mut plain)
+        .unwrap();
+    assert_eq!(plain, wasm);
+    let tag_gz = header(&h, "etag").unwrap().to_string();
+    let (_, h, body) = get(&format!("/{hashed}"), "");
+    assert_eq!(header(&h, "content-encoding"), None, "{h}");
+    assert_eq!(body, wasm);
+    let tag = header(&h, "etag").unwrap().to_string();
+    assert!(
+        tag != tag_gz && tag_gz != tag_br && tag.starts_with('"'),
+        "{tag} {tag_gz} {tag_br}"
+    );
+    // A matching validator: 304 without a body, with the validator and the lifetime.
+    let (status, h, body) = get(
+        &format!("/{hashed}"),
+        &format!("Accept-Encoding: gzip\r\nIf-None-Match: \"x\", {tag_gz}\r\n"),
+    );
+    assert!(status.contains("304"), "{status}");
+    assert!(body.is_empty());
+    assert_eq!(header(&h, "etag"), Some(tag_gz.as_str()));
+    assert!(header(&h, "cache-control").unwrap().contains("immutable"));
+    // Another encoding's validator does not match this one.
+    let (status, _, body) = get(
+        &format!("/{hashed}"),
+        &format!("Accept-Encoding: gzip\r\nIf-None-Match: {tag_br}\r\n"),
+    );
+    assert!(status.contains("200"), "{status}");
+    assert!(!body.is_empty());
+    // A page without a hash in its name: no-cache, revalidated with its validator.
+    let (status, h, body) = get("/index.html", "Accept-Encoding: gzip\r\n");
+    assert!(status.contains("200"), "{status}");
+    assert_eq!(header(&h, "cache-control"), Some("no-cache"));
+    assert_eq!(header(&h, "content-type"), Some("text/html; charset=utf-8"));
+    let mut page = Vec::new();
+    flate2::read::GzDecoder::new(&body[..])
+        .read_to_end(&mut page)
+        .unwrap();
+    assert_eq!(page, b"<html>hello</html>"); // gzip made here, not the linked sibling
+    let tag = header(&h, "etag").unwrap().to_string();
+    let (status, _, body) = get(
+        "/index.html",
+        &format!("Accept-Encoding: gzip\r\nIf-None-Match: W/{tag}\r\n"),
+    );
+    assert!(status.contains("304"), "{status}");
+    assert!(body.is_empty());
+    // A changed file: a new validator, and a sibling older than the file is not sent.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(site.join(hashed), b"changed").unwrap();
+    let (status, h, body) = get(
+        &format!("/{hashed}"),
+        &format!("Accept-Encoding: br\r\nIf-None-Match: {tag_br}\r\n"),
+    );
+    assert!(status.contains("200"), "{status}");
+    assert_eq!(header(&h, "content-encoding"), None, "{h}");
+    assert_eq!(body, b"changed");
+}
+
 /// Found while checking item 11: an SCTP flow with more request streams than the
 /// client's half of the association's stream numbers (32 768) was accepted and ended
 /// `stalled` after a minute of simulated time. Refused, naming the key.

@@ -1154,3 +1154,80 @@ test('issue 30 item 2: a trace-driven link runs in the page with its capacity pl
   assert.match(await page.textContent('#error'), /nope\.trace.*traces\/4g-varying\.trace/s);
   assert.deepEqual(problems, []);
 });
+
+test('issue 29 item 14: the wasm is fetched once (load, run, Cancel, run), compressed, and a reload takes it from the cache', async () => {
+  // A browser profile of its own: a cold cache.
+  const ctx = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'quicsim-chromium-load-')), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 800 },
+  });
+  try {
+    const p = await ctx.newPage();
+    const errors = [];
+    p.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+    p.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    const wasm = (u) => u.split(/[?#]/)[0].endsWith('.wasm');
+    // Every request for a wasm file, the page's and its workers': routing turns the HTTP
+    // cache off for this page, so a second fetch would reach the network and be counted.
+    let routed = 0;
+    const requested = [];
+    const encodings = [];
+    await p.route((u) => wasm(u.href), (r) => { routed++; return r.continue(); });
+    ctx.on('request', (r) => { if (wasm(r.url())) requested.push(r.url()); });
+    ctx.on('response', async (r) => {
+      if (wasm(r.url())) encodings.push([(await r.allHeaders())['content-encoding'], r.headers()['content-type']]);
+    });
+    const done = () => p.waitForFunction(() => document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 60000 });
+    await p.goto(BASE);
+    await done();
+    await p.click('button[data-scenario=""]'); // the sandbox
+    await done();
+    const long = (await p.inputValue('#toml')).replace('bytes = "1MB"', 'bytes = "2GB"').replace('"10Mbps"', '"1Gbps"');
+    await p.fill('#toml', long);
+    await p.click('#run');
+    await p.waitForSelector('#progress');
+    await p.click('#cancel');
+    await p.waitForFunction(() => document.querySelector('#status')?.textContent === 'cancelled');
+    await p.click('button[data-scenario=""]'); // a new worker runs it
+    await done();
+    assert.equal(routed, 1, `wasm requests: ${requested.join(', ')}`);
+    assert.equal(requested.length, 1, requested.join(', '));
+    // Hashed name, compressed (the browser accepts br and gzip), the wasm MIME type.
+    assert.match(requested[0], /\/web-ui-[0-9a-f]{16}_bg\.wasm$/);
+    assert.equal(encodings.length, 1);
+    assert.ok(['br', 'gzip'].includes(encodings[0][0]), JSON.stringify(encodings));
+    assert.equal(encodings[0][1], 'application/wasm');
+    const head = await p.evaluate(async (u) => {
+      const r = await fetch(u, { method: 'HEAD', cache: 'no-store' });
+      return [r.headers.get('cache-control'), r.headers.get('etag')];
+    }, requested[0]);
+    assert.equal(head[0], 'public, max-age=31536000, immutable');
+    assert.ok(head[1], 'an ETag');
+
+    // Caching: a page without routes loads it (into the cache), then reloads.
+    const q = await ctx.newPage();
+    q.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    const cdp = await ctx.newCDPSession(q);
+    await cdp.send('Network.enable');
+    let seen = [];
+    cdp.on('Network.responseReceived', (e) => seen.push({
+      file: e.response.url.split(/[?#]/)[0].split('/').pop(), status: e.response.status, disk: e.response.fromDiskCache,
+    }));
+    await q.goto(BASE);
+    await q.waitForFunction(() => document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 60000 });
+    seen = [];
+    await q.reload();
+    await q.waitForFunction(() => document.querySelector('#status')?.textContent.startsWith('done'), null, { timeout: 60000 });
+    const fromNet = seen.filter((s) => s.file.endsWith('.wasm') && !s.disk);
+    assert.deepEqual(fromNet, [], `the wasm again from the network: ${JSON.stringify(seen)}`);
+    // The unhashed files are revalidated: 304, no body.
+    const main = seen.find((s) => s.file === 'main.js');
+    assert.ok(main && main.status === 304, JSON.stringify(seen));
+    assert.deepEqual(errors, []);
+  } finally {
+    await ctx.close();
+  }
+});

@@ -1,6 +1,7 @@
 //! The page (yew): the gallery, the TOML editor with the generated parameter panel, and
 //! the run view (progress and Cancel, summary, plots). Runs go to a module web worker
-//! (`worker.js`, the same wasm); cancelling terminates it and starts a fresh one.
+//! (`worker.js`, the same wasm, handed over compiled: fetched once per page); cancelling
+//! terminates it and starts a fresh one.
 //! Each view is its own function so later views (A/B compare, packet timeline, sharing)
 //! slot in beside them.
 
@@ -181,6 +182,11 @@ fn spawn_worker(ctx: &Context<App>) -> (Worker, Closure<dyn FnMut(MessageEvent)>
         link.send_message(Msg::Worker(e.data()));
     });
     worker.set_onmessage(Some(cb.as_ref().unchecked_ref()));
+    // The page's compiled wasm module, first message of every worker (issue 29 item 14):
+    // the worker instantiates it and never fetches the wasm, also after a Cancel.
+    let init = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&init, &"module".into(), &wasm_bindgen::module());
+    let _ = worker.post_message(&init);
     (worker, cb)
 }
 
@@ -1052,10 +1058,10 @@ fn Gallery(props: &GalleryProps) -> Html {
         }) }
         <h2>{"Sandbox"}</h2>
         { item(String::new(), "blank sandbox".into(), "start from scratch".into()) }
-        { for gallery::groups().into_iter().map(|(g, entries)| html! {
+        { for gallery::listing().iter().map(|(g, entries)| html! {
             <>
-            <h2>{g}</h2>
-            { for entries.into_iter().map(|e| item(e.id(), e.name(), e.description())) }
+            <h2>{*g}</h2>
+            { for entries.iter().map(|(id, name, desc)| item(id.clone(), name.clone(), desc.clone())) }
             </>
         }) }
         </>

@@ -1,14 +1,22 @@
 // The run worker: steps a scenario (sim-core in wasm) a slice of events at a time and
 // posts progress between slices; the page stops a run by terminating the worker.
+// Its first message is the page's compiled WebAssembly.Module (app.rs, spawn_worker):
+// the worker instantiates it, so the wasm is fetched and compiled once per page load,
+// not again per worker (after each Cancel).
 import init, { WasmRun, timeline, qlog } from './web-ui.js';
 
-const ready = init({ module_or_path: './web-ui_bg.wasm' });
+let ready = null;
 const SLICE = 20000; // events per slice: a few ms of work, then a progress message
 // The last finished run, kept for the series of its other runs (freed by the next run).
 let last = null;
 
 self.onmessage = async (e) => {
-  await ready;
+  if (e.data && e.data.module instanceof WebAssembly.Module) {
+    ready = init({ module_or_path: e.data.module });
+    return;
+  }
+  // Without the page's module (not expected): fetch it.
+  await (ready ??= init({ module_or_path: './web-ui_bg.wasm' }));
   const { id, toml, mode } = e.data;
   if (mode === 'timeline') {
     try {
