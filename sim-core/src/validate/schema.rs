@@ -796,6 +796,7 @@ pub const TCP: Table = Table {
         key("tls_record_overhead", K::Size, Unset("22 (TLS 1.3, RFC 8446 §5.2), 29 (TLS 1.2 AES-GCM, RFC 5288 §3), 0 without TLS"), "bytes each TLS record of application data adds (one HTTP/2-style frame per record)")
             .max("256B", true)
             .allowed("at most 256 bytes per record"),
+        key("ecn", K::Bool, Unset("false (off; not written in resolved configurations)"), "ECN (RFC 3168 §6.1): negotiated in the SYN / SYN-ACK (both sides need it); data segments go ECT(0) (not retransmissions, not pure ACKs), the receiver sets ECE until it sees CWR, the sender reduces its window at most once per window of data (as for a loss; not during loss recovery) and sets CWR. See [ECN marking](#ecn-marking)"),
         key("fast_open", K::Bool, Unset("false (off; not written in resolved configurations)"), "TCP Fast Open (RFC 7413): with a cookie from an earlier connection (or `resumed`) the SYN carries data (the ClientHello with TLS), the server delivers it on the SYN; without one the SYN requests a cookie (§4.1.1); both sides alike"),
         key("early_data", K::Bool, Unset("false (off; not written in resolved configurations)"), "TLS 1.3 0-RTT resumption (RFC 8446 §2.3, §4.2.10): with a session ticket the requests follow the ClientHello, the server answers with the abbreviated flight; the server sends a NewSessionTicket per connection; TLS 1.3 only, both sides alike")
             .allowed("false unless tls = \"1.3\" (0-RTT is TLS 1.3's, RFC 8446 §2.3)"),
