@@ -11,6 +11,7 @@ use crate::units::{Bytes, Rate};
 use serde::{Deserialize, Serialize};
 
 pub mod drop_reason;
+pub mod ecn;
 pub mod loss;
 pub mod quic;
 mod repr;
@@ -20,6 +21,7 @@ pub mod trace;
 pub mod transport;
 pub mod workload;
 
+pub use ecn::{EcnMarking, QueueLevel};
 pub use loss::LossModel;
 pub use transport::{Sides, TransportConfig};
 pub use workload::{BulkSpec, ConnectionSpec, SequenceSpec, WorkloadConfig};
@@ -153,6 +155,8 @@ pub struct LinkConfig {
     pub jitter: Option<Jitter>,
     /// Scheduled changes, sorted by time.
     pub changes: Vec<LinkChange>,
+    /// ECN marking by the queue ([`ecn`]); `None` (the default): a plain drop-tail queue.
+    pub ecn: Option<EcnMarking>,
 }
 
 /// The serde form of a link: [`LinkConfig`] with `rate` a rate or a trace table.
@@ -167,6 +171,9 @@ struct LinkRepr {
     corruption: f64,
     jitter: Option<Jitter>,
     changes: Vec<LinkChange>,
+    // Written only when set: a link without marking serialises as before the key existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ecn: Option<EcnMarking>,
 }
 
 /// A link's `rate`: a fixed rate or a trace.
@@ -192,6 +199,7 @@ impl From<LinkConfig> for LinkRepr {
             corruption: l.corruption,
             jitter: l.jitter,
             changes: l.changes,
+            ecn: l.ecn,
         }
     }
 }
@@ -218,6 +226,7 @@ impl TryFrom<LinkRepr> for LinkConfig {
             corruption: l.corruption,
             jitter: l.jitter,
             changes: l.changes,
+            ecn: l.ecn,
         })
     }
 }
@@ -369,6 +378,7 @@ impl LinkConfig {
             corruption: 0.0,
             jitter: None,
             changes: Vec::new(),
+            ecn: None,
         }
     }
 }

@@ -154,6 +154,10 @@ pub struct LinkReport {
     pub max_queue_packets: u64,
     /// Largest number of bytes waiting for the serializer.
     pub max_queue_bytes: u64,
+    /// Packets marked CE by the link's ECN marking (RFC 3168 §5); present only on a link
+    /// with `ecn` marking configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_marked: Option<u64>,
     /// Time the serializer was busy, in seconds.
     pub busy_secs: f64,
     /// Packets judged by the loss stage.
@@ -336,7 +340,7 @@ mod tests {
     use super::*;
 
     /// Every drop reason with the code it must keep.
-    fn drop_reasons() -> (fn(DropReason) -> u8, [DropReason; 9]) {
+    fn drop_reasons() -> (fn(DropReason) -> u8, [DropReason; 10]) {
         pinned_codes!(DropReason as u8;
             QueueOverflow => 0,
             LossBernoulli => 1,
@@ -347,6 +351,7 @@ mod tests {
             Handover => 6,
             NoRoute => 7,
             NoEndpoint => 8,
+            Aqm => 9,
         )
     }
 
@@ -384,7 +389,13 @@ mod tests {
         }
         // One counter per row, in table order, named like the row: the JSON keys of
         // `DropCounts` are the table's names, and each row's counter is its own field.
-        let json = serde_json::to_string(&DropCounts::default()).unwrap();
+        // (All counters nonzero: a reason added after the format was frozen is written
+        // only when counted.)
+        let mut all_counted = DropCounts::default();
+        for d in &DROP_REASONS {
+            all_counted.add(d.reason, 1);
+        }
+        let json = serde_json::to_string(&all_counted).unwrap();
         let keys: Vec<&str> = json
             .trim_matches(|c| c == '{' || c == '}')
             .split(',')

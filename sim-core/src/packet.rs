@@ -55,6 +55,31 @@ pub enum Payload {
     Sctp(Box<crate::wire::sctp::SctpPacket>),
 }
 
+/// The ECN field of the IP header (RFC 3168 §5): two bits a sender sets to say its
+/// transport reacts to congestion marks (ECT), and a router sets to CE instead of dropping.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Ecn {
+    /// `00` Not ECN-Capable Transport: a marking queue drops it (the default).
+    #[default]
+    NotEct,
+    /// `10` ECN-Capable Transport ECT(0).
+    Ect0,
+    /// `01` ECN-Capable Transport ECT(1) (L4S, RFC 9331).
+    Ect1,
+    /// `11` Congestion Experienced: set by a queue on an ECT packet (RFC 3168 §5).
+    Ce,
+}
+
+impl Ecn {
+    /// ECT(0), ECT(1) or CE: a queue may mark it CE instead of dropping it (RFC 3168 §5).
+    pub fn is_capable(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
 /// A datagram handed to or received from the network.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Datagram {
@@ -74,6 +99,9 @@ pub struct Datagram {
     /// Set by the network: a corrupted datagram still uses link time, and the receiving
     /// host discards it (counted as a `corruption` drop) instead of delivering it.
     pub corrupted: bool,
+    /// The IP header's ECN field: set by the sending endpoint, changed to CE by a marking
+    /// queue ([`crate::config::EcnMarking`]).
+    pub ecn: Ecn,
 }
 
 impl Datagram {
@@ -87,6 +115,7 @@ impl Datagram {
             payload,
             sent_at: SimTime::ZERO,
             corrupted: false,
+            ecn: Ecn::NotEct,
         }
     }
 }

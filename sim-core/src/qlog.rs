@@ -909,6 +909,7 @@ fn frame(fmt: QlogFormat, f: &Frame, ack_exp: u64) -> J {
         Frame::Ack {
             ranges,
             ack_delay_encoded,
+            ecn,
         } => {
             // ACK Delay field (µs >> exponent, RFC 9000 §19.3) back to ms.
             let us = ack_delay_encoded
@@ -923,6 +924,13 @@ fn frame(fmt: QlogFormat, f: &Frame, ack_exp: u64) -> J {
                 "ack_delay": (us as f64 / 1000.0),
                 "acked_ranges": acked,
             });
+            if let Some(c) = ecn.as_deref() {
+                // qlog QUIC events AckFrame: `ect1`, `ect0`, `ce` (the ECN counts of an
+                // ACK of type 0x03, RFC 9000 §19.3.2).
+                m.push("ect1", c.ect1);
+                m.push("ect0", c.ect0);
+                m.push("ce", c.ce);
+            }
             if qvis {
                 m.push("length", size);
             } else {

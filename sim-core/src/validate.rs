@@ -503,6 +503,11 @@ pub(crate) fn check_link(link: &LinkConfig, path: PathFn) -> Result<(), ConfigEr
     check_queue(&link.queue, &path("queue"))?;
     check_loss(&link.loss, &|k| join(&path("loss"), k))?;
     check_changes(&link.changes, &path("changes"))?;
+    if let Some(e) = &link.ecn {
+        e.check().map_err(|(key, value, allowed)| {
+            ConfigError::new(join(&path("ecn"), key), value, allowed)
+        })?;
+    }
     if let Some(t) = &link.trace {
         t.check().map_err(|e| {
             ConfigError::new(

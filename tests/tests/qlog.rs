@@ -438,6 +438,7 @@ fn golden_stream(w: &mut dyn Tracer) {
                         Frame::Ack {
                             ranges: vec![(0, 0)].into(),
                             ack_delay_encoded: 0,
+                            ecn: None,
                         },
                         Frame::Crypto { offset: 0, len: 90 },
                         Frame::Padding { len: 1099 },
@@ -534,6 +535,7 @@ fn golden_stream(w: &mut dyn Tracer) {
                         Frame::Ack {
                             ranges: vec![(2, 4), (0, 0)].into(),
                             ack_delay_encoded: 125,
+                            ecn: None,
                         },
                         Frame::MaxStreamData {
                             id: 0,

@@ -583,6 +583,11 @@ impl CongestionController for Bbr1 {
         self.enter_recovery(now, bytes_in_flight);
     }
 
+    fn on_ecn_ce(&mut self, _now: SimTime, _sent_time: SimTime, _ce: u64, _in_flight: u64) {
+        // draft-cardwell-iccrg-bbr-congestion-control-00 has no ECN response (BBRv1
+        // ignores CE marks; BBRv3 is the version that reacts to them).
+    }
+
     fn on_persistent_congestion(&mut self, now: SimTime) {
         // §4.2.3.4: as a retransmission timeout, everything in flight is lost.
         self.on_retransmission_timeout(now, true);

@@ -318,6 +318,11 @@ pub struct Bbr3 {
     ecn_in_round: bool,
     /// The last sample's `tx_in_flight` (for an ECN-driven "inflight too high").
     last_tx_in_flight: u64,
+    /// The transport reported CE marks at least once (`on_ecn_ce`): from then on every
+    /// rate sample feeds [`Bbr3::on_ecn`], so a round's CE share has its denominator.
+    ecn_seen: bool,
+    /// CE-marked bytes reported since the last rate sample.
+    ecn_pending: u64,
     // Counters for tests and traces.
     probe_rtt_count: u64,
     full_bw_round: Option<u64>,
@@ -404,6 +409,8 @@ impl Bbr3 {
             ecn_delivered_in_round: 0,
             ecn_in_round: false,
             last_tx_in_flight: 0,
+            ecn_seen: false,
+            ecn_pending: 0,
             probe_rtt_count: 0,
             full_bw_round: None,
             startup_loss_exit: false,
@@ -1374,9 +1381,26 @@ impl CongestionController for Bbr3 {
             self.recovery_round = None;
             self.restore_cwnd();
         }
+        // The ACK's CE marks (reported before its rate sample, RFC 9002 §B.7 order) with
+        // what it delivered: the round's CE share (`on_ecn`).
+        if self.ecn_seen {
+            let ce = std::mem::take(&mut self.ecn_pending);
+            self.on_ecn(now, ce, rs.newly_acked);
+        }
         self.set_pacing_rate();
         self.set_send_quantum();
         self.set_cwnd(rs);
+    }
+
+    /// CE marks are not a congestion event for BBRv3: no immediate reduction (the
+    /// default of [`CongestionController::on_ecn_ce`]); the marked bytes (`ce_packets`
+    /// full-sized packets) join the ACK's rate sample in [`Bbr3::on_ecn`], which bounds
+    /// the model by the round's CE share.
+    fn on_ecn_ce(&mut self, _now: SimTime, _sent_time: SimTime, ce_packets: u64, _bytes_in_flight: u64) {
+        self.ecn_seen = true;
+        self.ecn_pending = self
+            .ecn_pending
+            .saturating_add(ce_packets.saturating_mul(self.mss));
     }
 
     fn pacing_rate(&self) -> Option<u64> {
@@ -1725,5 +1749,24 @@ mod tests {
         g.b.on_ecn(t, 5001, 10_000);
         assert_eq!(g.b.inflight_longterm(), Some(105_000), "the last tx_in_flight");
         assert_eq!(g.b.state(), Bbr3State::ProbeBwDown);
+    }
+
+    /// The transport's CE report (`on_ecn_ce`) reaches `on_ecn` with the next rate sample:
+    /// no window cut at the report (not a congestion event), the round's CE share cuts
+    /// `inflight_shortterm` when the round ends.
+    #[test]
+    fn ce_reports_feed_the_round_share_not_a_congestion_event() {
+        let mut f = Feeder::new(5);
+        f.reach_probe_bw();
+        let cwnd = f.b.window();
+        let t = f.t;
+        f.b.on_ecn_ce(t, t, 2, 100_000);
+        assert_eq!(f.b.window(), cwnd, "no reduction at the report");
+        assert!(!f.b.recovering());
+        f.round(ms(100), 10 * MSS, BW, 100_000);
+        assert_eq!(f.b.inflight_shortterm(), None, "answered at the round's end");
+        f.round(ms(100), 10 * MSS, BW, 100_000);
+        assert!(f.b.inflight_shortterm().is_some());
+        assert!(f.b.ecn_alpha() < UNIT);
     }
 }

@@ -93,6 +93,35 @@ pub trait CongestionController: std::fmt::Debug {
         bytes_in_flight: u64,
     );
 
+    /// ECN-CE feedback: the peer reported that `ce_packets` more packets arrived marked
+    /// Congestion Experienced, in an acknowledgement of a packet sent at `sent_time`
+    /// (QUIC: an increase of the ECN-CE count of a validated ACK frame, RFC 9000 §13.4.2,
+    /// RFC 9002 §7.1 and B.7 `ProcessECN`, where `sent_time` is that of the largest
+    /// acknowledged packet; TCP: an ACK with ECE, RFC 3168 §6.1.2, with the send time of
+    /// the newest segment it acknowledges). Called before the ACK's losses are reported.
+    ///
+    /// Default, for NewReno and CUBIC: a congestion event exactly as for a loss
+    /// ([`CongestionController::on_congestion_event`]; RFC 9002 §7.1: "treated as a
+    /// congestion event", RFC 3168 §6.1.2: "the same as the congestion control algorithm
+    /// for a single dropped packet", RFC 9438 §4.6 for CUBIC), so at most one reduction
+    /// per recovery period: a mark on a packet sent before the current recovery started
+    /// changes nothing.
+    ///
+    /// A controller that responds to the amount of marking overrides it: BBRv3
+    /// (draft-ietf-ccwg-bbr) counts the CE-marked share of each round from `ce_packets`
+    /// and its rate samples instead of reducing at once. BBRv1 ([`bbr1`]) overrides it
+    /// with nothing: draft-cardwell-iccrg-bbr-congestion-control-00 does not react to ECN.
+    fn on_ecn_ce(
+        &mut self,
+        now: SimTime,
+        sent_time: SimTime,
+        ce_packets: u64,
+        bytes_in_flight: u64,
+    ) {
+        let _ = ce_packets;
+        self.on_congestion_event(now, sent_time, bytes_in_flight);
+    }
+
     /// Persistent congestion was established (RFC 9002 §7.6.2): collapse to the minimum
     /// window and leave any recovery period.
     fn on_persistent_congestion(&mut self, now: SimTime);

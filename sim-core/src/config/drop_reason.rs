@@ -10,12 +10,15 @@
 use serde::{Deserialize, Serialize};
 
 /// Declares the drop reasons, one line each, in output order:
-/// `Variant = code, counter_field, random_loss, "doc";`. The codes are **frozen**: hashed
+/// `Variant = code, counter_field, random_loss, "doc";`, optionally preceded by attributes
+/// of the counter field (a reason added after the output format was frozen carries
+/// `#[serde(default, skip_serializing_if = "is_zero")]`, so that its key appears only in a
+/// run that counted it and every older run's JSON is unchanged). The codes are **frozen**: hashed
 /// into the run digest, never changed or reused; a new reason takes the next unused code
 /// wherever its line goes (`metrics::tests` pins the codes and checks each name is the
 /// reason's serde name).
 macro_rules! drop_reasons {
-    ($($variant:ident = $code:literal, $field:ident, $random:literal, $doc:literal;)*) => {
+    ($($(#[$attr:meta])* $variant:ident = $code:literal, $field:ident, $random:literal, $doc:literal;)*) => {
         /// Why a packet left the network without being delivered.
         ///
         /// The explicit discriminants are the reasons' frozen codes ([`DropReason::code`],
@@ -35,6 +38,7 @@ macro_rules! drop_reasons {
         pub struct DropCounts {
             $(
                 #[doc = concat!("See [`DropReason::", stringify!($variant), "`].")]
+                $(#[$attr])*
                 pub $field: u64,
             )*
         }
@@ -60,6 +64,13 @@ drop_reasons! {
     Handover = 6, handover, false, "Queued or propagating on an access link when the host switched away from it.";
     NoRoute = 7, no_route, false, "No route to the destination address (e.g. an address abandoned after a handover).";
     NoEndpoint = 8, no_endpoint, false, "The destination host has no endpoint on that port.";
+    #[serde(default, skip_serializing_if = "is_zero")]
+    Aqm = 9, aqm, false, "Not ECN-capable, dropped by a marking queue's AQM where an ECN-capable packet would have been marked CE (RFC 3168 §5).";
+}
+
+/// `skip_serializing_if` of the counters added after the output format was frozen.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl DropReason {

@@ -372,6 +372,11 @@ pub struct QuicConfig {
     /// anything (the effective value is at least 3 PTOs, RFC 9000 §10.1). Default 30 s
     /// (quinn's max_idle_timeout).
     pub idle_timeout: SimDuration,
+    /// Send ECN-capable packets (ECT(0)) and respond to CE marks (RFC 9000 §13.4, RFC 9002
+    /// §7.1). The receiver always counts and reports the codepoints it sees (§13.4.1).
+    /// Default `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
 
     // ---- congestion control and pacing -------------------------------------------------
     /// Congestion-control and pacing parameters ([`CcParams`]: `cc`, `pacing`,
@@ -482,6 +487,7 @@ impl Default for QuicConfig {
             pto_probes: 2,       // RFC 9002 §6.2.4
             packet_threshold: 3, // RFC 9002 §6.1.1
             idle_timeout: SimDuration::from_secs(30),
+            ecn: false,
             cc: CcParams::default(),
             profile: Profile::Rfc,
             stream_window: 1_250_000,

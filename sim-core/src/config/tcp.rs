@@ -156,6 +156,12 @@ pub struct TcpConfig {
     /// today's three-way handshake exactly (not serialised when false).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fast_open: bool,
+    /// ECN (RFC 3168 §6.1): offer it in the SYN (ECE + CWR) / accept it in the SYN-ACK
+    /// (ECE); once both sides agreed, data segments go ECT(0), the receiver echoes a CE
+    /// mark with ECE until CWR, and the sender reduces its window once per window of data
+    /// and sets CWR. Default false (not serialised when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
     /// TLS 1.3 0-RTT resumption (RFC 8446 §2.3, §4.2.10): on a resumed session (a later
     /// connection of a `reconnects` flow, or every connection with `resumed`) the
     /// ClientHello offers the ticket as a PSK with `early_data` and the client sends its
@@ -274,6 +280,7 @@ impl Default for TcpConfig {
             server_finished_size: 51,
             tls_record_overhead: None,
             fast_open: false,
+            ecn: false,
             early_data: false,
             resumed: false,
             resumption_client_hello_size: 510,

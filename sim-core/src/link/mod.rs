@@ -8,6 +8,10 @@
 //!    waits. The limit counts only packets *waiting for the serializer*: not the one being
 //!    serialized, nor those propagating. A packet that would exceed the packet or byte
 //!    limit is dropped (`queue_overflow`);
+//!    With `ecn` marking ([`crate::config::ecn`]), the queue first judges whether the
+//!    packet gets a congestion signal (step threshold or RED on the backlog it finds): an
+//!    ECN-capable packet is marked CE and goes on (RFC 3168 §5), any other is dropped
+//!    (`aqm`); a marked packet is still subject to the limit;
 //! 3. **the serializer** at `rate`: the wire size is datagram size + `overhead`.
 //!    Departure times come from cumulative bits since the serializer last became busy, in
 //!    `u128` integer arithmetic (`start + ceil(bits * 1e9 / rate)`), so back-to-back
@@ -41,14 +45,16 @@
 //! dropped with reason `handover`, and events already scheduled for it are ignored (the
 //! link's generation number changes).
 
+#[cfg(test)]
+mod ecn_tests;
 pub mod impair;
 #[cfg(test)]
 mod trace_tests;
 
 use crate::config::trace::{LinkTrace, OPPORTUNITY_BYTES};
-use crate::config::{LinkChange, LinkConfig, LossPosition, QueueLimit};
+use crate::config::{EcnMarking, LinkChange, LinkConfig, LossPosition, QueueLimit};
 use crate::metrics::{DropReason, LinkReport};
-use crate::packet::Datagram;
+use crate::packet::{Datagram, Ecn};
 use crate::rng::RngStream;
 use crate::time::{SimDuration, SimTime};
 use crate::units::Rate;
@@ -120,6 +126,60 @@ pub struct Link {
     loss_judged: u64,
     loss_in_burst: bool,
     trace: Option<TraceState>,
+    ecn: Option<EcnState>,
+}
+
+/// A marking queue's state ([`crate::config::ecn`]).
+struct EcnState {
+    marking: EcnMarking,
+    /// RED's draws: the link's own stream `link/<name>/ecn`, derived only on a link with
+    /// marking (no other stream moves).
+    rng: RngStream,
+    /// RED: the averaged backlog, bytes.
+    avg: f64,
+    /// RED: packets since the last signal (Floyd & Jacobson's `count`; −1 while `avg` is
+    /// below `min`).
+    count: i64,
+}
+
+impl EcnState {
+    /// Whether the packet offered now, finding `backlog` bytes waiting at `rate_bps`, gets
+    /// the congestion signal.
+    fn signal(&mut self, backlog: u64, rate_bps: u64) -> bool {
+        match self.marking {
+            // Step: at or above the threshold (RFC 9332 §5.2's step, RFC 8257 §3.1's K).
+            EcnMarking::Step { threshold } => backlog >= threshold.bytes(rate_bps),
+            EcnMarking::Red {
+                min,
+                max,
+                max_p,
+                weight,
+            } => {
+                // Floyd & Jacobson 1993, §4 (the idle-time correction of avg is left out:
+                // avg is sampled at arrivals only).
+                self.avg = (1.0 - weight) * self.avg + weight * backlog as f64;
+                let (lo, hi) = (min.bytes(rate_bps) as f64, max.bytes(rate_bps) as f64);
+                if self.avg < lo {
+                    self.count = -1;
+                    return false;
+                }
+                if self.avg >= hi || hi <= lo {
+                    self.count = 0;
+                    return true;
+                }
+                self.count += 1;
+                let pb = max_p * (self.avg - lo) / (hi - lo);
+                let denom = 1.0 - self.count as f64 * pb;
+                let pa = if denom <= 0.0 { 1.0 } else { pb / denom };
+                if self.rng.uniform() < pa {
+                    self.count = 0;
+                    true
+                } else {
+                    false
+                }
+            }
+        }
+    }
 }
 
 /// Where a trace-driven link is in its trace.
@@ -212,6 +272,7 @@ impl Link {
             report: LinkReport {
                 name: name.to_string(),
                 model_loss_rate: cfg.loss.stationary_loss(),
+                ecn_marked: cfg.ecn.map(|_| 0),
                 ..Default::default()
             },
             busy_ns: 0,
@@ -222,6 +283,12 @@ impl Link {
                 next: 0,
                 left: 0,
                 left_at: SimTime::ZERO,
+            }),
+            ecn: cfg.ecn.map(|marking| EcnState {
+                marking,
+                rng: RngStream::derive(seed, &format!("link/{name}/ecn")),
+                avg: 0.0,
+                count: -1,
             }),
         }
     }
@@ -294,6 +361,23 @@ impl Link {
             if let Some(reason) = self.impair(&mut d) {
                 self.report.drops.add(reason, 1);
                 return Offer::Dropped(reason, d);
+            }
+        }
+        if let Some(e) = &mut self.ecn {
+            // RFC 3168 §5: where the AQM would drop, an ECN-capable packet is marked CE
+            // instead (one already CE stays CE); others are dropped.
+            if e.signal(self.queue_bytes, self.rate.0) {
+                if d.ecn.is_capable() {
+                    if d.ecn != Ecn::Ce {
+                        d.ecn = Ecn::Ce;
+                        if let Some(n) = &mut self.report.ecn_marked {
+                            *n += 1;
+                        }
+                    }
+                } else {
+                    self.report.drops.add(DropReason::Aqm, 1);
+                    return Offer::Dropped(DropReason::Aqm, d);
+                }
             }
         }
         let idle = self.serializing.is_none() && self.rate.0 > 0 && self.queue.is_empty();

@@ -11,7 +11,7 @@
 //! run output did not change when the struct was split. [`QuicMetrics`] converts to and
 //! from that flat form ([`serde`]'s `from` / `into`).
 
-use crate::metrics::transport::TransportMetrics;
+use crate::metrics::transport::{EcnReport, TransportMetrics};
 use crate::metrics::workload::{
     ConnectionReport, HistorySample, InitialWindowReport, PageReport, ReconnectsReport,
     VideoReport, WorkloadMetrics,
@@ -68,6 +68,8 @@ pub struct QuicExtras {
     pub connection_window_end: u64,
     /// Connection migrations (RFC 9000 §9), oldest first; empty without `migration`.
     pub migrations: Vec<MigrationMetrics>,
+    /// ECN use (`ecn = true` only).
+    pub ecn: Option<EcnReport>,
 }
 
 /// One connection migration as an endpoint saw it (RFC 9000 §9; paper 004). Times are
@@ -171,6 +173,8 @@ struct QuicMetricsJson {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     migrations: Vec<MigrationMetrics>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    ecn: Option<EcnReport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     page: Option<PageReport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     video: Option<VideoReport>,
@@ -229,6 +233,7 @@ impl From<QuicMetrics> for QuicMetricsJson {
             history: w.history,
             initial_window: w.initial_window,
             migrations: q.migrations,
+            ecn: q.ecn,
             page: w.page,
             video: w.video,
             reconnects: w.reconnects,
@@ -281,6 +286,7 @@ impl From<QuicMetricsJson> for QuicMetrics {
                 stream_window_max: j.stream_window_max,
                 connection_window_end: j.connection_window_end,
                 migrations: j.migrations,
+                ecn: j.ecn,
             },
             workload: WorkloadMetrics {
                 stream_completion_secs: j.stream_completion_secs,

@@ -62,4 +62,7 @@ pub struct TcpExtras {
     /// D-SACK blocks received (RFC 2883).
     #[serde(default)]
     pub dsacks_received: u64,
+    /// ECN use (`ecn = true` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<crate::metrics::transport::EcnReport>,
 }

@@ -65,3 +65,21 @@ pub struct TransportMetrics {
     /// The connection closed before finishing (e.g. idle timeout).
     pub closed: bool,
 }
+
+/// What an endpoint with ECN on saw of it (QUIC RFC 9000 §13.4, TCP RFC 3168); present
+/// only on an endpoint whose transport has `ecn = true`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EcnReport {
+    /// Packets (QUIC) or segments (TCP) sent ECN-capable (ECT(0)).
+    pub ect_sent: u64,
+    /// Packets or segments received marked CE.
+    pub ce_received: u64,
+    /// Congestion signals from the peer: QUIC ACK frames whose ECN-CE count increased,
+    /// TCP ACKs with ECE.
+    pub ce_signals: u64,
+    /// Window reductions they caused (a new recovery period; at most one per round trip).
+    pub congestion_events: u64,
+    /// ECN was turned off: QUIC validation failed (RFC 9000 §13.4.2.2), or TCP's
+    /// negotiation did not succeed (RFC 3168 §6.1.1).
+    pub disabled: bool,
+}

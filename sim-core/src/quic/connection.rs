@@ -22,6 +22,7 @@
 //! [`MAX_UNDECRYPTABLE`]) and processed when the keys arrive.
 
 use super::config::QuicConfig;
+use super::ecn::EcnValidation;
 use super::flow_control::{RecvFlow, SendFlow};
 use super::migration::Migration;
 use super::packetizer::{self, is_retransmittable, StreamSource};
@@ -34,6 +35,7 @@ use super::state::{ConnState, Handshake};
 use super::streams::{SendBuf, Stream, StreamTable};
 use super::timers::{Timer, TimerTable};
 use crate::breakdown::{BreakdownClock, TimeBreakdown, TimePart};
+use crate::packet::Ecn;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{
     BlockedReason, ConnectionState, Initiator, LossTrigger, ProtocolPacket, ProtocolParameters,
@@ -41,6 +43,7 @@ use crate::trace::{
 };
 use crate::transport::pacer::Pacer;
 use crate::transport::stream::AppReader;
+use crate::wire::quic::EcnCounts;
 use crate::wire::quic::{
     header_len_without_pn, packet_size, pn_len, AckRanges, ClientHelloInfo, Frame, FrameVec,
     PacketType, PacketVec, QuicDatagram, QuicPacket, ServerHelloInfo, TransportParameters,
@@ -215,7 +218,10 @@ pub struct Connection {
     /// Handshake and close state machine.
     state: ConnState,
     handshake_done_pending: bool,
-    undecryptable: Vec<QuicPacket>,
+    /// Packets that could not be decrypted yet, with the ECN codepoint of their datagram.
+    undecryptable: Vec<(QuicPacket, Ecn)>,
+    /// The sending side of ECN (RFC 9000 §13.4.2).
+    ecn: EcnValidation,
     // streams
     streams: StreamTable,
     /// Scratch list of stream IDs for the control-frame pass (kept for its allocation).
@@ -325,6 +331,7 @@ impl Connection {
             state: ConnState::default(),
             handshake_done_pending: false,
             undecryptable: Vec::new(),
+            ecn: EcnValidation::new(cfg.ecn),
             streams: StreamTable::default(),
             ctrl_scratch: Vec::new(),
             remote_opened: 0,
@@ -380,6 +387,33 @@ impl Connection {
     pub fn config(&self) -> &QuicConfig {
         &self.cfg
     }
+    /// The sender's ECN state (RFC 9000 §13.4.2).
+    pub fn ecn(&self) -> &EcnValidation {
+        &self.ecn
+    }
+
+    /// The ECN codepoints of the packets received, all packet number spaces together
+    /// (RFC 9000 §13.4.1).
+    pub fn ecn_received(&self) -> EcnCounts {
+        let mut t = EcnCounts::default();
+        for sp in &self.spaces {
+            t.ect0 += sp.ecn_received.ect0;
+            t.ect1 += sp.ecn_received.ect1;
+            t.ce += sp.ecn_received.ce;
+        }
+        t
+    }
+
+    /// The ECN codepoint of the datagrams this connection sends now: ECT(0) while ECN is
+    /// in use (`ecn = true` and validation has not failed), else Not-ECT.
+    pub fn ecn_codepoint(&self) -> Ecn {
+        if self.ecn.marking {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        }
+    }
+
     /// Loss recovery (RTT, congestion controller, bytes in flight).
     pub fn recovery(&self) -> &Recovery<SentInfo> {
         &self.path.recovery

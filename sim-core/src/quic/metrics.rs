@@ -98,6 +98,16 @@ pub fn connection_metrics(
             max_data_sent: st.max_data_sent,
             max_stream_data_sent: st.max_stream_data_sent,
             migrations: migration_metrics(c),
+            ecn: c.config().ecn.then(|| {
+                let v = c.ecn();
+                crate::metrics::transport::EcnReport {
+                    ect_sent: v.sent_ect0.iter().sum(),
+                    ce_received: c.ecn_received().ce,
+                    ce_signals: v.ce_increases,
+                    congestion_events: rs.ecn_congestion_events,
+                    disabled: v.failed,
+                }
+            }),
             stream_window_updates: c.streams().values().map(|s| s.recv_fc.updates).sum(),
             connection_window_updates: c.recv_flow().updates,
             stream_window_increases: c

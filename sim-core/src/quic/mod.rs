@@ -36,6 +36,7 @@
 /// keeps `quic::config::QuicConfig` paths working.
 pub use crate::config::quic as config;
 pub mod connection;
+pub mod ecn;
 pub mod flow_control;
 pub mod lifecycle;
 pub mod metrics;

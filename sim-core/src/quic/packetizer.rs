@@ -11,7 +11,7 @@ use super::flow_control::SendFlow;
 use super::spaces::PnSpace;
 use super::streams::{max_data_len, Chunk, SendBuf, Stream, StreamTable};
 use crate::time::{SimDuration, SimTime};
-use crate::wire::quic::{ack_frame_size, varint_len, AckRanges, Frame, FrameVec};
+use crate::wire::quic::{ack_frame_size, varint_len, AckRanges, EcnCounts, Frame, FrameVec};
 
 /// Appends `f` if it fits in `room` (and takes its bytes from `room`).
 pub(crate) fn push_frame(f: Frame, frames: &mut FrameVec, room: &mut u64) -> bool {
@@ -103,6 +103,9 @@ pub(crate) struct AckPlan {
     pub ack_delay_encoded: u64,
     /// The frame's wire size.
     pub size: u64,
+    /// The ECN Counts the frame reports (RFC 9000 §19.3.2), if any packet of the space
+    /// arrived ECN-marked.
+    pub ecn: Option<EcnCounts>,
 }
 
 /// Plans the ACK frame of space `sp` fitting in `room` bytes: the most recent
@@ -164,6 +167,10 @@ pub(crate) fn plan_ack(
     // RFC 9000 §19.3: type, Largest Acknowledged, ACK Delay, ACK Range Count, First ACK
     // Range, then the further ranges.
     let mut n = sp.ack_cache.len();
+    // RFC 9000 §13.4.1 / §19.3.2: an endpoint that received ECN-marked packets reports
+    // its counts (type 0x03); none received, a plain ACK (0x02).
+    let ecn = (!sp.ecn_received.is_zero()).then_some(sp.ecn_received);
+    let ecn_size = ecn.as_ref().map_or(0, EcnCounts::wire_size);
     let size = 1
         + varint_len(largest)
         + varint_len(ack_delay_encoded)
@@ -171,22 +178,25 @@ pub(crate) fn plan_ack(
         + varint_len(largest - first_lo)
         + sp.ack_cache_rest;
     debug_assert_eq!(size, ack_frame_size(&sp.ack_cache, ack_delay_encoded));
+    let size = size + ecn_size;
     if size <= room {
         return Some(AckPlan {
             n,
             ack_delay_encoded,
             size,
+            ecn,
         });
     }
     // Too big for the room: the smallest ranges go first.
     while n > 1 {
         n -= 1;
-        let size = ack_frame_size(&sp.ack_cache[..n], ack_delay_encoded);
+        let size = ack_frame_size(&sp.ack_cache[..n], ack_delay_encoded) + ecn_size;
         if size <= room {
             return Some(AckPlan {
                 n,
                 ack_delay_encoded,
                 size,
+                ecn,
             });
         }
     }
@@ -198,7 +208,11 @@ pub(crate) fn plan_ack(
 pub(crate) fn fill_ack(sp: &PnSpace, plan: &AckPlan, out: &mut Vec<(u64, u64)>) {
     out.clear();
     out.extend_from_slice(&sp.ack_cache[..plan.n]);
-    debug_assert_eq!(ack_frame_size(out, plan.ack_delay_encoded), plan.size);
+    debug_assert_eq!(
+        ack_frame_size(out, plan.ack_delay_encoded)
+            + plan.ecn.as_ref().map_or(0, EcnCounts::wire_size),
+        plan.size
+    );
 }
 
 /// The ACK frame of space `sp` fitting in `room` bytes, with its size ([`plan_ack`] and
@@ -217,6 +231,7 @@ pub(crate) fn build_ack(
     let f = Frame::Ack {
         ranges,
         ack_delay_encoded: plan.ack_delay_encoded,
+        ecn: plan.ecn.map(Box::new),
     };
     Some((f, plan.size))
 }
@@ -404,6 +419,7 @@ mod tests {
                 return Some(Frame::Ack {
                     ranges: ranges.into(),
                     ack_delay_encoded,
+                    ecn: None,
                 });
             }
             ranges.pop();

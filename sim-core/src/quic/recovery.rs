@@ -34,10 +34,12 @@
 //! Time: every method that does not take `now` re-arms the timer as of the latest `now`
 //! passed to any method (only the client anti-deadlock timer depends on it).
 
+use super::ecn::{EcnValidation, EcnVerdict};
 use crate::cc::{self, CongestionController, RateSampler};
 use crate::time::{SimDuration, SimTime};
 use crate::transport::dense::DenseMap;
 use crate::transport::rtt::{RttEstimator, DEFAULT_INITIAL_RTT};
+use crate::wire::quic::EcnCounts;
 use std::collections::VecDeque;
 
 /// A packet number space (RFC 9000 §12.3).
@@ -81,6 +83,8 @@ pub struct SentPacket<F> {
     pub in_flight: bool,
     /// The sender was not congestion-window-limited when it sent this (§7.8).
     pub app_limited: bool,
+    /// Sent ECT(0) (RFC 9000 §13.4.2: counted against the peer's ECN counts).
+    pub ect0: bool,
     /// The connection's own bookkeeping (frames to retransmit, ...).
     pub info: F,
 }
@@ -213,6 +217,9 @@ pub struct RecoveryStats {
     pub congestion_events: u64,
     /// Persistent congestion declarations.
     pub persistent_congestion: u64,
+    /// Congestion events that came from an increase of the peer's ECN-CE count (RFC 9002
+    /// §7.1) and started a new recovery period (counted in `congestion_events` too).
+    pub ecn_congestion_events: u64,
     /// RTT samples taken.
     pub rtt_samples: u64,
 }
@@ -791,6 +798,24 @@ impl<F> Recovery<F> {
         ranges: &[(u64, u64)],
         ack_delay: SimDuration,
     ) -> AckOutcome<F> {
+        self.on_ack_received_ecn(now, space, ranges, ack_delay, None)
+    }
+
+    /// [`Recovery::on_ack_received`] with the sender's ECN state and the frame's ECN
+    /// Counts (`None`: an ACK frame of type 0x02): A.7 `OnAckReceived` processes them
+    /// (`ProcessECN`, B.7) after the RTT sample and before loss detection, when the frame
+    /// increases the largest acknowledged (RFC 9000 §13.4.2.1) and newly acknowledges
+    /// packets. An increase of the ECN-CE count goes to the controller
+    /// ([`CongestionController::on_ecn_ce`]) with the send time of the largest
+    /// acknowledged packet.
+    pub fn on_ack_received_ecn(
+        &mut self,
+        now: SimTime,
+        space: Space,
+        ranges: &[(u64, u64)],
+        ack_delay: SimDuration,
+        ecn: Option<(&mut EcnValidation, Option<&EcnCounts>)>,
+    ) -> AckOutcome<F> {
         self.last_now = self.last_now.max(now);
         let mut out = AckOutcome::default();
         let si = space.idx();
@@ -813,6 +838,9 @@ impl<F> Recovery<F> {
             // A.6: a Handshake ACK proves the server validated our address.
             self.peer_validated_address = true;
         }
+        let largest_increased = self.spaces[si]
+            .largest_acked
+            .is_none_or(|l| ack_largest > l);
         {
             let s = &mut self.spaces[si];
             s.largest_acked = Some(s.largest_acked.map_or(ack_largest, |l| l.max(ack_largest)));
@@ -875,6 +903,26 @@ impl<F> Recovery<F> {
                 self.rtt.update(now, latest, delay, mad);
                 self.stats.rtt_samples += 1;
                 out.rtt_sample = true;
+            }
+        }
+
+        // A.7: ECN information before loss detection (B.7 ProcessECN).
+        if let Some((v, counts)) = ecn {
+            if largest_increased {
+                let newly_ect0 = newly.iter().filter(|e| e.pkt.ect0).count() as u64;
+                if let EcnVerdict::Ce(ce) = v.on_ack(si, newly_ect0, counts) {
+                    // B.7: the send time of the largest acknowledged packet (newly
+                    // acknowledged, since the largest acknowledged increased).
+                    let sent = newly.last().map_or(now, |e| e.pkt.time_sent);
+                    let was = self.cc.in_recovery(sent);
+                    self.cc.on_ecn_ce(now, sent, ce, self.bytes_in_flight);
+                    // Counted when the controller started a recovery period (BBRv1 does
+                    // not react to CE).
+                    if !was && self.cc.in_recovery(sent) {
+                        self.stats.congestion_events += 1;
+                        self.stats.ecn_congestion_events += 1;
+                    }
+                }
             }
         }
 
@@ -1380,6 +1428,7 @@ mod tests {
             ack_eliciting: true,
             in_flight: true,
             app_limited: false,
+            ect0: false,
             info: pn,
         }
     }

@@ -3,8 +3,10 @@
 //! the handshake bytes of the space (CRYPTO), and whether its keys were discarded.
 
 use super::streams::{RecvBuf, SendBuf};
+use crate::packet::Ecn;
 use crate::time::SimTime;
 use crate::transport::ranges::RangeSet;
+use crate::wire::quic::EcnCounts;
 
 /// One packet number space (0 Initial, 1 Handshake, 2 application data).
 #[derive(Debug, Default)]
@@ -51,9 +53,23 @@ pub(crate) struct PnSpace {
     pub discarded: bool,
     /// PTO probes still owed in this space (RFC 9002 §6.2.4).
     pub probes: u8,
+    /// Packets of this space received with each ECN codepoint (RFC 9000 §13.4.1),
+    /// reported in ACK frames.
+    pub ecn_received: EcnCounts,
 }
 
 impl PnSpace {
+    /// Counts one packet received with `ecn` (RFC 9000 §13.4.1; Not-ECT counts nothing).
+    pub fn count_ecn(&mut self, ecn: Ecn) {
+        let c = &mut self.ecn_received;
+        match ecn {
+            Ecn::NotEct => {}
+            Ecn::Ect0 => c.ect0 += 1,
+            Ecn::Ect1 => c.ect1 += 1,
+            Ecn::Ce => c.ce += 1,
+        }
+    }
+
     /// Packet `pn` must be acknowledged.
     pub fn ack_insert(&mut self, pn: u64) {
         // Growing the highest range by its next number keeps `ack_cache` valid; anything

@@ -161,7 +161,14 @@ impl TransportDriver for Connection {
         };
         // A server with migration on follows a client that migrated (RFC 9000 §9.3).
         self.on_peer_address(now, datagram.src, d);
-        Connection::handle_datagram(self, now, d, u64::from(datagram.size), reader);
+        Connection::handle_datagram_ecn(
+            self,
+            now,
+            d,
+            u64::from(datagram.size),
+            datagram.ecn,
+            reader,
+        );
         true
     }
 
@@ -186,13 +193,10 @@ impl TransportDriver for Connection {
             d.conn = k;
         }
         let size = u32::try_from(size).expect("datagram size fits u32");
-        Some(Datagram::new(
-            local,
-            remote,
-            size,
-            flow,
-            Payload::Quic(pool.boxed_quic(d)),
-        ))
+        let mut dgram = Datagram::new(local, remote, size, flow, Payload::Quic(pool.boxed_quic(d)));
+        // RFC 9000 §13.4.2: ECT(0) while ECN is in use.
+        dgram.ecn = self.ecn_codepoint();
+        Some(dgram)
     }
 
     fn poll_timeout(&self, reader: &dyn AppReader) -> Option<SimTime> {

@@ -10,7 +10,7 @@
 
 use super::raw::*;
 use super::schema::{
-    self, DefaultValue, CBR, CHANGE, CONNECTION, DUMBBELL, FLOW, FLOW_KINDS, HANDOVER, JITTER,
+    self, DefaultValue, CBR, CHANGE, CONNECTION, DUMBBELL, ECN, FLOW, FLOW_KINDS, HANDOVER, JITTER,
     LINK, LOSS_MODELS, OUTPUT, PAIR, QUEUE, QUIC, SIM, TOP, TRANSPORT_FLOW, TRANSPORT_SIDES,
     TRANSPORT_START, TWO_HOSTS,
 };
@@ -20,9 +20,9 @@ use crate::config::sctp::SctpConfig;
 use crate::config::tcp::TcpConfig;
 use crate::config::workload::{self, WorkloadError};
 use crate::config::{
-    AppConfig, BulkSpec, Config, FlowConfig, Handover, Jitter, JitterDistribution, LinkChange,
-    LinkConfig, LossModel, OutputConfig, PairLinks, QueueLimit, SequenceSpec, Sides, SimLimits,
-    Topology, TransportConfig, WorkloadConfig,
+    AppConfig, BulkSpec, Config, EcnMarking, FlowConfig, Handover, Jitter, JitterDistribution,
+    LinkChange, LinkConfig, LossModel, OutputConfig, PairLinks, QueueLevel, QueueLimit,
+    SequenceSpec, Sides, SimLimits, Topology, TransportConfig, WorkloadConfig,
 };
 use crate::time::{SimDuration, SimTime};
 use crate::units::{format_duration, format_rate, parse_bytes, Bytes, Rate};
@@ -237,6 +237,7 @@ fn build_link(layers: &Layers, place: &Table, canonical: &str) -> Result<PartLin
             }
             "loss" => canon(&parse_loss(&v, &p)?, &p)?,
             "jitter" => canon(&parse_jitter(&v, &p)?, &p)?,
+            "ecn" => canon(&parse_ecn(&v, &p)?, &p)?,
             "changes" => canon(&parse_changes(&v, &p)?, &p)?,
             _ => read(f, &v, &p)?,
         };
@@ -435,6 +436,61 @@ fn parse_jitter(v: &Value, path: &str) -> Result<Jitter, ConfigError> {
         Value::Table(_) => Read::open(v, path, &[&JITTER])?.deserialize(Table::new()),
         _ => Err(ConfigError::new(path, render(v), JITTER_EXPECTED)),
     }
+}
+
+/// A link's `ecn` table ([`crate::config::ecn`]): `mode`, then the keys of that mode.
+fn parse_ecn(v: &Value, path: &str) -> Result<EcnMarking, ConfigError> {
+    use crate::config::ecn::LEVEL_ALLOWED;
+    let r = Read::open(v, path, &[&ECN])?;
+    let mode: String = r.req("mode")?;
+    let level = |key: &str| -> Result<Option<QueueLevel>, ConfigError> {
+        match r.raw(key) {
+            None => Ok(None),
+            Some(Value::Integer(n)) if *n >= 0 => Ok(Some(QueueLevel::Bytes(*n as u64))),
+            Some(Value::String(s)) => QueueLevel::parse(s)
+                .map(Some)
+                .ok_or_else(|| ConfigError::new(r.at(key), s, LEVEL_ALLOWED)),
+            Some(other) => Err(ConfigError::new(r.at(key), render(other), LEVEL_ALLOWED)),
+        }
+    };
+    let need = |key: &str| -> Result<QueueLevel, ConfigError> {
+        level(key)?.ok_or_else(|| {
+            ConfigError::new(
+                r.at(key),
+                MISSING,
+                format!("{LEVEL_ALLOWED} (required with mode = \"{mode}\")"),
+            )
+        })
+    };
+    let (own, other): (&[&str], &str) = if mode == "step" {
+        (&["min", "max", "max_p", "weight"], "red")
+    } else {
+        (&["threshold"], "step")
+    };
+    for k in own {
+        if let Some(x) = r.raw(k) {
+            return Err(ConfigError::new(
+                r.at(k),
+                render(x),
+                format!("no `{k}` with mode = \"{mode}\" (it is a key of mode = \"{other}\")"),
+            ));
+        }
+    }
+    let m = if mode == "step" {
+        EcnMarking::Step {
+            threshold: need("threshold")?,
+        }
+    } else {
+        EcnMarking::Red {
+            min: need("min")?,
+            max: need("max")?,
+            max_p: r.req("max_p")?,
+            weight: r.req("weight")?,
+        }
+    };
+    m.check()
+        .map_err(|(key, value, allowed)| ConfigError::new(join(path, key), value, allowed))?;
+    Ok(m)
 }
 
 fn parse_changes(v: &Value, path: &str) -> Result<Vec<LinkChange>, ConfigError> {

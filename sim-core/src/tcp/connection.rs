@@ -40,6 +40,7 @@ use super::recovery::CaState;
 use crate::breakdown::{BreakdownClock, TimePart};
 use crate::cc::{self, CongestionController};
 use crate::config::tcp::{TcpConfig, TcpRecovery};
+use crate::packet::Ecn;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceBuffer;
 use crate::transport::pacer::Pacer;
@@ -135,6 +136,21 @@ pub struct TcpStats {
     pub rwnd_blocked: SimDuration,
 }
 
+/// A connection's ECN state (RFC 3168 §6.1).
+#[derive(Debug, Default)]
+struct TcpEcn {
+    /// Both sides asked for ECN in the handshake (§6.1.1).
+    negotiated: bool,
+    /// Receiver: a CE-marked segment arrived and no CWR since: ECE on every ACK (§6.1.3).
+    ece_pending: bool,
+    /// Sender: the window was reduced for an ECE; CWR goes on the next new data (§6.1.2).
+    cwr_pending: bool,
+    /// Sender: `snd_nxt` at the last ECE reduction; none before `snd_una` passes it
+    /// (§6.1.2: at most once per window of data; Linux's CWR state ends at `high_seq`).
+    cwr_high: Option<u64>,
+    report: crate::metrics::transport::EcnReport,
+}
+
 /// One TCP endpoint.
 #[derive(Debug)]
 pub struct TcpConnection {
@@ -163,6 +179,8 @@ pub struct TcpConnection {
     sb: Scoreboard,
     /// Scratch list of the segments an ACK newly covers (kept to reuse its allocation).
     newly: Vec<Newly>,
+    /// ECN (RFC 3168 §6.1).
+    ecn: TcpEcn,
     peer_right_edge: u64,
     cc: Box<dyn CongestionController>,
     /// Delivery-rate sampling ([`cc::rate_sample`]), keyed by sequence number, kept only
@@ -238,6 +256,7 @@ impl TcpConnection {
             snd_nxt: 0,
             sb: Scoreboard::default(),
             newly: Vec::new(),
+            ecn: TcpEcn::default(),
             peer_right_edge: 0,
             cc,
             rate,
@@ -415,8 +434,25 @@ impl TcpConnection {
 
     /// Handles one received segment.
     pub fn handle_segment(&mut self, now: SimTime, seg: &Segment) {
+        self.handle_segment_ecn(now, seg, Ecn::NotEct);
+    }
+
+    /// Handles one received segment whose IP header carried `ecn`.
+    pub fn handle_segment_ecn(&mut self, now: SimTime, seg: &Segment, ecn: Ecn) {
         if self.close.is_closed() {
             return;
+        }
+        if self.ecn.negotiated && !seg.flags.syn {
+            // RFC 3168 §6.1.3: CWR stops the echo; a CE mark (after it, in the same
+            // segment) starts it again, acknowledged at once.
+            if seg.flags.cwr {
+                self.ecn.ece_pending = false;
+            }
+            if ecn == Ecn::Ce {
+                self.ecn.report.ce_received += 1;
+                self.ecn.ece_pending = true;
+                self.rx.ack_now = true;
+            }
         }
         self.last_activity = now;
         self.trace.push_with(now, || {
@@ -465,6 +501,9 @@ impl TcpConnection {
         let a = self.ack_scoreboard(now, seg, ack, &mut newly);
         self.ack_rtt(now, seg, &newly, &a);
         let lost_retrans = self.ack_loss_recovery(now, seg, &newly, &a);
+        if self.ecn.negotiated && seg.flags.ece && !seg.flags.syn {
+            self.on_ece(now);
+        }
         let newly_lost = self.stats.segments_lost > prior_lost || lost_retrans;
         self.ack_window(now, &newly, a.new_data, prior_pipe, newly_lost);
         if let Some(r) = self.rate.as_mut() {
@@ -498,6 +537,46 @@ impl TcpConnection {
             self.maybe_release(id);
         }
         self.probe_window(now);
+    }
+
+    /// An ACK with ECE (RFC 3168 §6.1.2): the window is reduced as for a loss
+    /// ([`CongestionController::on_ecn_ce`]), at most once per window of data, and not
+    /// during loss recovery (which reduced already); CWR goes on the next new data.
+    fn on_ece(&mut self, now: SimTime) {
+        self.ecn.report.ce_signals += 1;
+        let window_done = self.ecn.cwr_high.is_none_or(|h| self.snd_una >= h);
+        if self.rec.ca != CaState::Open || !window_done {
+            return;
+        }
+        // `now` as the send time, as for a loss: the transport decides once per window.
+        let was = self.cc.in_recovery(now);
+        self.cc.on_ecn_ce(now, now, 1, self.sb.pipe);
+        if !was && self.cc.in_recovery(now) {
+            // Counted when the controller reduced (BBRv1 does not react to CE).
+            self.stats.congestion_events += 1;
+            self.ecn.report.congestion_events += 1;
+        }
+        self.ecn.cwr_high = Some(self.snd_nxt);
+        self.ecn.cwr_pending = true;
+    }
+
+    /// ECN use so far (`ecn = true`).
+    pub fn ecn_report(&self) -> crate::metrics::transport::EcnReport {
+        crate::metrics::transport::EcnReport {
+            disabled: self.cfg.ecn && !self.ecn.negotiated,
+            ..self.ecn.report.clone()
+        }
+    }
+
+    /// Whether `seg`, about to be sent, goes ECT(0): new data once ECN was negotiated,
+    /// never a SYN, a pure ACK or a retransmission (RFC 3168 §6.1.1, §6.1.4, §6.1.5).
+    pub fn ect(&self, seg: &Segment) -> bool {
+        self.ecn.negotiated && seg.len > 0 && !seg.flags.syn && !seg.retransmission
+    }
+
+    /// Counts one segment sent ECT(0).
+    pub fn on_ect_sent(&mut self) {
+        self.ecn.report.ect_sent += 1;
     }
 
     fn on_data(&mut self, now: SimTime, seg: &Segment) {

@@ -91,6 +91,7 @@ pub fn connection_metrics(
             tlp_recoveries: st.tlp_recoveries,
             spurious_rtos: st.spurious_rtos,
             dsacks_received: st.dsacks_received,
+            ecn: c.config().ecn.then(|| c.ecn_report()),
         },
         workload: WorkloadMetrics {
             stream_completion_secs,

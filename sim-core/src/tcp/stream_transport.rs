@@ -17,7 +17,7 @@ use crate::metrics::tcp::TcpMetrics;
 use crate::metrics::transport::TransportMetrics;
 use crate::metrics::workload::{ConnectionReport, ConnectionStatus, HistorySample};
 use crate::metrics::EndpointMetrics;
-use crate::packet::{Addr, Datagram, FlowId, Payload, PayloadPool};
+use crate::packet::{Addr, Datagram, Ecn, FlowId, Payload, PayloadPool};
 use crate::time::{SimDuration, SimTime};
 use crate::trace::TraceEvent;
 use crate::transport::stream::{
@@ -129,7 +129,7 @@ impl TransportDriver for TcpConnection {
         let Payload::Tcp(s) = &datagram.payload else {
             return false;
         };
-        self.handle_segment(now, s);
+        self.handle_segment_ecn(now, s, datagram.ecn);
         true
     }
 
@@ -150,11 +150,17 @@ impl TransportDriver for TcpConnection {
             s.conn = k;
         }
         let size = u32::try_from(s.datagram_size()).expect("segment size fits u32");
+        let ect = self.ect(&s);
         let (mut b, old) = pool.boxed_tcp(s);
         if let Some(old) = old {
             self.recycle_segment(&mut b, old);
         }
-        Some(Datagram::new(local, remote, size, flow, Payload::Tcp(b)))
+        let mut d = Datagram::new(local, remote, size, flow, Payload::Tcp(b));
+        if ect {
+            self.on_ect_sent();
+            d.ecn = Ecn::Ect0;
+        }
+        Some(d)
     }
 
     fn poll_timeout(&self, _reader: &dyn AppReader) -> Option<SimTime> {

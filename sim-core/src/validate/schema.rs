@@ -300,6 +300,31 @@ pub const LINK: Table = Table {
         key("corruption", K::Probability, Value("0"), "the packet uses link time and the receiver discards it"),
         key("jitter", K::Table, Unset("none"), "a time `\"5ms\"` (uniform in [d − 5 ms, d + 5 ms], no reordering) or a [jitter table](#jitter). The delay is clamped at 0."),
         key("changes", K::Tables, Value("[]"), "see [Scheduled changes](#scheduled-changes)"),
+        key("ecn", K::Table, Unset("none (drop-tail)"), "ECN marking by the queue: above a threshold, mark ECN-capable packets CE instead of dropping them and drop the others, see [ECN marking](#ecn-marking)"),
+    ],
+};
+
+/// `ecn = { mode, threshold | min, max, max_p, weight }`: a queue's ECN marking
+/// ([`crate::config::ecn`]).
+pub const ECN: Table = Table {
+    id: "ecn",
+    path: "ecn = { ... }",
+    what: "an ECN marking table",
+    fields: &[
+        key("mode", K::Enum, Required, "`\"step\"` (every packet offered while the backlog is at or above `threshold`; L4S, RFC 9332 §5.2) or `\"red\"` (Random Early Detection on the averaged backlog, Floyd & Jacobson 1993)")
+            .choices(&["step", "red"]),
+        key("threshold", K::String, Unset("required for `step`"), "step: the backlog at which marking starts: a queuing delay `\"5ms\"` (at the link's current rate) or a size `\"30KB\"` / integer bytes (> 0)")
+            .allowed(crate::config::ecn::LEVEL_ALLOWED),
+        key("min", K::String, Unset("required for `red`"), "red: `min_th`, no signal while the average backlog is below it (a delay or a size, as `threshold`)")
+            .allowed(crate::config::ecn::LEVEL_ALLOWED),
+        key("max", K::String, Unset("required for `red`"), "red: `max_th`, every packet signalled at or above it; same unit as `min`, above it")
+            .allowed(crate::config::ecn::LEVEL_ALLOWED),
+        key("max_p", K::Probability, Value("0.1"), "red: the signal probability as the average reaches `max`, in (0, 1]")
+            .allowed("a probability in (0, 1]"),
+        key("weight", K::Number, Value("0.002"), "red: the EWMA weight `w_q` of each backlog sample, in (0, 1] (Floyd & Jacobson's 0.002)")
+            .min("0", false)
+            .max("1", true)
+            .allowed("a number in (0, 1]"),
     ],
 };
 
@@ -533,6 +558,7 @@ pub const QUIC: Table = Table {
             .min("3", true)
             .allowed("a threshold >= 3 (RFC 9002 §6.1.1: SHOULD NOT be below 3)"),
         key("idle_timeout", K::Time, Value("\"30s\""), "the connection is abandoned after max(this, 3 PTO) without receiving anything (the smaller of both sides' values when both are > 0, RFC 9000 §10.1; `\"0s\"`: none of this side's, the peer's applies, and with both `\"0s\"` the 3-PTO floor alone, so a silent connection always ends)"),
+        key("ecn", K::Bool, Value("false"), "send ECT(0) and respond to CE marks as to a loss, at most once per round trip (RFC 9000 §13.4, RFC 9002 §7.1; ECN counts are validated, §13.4.2.1, and ECN is turned off when they fail). The receiver always reports the ECN counts it sees. See [ECN marking](#ecn-marking)"),
         key("profile", K::Enum, Value("\"rfc\""), "`\"rfc\"`, `\"chromium\"` or `\"quic-go\"`: a set of defaults, see [Profiles](#profiles)")
             .choices(&crate::config::quic::Profile::NAMES),
         key("cc", K::Enum, Value("\"cubic\""), "congestion controller: `\"cubic\"` (RFC 9438; the default of quinn, s2n-quic, quiche, msquic and Linux) or `\"new_reno\"` (RFC 9002 App. B), or `\"bbr1\"` (BBRv1, draft-cardwell-iccrg-bbr-congestion-control-00, paces at its own rate; `docs/bbr.md`), or `\"bbr3\"` (BBRv3, draft-ietf-ccwg-bbr-06; `docs/bbr.md`), or a user's controller registered in a `Registry` (`docs/property-testing.md`)")
@@ -770,6 +796,7 @@ pub const TCP: Table = Table {
         key("tls_record_overhead", K::Size, Unset("22 (TLS 1.3, RFC 8446 §5.2), 29 (TLS 1.2 AES-GCM, RFC 5288 §3), 0 without TLS"), "bytes each TLS record of application data adds (one HTTP/2-style frame per record)")
             .max("256B", true)
             .allowed("at most 256 bytes per record"),
+        key("ecn", K::Bool, Unset("false (off; not written in resolved configurations)"), "ECN (RFC 3168 §6.1): negotiated in the SYN / SYN-ACK (both sides need it); data segments go ECT(0) (not retransmissions, not pure ACKs), the receiver sets ECE until it sees CWR, the sender reduces its window at most once per window of data (as for a loss; not during loss recovery) and sets CWR. See [ECN marking](#ecn-marking)"),
         key("fast_open", K::Bool, Unset("false (off; not written in resolved configurations)"), "TCP Fast Open (RFC 7413): with a cookie from an earlier connection (or `resumed`) the SYN carries data (the ClientHello with TLS), the server delivers it on the SYN; without one the SYN requests a cookie (§4.1.1); both sides alike"),
         key("early_data", K::Bool, Unset("false (off; not written in resolved configurations)"), "TLS 1.3 0-RTT resumption (RFC 8446 §2.3, §4.2.10): with a session ticket the requests follow the ClientHello, the server answers with the abbreviated flight; the server sends a NewSessionTicket per connection; TLS 1.3 only, both sides alike")
             .allowed("false unless tls = \"1.3\" (0-RTT is TLS 1.3's, RFC 8446 §2.3)"),
@@ -1301,7 +1328,8 @@ const fn concat_tables<const N: usize>(parts: &[&[&'static Table]]) -> [&'static
 
 /// The tables of the format before the loss models'.
 const TABLES_BEFORE_LOSS: &[&Table] = &[
-    &TOP, &SIM, &OUTPUT, &TWO_HOSTS, &DUMBBELL, &PAIR, &HANDOVER, &LINK, &QUEUE, &JITTER, &CHANGE,
+    &TOP, &SIM, &OUTPUT, &TWO_HOSTS, &DUMBBELL, &PAIR, &HANDOVER, &LINK, &QUEUE, &JITTER, &ECN,
+    &CHANGE,
 ];
 
 /// The tables of the format after the loss models'.

@@ -201,6 +201,30 @@ pub fn packet_size(hdr_without_pn: u64, ty: PacketType, pn_len: u64, frames_len:
     hdr_without_pn + length_field + protected
 }
 
+/// The ECN Counts of an ACK frame of type 0x03 (RFC 9000 §19.3.2): the packets of one
+/// packet number space received with each codepoint (§13.4.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EcnCounts {
+    /// ECT(0) Count.
+    pub ect0: u64,
+    /// ECT(1) Count.
+    pub ect1: u64,
+    /// ECN-CE Count.
+    pub ce: u64,
+}
+
+impl EcnCounts {
+    /// No ECN-marked packet counted.
+    pub fn is_zero(&self) -> bool {
+        *self == EcnCounts::default()
+    }
+
+    /// Bytes the three counts add to an ACK frame (§19.3.2: three varints).
+    pub fn wire_size(&self) -> u64 {
+        varint_len(self.ect0) + varint_len(self.ect1) + varint_len(self.ce)
+    }
+}
+
 /// One frame, as a descriptor (RFC 9000 §19). Sizes are those of the encoding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Frame {
@@ -211,12 +235,15 @@ pub enum Frame {
     },
     /// PING (0x01, §19.2).
     Ping,
-    /// ACK (0x02, §19.3) without ECN counts.
+    /// ACK (0x02, §19.3), or ACK with ECN counts (0x03, §19.3.2) when `ecn` is set.
     Ack {
         /// Acknowledged ranges, largest first, inclusive `(smallest, largest)`.
         ranges: AckRanges,
         /// The ACK Delay field as encoded: microseconds >> ack_delay_exponent.
         ack_delay_encoded: u64,
+        /// The ECN Counts of the space (§19.3.2; type 0x03), if the receiver reports them:
+        /// boxed, so that the frames of a run without ECN stay small.
+        ecn: Option<Box<EcnCounts>>,
     },
     /// CRYPTO (0x06, §19.6).
     Crypto {
@@ -303,7 +330,11 @@ impl Frame {
             Frame::Ack {
                 ranges,
                 ack_delay_encoded,
-            } => ack_frame_size(ranges, *ack_delay_encoded),
+                ecn,
+            } => {
+                ack_frame_size(ranges, *ack_delay_encoded)
+                    + ecn.as_deref().map_or(0, EcnCounts::wire_size)
+            }
             Frame::Crypto { offset, len } => 1 + varint_len(*offset) + varint_len(*len) + len,
             Frame::Stream {
                 id, offset, len, ..

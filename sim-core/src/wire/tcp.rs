@@ -167,6 +167,12 @@ pub struct Flags {
     pub ack: bool,
     /// FIN.
     pub fin: bool,
+    /// ECE, ECN-Echo (RFC 3168 §6.1): on a SYN, with CWR, asks for ECN; on a SYN-ACK,
+    /// alone, accepts it; afterwards, a CE-marked segment arrived and no CWR since.
+    pub ece: bool,
+    /// CWR, Congestion Window Reduced (RFC 3168 §6.1.2): the sender reduced its window
+    /// after an ECE.
+    pub cwr: bool,
 }
 
 /// One TCP segment.

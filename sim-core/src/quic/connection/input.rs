@@ -14,6 +14,19 @@ impl Connection {
         size: u64,
         reader: &mut dyn AppReader,
     ) {
+        self.handle_datagram_ecn(now, dgram, size, Ecn::NotEct, reader);
+    }
+
+    /// [`Connection::handle_datagram`] for a datagram whose IP header carried `ecn`
+    /// (counted per packet processed, RFC 9000 §13.4.1).
+    pub fn handle_datagram_ecn(
+        &mut self,
+        now: SimTime,
+        dgram: &QuicDatagram,
+        size: u64,
+        ecn: Ecn,
+        reader: &mut dyn AppReader,
+    ) {
         if self.state.is_closed() {
             if self.state.on_datagram_while_closed() {
                 // Closing (RFC 9000 §10.2.1): answer with CONNECTION_CLOSE.
@@ -49,7 +62,7 @@ impl Connection {
             self.trace_connection_state(now, ConnectionState::Attempted);
         }
         for pkt in &dgram.packets {
-            self.on_packet(now, pkt, reader);
+            self.on_packet(now, pkt, ecn, reader);
         }
         self.update_amplification_state();
         self.trace_metrics_update(now);
@@ -63,7 +76,13 @@ impl Connection {
         }
     }
 
-    pub(super) fn on_packet(&mut self, now: SimTime, pkt: &QuicPacket, reader: &mut dyn AppReader) {
+    pub(super) fn on_packet(
+        &mut self,
+        now: SimTime,
+        pkt: &QuicPacket,
+        ecn: Ecn,
+        reader: &mut dyn AppReader,
+    ) {
         let i = pkt.ty.space_index();
         if self.spaces[i].discarded {
             self.stats.undecryptable_dropped += 1;
@@ -81,7 +100,7 @@ impl Connection {
         let readable = (zero_rtt && self.zero_rtt_recv) || self.can_decrypt(i);
         if !readable {
             if self.undecryptable.len() < MAX_UNDECRYPTABLE {
-                self.undecryptable.push(pkt.clone());
+                self.undecryptable.push((pkt.clone(), ecn));
             } else {
                 self.stats.undecryptable_dropped += 1;
             }
@@ -99,6 +118,9 @@ impl Connection {
                 return;
             }
             sp.ack_insert(pn);
+            // RFC 9000 §13.4.1: count the codepoint of each packet processed (not of
+            // duplicates).
+            sp.count_ecn(ecn);
             let prev_largest = sp.largest_recv;
             if prev_largest.is_none_or(|l| pn > l) {
                 sp.largest_recv = Some(pn);
@@ -115,7 +137,8 @@ impl Connection {
                 sp.eliciting_since_ack += 1;
                 // Initial and Handshake are not delayed (RFC 9000 §13.2.1); otherwise
                 // every `threshold` ack-eliciting packets (§13.2.2) or max_ack_delay.
-                if i < 2 || out_of_order || sp.eliciting_since_ack >= threshold {
+                // RFC 9000 §13.2.1: a CE-marked packet SHOULD be acknowledged at once.
+                if i < 2 || out_of_order || ecn == Ecn::Ce || sp.eliciting_since_ack >= threshold {
                     sp.ack_immediate = true;
                 } else if sp.ack_deadline.is_none() {
                     sp.ack_deadline = Some(now + max_ack_delay);
@@ -163,6 +186,7 @@ impl Connection {
             Frame::Ack {
                 ref ranges,
                 ack_delay_encoded,
+                ref ecn,
             } => {
                 // RFC 9000 §19.3: scaled by the PEER's ack_delay_exponent (default 3,
                 // §18.2); its descriptor arrives with its first datagram.
@@ -171,7 +195,7 @@ impl Connection {
                     .and_then(|p| p.ack_delay_exponent)
                     .unwrap_or(DEFAULT_ACK_DELAY_EXPONENT);
                 let us = ack_delay_encoded << exponent;
-                self.on_ack_frame(now, i, ranges, SimDuration::from_micros(us));
+                self.on_ack_frame(now, i, ranges, SimDuration::from_micros(us), ecn.as_deref());
             }
             Frame::Crypto { offset, len } => {
                 self.spaces[i].crypto_recv.on_data(offset, len, false);
@@ -350,13 +374,13 @@ impl Connection {
         sp.new_since_ack = false;
         sp.crypto_send = SendBuf::default();
         self.path.recovery.discard_space(space_of(i));
-        self.undecryptable.retain(|p| p.ty.space_index() != i);
+        self.undecryptable.retain(|(p, _)| p.ty.space_index() != i);
     }
 
     pub(super) fn process_undecryptable(&mut self, now: SimTime, reader: &mut dyn AppReader) {
         let pending = std::mem::take(&mut self.undecryptable);
-        for p in &pending {
-            self.on_packet(now, p, reader);
+        for (p, ecn) in &pending {
+            self.on_packet(now, p, *ecn, reader);
         }
     }
 
@@ -366,13 +390,17 @@ impl Connection {
         i: usize,
         ranges: &[(u64, u64)],
         delay: SimDuration,
+        ecn: Option<&EcnCounts>,
     ) {
         // Acknowledgements of packets never sent are a PROTOCOL_VIOLATION (RFC 9000
         // §13.1); the model never produces them.
-        let mut out = self
-            .path
-            .recovery
-            .on_ack_received(now, space_of(i), ranges, delay);
+        let mut out = self.path.recovery.on_ack_received_ecn(
+            now,
+            space_of(i),
+            ranges,
+            delay,
+            Some((&mut self.ecn, ecn)),
+        );
         for p in out.acked.drain(..) {
             let sp = &mut self.spaces[i];
             sp.largest_acked_by_peer = Some(sp.largest_acked_by_peer.map_or(p.pn, |l| l.max(p.pn)));

@@ -213,8 +213,10 @@ impl Connection {
                 ack_eliciting: eliciting,
                 in_flight,
                 app_limited,
+                ect0: self.ecn.marking,
                 info,
             };
+            self.ecn.on_sent(i);
             self.path.recovery.on_packet_sent(now, space_of(i), sent);
             if self.role == Role::Client && i == 1 && !self.spaces[0].discarded {
                 // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
@@ -434,6 +436,7 @@ impl Connection {
                 frames.push(Frame::Ack {
                     ranges: AckRanges::default(),
                     ack_delay_encoded: plan.ack_delay_encoded,
+                    ecn: plan.ecn.map(Box::new),
                 });
                 ack_plan = Some(plan);
             }

@@ -187,6 +187,14 @@ impl TcpConnection {
                 syn: true,
                 ack: server,
                 fin: false,
+                // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR; an ECN-setup SYN-ACK
+                // has ECE only.
+                ece: if server {
+                    self.ecn.negotiated
+                } else {
+                    self.cfg.ecn
+                },
+                cwr: !server && self.cfg.ecn,
             },
             seq: 0,
             len,
@@ -207,6 +215,8 @@ impl TcpConnection {
         match (self.side, seg.flags.ack) {
             (Side::Server, false) => match self.state {
                 TcpState::Idle => {
+                    // RFC 3168 §6.1.1: an ECN-setup SYN to a host willing to use ECN.
+                    self.ecn.negotiated = self.cfg.ecn && seg.flags.ece && seg.flags.cwr;
                     self.state = TcpState::SynReceived;
                     self.hs.syn_pending = true;
                     let fo = seg.syn_options.and_then(|o| o.fast_open);
@@ -233,6 +243,8 @@ impl TcpConnection {
             },
             (Side::Client, true) => {
                 if self.state == TcpState::SynSent {
+                    // RFC 3168 §6.1.1: an ECN-setup SYN-ACK (ECE without CWR).
+                    self.ecn.negotiated = self.cfg.ecn && seg.flags.ece && !seg.flags.cwr;
                     self.peer_right_edge = seg.window;
                     if seg
                         .syn_options

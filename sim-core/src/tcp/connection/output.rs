@@ -112,6 +112,9 @@ impl TcpConnection {
                 syn: false,
                 ack: true,
                 fin: false,
+                // RFC 3168 §6.1.3: ECE on every ACK until a CWR arrives.
+                ece: self.ecn.ece_pending,
+                cwr: false,
             },
             seq: self.snd_nxt,
             len: 0,
@@ -298,7 +301,13 @@ impl TcpConnection {
             self.rtx_timer.deadline = Some(now + self.rto());
         }
         self.schedule_tlp(now);
-        Some(self.data_segment(seq, len, false))
+        let mut s = self.data_segment(seq, len, false);
+        if self.ecn.cwr_pending {
+            // RFC 3168 §6.1.2: CWR on the first new data segment after the reduction.
+            s.flags.cwr = true;
+            self.ecn.cwr_pending = false;
+        }
+        Some(s)
     }
 
     pub(super) fn retransmit(&mut self, now: SimTime, seq: u64) -> Segment {
