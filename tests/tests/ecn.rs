@@ -344,7 +344,10 @@ fn bbr3_answers_ce_through_its_model() {
         link.max_queue_bytes,
     );
     assert!(ecn.ce_signals > 0);
-    assert_eq!(ecn.congestion_events, 0, "no congestion event for a CE mark");
+    assert_eq!(
+        ecn.congestion_events, 0,
+        "no congestion event for a CE mark"
+    );
     assert_eq!(link.drops.total(), 0);
     assert!(goodput >= 0.85 * 20e6, "{goodput}");
 }
