@@ -208,17 +208,29 @@ pub fn status_note(status: &str, end_s: f64, limits: &sim_core::config::SimLimit
     }
 }
 
+/// Rate units, largest first: (bit/s per unit, name).
+pub const RATE_UNITS: &[(f64, &str)] = &[
+    (1e9, "Gbit/s"),
+    (1e6, "Mbit/s"),
+    (1e3, "kbit/s"),
+    (1.0, "bit/s"),
+];
+
+/// `v` in the largest of `units` (largest first) it reaches, the last one below them all:
+/// `(12.3, "Mbit/s")` for 12.3e6 in [`RATE_UNITS`].
+pub fn in_unit(v: f64, units: &[(f64, &'static str)]) -> (f64, &'static str) {
+    let (scale, name) = units
+        .iter()
+        .copied()
+        .find(|(s, _)| v >= *s)
+        .or(units.last().copied())
+        .unwrap_or((1.0, ""));
+    (v / scale, name)
+}
+
 /// Bits per second with a unit: `12.3 Mbit/s`.
 pub fn fmt_rate(bps: f64) -> String {
-    let (v, u) = if bps >= 1e9 {
-        (bps / 1e9, "Gbit/s")
-    } else if bps >= 1e6 {
-        (bps / 1e6, "Mbit/s")
-    } else if bps >= 1e3 {
-        (bps / 1e3, "kbit/s")
-    } else {
-        (bps, "bit/s")
-    };
+    let (v, u) = in_unit(bps, RATE_UNITS);
     format!("{v:.3} {u}")
 }
 

@@ -14,6 +14,7 @@
 
 use crate::panel::{self, Section, Seg};
 use crate::slider::{Scale, Slider, STEPS};
+use crate::summary::{in_unit, RATE_UNITS};
 use sim_core::scenario::schema::{self, DefaultValue, Field, Kind};
 use toml_edit::{DocumentMut, Item, Value};
 
@@ -77,43 +78,19 @@ pub struct Knob {
 
 /// Rate in words: `20 Mbit/s`.
 fn rate_words(bps: f64) -> String {
-    let (v, u) = if bps >= 1e9 {
-        (bps / 1e9, "Gbit/s")
-    } else if bps >= 1e6 {
-        (bps / 1e6, "Mbit/s")
-    } else if bps >= 1e3 {
-        (bps / 1e3, "kbit/s")
-    } else {
-        (bps, "bit/s")
-    };
+    let (v, u) = in_unit(bps, RATE_UNITS);
     format!("{} {u}", short(v))
 }
 
 /// Time in words: `20 ms`.
 fn time_words(ns: f64) -> String {
-    let (v, u) = if ns >= 1e9 {
-        (ns / 1e9, "s")
-    } else if ns >= 1e6 {
-        (ns / 1e6, "ms")
-    } else if ns >= 1e3 {
-        (ns / 1e3, "µs")
-    } else {
-        (ns, "ns")
-    };
+    let (v, u) = in_unit(ns, &[(1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns")]);
     format!("{} {u}", short(v))
 }
 
 /// Size in words: `10 MB`.
 fn size_words(b: f64) -> String {
-    let (v, u) = if b >= 1e9 {
-        (b / 1e9, "GB")
-    } else if b >= 1e6 {
-        (b / 1e6, "MB")
-    } else if b >= 1e3 {
-        (b / 1e3, "KB")
-    } else {
-        (b, "bytes")
-    };
+    let (v, u) = in_unit(b, &[(1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1.0, "bytes")]);
     format!("{} {u}", short(v))
 }
 
