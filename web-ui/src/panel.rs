@@ -333,12 +333,36 @@ fn flow_tables(kind: &str) -> Vec<&'static Table> {
     v
 }
 
-/// A link's loss model: written as a string (`"none"`) or a table with `model`.
+/// `v` without its surrounding white space and comments (the default layout where it is
+/// inserted).
+fn undecorated(v: &Value) -> Value {
+    let mut v = v.clone();
+    v.decor_mut().clear();
+    v
+}
+
+/// The probability a Bernoulli loss shorthand writes (`loss = 0.02`, `loss = "2%"`), as
+/// text, if `item` is one.
+fn loss_shorthand(item: &Item) -> Option<String> {
+    match item {
+        Item::Value(Value::Float(f)) => Some(f.value().to_string()),
+        Item::Value(Value::Integer(i)) => Some(i.value().to_string()),
+        Item::Value(Value::String(s)) if s.value().trim_end().ends_with('%') => {
+            Some(s.value().clone())
+        }
+        _ => None,
+    }
+}
+
+/// A link's loss model: written as a string (`"none"`), a table with `model`, or the
+/// Bernoulli shorthand (`loss = 0.02` / `"2%"`), shown as model `bernoulli` with its `p`.
 fn loss_section(doc: &DocumentMut, path: Vec<Seg>) -> Section {
     let parent = lookup(doc, &path[..path.len() - 1]);
-    let model = parent
-        .and_then(|t| t.get("loss"))
+    let item = parent.and_then(|t| t.get("loss"));
+    let shorthand = item.and_then(loss_shorthand);
+    let model = item
         .and_then(|i| match i {
+            _ if shorthand.is_some() => Some("bernoulli".to_string()),
             Item::Value(Value::String(s)) => Some(s.value().clone()),
             other => other
                 .as_table_like()?
@@ -349,14 +373,24 @@ fn loss_section(doc: &DocumentMut, path: Vec<Seg>) -> Section {
         .unwrap_or_else(|| "none".into());
     let table =
         schema::table(&format!("loss.{model}")).unwrap_or(sim_core::config::loss::LOSS_TABLES[0]);
-    section(
+    let mut sec = section(
         doc,
         format!("Loss model {}", dotted(&path)),
         path,
         table,
         true,
         &[],
-    )
+    );
+    if let Some(p) = shorthand {
+        for f in sec.fields.iter_mut() {
+            match f.field.name {
+                "p" => f.value = Some(p.clone()),
+                "model" => f.value = Some("bernoulli".into()),
+                _ => {}
+            }
+        }
+    }
+    sec
 }
 
 /// The loss model names, for the model chooser.
@@ -415,13 +449,30 @@ fn descend<'a>(t: &'a mut dyn TableLike, seg: &Seg, top: bool) -> Option<&'a mut
                 } else {
                     Item::Value(Value::InlineTable(InlineTable::new()))
                 };
-                // A loss model written as a string becomes `{ model = "..." }`.
-                let model = t.get(k).and_then(|i| i.as_str()).map(str::to_string);
+                // A loss model written as a string becomes `{ model = "..." }`, the
+                // Bernoulli shorthand (`0.02`, `"2%"`) `{ model = "bernoulli", p = ... }`.
+                let old = t.get(k).cloned();
+                let shorthand = match (&old, k.as_str()) {
+                    (Some(Item::Value(v)), "loss") => old
+                        .as_ref()
+                        .and_then(loss_shorthand)
+                        .map(|_| undecorated(v)),
+                    _ => None,
+                };
+                let model = match &shorthand {
+                    Some(_) => Some("bernoulli".to_string()),
+                    None => old.as_ref().and_then(|i| i.as_str()).map(str::to_string),
+                };
                 t.insert(k, fresh);
                 if let Some(m) = model {
                     t.get_mut(k)?
                         .as_table_like_mut()?
                         .insert("model", Item::Value(Value::from(m)));
+                }
+                if let Some(p) = shorthand {
+                    t.get_mut(k)?
+                        .as_table_like_mut()?
+                        .insert("p", Item::Value(p));
                 }
             }
             t.get_mut(k)?.as_table_like_mut()
@@ -485,6 +536,12 @@ pub fn set_loss_model(text: &str, path: &[Seg], model: &str) -> Result<String, S
     let keep = schema::table(&format!("loss.{model}"));
     let mut inline = InlineTable::new();
     inline.insert("model", Value::from(model));
+    // The Bernoulli shorthand keeps its probability as `p` when a model with a `p` is chosen.
+    if let Some(Item::Value(v)) = t.get(loss_key).filter(|i| loss_shorthand(i).is_some()) {
+        if keep.is_some_and(|k| k.has("p")) {
+            inline.insert("p", undecorated(v));
+        }
+    }
     if let (Some(keep), Some(old)) = (keep, t.get(loss_key).and_then(|i| i.as_table_like())) {
         for (k, v) in old.iter() {
             if k != "model" && keep.has(k) {
@@ -507,6 +564,38 @@ pub fn set_loss_model(text: &str, path: &[Seg], model: &str) -> Result<String, S
 mod tests {
     use super::*;
     use crate::gallery;
+
+    /// The Bernoulli shorthand (`loss = "1%"`, `loss = 0.02`) shows as model bernoulli
+    /// with its `p`; editing `p` or choosing bernoulli writes a table the parser takes.
+    #[test]
+    fn a_loss_shorthand_is_a_bernoulli_model_with_its_p() {
+        let e = gallery::find("paper000/good-ackloss.toml").unwrap();
+        let secs = sections(e.toml).unwrap();
+        let fwd = find(&secs, "Loss model topology.forward.loss");
+        assert_eq!(loss_model_of(fwd), Some("bernoulli"));
+        let p = fwd.fields.iter().find(|f| f.field.name == "p").unwrap();
+        assert_eq!(p.value.as_deref(), Some("1%"));
+        let edited = set_value(e.toml, &fwd.path, p.field, "0.05").unwrap();
+        let cfg = sim_core::scenario::parse_str(&edited).unwrap();
+        assert!(
+            edited.contains("model = \"bernoulli\", p = 0.05"),
+            "{edited}"
+        );
+        drop(cfg);
+        let chosen = set_loss_model(e.toml, &fwd.path, "bernoulli").unwrap();
+        assert!(
+            chosen.contains("loss = { model = \"bernoulli\", p = \"1%\" }"),
+            "{chosen}"
+        );
+        sim_core::scenario::parse_str(&chosen).unwrap();
+        let text = e
+            .toml
+            .replace("forward = { loss = \"1%\" }", "forward = { loss = 0.02 }");
+        let secs = sections(&text).unwrap();
+        let fwd = find(&secs, "Loss model topology.forward.loss");
+        let p = fwd.fields.iter().find(|f| f.field.name == "p").unwrap();
+        assert_eq!(p.value.as_deref(), Some("0.02"));
+    }
 
     fn find<'a>(s: &'a [Section], title: &str) -> &'a Section {
         s.iter()
