@@ -161,17 +161,16 @@ pub fn tick(unit: Unit, v: f64) -> String {
         let s = format!("{:.3}", v);
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     };
+    let scaled = |units: &[(f64, &'static str)]| {
+        let (x, u) = crate::summary::in_unit(v, units);
+        format!("{} {u}", g(x))
+    };
     match unit {
         Unit::Plain => g(v),
         Unit::Percent => format!("{} %", g(v * 100.0)),
-        Unit::Rate if v >= 1e9 => format!("{} Gbit/s", g(v / 1e9)),
-        Unit::Rate if v >= 1e6 => format!("{} Mbit/s", g(v / 1e6)),
-        Unit::Rate => format!("{} kbit/s", g(v / 1e3)),
-        Unit::Time if v >= 1.0 => format!("{} s", g(v)),
-        Unit::Time => format!("{} ms", g(v * 1e3)),
-        Unit::Size if v >= 1e6 => format!("{} MB", g(v / 1e6)),
-        Unit::Size if v >= 1e3 => format!("{} KB", g(v / 1e3)),
-        Unit::Size => format!("{} B", g(v)),
+        Unit::Rate => scaled(crate::summary::RATE_UNITS),
+        Unit::Time => scaled(&[(1.0, "s"), (1e-3, "ms"), (1e-6, "µs")]),
+        Unit::Size => scaled(&[(1e6, "MB"), (1e3, "KB"), (1.0, "B")]),
     }
 }
 
