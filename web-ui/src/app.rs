@@ -56,6 +56,11 @@ pub enum Msg {
     Unpin,
     /// The pointer is over chart `.0` at canvas x `.1` (pixels); `None`: left it.
     Hover(usize, Option<f64>),
+    /// Draw canvas `.1` of drawing generation `.0` ([`App::draw_step`]): one canvas per
+    /// task, so drawing a result never holds the main thread for long.
+    Draw(u64, usize),
+    /// The frame after the result's render of drawing generation `.0` is under way.
+    FrameDone(u64),
     /// Build the packet timeline of the current scenario (flow 0, connection 0).
     TimelineOpen,
     /// Rebuild the timeline for another flow and connection (`"flow/connection"`).
@@ -118,6 +123,10 @@ pub struct App {
     state: RunState,
     last_ms: Option<f64>,
     redraw: bool,
+    /// The drawing generation: a new redraw starts a new one and the steps of the old one
+    /// stop; `draw_timer` holds the next step's task (dropped, it is cancelled).
+    draw_gen: u64,
+    draw_timer: Option<Timeout>,
     /// A of the A/B comparison: its scenario text and results.
     pinned: Option<Pinned>,
     timeline: Option<TimelineView>,
@@ -424,6 +433,20 @@ impl App {
 }
 
 /// Saves `text` as a file named `name` (a download).
+/// Marks the page's root element `data-drawing` while result canvases remain to be drawn.
+fn set_drawing(on: bool) {
+    if let Some(root) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+    {
+        let _ = if on {
+            root.set_attribute("data-drawing", "")
+        } else {
+            root.remove_attribute("data-drawing")
+        };
+    }
+}
+
 fn save(name: &str, mime: &str, text: &str) {
     {
         let parts = js_sys::Array::of1(&JsValue::from_str(text));
@@ -506,6 +529,8 @@ impl Component for App {
             state: RunState::Idle,
             last_ms: None,
             redraw: false,
+            draw_gen: 0,
+            draw_timer: None,
             pinned: None,
             timeline: None,
             notice,
@@ -768,6 +793,24 @@ impl App {
                 self.download();
                 return false;
             }
+            Msg::FrameDone(generation) => {
+                // The first canvas in a task after the frame.
+                if generation == self.draw_gen {
+                    self.schedule_draw(ctx, 0);
+                }
+                return false;
+            }
+            Msg::Draw(generation, k) => {
+                if generation == self.draw_gen {
+                    if self.draw_step(k) {
+                        self.schedule_draw(ctx, k + 1);
+                    } else {
+                        self.draw_timer = None;
+                        set_drawing(false);
+                    }
+                }
+                return false;
+            }
             Msg::Export(what) => {
                 let RunState::Done(out, _) = &self.state else {
                     return false;
@@ -961,29 +1004,84 @@ impl App {
         true
     }
 
-    fn rendered_inner(&mut self, _ctx: &Context<Self>, _first: bool) {
-        if self.redraw {
-            self.redraw = false;
-            if let RunState::Done(out, _) = &self.state {
-                if let Some(series) = out.series.as_ref() {
-                    let a = self.pinned.as_ref().and_then(|p| p.out.series.as_ref());
-                    crate::plots::draw_all(series, a);
+    fn rendered_inner(&mut self, ctx: &Context<Self>, _first: bool) {
+        if std::mem::take(&mut self.redraw) {
+            self.draw_gen += 1;
+            self.draw_timer = None;
+            if matches!(self.state, RunState::Done(..)) {
+                set_drawing(true);
+                // The first canvas after the next frame: the browser lays the new result
+                // out in its own rendering step, not forced inside a drawing task (plotters
+                // measures text with a span in the page, `plotters::style::font::web`).
+                let link = ctx.link().clone();
+                let generation = self.draw_gen;
+                let start =
+                    Closure::once_into_js(move || link.send_message(Msg::FrameDone(generation)));
+                let frame =
+                    web_sys::window().map(|w| w.request_animation_frame(start.unchecked_ref()));
+                if !matches!(frame, Some(Ok(_))) {
+                    self.schedule_draw(ctx, 0);
                 }
-                if let Some((values, s)) = distribution(out, self.shown.0) {
-                    let what = if out.points.len() > 1 {
-                        format!("point {}, flow 0", self.shown.0)
-                    } else {
-                        "flow 0".to_string()
-                    };
-                    let _ = crate::plots::draw_distribution("dist", &what, &values, &s);
-                }
-                if let Some(p) = self.sweep_plot(out) {
-                    let _ = crate::plots::draw_sweep("sweep-plot", &p);
-                }
-                for (i, c) in out.capacity.iter().enumerate() {
-                    let _ = crate::plots::draw_capacity(&format!("capacity-{i}"), c);
-                }
+            } else {
+                self.draw_timer = None;
+                set_drawing(false);
             }
+        }
+    }
+
+    /// Draws canvas `k` of the result in a task of its own: the time charts in order, then
+    /// the completion-time distribution, the sweep plot and the trace capacities. A result
+    /// drawn in one task held the main thread for up to half a second (issue 29 item 14:
+    /// no task over 100 ms). While steps remain, the page's root element carries
+    /// `data-drawing` (the e2e tests wait for it to go).
+    fn schedule_draw(&mut self, ctx: &Context<Self>, k: usize) {
+        let link = ctx.link().clone();
+        let generation = self.draw_gen;
+        self.draw_timer = Some(Timeout::new(0, move || {
+            link.send_message(Msg::Draw(generation, k))
+        }));
+    }
+
+    /// One step of [`App::schedule_draw`]; `false`: nothing was left to draw.
+    fn draw_step(&self, k: usize) -> bool {
+        let RunState::Done(out, _) = &self.state else {
+            return false;
+        };
+        let mut k = k;
+        if let Some(series) = out.series.as_ref() {
+            let n = crate::charts::charts_with_data(series).0.len();
+            if k < n {
+                let a = self.pinned.as_ref().and_then(|p| p.out.series.as_ref());
+                crate::plots::draw_chart(k, series, a);
+                return true;
+            }
+            k -= n;
+        }
+        if let Some((values, s)) = distribution(out, self.shown.0) {
+            if k == 0 {
+                let what = if out.points.len() > 1 {
+                    format!("point {}, flow 0", self.shown.0)
+                } else {
+                    "flow 0".to_string()
+                };
+                let _ = crate::plots::draw_distribution("dist", &what, &values, &s);
+                return true;
+            }
+            k -= 1;
+        }
+        if let Some(p) = self.sweep_plot(out) {
+            if k == 0 {
+                let _ = crate::plots::draw_sweep("sweep-plot", &p);
+                return true;
+            }
+            k -= 1;
+        }
+        match out.capacity.get(k) {
+            Some(c) => {
+                let _ = crate::plots::draw_capacity(&format!("capacity-{k}"), c);
+                true
+            }
+            None => false,
         }
     }
 
@@ -1576,6 +1674,7 @@ impl App {
                         data-marks-loss={counts[0].to_string()} data-marks-pto={counts[1].to_string()}
                         data-marks-handover={counts[2].to_string()} data-marks-migration={counts[3].to_string()}
                         data-marks-blocked={counts[4].to_string()}
+                        data-rows={out.series.as_ref().map_or(0, |s| s.rows.len()).to_string()}
                         width={crate::charts::CANVAS_W.to_string()} height={crate::charts::CANVAS_H.to_string()}
                         {onmousemove} {onmouseleave}></canvas>
                     <div class="x-title" id={format!("x-title-{i}")}>{"time (s)"}</div>

@@ -155,11 +155,16 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
     let doc: DocumentMut = text
         .parse()
         .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    Ok(sections_of(&doc))
+}
+
+/// The sections of a parsed scenario ([`sections`]).
+pub fn sections_of(doc: &DocumentMut) -> Vec<Section> {
     let mut out = Vec::new();
     // Tables that have their own section are not edited as a raw value in their parent.
     let top_skip: Vec<&str> = vec!["sim", "topology", "output", "sweep"];
     out.push(section(
-        &doc,
+        doc,
         "Scenario".into(),
         vec![],
         &schema::TOP,
@@ -167,7 +172,7 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
         &top_skip,
     ));
     out.push(section(
-        &doc,
+        doc,
         "[sim]".into(),
         vec![key("sim")],
         &schema::SIM,
@@ -176,12 +181,12 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
     ));
 
     // The topology and its links.
-    let topo_kind = str_at(&doc, &[], "topology")
-        .or_else(|| str_at(&doc, &[key("topology")], "kind"))
+    let topo_kind = str_at(doc, &[], "topology")
+        .or_else(|| str_at(doc, &[key("topology")], "kind"))
         .unwrap_or_else(|| "two_hosts".into());
     if let Some(topo) = schema::table(&format!("topology.{topo_kind}")) {
         let topo_path = vec![key("topology")];
-        let written = lookup(&doc, &topo_path);
+        let written = lookup(doc, &topo_path);
         let links: Vec<&'static Field> = topo
             .fields
             .iter()
@@ -197,7 +202,7 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
         }
         let skip: Vec<&str> = shown_links.iter().map(|f| f.name).collect();
         out.push(section(
-            &doc,
+            doc,
             "[topology]".into(),
             topo_path.clone(),
             topo,
@@ -208,7 +213,7 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
             let mut p = topo_path.clone();
             p.push(key(l.name));
             out.push(section(
-                &doc,
+                doc,
                 format!("Link topology.{}", l.name),
                 p.clone(),
                 &schema::LINK,
@@ -216,12 +221,12 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
                 &["loss"],
             ));
             p.push(key("loss"));
-            out.push(loss_section(&doc, p));
+            out.push(loss_section(doc, p));
         }
     }
 
     // The flows.
-    let n = lookup(&doc, &[])
+    let n = lookup(doc, &[])
         .and_then(|t| t.get("flows"))
         .map(|i| match i {
             Item::ArrayOfTables(a) => a.len(),
@@ -232,9 +237,9 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
     for i in 0..n {
         let fp = vec![Seg::Elem("flows".into(), i)];
         let name = format!("flows[{i}]");
-        if let Some(transport) = str_at(&doc, &fp, "transport") {
+        if let Some(transport) = str_at(doc, &fp, "transport") {
             out.push(section(
-                &doc,
+                doc,
                 format!("Flow {name}"),
                 fp.clone(),
                 &schema::TRANSPORT_FLOW,
@@ -244,7 +249,7 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
             // The keys every flow has (`pair`, `background`, `copies`, ...), but `kind`:
             // a flow written with `transport` has none.
             out.push(section(
-                &doc,
+                doc,
                 format!("Flow {name}: {}", schema::FLOW.what),
                 fp.clone(),
                 &schema::FLOW,
@@ -256,12 +261,12 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
                 p.push(key("workload"));
                 p
             };
-            let wkind = str_at(&doc, &wp, "kind").unwrap_or_else(|| "bulk".into());
+            let wkind = str_at(doc, &wp, "kind").unwrap_or_else(|| "bulk".into());
             let workload = schema::workload(&wkind);
             // The transport's keys, flat in the flow or in a table named after it; the
             // workload's keys belong to the workload table.
             if let Some(tt) = schema::table(&format!("flow.{transport}")) {
-                let in_table = lookup(&doc, &fp).is_some_and(|t| t.contains_key(&transport));
+                let in_table = lookup(doc, &fp).is_some_and(|t| t.contains_key(&transport));
                 let mut tp = fp.clone();
                 if in_table {
                     tp.push(key(&transport));
@@ -270,7 +275,7 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
                     .map(|w| w.fields.iter().map(|f| f.name).collect())
                     .unwrap_or_default();
                 out.push(section(
-                    &doc,
+                    doc,
                     format!("Transport {name} ({transport})"),
                     tp,
                     tt,
@@ -280,7 +285,7 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
             }
             if let Some(w) = workload {
                 out.push(section(
-                    &doc,
+                    doc,
                     format!("Workload {name}.workload"),
                     wp,
                     w,
@@ -290,18 +295,18 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
             }
         } else {
             out.push(section(
-                &doc,
+                doc,
                 format!("Flow {name}"),
                 fp.clone(),
                 &schema::FLOW,
                 true,
                 &[],
             ));
-            let kind = str_at(&doc, &fp, "kind").unwrap_or_default();
+            let kind = str_at(doc, &fp, "kind").unwrap_or_default();
             for t in flow_tables(&kind) {
                 let open = t.fields.len() <= 12;
                 out.push(section(
-                    &doc,
+                    doc,
                     format!("{name}: {}", t.path),
                     fp.clone(),
                     t,
@@ -311,7 +316,7 @@ pub fn sections(text: &str) -> Result<Vec<Section>, String> {
             }
         }
     }
-    Ok(out)
+    out
 }
 
 /// The tables of a flow written with `kind = ...`: the one named after the kind

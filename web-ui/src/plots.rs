@@ -9,12 +9,12 @@ use crate::runner::PlotSeries as Series;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 
-/// Draws every chart of `series` that has data into `chart-<i>` canvases (the charts of
-/// [`charts_with_data`]); with a pinned run `a`, its columns of the same name are overlaid
-/// dashed, the current run's solid, at equal weight. Legends and the x axis title are HTML
-/// beside the canvas (`crate::app`), never on the data.
-pub fn draw_all(series: &Series, a: Option<&Series>) {
-    for (i, c) in charts_with_data(series).0.iter().enumerate() {
+/// Draws chart `i` of [`charts_with_data`]`(series)` into canvas `chart-<i>`; with a pinned
+/// run `a`, its columns of the same name are overlaid dashed, the current run's solid, at
+/// equal weight. Legends and the x axis title are HTML beside the canvas (`crate::app`),
+/// never on the data.
+pub fn draw_chart(i: usize, series: &Series, a: Option<&Series>) {
+    if let Some(c) = charts_with_data(series).0.get(i) {
         // A drawing error leaves the canvas blank; the page goes on.
         let _ = draw(&format!("chart-{i}"), series, a, c);
     }
@@ -86,17 +86,21 @@ fn draw(
             .map(|&(t, v)| TriangleMarker::new((t, v), 5, cc.filled())),
     )?;
     // The run's events on the time axis: a short tick per event at the bottom of the plot
-    // area, one row per kind.
+    // area, one row per kind; one tick per canvas pixel column and kind (a run keeps up to
+    // 20 000 events, drawn one by one on every chart they cost more than the lines).
     let h = (y_max - y_min) / 18.0;
+    let px = |t: f64| (t / t_max * crate::charts::CANVAS_W) as i64;
     for (row, (kind, _, col)) in EVENT_KINDS.iter().enumerate() {
         let style = rgb(*col).stroke_width(1);
         let lo = y_min + h * row as f64 * 0.5;
+        let mut last = None;
         ctx.draw_series(
             series
                 .meta
                 .events
                 .iter()
                 .filter(|e| e.kind == *kind && e.t <= t_max)
+                .filter(|e| last.replace(px(e.t)) != Some(px(e.t)))
                 .map(|e| PathElement::new(vec![(e.t, lo), (e.t, lo + h)], style)),
         )?;
     }

@@ -375,10 +375,11 @@ fn span(kind: Kind, lo: f64, hi: f64, v: Option<f64>, scale: Scale) -> Slider {
 /// The strip's knobs for a scenario text (none when it is not TOML). A knob whose key the
 /// scenario sweeps names the swept values instead of moving: the sweep sets it per point.
 pub fn knobs(text: &str) -> Vec<Knob> {
-    let mut out = unswept_knobs(text);
+    // Parsed once: this runs on every scenario change, in the page's main thread.
     let Ok(doc) = text.parse::<DocumentMut>() else {
-        return out;
+        return vec![];
     };
+    let mut out = unswept_knobs(&doc);
     let Some(sweep) = doc.get("sweep").and_then(Item::as_table_like) else {
         return out;
     };
@@ -413,15 +414,10 @@ pub fn knobs(text: &str) -> Vec<Knob> {
     out
 }
 
-fn unswept_knobs(text: &str) -> Vec<Knob> {
-    let Ok(sections) = panel::sections(text) else {
-        return vec![];
-    };
-    let Ok(doc) = text.parse::<DocumentMut>() else {
-        return vec![];
-    };
+fn unswept_knobs(doc: &DocumentMut) -> Vec<Knob> {
+    let sections = panel::sections_of(doc);
     let mut out = Vec::new();
-    let b = bottleneck(&doc);
+    let b = bottleneck(doc);
     let link_knob =
         |id: &str, base: &str, g: &LinkGroup, shown: String, help: &str, control: Control| {
             let field: &'static Field = schema::LINK.field(id);
@@ -452,7 +448,7 @@ fn unswept_knobs(text: &str) -> Vec<Knob> {
         };
 
     // Packet loss: the bottleneck's Bernoulli probability per direction.
-    for g in link_groups(&doc, &b, "loss", &loss_text) {
+    for g in link_groups(doc, &b, "loss", &loss_text) {
         let (shown, control) = match g.value.strip_prefix("model:") {
             Some(m) => (
                 model_words(m),
@@ -484,7 +480,7 @@ fn unswept_knobs(text: &str) -> Vec<Knob> {
         ));
     }
     // One-way delay, bottleneck rate, queue.
-    for g in link_groups(&doc, &b, "delay", &plain) {
+    for g in link_groups(doc, &b, "delay", &plain) {
         let v = crate::slider::numeric(Kind::Time, &g.value);
         let s = span(Kind::Time, 500e3, 500e6, v, Scale::Log);
         let control = Control::Slider {
@@ -503,7 +499,7 @@ fn unswept_knobs(text: &str) -> Vec<Knob> {
             control,
         ));
     }
-    for g in link_groups(&doc, &b, "rate", &plain) {
+    for g in link_groups(doc, &b, "rate", &plain) {
         let v = crate::slider::numeric(Kind::Rate, &g.value);
         let (shown, control) = match v {
             Some(v) => {
@@ -536,7 +532,7 @@ fn unswept_knobs(text: &str) -> Vec<Knob> {
         None => "1BDP".to_string(),
         i => plain(i),
     };
-    for g in link_groups(&doc, &b, "queue", &queue_text) {
+    for g in link_groups(doc, &b, "queue", &queue_text) {
         let bdp = g
             .value
             .strip_suffix("BDP")
