@@ -498,10 +498,9 @@ impl Connection {
         if info.ack_ranges.is_some() {
             sp.on_ack_sent();
         }
-        if frames.iter().any(is_retransmittable) {
-            let mut kept = self.buf_pool.frames();
-            kept.extend(frames.iter().filter(|f| is_retransmittable(f)).cloned());
-            info.frames = kept;
+        // The record keeps its retransmittable frames in the slab (no buffer per record).
+        for f in frames.iter().filter(|f| is_retransmittable(f)) {
+            self.sent_frames.push(&mut info.frames, f.clone());
         }
         Some((
             QuicPacket {
