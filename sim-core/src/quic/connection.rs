@@ -29,6 +29,7 @@ use super::packetizer::{self, is_retransmittable, StreamSource};
 use super::path::Path;
 pub use super::path::AMPLIFICATION_FACTOR;
 use super::recovery::{Recovery, RecoveryConfig, SentPacket, Space};
+use super::sent_frames::{FrameSlab, SentFrames};
 use super::spaces::PnSpace;
 pub use super::state::{CloseInfo, CloseReason};
 use super::state::{ConnState, Handshake};
@@ -134,8 +135,9 @@ enum BlockState {
 /// What the connection remembers about each sent packet (the `F` of [`Recovery`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SentInfo {
-    /// Retransmittable frames (ACK and PADDING are never retransmitted).
-    pub frames: Vec<Frame>,
+    /// Retransmittable frames (ACK and PADDING are never retransmitted), in the order the
+    /// packet carried them: a handle into the connection's [`FrameSlab`].
+    pub frames: SentFrames,
     /// Ranges of the ACK frame the packet carried, if any (to stop acknowledging what the
     /// peer knows, RFC 9000 §13.2.4): the frame's own buffer, shared ([`AckRanges`]).
     pub ack_ranges: Option<AckRanges>,
@@ -291,6 +293,8 @@ pub struct Connection {
     scratch_infos: Vec<SentInfo>,
     /// Buffers of sent-packet records kept for reuse (no allocation per packet).
     buf_pool: packetizer::BufPool,
+    /// The retransmittable frames of the outstanding sent packets ([`SentInfo::frames`]).
+    sent_frames: FrameSlab,
 }
 
 mod input;
@@ -373,6 +377,7 @@ impl Connection {
             migration: cfg.migration.map(Migration::new),
             scratch_infos: Vec::new(),
             buf_pool: packetizer::BufPool::default(),
+            sent_frames: FrameSlab::default(),
             cfg,
         }
     }

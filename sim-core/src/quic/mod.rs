@@ -27,7 +27,9 @@
 //!   so the workloads of [`crate::workloads`] (`bulk`, the connection sequence) run on it;
 //! - [`lifecycle`]: re-exports of the connection-sequence spec types (the sequence itself
 //!   is [`crate::workloads::sequence`]);
-//! - [`recovery`]: RFC 9002 loss detection and PTO.
+//! - [`recovery`]: RFC 9002 loss detection and PTO;
+//! - [`sent_frames`]: the retransmittable frames of the sent-packet records, as linked
+//!   slots of one slab per connection (the records stay fixed-size).
 //!
 //! The RTT estimator, range sets, the dense map and the allowance policies come from the shared
 //! [`crate::transport`] toolkit.
@@ -44,6 +46,7 @@ pub mod migration;
 pub(crate) mod packetizer;
 pub mod path;
 pub mod recovery;
+pub mod sent_frames;
 pub(crate) mod spaces;
 pub mod state;
 pub mod stream_transport;

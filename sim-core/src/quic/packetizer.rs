@@ -26,30 +26,24 @@ pub(crate) fn push_frame(f: Frame, frames: &mut FrameVec, room: &mut u64) -> boo
 }
 
 /// Most emptied buffers a [`BufPool`] keeps (bounds its memory: about one window of
-/// packets in flight needs one each at most, and a packet returns its buffers when
+/// packets in flight needs one each at most, and a packet returns its buffer when
 /// acknowledged or lost).
 const POOL_MAX: usize = 1024;
 
-/// Emptied buffers of sent-packet records kept for their allocations, so that a packet
-/// in steady state allocates none for its recovery record: the retransmittable frames
-/// of [`SentInfo`] come from here and return here when the packet is acknowledged or
-/// declared lost. The range buffers of ACK frames too: a frame's [`AckRanges`] is shared
-/// by the packet (delivered to the peer) and its record, and returns here when the record
-/// is done with and the peer dropped the frame (no other holder). A buffer's contents
-/// never depend on where it came from.
+/// Emptied range buffers of ACK frames kept for their allocations: a frame's
+/// [`AckRanges`] is shared by the packet (delivered to the peer) and its sent-packet
+/// record ([`SentInfo`]), and returns here when the record is done with and the peer
+/// dropped the frame (no other holder), so that a packet in steady state allocates none.
+/// (The record's retransmittable frames live in the connection's
+/// [`FrameSlab`](super::sent_frames::FrameSlab).) A buffer's contents never depend on
+/// where it came from.
 #[derive(Debug, Default)]
 pub(crate) struct BufPool {
-    frames: Vec<Vec<Frame>>,
     /// Empty buffers no other value shares.
     ranges: Vec<AckRanges>,
 }
 
 impl BufPool {
-    /// An empty frame buffer (a kept one if any).
-    pub(crate) fn frames(&mut self) -> Vec<Frame> {
-        self.frames.pop().unwrap_or_default()
-    }
-
     /// An empty range buffer that no other value shares (a kept one if any).
     pub(crate) fn ranges(&mut self) -> AckRanges {
         self.ranges.pop().unwrap_or_default()
@@ -63,18 +57,13 @@ impl BufPool {
         }
     }
 
-    /// Keeps the buffers of a sent-packet record that is done with.
+    /// Keeps the range buffer of a sent-packet record that is done with (its frames
+    /// are the slab's: the caller retires them). Inlined: most records carried no ACK
+    /// frame, and then this is one test.
+    #[inline]
     pub(crate) fn recycle(&mut self, info: SentInfo) {
-        let SentInfo {
-            mut frames,
-            ack_ranges,
-            ..
-        } = info;
-        if frames.capacity() > 0 && self.frames.len() < POOL_MAX {
-            frames.clear();
-            self.frames.push(frames);
-        }
-        if let Some(r) = ack_ranges {
+        debug_assert!(info.frames.is_empty(), "frames retired before the record");
+        if let Some(r) = info.ack_ranges {
             self.recycle_ranges(r);
         }
     }

@@ -677,10 +677,17 @@ impl<F> Recovery<F> {
     /// The time-threshold loss delay (§6.1.2): `max(9/8·max(srtt, latest_rtt),
     /// kGranularity)`, truncated to the nanosecond.
     pub fn loss_delay(&self) -> SimDuration {
-        let base = self.rtt.latest_rtt().max(self.rtt.smoothed_rtt()).0 as u128;
-        let d =
-            base * self.config.time_threshold_num as u128 / self.config.time_threshold_den as u128;
-        SimDuration(d.min(u64::MAX as u128) as u64).max(self.config.granularity)
+        let base = self.rtt.latest_rtt().max(self.rtt.smoothed_rtt()).0;
+        let (num, den) = (
+            self.config.time_threshold_num,
+            self.config.time_threshold_den,
+        );
+        // In 64 bits when the product fits (the same quotient), else in 128.
+        let d = match base.checked_mul(num) {
+            Some(p) => p / den,
+            None => (base as u128 * num as u128 / den as u128).min(u64::MAX as u128) as u64,
+        };
+        SimDuration(d).max(self.config.granularity)
     }
 
     // ----- state changes from the connection --------------------------------------------
@@ -1260,13 +1267,20 @@ impl<F> Recovery<F> {
     /// A.10 `DetectAndRemoveLostPackets`. Returns the lost packets in pn order; records
     /// the in-flight ones for spurious-loss detection.
     fn detect_and_remove_lost_packets(&mut self, now: SimTime, space: Space) -> Vec<Entry<F>> {
-        let loss_delay = self.loss_delay();
-        let threshold = self.config.packet_threshold;
         let s = &mut self.spaces[space.idx()];
         s.loss_time = None;
         let Some(largest_acked) = s.largest_acked else {
             return Vec::new();
         };
+        // The walk below covers the outstanding packets up to the largest acknowledged,
+        // which start at the first outstanding record: when that lies above, nothing is
+        // lost and no loss time is set (the usual ACK of an in-order transfer).
+        if s.sent.first_key().is_none_or(|f| f > largest_acked) {
+            return Vec::new();
+        }
+        let loss_delay = self.loss_delay();
+        let threshold = self.config.packet_threshold;
+        let s = &mut self.spaces[space.idx()];
         let mut lost_pns = std::mem::take(&mut self.lost_pns);
         debug_assert!(lost_pns.is_empty());
         let mut loss_time: Option<SimTime> = None;

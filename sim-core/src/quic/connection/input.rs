@@ -273,7 +273,7 @@ impl Connection {
                             .recovery
                             .remove_all_packets(Space::ApplicationData);
                         for p in lost {
-                            self.requeue_frames(2, &p.info.frames);
+                            self.requeue_record_frames(2, p.info);
                         }
                     }
                     self.zero_rtt_send = false; // 1-RTT from now on (RFC 9001 §4.9.3)
@@ -373,7 +373,14 @@ impl Connection {
         sp.ack_deadline = None;
         sp.new_since_ack = false;
         sp.crypto_send = SendBuf::default();
-        self.path.recovery.discard_space(space_of(i));
+        // Their records are dropped: their frames leave the slab.
+        for p in self.path.recovery.discard_space(space_of(i)) {
+            self.sent_frames.release(p.info.frames);
+            self.buf_pool.recycle(SentInfo {
+                frames: SentFrames::default(),
+                ..p.info
+            });
+        }
         self.undecryptable.retain(|(p, _)| p.ty.space_index() != i);
     }
 
@@ -440,8 +447,10 @@ impl Connection {
                 }
             }
         }
-        for f in &info.frames {
-            match *f {
+        // The record's frames, in order, each taken out of the slab (its slot freed).
+        let mut list = info.frames;
+        while let Some(f) = self.sent_frames.pop_front(&mut list) {
+            match f {
                 Frame::Stream {
                     id,
                     offset,
@@ -458,7 +467,10 @@ impl Connection {
                 _ => {}
             }
         }
-        self.buf_pool.recycle(info);
+        self.buf_pool.recycle(SentInfo {
+            frames: list,
+            ..info
+        });
     }
 
     pub(super) fn on_packet_lost(
@@ -482,7 +494,7 @@ impl Connection {
                         },
                         pn: p.pn,
                         size: p.size,
-                        frames: p.info.frames.iter().cloned().collect(),
+                        frames: self.sent_frames.iter(p.info.frames).cloned().collect(),
                     }),
                     trigger,
                 },
@@ -494,8 +506,21 @@ impl Connection {
         if self.migration.is_some() {
             self.migration_on_lost(&p);
         }
-        self.requeue_frames(i, &p.info.frames);
-        self.buf_pool.recycle(p.info);
+        self.requeue_record_frames(i, p.info);
+    }
+
+    /// Queues the frames of a record leaving recovery unacknowledged (lost, or its space's
+    /// packets removed) again, in order ([`Connection::requeue_frame`]), retiring them from
+    /// the slab, and recycles the record's range buffer.
+    pub(super) fn requeue_record_frames(&mut self, i: usize, info: SentInfo) {
+        let mut list = info.frames;
+        while let Some(f) = self.sent_frames.pop_front(&mut list) {
+            self.requeue_frame(i, &f);
+        }
+        self.buf_pool.recycle(SentInfo {
+            frames: list,
+            ..info
+        });
     }
 
     /// Queues the frames of a lost (or probed) packet again, by frame type (RFC 9000
@@ -503,48 +528,53 @@ impl Connection {
     /// value, HANDSHAKE_DONE; never ACK, PADDING, PING or PATH_*.
     pub(super) fn requeue_frames(&mut self, i: usize, frames: &[Frame]) {
         for f in frames {
-            match *f {
-                Frame::Stream {
-                    id,
-                    offset,
-                    len,
-                    fin,
-                } => {
-                    if let Some(mut s) = self.streams.get_mut(&id) {
-                        s.send.on_lost(offset, len, fin);
-                    }
+            self.requeue_frame(i, f);
+        }
+    }
+
+    /// Queues one frame of a lost (or probed) packet again ([`Connection::requeue_frames`]).
+    pub(super) fn requeue_frame(&mut self, i: usize, f: &Frame) {
+        match *f {
+            Frame::Stream {
+                id,
+                offset,
+                len,
+                fin,
+            } => {
+                if let Some(mut s) = self.streams.get_mut(&id) {
+                    s.send.on_lost(offset, len, fin);
                 }
-                Frame::Crypto { offset, len } if !self.spaces[i].discarded => {
-                    self.spaces[i].crypto_send.on_lost(offset, len, false);
-                }
-                Frame::MaxData(v) if v == self.recv_fc.limit => {
-                    self.recv_fc.update_pending = true;
-                }
-                Frame::MaxStreamData { id, max } => {
-                    if let Some(mut s) = self.streams.get_mut(&id) {
-                        if max == s.recv_fc.limit && !s.recv.is_fully_received() {
-                            s.recv_fc.update_pending = true;
-                        }
-                    }
-                }
-                Frame::MaxStreams { max, .. } if max == self.local_max_streams => {
-                    self.max_streams_pending = true;
-                }
-                Frame::DataBlocked(v) => self.send_fc.on_blocked_lost(v, true),
-                Frame::StreamDataBlocked { id, limit } => {
-                    if let Some(mut s) = self.streams.get_mut(&id) {
-                        let waiting = s.send.unsent() > 0;
-                        s.send_fc.on_blocked_lost(limit, waiting);
-                    }
-                }
-                Frame::HandshakeDone => self.handshake_done_pending = true,
-                Frame::NewConnectionId { .. } => {
-                    if let Some(m) = self.migration.as_mut() {
-                        m.new_cid_pending = true;
-                    }
-                }
-                _ => {}
             }
+            Frame::Crypto { offset, len } if !self.spaces[i].discarded => {
+                self.spaces[i].crypto_send.on_lost(offset, len, false);
+            }
+            Frame::MaxData(v) if v == self.recv_fc.limit => {
+                self.recv_fc.update_pending = true;
+            }
+            Frame::MaxStreamData { id, max } => {
+                if let Some(mut s) = self.streams.get_mut(&id) {
+                    if max == s.recv_fc.limit && !s.recv.is_fully_received() {
+                        s.recv_fc.update_pending = true;
+                    }
+                }
+            }
+            Frame::MaxStreams { max, .. } if max == self.local_max_streams => {
+                self.max_streams_pending = true;
+            }
+            Frame::DataBlocked(v) => self.send_fc.on_blocked_lost(v, true),
+            Frame::StreamDataBlocked { id, limit } => {
+                if let Some(mut s) = self.streams.get_mut(&id) {
+                    let waiting = s.send.unsent() > 0;
+                    s.send_fc.on_blocked_lost(limit, waiting);
+                }
+            }
+            Frame::HandshakeDone => self.handshake_done_pending = true,
+            Frame::NewConnectionId { .. } => {
+                if let Some(m) = self.migration.as_mut() {
+                    m.new_cid_pending = true;
+                }
+            }
+            _ => {}
         }
     }
 
@@ -909,8 +939,10 @@ impl Connection {
             .path
             .recovery
             .outstanding(space_of(i))
-            .find(|p| p.ack_eliciting && p.info.frames.iter().any(is_retransmittable))
-            .map(|p| p.info.frames.clone())
+            .find(|p| {
+                p.ack_eliciting && self.sent_frames.iter(p.info.frames).any(is_retransmittable)
+            })
+            .map(|p| self.sent_frames.iter(p.info.frames).cloned().collect())
             .unwrap_or_default();
         self.requeue_frames(i, &frames);
     }

@@ -311,10 +311,9 @@ impl Connection {
         if p.time_sent >= start {
             return;
         }
-        let bytes: u64 = p
-            .info
-            .frames
-            .iter()
+        let bytes: u64 = self
+            .sent_frames
+            .iter(p.info.frames)
             .map(|f| match f {
                 Frame::Stream { len, .. } => *len,
                 _ => 0,

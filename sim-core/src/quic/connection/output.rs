@@ -55,8 +55,9 @@ impl Connection {
         let paced_ok = self.path.pacer.can_send();
         let send_ok = cc_ok && paced_ok;
         // The packets go straight into the datagram (one move each), their records into a
-        // reused buffer (empty between calls): no allocation per poll.
-        let mut out = QuicDatagram::default();
+        // reused buffer (empty between calls): no allocation per poll. The datagram is made
+        // with its first packet (an empty poll, about half of them, makes none).
+        let mut out: Option<QuicDatagram> = None;
         let mut infos = std::mem::take(&mut self.scratch_infos);
         debug_assert!(infos.is_empty());
         let mut size = 0u64;
@@ -72,14 +73,16 @@ impl Connection {
             if let Some((pkt, info)) = self.build_packet(now, i, remaining, send_ok, initial_ok) {
                 size += pkt.size;
                 let short = pkt.ty == PacketType::OneRtt;
-                out.packets.push(pkt);
+                out.get_or_insert_with(QuicDatagram::default)
+                    .packets
+                    .push(pkt);
                 infos.push(info);
                 if short {
                     break; // a short-header packet must be last (RFC 9000 §12.2)
                 }
             }
         }
-        if out.packets.is_empty() {
+        let Some(mut out) = out else {
             if self.role == Role::Server && amp < mds && self.has_unsent_anything() {
                 self.stats.amplification_blocked_events += 1;
             }
@@ -93,7 +96,7 @@ impl Connection {
             self.breakdown.set(now, part);
             self.scratch_infos = infos;
             return None;
-        }
+        };
         // Padding (RFC 9000 §14.1): a client pads every datagram carrying an Initial
         // packet; a server every datagram carrying an ack-eliciting Initial packet.
         let has_initial = out.packets.iter().any(|p| p.ty == PacketType::Initial);
@@ -498,10 +501,9 @@ impl Connection {
         if info.ack_ranges.is_some() {
             sp.on_ack_sent();
         }
-        if frames.iter().any(is_retransmittable) {
-            let mut kept = self.buf_pool.frames();
-            kept.extend(frames.iter().filter(|f| is_retransmittable(f)).cloned());
-            info.frames = kept;
+        // The record keeps its retransmittable frames in the slab (no buffer per record).
+        for f in frames.iter().filter(|f| is_retransmittable(f)) {
+            self.sent_frames.push(&mut info.frames, f.clone());
         }
         Some((
             QuicPacket {
