@@ -2,7 +2,8 @@
 // Chromium. Opens the page with the scenario in its share link, then presses Run ROUNDS
 // times and reports, per round, the worker's "done in ... ms" (simulation, from posting
 // the TOML to the result) and the time from the click to the plots drawn (simulation +
-// result transfer + redraw, up to the next animation frame).
+// result transfer + redraw, up to the frame after the last canvas: the page draws its
+// canvases in short tasks and clears `data-drawing` on its root after the last).
 // With BENCH_SPLIT=1 it also splits each round (instrumentation from an init script, so the
 // figures carry its small overhead): click -> the worker's "done" message arriving in the
 // page (simulation + output JSON + transfer), the page's handler (JSON parse + update),

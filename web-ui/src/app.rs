@@ -56,8 +56,9 @@ pub enum Msg {
     Unpin,
     /// The pointer is over chart `.0` at canvas x `.1` (pixels); `None`: left it.
     Hover(usize, Option<f64>),
-    /// Draw canvas `.1` of drawing generation `.0` ([`App::draw_step`]): one canvas per
-    /// task, so drawing a result never holds the main thread for long.
+    /// Draw the result's canvases from canvas `.1` on, of drawing generation `.0`
+    /// ([`App::schedule_draw`]): a few per task, so drawing a result never holds the main
+    /// thread for long.
     Draw(u64, usize),
     /// The frame after the result's render of drawing generation `.0` is under way.
     FrameDone(u64),
@@ -432,7 +433,6 @@ impl App {
     }
 }
 
-/// Saves `text` as a file named `name` (a download).
 /// A drawing task starts no further canvas after this long (ms): one canvas costs 5-40 ms,
 /// so a task stays well under the 100 ms of issue 29 item 14.
 const DRAW_TASK_MS: f64 = 30.0;
@@ -451,6 +451,7 @@ fn set_drawing(on: bool) {
     }
 }
 
+/// Saves `text` as a file named `name` (a download).
 fn save(name: &str, mime: &str, text: &str) {
     {
         let parts = js_sys::Array::of1(&JsValue::from_str(text));
@@ -1036,7 +1037,6 @@ impl App {
                     self.schedule_draw(ctx, 0);
                 }
             } else {
-                self.draw_timer = None;
                 set_drawing(false);
             }
         }
@@ -1063,13 +1063,13 @@ impl App {
         };
         let mut k = k;
         if let Some(series) = out.series.as_ref() {
-            let n = crate::charts::charts_with_data(series).0.len();
-            if k < n {
+            let charts = crate::charts::charts_with_data(series).0;
+            if let Some(chart) = charts.get(k) {
                 let a = self.pinned.as_ref().and_then(|p| p.out.series.as_ref());
-                crate::plots::draw_chart(k, series, a);
+                crate::plots::draw_chart(k, series, a, chart);
                 return true;
             }
-            k -= n;
+            k -= charts.len();
         }
         if let Some((values, s)) = distribution(out, self.shown.0) {
             if k == 0 {

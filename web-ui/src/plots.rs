@@ -2,22 +2,20 @@
 //! chart per [`crate::charts::Chart`], axes labelled with units.
 
 use crate::charts::{
-    charts_with_data, color, congestion_events, cwnd_pairs, drawn, measured_from, overlay_column,
-    t_axis, y_range, Chart, CONGESTION_COLOR, EVENT_KINDS,
+    color, congestion_events, cwnd_pairs, drawn, measured_from, overlay_column, t_axis, y_range,
+    Chart, CONGESTION_COLOR, EVENT_KINDS,
 };
 use crate::runner::PlotSeries as Series;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 
-/// Draws chart `i` of [`charts_with_data`]`(series)` into canvas `chart-<i>`; with a pinned
-/// run `a`, its columns of the same name are overlaid dashed, the current run's solid, at
-/// equal weight. Legends and the x axis title are HTML beside the canvas (`crate::app`),
-/// never on the data.
-pub fn draw_chart(i: usize, series: &Series, a: Option<&Series>) {
-    if let Some(c) = charts_with_data(series).0.get(i) {
-        // A drawing error leaves the canvas blank; the page goes on.
-        let _ = draw(&format!("chart-{i}"), series, a, c);
-    }
+/// Draws `chart`, chart `i` of [`crate::charts::charts_with_data`]`(series)`, into canvas `chart-<i>`;
+/// with a pinned run `a`, its columns of the same name are overlaid dashed, the current
+/// run's solid, at equal weight. Legends and the x axis title are HTML beside the canvas
+/// (`crate::app`), never on the data.
+pub fn draw_chart(i: usize, series: &Series, a: Option<&Series>, chart: &Chart) {
+    // A drawing error leaves the canvas blank; the page goes on.
+    let _ = draw(&format!("chart-{i}"), series, a, chart);
 }
 
 fn rgb((r, g, b): (u8, u8, u8)) -> RGBColor {
