@@ -54,6 +54,38 @@ impl Connection {
         let cc_ok = self.path.recovery.can_send(mds);
         let paced_ok = self.path.pacer.can_send();
         let send_ok = cc_ok && paced_ok;
+        if self.spaces[0].discarded && self.spaces[1].discarded && self.migration.is_none() {
+            // The steady state: only the application space can send, so a datagram is one
+            // packet of it and needs no padding (RFC 9000 §14.1 pads Initial datagrams,
+            // §8.2.1 path-validation ones). The general path below gives the same result
+            // with its per-space loop, record buffer and padding scans.
+            let built = if self.can_send_space(2) {
+                self.build_packet(now, 2, budget, send_ok, true)
+            } else {
+                None
+            };
+            let Some((pkt, info)) = built else {
+                self.nothing_sent(now, amp, mds, cc_ok);
+                return None;
+            };
+            let size = pkt.size;
+            let is_probe = pkt.is_ack_eliciting() && self.spaces[2].probes > 0;
+            if is_probe {
+                self.spaces[2].probes -= 1;
+            }
+            let mut out = QuicDatagram::default();
+            out.packets.push(pkt);
+            let bif_before = self.path.recovery.bytes_in_flight();
+            let cwnd = self.path.recovery.cwnd();
+            let datagram_id = self.stats.datagrams_sent;
+            let app_limited = !self.has_sendable_stream_data();
+            self.stamp_datagram(&mut out);
+            let (in_flight, eliciting) =
+                self.register_sent(now, &out.packets[0], info, is_probe, app_limited, datagram_id);
+            self.datagram_sent(now, size, in_flight, eliciting, is_probe, bif_before, cwnd);
+            debug_assert_eq!(out.size(), size);
+            return Some((out, size));
+        }
         // The packets go straight into the datagram (one move each), their records into a
         // reused buffer (empty between calls): no allocation per poll. The datagram is made
         // with its first packet (an empty poll, about half of them, makes none).
@@ -83,18 +115,8 @@ impl Connection {
             }
         }
         let Some(mut out) = out else {
-            if self.role == Role::Server && amp < mds && self.has_unsent_anything() {
-                self.stats.amplification_blocked_events += 1;
-            }
-            // The block state and the breakdown ask the same two stream questions: asked
-            // once (nothing in between changes the streams or the flow control).
-            let unsent = self.has_unsent_stream_data();
-            let sendable = unsent && self.has_sendable_stream_data();
-            self.update_block_state(now, cc_ok, unsent, sendable);
-            self.update_amplification_state();
-            let part = self.breakdown_part_with(unsent, sendable);
-            self.breakdown.set(now, part);
             self.scratch_infos = infos;
+            self.nothing_sent(now, amp, mds, cc_ok);
             return None;
         };
         // Padding (RFC 9000 §14.1): a client pads every datagram carrying an Initial
@@ -165,68 +187,119 @@ impl Connection {
         let app_limited = !self.has_sendable_stream_data();
         self.stamp_datagram(&mut out);
         for (k, (info, is_probe)) in infos.drain(..).zip(probe_flags).enumerate() {
-            let pkt = &out.packets[k];
-            let i = pkt.ty.space_index();
-            if pkt.ty == PacketType::ZeroRtt {
-                self.stats.zero_rtt_packets_sent += 1;
-                for f in &pkt.frames {
-                    if let Frame::Stream { len, .. } = f {
-                        self.stats.zero_rtt_stream_bytes += len;
-                    }
-                }
-            }
-            if self.trace.is_on() {
-                let trigger = if is_probe {
-                    Some(SendTrigger::PtoProbe)
-                } else if info.retransmission && i < 2 {
-                    Some(SendTrigger::RetransmitCrypto)
-                } else if info.retransmission {
-                    Some(match self.last_loss_trigger {
-                        LossTrigger::ReorderingThreshold => SendTrigger::RetransmitReordered,
-                        _ => SendTrigger::RetransmitTimeout,
-                    })
-                } else {
-                    None
-                };
-                self.trace.push(
-                    now,
-                    TraceEvent::PacketSent {
-                        packet: ProtocolPacket::Quic(pkt.clone()),
-                        datagram_id,
-                        trigger,
-                    },
-                );
-            }
-            let eliciting = pkt.is_ack_eliciting();
-            let padded = pkt
-                .frames
-                .iter()
-                .any(|f| matches!(f, Frame::Padding { .. }));
-            let in_flight = eliciting || padded; // RFC 9002 §2: PADDING counts in flight
+            let (in_flight, eliciting) =
+                self.register_sent(now, &out.packets[k], info, is_probe, app_limited, datagram_id);
             any_in_flight |= in_flight;
             any_eliciting |= eliciting;
-            self.stats.packets_sent += 1;
-            if info.retransmission {
-                self.stats.packets_retransmitted += 1;
-            }
-            let sent = SentPacket {
-                pn: pkt.pn,
-                time_sent: now,
-                size: pkt.size,
-                ack_eliciting: eliciting,
-                in_flight,
-                app_limited,
-                ect0: self.ecn.marking,
-                info,
-            };
-            self.ecn.on_sent(i);
-            self.path.recovery.on_packet_sent(now, space_of(i), sent);
-            if self.role == Role::Client && i == 1 && !self.spaces[0].discarded {
-                // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
-                // Handshake packet.
-                self.discard_space(0);
+        }
+        self.scratch_infos = infos;
+        self.datagram_sent(now, size, any_in_flight, any_eliciting, probe, bif_before, cwnd);
+        debug_assert_eq!(out.size(), size);
+        Some((out, size))
+    }
+
+    /// The end of a poll that sends nothing: the block state, the amplification state and
+    /// the breakdown part from the state the poll found (`cc_ok`: the window had room).
+    fn nothing_sent(&mut self, now: SimTime, amp: u64, mds: u64, cc_ok: bool) {
+        if self.role == Role::Server && amp < mds && self.has_unsent_anything() {
+            self.stats.amplification_blocked_events += 1;
+        }
+        // The block state and the breakdown ask the same two stream questions: asked
+        // once (nothing in between changes the streams or the flow control).
+        let unsent = self.has_unsent_stream_data();
+        let sendable = unsent && self.has_sendable_stream_data();
+        self.update_block_state(now, cc_ok, unsent, sendable);
+        self.update_amplification_state();
+        let part = self.breakdown_part_with(unsent, sendable);
+        self.breakdown.set(now, part);
+    }
+
+    /// Registers packet `pkt` of a datagram being sent (its record `info`) with loss
+    /// recovery, the statistics, ECN and the trace; returns whether it counts in flight
+    /// and whether it is ack-eliciting.
+    fn register_sent(
+        &mut self,
+        now: SimTime,
+        pkt: &QuicPacket,
+        info: SentInfo,
+        is_probe: bool,
+        app_limited: bool,
+        datagram_id: u64,
+    ) -> (bool, bool) {
+        let i = pkt.ty.space_index();
+        if pkt.ty == PacketType::ZeroRtt {
+            self.stats.zero_rtt_packets_sent += 1;
+            for f in &pkt.frames {
+                if let Frame::Stream { len, .. } = f {
+                    self.stats.zero_rtt_stream_bytes += len;
+                }
             }
         }
+        if self.trace.is_on() {
+            let trigger = if is_probe {
+                Some(SendTrigger::PtoProbe)
+            } else if info.retransmission && i < 2 {
+                Some(SendTrigger::RetransmitCrypto)
+            } else if info.retransmission {
+                Some(match self.last_loss_trigger {
+                    LossTrigger::ReorderingThreshold => SendTrigger::RetransmitReordered,
+                    _ => SendTrigger::RetransmitTimeout,
+                })
+            } else {
+                None
+            };
+            self.trace.push(
+                now,
+                TraceEvent::PacketSent {
+                    packet: ProtocolPacket::Quic(pkt.clone()),
+                    datagram_id,
+                    trigger,
+                },
+            );
+        }
+        let eliciting = pkt.is_ack_eliciting();
+        let padded = pkt
+            .frames
+            .iter()
+            .any(|f| matches!(f, Frame::Padding { .. }));
+        let in_flight = eliciting || padded; // RFC 9002 §2: PADDING counts in flight
+        self.stats.packets_sent += 1;
+        if info.retransmission {
+            self.stats.packets_retransmitted += 1;
+        }
+        let sent = SentPacket {
+            pn: pkt.pn,
+            time_sent: now,
+            size: pkt.size,
+            ack_eliciting: eliciting,
+            in_flight,
+            app_limited,
+            ect0: self.ecn.marking,
+            info,
+        };
+        self.ecn.on_sent(i);
+        self.path.recovery.on_packet_sent(now, space_of(i), sent);
+        if self.role == Role::Client && i == 1 && !self.spaces[0].discarded {
+            // RFC 9001 §4.9.1: the client discards Initial keys when it first sends a
+            // Handshake packet.
+            self.discard_space(0);
+        }
+        (in_flight, eliciting)
+    }
+
+    /// The end of a poll that sends a datagram of `size` bytes (`bif_before`, `cwnd`: the
+    /// bytes in flight and the window before it; `probe`: it carries a PTO probe).
+    #[allow(clippy::too_many_arguments)]
+    fn datagram_sent(
+        &mut self,
+        now: SimTime,
+        size: u64,
+        any_in_flight: bool,
+        any_eliciting: bool,
+        probe: bool,
+        bif_before: u64,
+        cwnd: u64,
+    ) {
         // Only ack-eliciting datagrams are congestion controlled: an ACK-only Initial that
         // a client must pad to 1200 B (RFC 9000 §14.1) is in flight (PADDING, RFC 9002 §2)
         // but is not held back by the window.
@@ -242,15 +315,12 @@ impl Connection {
             self.eliciting_sent_since_recv = true;
             self.last_activity = now;
         }
-        self.scratch_infos = infos;
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += size;
         self.path.amplification.on_sent(size);
         self.update_amplification_state();
         self.set_block_state(now, BlockState::None);
         self.trace_metrics_update(now);
-        debug_assert_eq!(out.size(), size);
-        Some((out, size))
     }
 
     /// The [`crate::breakdown`] part the sender is in now (the module's rules, in order);
@@ -323,10 +393,15 @@ impl Connection {
         self.set_block_state(now, st);
     }
 
+    #[inline]
     pub(super) fn set_block_state(&mut self, now: SimTime, st: BlockState) {
-        if st == self.block_state {
-            return;
+        // Unchanged on almost every call (after every datagram sent).
+        if st != self.block_state {
+            self.change_block_state(now, st);
         }
+    }
+
+    fn change_block_state(&mut self, now: SimTime, st: BlockState) {
         if self.trace.is_on() {
             if let Some((stream, reason)) = self.blocked_reason(self.block_state) {
                 self.trace.push(
