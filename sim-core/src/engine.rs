@@ -10,6 +10,7 @@
 
 use crate::time::SimTime;
 use std::cmp::Ordering;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 /// Handle of a scheduled event, for [`Scheduler::cancel`].
@@ -155,23 +156,33 @@ impl<E> Scheduler<E> {
     }
 
     /// Removes the event with the smallest key (from the heap or the front of a lane).
+    /// A lane with more events keeps its heap entry, re-keyed to its next event in place
+    /// (one sift instead of a pop and a push); keys are unique, so the heap's layout never
+    /// decides the order.
     fn pop_event(&mut self) -> Option<(u128, E)> {
-        let top = self.heap.pop()?;
+        let mut top = self.heap.peek_mut()?;
         self.queued -= 1;
-        match top.item {
-            Item::Event(e) => Some((top.key, e)),
-            Item::Lane(l) => {
-                let q = &mut self.lanes[l as usize];
-                let (k, e) = q.pop_front().expect("a lane in the heap is not empty");
-                debug_assert_eq!(k, top.key);
-                if let Some(&(next, _)) = q.front() {
-                    self.heap.push(Entry {
-                        key: next,
-                        item: Item::Lane(l),
-                    });
+        if let Item::Lane(l) = top.item {
+            let q = &mut self.lanes[l as usize];
+            let (k, e) = q.pop_front().expect("a lane in the heap is not empty");
+            debug_assert_eq!(k, top.key);
+            match q.front() {
+                Some(&(next, _)) => top.key = next,
+                None => {
+                    PeekMut::pop(top);
                 }
-                Some((k, e))
             }
+            return Some((k, e));
+        }
+        match PeekMut::pop(top) {
+            Entry {
+                key,
+                item: Item::Event(e),
+            } => Some((key, e)),
+            Entry {
+                item: Item::Lane(_),
+                ..
+            } => unreachable!("lane entries are handled above"),
         }
     }
 
