@@ -485,13 +485,6 @@ impl Connection {
             let four = remaining.saturating_sub(hdr + 4 + pnl + AEAD_TAG_LEN);
             room = capped.max(four);
         }
-        let mut frames = FrameVec::new();
-        let mut info = SentInfo {
-            space: i,
-            zero_rtt: ty == PacketType::ZeroRtt,
-            ..SentInfo::default()
-        };
-
         // No ACK frames in 0-RTT packets (RFC 9000 §12.4).
         let ack_wanted = self.spaces[i].new_since_ack
             && !self.spaces[i].to_ack.is_empty()
@@ -504,6 +497,14 @@ impl Connection {
             // end would refuse it; building its ACK frame first changes nothing).
             return None;
         }
+        // The frame list and the record are made once a packet may follow (a default
+        // frame list is two placeholder frames to write and to drop).
+        let mut frames = FrameVec::new();
+        let mut info = SentInfo {
+            space: i,
+            zero_rtt: ty == PacketType::ZeroRtt,
+            ..SentInfo::default()
+        };
         let room_before = room;
         let mut ack_plan = None;
         if ack_wanted {
