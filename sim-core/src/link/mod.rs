@@ -434,7 +434,15 @@ impl Link {
     }
 
     fn epoch_end(&self) -> SimTime {
-        let ns = (self.epoch_bits * 1_000_000_000).div_ceil(self.rate.0 as u128);
+        // The same quotient in 64 bits while bits * 1e9 fits (an epoch under ~2.3 GB),
+        // without the 128-bit division routine.
+        let ns = match u64::try_from(self.epoch_bits)
+            .ok()
+            .and_then(|b| b.checked_mul(1_000_000_000))
+        {
+            Some(x) => x.div_ceil(self.rate.0) as u128,
+            None => (self.epoch_bits * 1_000_000_000).div_ceil(self.rate.0 as u128),
+        };
         SimTime(self.epoch_start.0 + ns as u64)
     }
 
