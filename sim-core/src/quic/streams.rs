@@ -698,6 +698,11 @@ impl StreamTable {
         !self.idx.new_data.is_empty()
     }
 
+    /// Some stream may owe a STREAM_DATA_BLOCKED or MAX_STREAM_DATA frame.
+    pub fn any_ctrl(&self) -> bool {
+        !self.idx.ctrl.is_empty()
+    }
+
     /// The first stream with ID above `after` (any when `None`; ascending) with new data or a FIN waiting
     /// for which `pred` holds.
     pub fn find_new(

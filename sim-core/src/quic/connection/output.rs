@@ -497,6 +497,12 @@ impl Connection {
             // end would refuse it; building its ACK frame first changes nothing).
             return None;
         }
+        if i == 2 && !ack_due && !probe && self.app_frames_quiet() {
+            // Nothing ack-eliciting to write and no ACK due: no packet, as the end of
+            // this function would find after running the writers (a receiver's every
+            // empty poll came here with its window open).
+            return None;
+        }
         // The frame list and the record are made once a packet may follow (a default
         // frame list is two placeholder frames to write and to drop).
         let mut frames = FrameVec::new();
@@ -590,6 +596,31 @@ impl Connection {
             },
             info,
         ))
+    }
+
+    /// Whether [`Connection::write_control_frames`] and the STREAM frame writer would
+    /// write nothing and change nothing now. Runs the newly-blocked check first (the
+    /// control frame writer's own first step on the streams; the frames it writes before
+    /// that touch no stream, so the check gives the same result here, and the writer's
+    /// own call then finds nothing left to check).
+    fn app_frames_quiet(&mut self) -> bool {
+        self.streams.check_blocked();
+        let v = &self.path.validation;
+        !self.handshake_done_pending
+            && v.responses_pending.is_empty()
+            && !v.challenge_pending
+            && self
+                .migration
+                .as_ref()
+                .is_none_or(|m| !m.ping_pending && !m.new_cid_pending)
+            && !self.recv_fc.update_pending
+            && !self.max_streams_pending
+            && !self.send_fc.blocked_pending()
+            // With no stream's new data waiting the connection cannot become blocked,
+            // and the STREAM writer has nothing either.
+            && !self.streams.any_new()
+            && !self.streams.any_retx()
+            && !self.streams.any_ctrl()
     }
 
     pub(super) fn write_control_frames(
