@@ -123,8 +123,9 @@ impl Datagram {
 /// Emptied payload boxes for the next datagrams (issue 14: no allocation per packet in
 /// steady state). The run owns one; a delivered or dropped datagram's payload box goes
 /// back into it, and an endpoint building a datagram takes one out and overwrites the
-/// whole content, so what a box held before never shows (every output is the same with
-/// or without the pool). At most [`PayloadPool::CAP`] boxes of each kind are kept: the
+/// whole content (TCP, SCTP) or builds in a box emptied on its return (QUIC,
+/// [`PayloadPool::quic_box`]), so what a box held before never shows (every output is the
+/// same with or without the pool). At most [`PayloadPool::CAP`] boxes of each kind are kept: the
 /// pool holds at most what was in flight at once.
 // The boxes themselves are what is kept: a `Vec<T>` of the contents would move them out of
 // and back into new boxes, the allocation this pool is for.
@@ -168,18 +169,13 @@ impl PayloadPool {
         }
     }
 
-    /// `d` in a box, a recycled one if the pool has one (its old content is dropped).
-    pub fn boxed_quic(
-        &mut self,
-        d: crate::wire::quic::QuicDatagram,
-    ) -> Box<crate::wire::quic::QuicDatagram> {
-        match self.quic.pop() {
-            Some(mut b) => {
-                *b = d;
-                b
-            }
-            None => Box::new(d),
-        }
+    /// An empty datagram box to build a QUIC datagram in (a recycled one if the pool has
+    /// one; recycled boxes are emptied by [`PayloadPool::recycle`]). Give it back with
+    /// [`PayloadPool::recycle`] when nothing was built in it.
+    pub fn quic_box(&mut self) -> Box<crate::wire::quic::QuicDatagram> {
+        let b = self.quic.pop().unwrap_or_default();
+        debug_assert!(b.packets.is_empty() && b.client_hello.is_none() && b.server_hello.is_none());
+        b
     }
 
     /// `s` in a box, and the box's old content if it was a recycled one (so the sender

@@ -185,7 +185,12 @@ impl TransportDriver for Connection {
         number: Option<u64>,
         pool: &mut PayloadPool,
     ) -> Option<Datagram> {
-        let (mut d, size) = self.poll_transmit(now)?;
+        // Built in place in a pooled box (no move of the datagram into a box afterwards).
+        let mut d = pool.quic_box();
+        let Some(size) = self.poll_transmit_into(now, &mut d) else {
+            pool.recycle(Payload::Quic(d));
+            return None;
+        };
         // With migration on, a server sends to its active path's peer address (the one it
         // validated, or the one it fell back to), whatever the workload last saw.
         let remote = self.peer_address().unwrap_or(remote);
@@ -193,7 +198,7 @@ impl TransportDriver for Connection {
             d.conn = k;
         }
         let size = u32::try_from(size).expect("datagram size fits u32");
-        let mut dgram = Datagram::new(local, remote, size, flow, Payload::Quic(pool.boxed_quic(d)));
+        let mut dgram = Datagram::new(local, remote, size, flow, Payload::Quic(d));
         // RFC 9000 §13.4.2: ECT(0) while ECN is in use.
         dgram.ecn = self.ecn_codepoint();
         Some(dgram)

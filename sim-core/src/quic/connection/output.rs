@@ -44,8 +44,21 @@ impl Connection {
 
     /// The next datagram to send now, with its UDP payload size.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<(QuicDatagram, u64)> {
+        let mut out = QuicDatagram::default();
+        self.poll_transmit_into(now, &mut out)
+            .map(|size| (out, size))
+    }
+
+    /// [`Connection::poll_transmit`] building the datagram in `out` (empty on entry, left
+    /// empty when nothing is sent): a caller with a datagram buffer of its own (a pooled
+    /// box) saves moving the datagram into it. Returns the datagram's UDP payload size.
+    pub fn poll_transmit_into(&mut self, now: SimTime, out: &mut QuicDatagram) -> Option<u64> {
+        debug_assert!(out.packets.is_empty() && out.conn == 0);
+        debug_assert!(out.client_hello.is_none() && out.server_hello.is_none());
         if self.state.is_closed() {
-            return self.poll_close(now);
+            let (d, size) = self.poll_close(now)?;
+            *out = d;
+            return Some(size);
         }
         let mds = self.cfg.max_udp_payload;
         let amp = self.amplification_budget();
@@ -73,23 +86,26 @@ impl Connection {
             if is_probe {
                 self.spaces[2].probes -= 1;
             }
-            let mut out = QuicDatagram::default();
             out.packets.push(pkt);
             let bif_before = self.path.recovery.bytes_in_flight();
             let cwnd = self.path.recovery.cwnd();
             let datagram_id = self.stats.datagrams_sent;
             let app_limited = !self.has_sendable_stream_data();
-            self.stamp_datagram(&mut out);
-            let (in_flight, eliciting) =
-                self.register_sent(now, &out.packets[0], info, is_probe, app_limited, datagram_id);
+            self.stamp_datagram(out);
+            let (in_flight, eliciting) = self.register_sent(
+                now,
+                &out.packets[0],
+                info,
+                is_probe,
+                app_limited,
+                datagram_id,
+            );
             self.datagram_sent(now, size, in_flight, eliciting, is_probe, bif_before, cwnd);
             debug_assert_eq!(out.size(), size);
-            return Some((out, size));
+            return Some(size);
         }
         // The packets go straight into the datagram (one move each), their records into a
-        // reused buffer (empty between calls): no allocation per poll. The datagram is made
-        // with its first packet (an empty poll, about half of them, makes none).
-        let mut out: Option<QuicDatagram> = None;
+        // reused buffer (empty between calls): no allocation per poll.
         let mut infos = std::mem::take(&mut self.scratch_infos);
         debug_assert!(infos.is_empty());
         let mut size = 0u64;
@@ -105,20 +121,18 @@ impl Connection {
             if let Some((pkt, info)) = self.build_packet(now, i, remaining, send_ok, initial_ok) {
                 size += pkt.size;
                 let short = pkt.ty == PacketType::OneRtt;
-                out.get_or_insert_with(QuicDatagram::default)
-                    .packets
-                    .push(pkt);
+                out.packets.push(pkt);
                 infos.push(info);
                 if short {
                     break; // a short-header packet must be last (RFC 9000 §12.2)
                 }
             }
         }
-        let Some(mut out) = out else {
+        if out.packets.is_empty() {
             self.scratch_infos = infos;
             self.nothing_sent(now, amp, mds, cc_ok);
             return None;
-        };
+        }
         // Padding (RFC 9000 §14.1): a client pads every datagram carrying an Initial
         // packet; a server every datagram carrying an ack-eliciting Initial packet.
         let has_initial = out.packets.iter().any(|p| p.ty == PacketType::Initial);
@@ -185,17 +199,31 @@ impl Connection {
         }
         let datagram_id = self.stats.datagrams_sent;
         let app_limited = !self.has_sendable_stream_data();
-        self.stamp_datagram(&mut out);
+        self.stamp_datagram(out);
         for (k, (info, is_probe)) in infos.drain(..).zip(probe_flags).enumerate() {
-            let (in_flight, eliciting) =
-                self.register_sent(now, &out.packets[k], info, is_probe, app_limited, datagram_id);
+            let (in_flight, eliciting) = self.register_sent(
+                now,
+                &out.packets[k],
+                info,
+                is_probe,
+                app_limited,
+                datagram_id,
+            );
             any_in_flight |= in_flight;
             any_eliciting |= eliciting;
         }
         self.scratch_infos = infos;
-        self.datagram_sent(now, size, any_in_flight, any_eliciting, probe, bif_before, cwnd);
+        self.datagram_sent(
+            now,
+            size,
+            any_in_flight,
+            any_eliciting,
+            probe,
+            bif_before,
+            cwnd,
+        );
         debug_assert_eq!(out.size(), size);
-        Some((out, size))
+        Some(size)
     }
 
     /// The end of a poll that sends nothing: the block state, the amplification state and
