@@ -1247,6 +1247,40 @@ impl<F> Recovery<F> {
 
     /// A.8 `SetLossDetectionTimer`.
     fn set_loss_detection_timer(&mut self, now: SimTime) {
+        if self.handshake_confirmed && self.spaces[0].discarded && self.spaces[1].discarded {
+            // Only the application space is left (a discarded space has no loss time and
+            // nothing in flight): A.8 read for that space alone, the same timer.
+            let app = &self.spaces[2];
+            self.timer = if let Some(t) = app.loss_time {
+                Some(t)
+            } else if self.at_anti_amplification_limit {
+                None
+            } else if app.ack_eliciting_in_flight == 0 {
+                // Nothing in flight: no timer once the peer validated our address, else
+                // the anti-deadlock PTO from now (§6.2.2.1).
+                (!self.peer_completed_address_validation()).then(|| {
+                    let base = self.rtt.pto_base(self.config.granularity);
+                    now.saturating_add(backoff(base, self.pto_count))
+                })
+            } else {
+                let base = backoff(self.rtt.pto_base(self.config.granularity), self.pto_count);
+                let d = base.saturating_add(backoff(self.config.max_ack_delay, self.pto_count));
+                app.time_of_last_ack_eliciting.map(|last| last.saturating_add(d))
+            };
+            debug_assert_eq!(self.timer, {
+                let mut general = None;
+                if let Some((t, _)) = self.earliest_loss_time() {
+                    general = Some(t);
+                } else if !self.at_anti_amplification_limit
+                    && !(self.no_ack_eliciting_in_flight()
+                        && self.peer_completed_address_validation())
+                {
+                    general = self.pto_time_and_space(now).map(|(t, _)| t);
+                }
+                general
+            });
+            return;
+        }
         if let Some((t, _)) = self.earliest_loss_time() {
             // Time-threshold loss detection takes precedence.
             self.timer = Some(t);
