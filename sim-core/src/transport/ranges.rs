@@ -127,6 +127,12 @@ impl RangeSet {
                     }
                     return;
                 }
+                // Fast path (a filled gap taken out of reassembly): exactly the first
+                // range goes.
+                if start <= f && end >= fe && self.ranges.get(1).is_none_or(|&(s, _)| end <= s) {
+                    self.ranges.pop_front();
+                    return;
+                }
             }
             _ => return,
         }

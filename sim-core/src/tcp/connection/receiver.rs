@@ -201,7 +201,14 @@ impl Receiver {
         }
         let start = seg.seq.max(self.rcv_nxt);
         let had_gap = !self.ooo.is_empty();
-        let fresh = self.ooo.insert(start, end);
+        // Without a gap, in-order data never enters the out-of-order set: it would be
+        // inserted and removed again at once.
+        let in_order_no_gap = !had_gap && seg.seq <= self.rcv_nxt;
+        let fresh = if in_order_no_gap {
+            end - start
+        } else {
+            self.ooo.insert(start, end)
+        };
         stats.duplicate_bytes += seg.len - fresh;
         if fresh == 0 && cfg.sack {
             // RFC 2883 §4.2: a duplicate of out-of-order data is a D-SACK too.
@@ -218,8 +225,13 @@ impl Receiver {
             self.ack_now = true;
             return DataArrival::NotInOrder;
         }
-        let new_nxt = self.ooo.contiguous_end(self.rcv_nxt);
-        self.ooo.remove(self.rcv_nxt, new_nxt);
+        let new_nxt = if in_order_no_gap {
+            end
+        } else {
+            let n = self.ooo.contiguous_end(self.rcv_nxt);
+            self.ooo.remove(self.rcv_nxt, n);
+            n
+        };
         self.rcv_nxt = new_nxt;
         self.last_rx = None;
         if had_gap {
