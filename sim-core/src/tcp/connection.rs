@@ -531,10 +531,12 @@ impl TcpConnection {
             self.rtx_timer.deadline = Some(now + self.rto());
         }
         self.schedule_tlp(now);
-        for id in self.send.mux.completed(self.snd_una) {
-            self.streams.send_done.insert(id, now);
-            self.events.push(StreamEvent::SendComplete(id));
-            self.maybe_release(id);
+        if self.send.mux.completion_due(self.snd_una) {
+            for id in self.send.mux.completed(self.snd_una) {
+                self.streams.send_done.insert(id, now);
+                self.events.push(StreamEvent::SendComplete(id));
+                self.maybe_release(id);
+            }
         }
         self.probe_window(now);
     }

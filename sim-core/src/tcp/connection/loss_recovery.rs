@@ -532,6 +532,12 @@ impl TcpConnection {
         if !self.rec.rack.valid {
             return false;
         }
+        if self
+            .sb
+            .rack_no_candidates((self.rec.rack.xmit, self.rec.rack.end_seq))
+        {
+            return false;
+        }
         let reo = self.rec.rack.reo_wnd(
             self.rec.ca,
             self.sb.sacked_out,

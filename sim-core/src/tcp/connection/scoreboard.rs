@@ -405,6 +405,20 @@ impl Scoreboard {
         (lost_retrans, wait)
     }
 
+    /// RACK has no candidate (see [`Scoreboard::rack_detect`]): no hole, and the first
+    /// segment above the highest SACKed byte, if any, is an original sent after
+    /// RACK.xmit_ts (the usual ACK of in-order data).
+    #[inline]
+    pub(super) fn rack_no_candidates(&self, (rx, rend): (SimTime, u64)) -> bool {
+        self.holes.is_empty()
+            && self
+                .segs
+                .get(self.first_from(self.highest_sacked))
+                .is_none_or(|s| {
+                    !s.retransmitted && !Rack::sent_after(rx, rend, s.sent, s.seq + s.len)
+                })
+    }
+
     /// Linux `tcp_timeout_mark_lost`: every un-SACKed segment is lost, retransmissions
     /// too.
     pub(super) fn mark_all_lost(

@@ -81,7 +81,16 @@ impl TcpConnection {
         if self.close.is_closed() {
             return None;
         }
-        let mut t = Timer::ALL.into_iter().filter_map(|t| self.timer(t)).min();
+        // The earliest armed timer: a fold over the constant table (unrolled), not an
+        // iterator chain.
+        let mut t: Option<SimTime> = None;
+        for k in Timer::ALL {
+            t = match (t, self.timer(k)) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, None) => x,
+                (None, y) => y,
+            };
+        }
         if self.pacer.is_enabled() && self.state == TcpState::Established && self.has_sendable() {
             if let Some(r) = self.pacer.release_time(
                 self.rtt.smoothed_rtt(),
