@@ -133,8 +133,8 @@ impl SctpAssociation {
     pub(super) fn next_new_chunk(&mut self, room: u64, now: SimTime) -> Option<DataChunk> {
         let pmdcs = self.cfg.pmdcs();
         let id = self.streams.next_sendable()?;
-        let s = self.streams.send_streams.get(&id).expect("found");
-        let m = s.msgs.front().expect("ready");
+        let s = self.streams.send_streams.get_mut(&id).expect("found");
+        let m = s.msgs.front_mut().expect("ready");
         let len = (m.len - m.cut).min(pmdcs);
         let wire_len = len.max(1);
         if DATA_HEADER + wire_len > room {
@@ -145,8 +145,6 @@ impl SctpAssociation {
         if len > self.peer_rwnd && !self.rec.sent.is_empty() {
             return None;
         }
-        let s = self.streams.send_streams.get_mut(&id).expect("found");
-        let m = s.msgs.front_mut().expect("ready");
         let d = DataChunk {
             tsn: self.next_tsn,
             stream: id,

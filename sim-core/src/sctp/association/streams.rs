@@ -86,6 +86,10 @@ impl Streams {
     /// after the last one served, else the first one (the order of a walk over every
     /// stream in ID order, over the index of the sendable ones only).
     pub(super) fn next_sendable(&self) -> Option<StreamId> {
+        // One stream (or none) with a queued message: it, wherever the cursor is.
+        if self.sendable.len() <= 1 {
+            return self.sendable.first().copied();
+        }
         let after = self.rr_cursor;
         after
             .and_then(|c| {
