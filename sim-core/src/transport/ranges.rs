@@ -201,6 +201,7 @@ impl RangeSet {
 
     /// The end of the contiguous run of values starting at `from` (`from` itself if
     /// `from` is absent).
+    #[inline]
     pub fn contiguous_end(&self, from: u64) -> u64 {
         // Fast path (reading from the front): `from` below or in the first range.
         match self.ranges.front() {

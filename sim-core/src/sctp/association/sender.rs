@@ -131,6 +131,10 @@ impl SctpAssociation {
     /// Cuts the next new DATA chunk (round robin over the streams with queued messages)
     /// if it fits `room` and the peer's rwnd (§6.1 A), and records it as sent.
     pub(super) fn next_new_chunk(&mut self, room: u64, now: SimTime) -> Option<DataChunk> {
+        // No chunk fits (the packet is full): answered before the stream lookup.
+        if DATA_HEADER + 1 > room {
+            return None;
+        }
         let pmdcs = self.cfg.pmdcs();
         let id = self.streams.next_sendable()?;
         let s = self.streams.send_streams.get_mut(&id).expect("found");
