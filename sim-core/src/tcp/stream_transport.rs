@@ -148,11 +148,11 @@ impl TransportDriver for TcpConnection {
         };
         // Built straight into the argument, not moved up from where it was decided.
         let (mut b, old) = pool.boxed_tcp(self.build_segment(now, plan));
-        self.on_segment_sent(now, &b);
+        let size = self.on_segment_sent(now, &b);
         if let Some(k) = number {
             b.conn = k;
         }
-        let size = u32::try_from(b.datagram_size()).expect("segment size fits u32");
+        let size = u32::try_from(size).expect("segment size fits u32");
         let ect = self.ect(&b);
         if let Some(old) = old {
             self.recycle_segment(&mut b, old);

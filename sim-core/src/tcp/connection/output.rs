@@ -10,7 +10,7 @@ use crate::tcp::recovery::{ts_ticks, CaState, Frto};
 use crate::time::SimTime;
 use crate::trace::{SenderProbe, TcpEvent, TcpSegment, TcpSenderState, TraceEvent};
 use crate::transport::stream::CloseKind;
-use crate::wire::tcp::{Flags, Segment};
+use crate::wire::tcp::{Flags, Segment, LINK_DEFAULT_OVERHEAD};
 
 /// What the next segment is, decided before it is built ([`TcpConnection::poll_plan`]):
 /// the segment is then built once, where it goes ([`TcpConnection::build_segment`]),
@@ -72,15 +72,18 @@ impl TcpConnection {
         self.next_segment(now)
     }
 
-    /// The counters, the trace and the window probe of a segment just built.
+    /// The counters, the trace and the window probe of a segment just built. Returns its
+    /// datagram size ([`Segment::datagram_size`], computed once here).
     #[inline]
-    pub(in crate::tcp) fn on_segment_sent(&mut self, now: SimTime, seg: &Segment) {
+    pub(in crate::tcp) fn on_segment_sent(&mut self, now: SimTime, seg: &Segment) -> u64 {
         self.trace.push_with(now, || {
             TraceEvent::Tcp(TcpEvent::SegmentSent(trace_segment(seg)))
         });
+        let ip_len = seg.ip_len();
+        let size = ip_len - LINK_DEFAULT_OVERHEAD;
         self.stats.segments_sent += 1;
-        self.stats.bytes_sent += seg.datagram_size();
-        self.stats.header_bytes_sent += seg.ip_len() - seg.len;
+        self.stats.bytes_sent += size;
+        self.stats.header_bytes_sent += ip_len - seg.len;
         self.stats.sack_blocks_sent += seg.sack.len() as u64;
         if seg.len == 0 {
             self.stats.pure_acks_sent += 1;
@@ -89,12 +92,13 @@ impl TcpConnection {
                 TraceEvent::SenderProbe(SenderProbe::Sent {
                     seq: seg.seq,
                     len: seg.len,
-                    ip_size: seg.ip_len(),
+                    ip_size: ip_len,
                     retransmission: seg.retransmission,
                 })
             });
             self.probe_window(now);
         }
+        size
     }
 
     /// Builds the segment `plan` says (a SYN, or one carrying the current ACK and SACK
