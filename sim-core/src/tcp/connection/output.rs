@@ -276,6 +276,18 @@ impl TcpConnection {
     }
 
     pub(super) fn next_data_segment(&mut self, now: SimTime) -> Option<SegPlan> {
+        if !self.rec.force_retransmit
+            && !self.rec.tlp_pending
+            && self.sb.retx.is_empty()
+            && !self.pacer.is_enabled()
+            && self.send.stream_end == self.snd_nxt
+            && !self.send.mux.has_pending()
+        {
+            // Nothing to send or resend (the receiver of a transfer): what the steps below
+            // find, without them (no hole, no probe, no byte or frame waiting).
+            self.set_blocked(now, None);
+            return None;
+        }
         let cwnd = self.send_window();
         let pipe = self.sb.pipe.saturating_sub(self.rec.dupack_credit);
         // RFC 6675 §5 (4.2) / RFC 6298 §5.4: the first hole goes out whatever the window.
