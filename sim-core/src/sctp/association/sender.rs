@@ -8,6 +8,22 @@ use super::*;
 impl SctpAssociation {
     /// The next packet to send now, if any.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<SctpPacket> {
+        if self.state == AssocState::Established
+            && !self.hs.send_shutdown
+            && !self.hs.send_shutdown_ack
+            && !self.hs.send_shutdown_complete
+            && !self.is_closed()
+            && !self.hs.send_init
+            && self.hs.init_acks_to_send == 0
+            && !self.hs.send_cookie_ack
+            && !self.rx.sack_now
+            && !self.has_data_to_send()
+        {
+            // Nothing to send: no control chunk, no SACK due now (a pending one waits for
+            // data to ride on or its timer, §6.2), nothing marked or queued. What the steps
+            // below would find, without them.
+            return None;
+        }
         // The spare vector (issue 14: no allocation per packet); every path that sends
         // nothing puts it back.
         let mut chunks: Vec<Chunk> = std::mem::take(&mut self.spare_chunks);
