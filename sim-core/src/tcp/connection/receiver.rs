@@ -55,6 +55,10 @@ pub(super) struct Receiver {
     pub(super) rcv_nxt: u64,
     ooo: RangeSet,
     rx_records: BTreeMap<u64, Record>,
+    /// The offset of the record last put in `rx_records`: while its end is beyond
+    /// `rcv_nxt` it is still there (only records ending at or below `rcv_nxt` leave), so
+    /// the next segments of the same record skip the map.
+    last_record: Option<u64>,
     last_rx: Option<u64>,
     pub(super) unacked_bytes: u64,
     /// An ACK is owed now.
@@ -83,6 +87,7 @@ impl Receiver {
             rcv_nxt: 0,
             ooo: RangeSet::new(),
             rx_records: BTreeMap::new(),
+            last_record: None,
             last_rx: None,
             unacked_bytes: 0,
             ack_now: false,
@@ -215,8 +220,9 @@ impl Receiver {
             self.dsack = Some((start, end));
         }
         for r in &seg.records {
-            if r.end() > self.rcv_nxt {
+            if r.end() > self.rcv_nxt && self.last_record != Some(r.offset) {
                 self.rx_records.entry(r.offset).or_insert(*r);
+                self.last_record = Some(r.offset);
             }
         }
         if seg.seq > self.rcv_nxt {
