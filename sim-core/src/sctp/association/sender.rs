@@ -237,8 +237,14 @@ impl SctpAssociation {
         };
         self.next_packet_number += 1;
         self.stats.packets_sent += 1;
-        self.stats.bytes_sent += pkt.size();
-        self.stats.data_chunks_sent += pkt.data().count() as u64;
+        // `pkt.size()` and the DATA chunk count in one pass over the chunks.
+        let (mut size, mut data_chunks) = (COMMON_HEADER, 0u64);
+        for c in &pkt.chunks {
+            size += c.wire_size();
+            data_chunks += u64::from(matches!(c, Chunk::Data(_)));
+        }
+        self.stats.bytes_sent += size;
+        self.stats.data_chunks_sent += data_chunks;
         self.trace.push_with(now, || TraceEvent::PacketSent {
             packet: ProtocolPacket::Sctp(pkt.clone()),
             datagram_id: pkt.number,
