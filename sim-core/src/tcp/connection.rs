@@ -493,6 +493,21 @@ impl TcpConnection {
     fn on_ack(&mut self, now: SimTime, seg: &Segment) {
         let ack = seg.ack.min(self.snd_nxt);
         self.peer_right_edge = self.peer_right_edge.max(ack + seg.window);
+        if self.sb.segs.is_empty()
+            && self.sb.lost_out == 0
+            && self.sb.retx.is_empty()
+            && self.snd_una == self.snd_nxt
+            && seg.sack.is_empty()
+            && self.rate.is_none()
+            && self.rec.ca == CaState::Open
+            && self.rec.tlp.high_seq.is_none()
+        {
+            // Nothing outstanding (a receiver's ACK field on data): no scoreboard, RTT,
+            // RACK, loss or window step can change anything; only what they would leave
+            // behind is set.
+            self.on_ack_idle(now, seg);
+            return;
+        }
         let prior_pipe = self.sb.pipe.saturating_sub(self.rec.dupack_credit);
         let prior_lost = self.stats.segments_lost;
         let prior_lost_bytes = self.sb.lost_bytes;
@@ -531,10 +546,35 @@ impl TcpConnection {
             self.rtx_timer.deadline = Some(now + self.rto());
         }
         self.schedule_tlp(now);
-        for id in self.send.mux.completed(self.snd_una) {
-            self.streams.send_done.insert(id, now);
-            self.events.push(StreamEvent::SendComplete(id));
-            self.maybe_release(id);
+        if self.send.mux.completion_due(self.snd_una) {
+            for id in self.send.mux.completed(self.snd_una) {
+                self.streams.send_done.insert(id, now);
+                self.events.push(StreamEvent::SendComplete(id));
+                self.maybe_release(id);
+            }
+        }
+        self.probe_window(now);
+    }
+
+    /// [`TcpConnection::on_ack`] with nothing outstanding, no SACK block, no rate sampler,
+    /// no probe outstanding, in the open state: the steps' outcome without the steps (no
+    /// segment newly acknowledged, no RTT sample (no new data), no loss, no growth), then
+    /// the ECE reaction, the timers (RFC 6298 §5.2: none armed with nothing outstanding,
+    /// so neither RACK's nor the probe), the completions and the probe, in `on_ack`'s
+    /// order.
+    fn on_ack_idle(&mut self, now: SimTime, seg: &Segment) {
+        if self.ecn.negotiated && seg.flags.ece && !seg.flags.syn {
+            self.on_ece(now);
+        }
+        self.rtx_timer.deadline = None;
+        self.rec.reo_deadline = None;
+        self.rec.tlp.deadline = None;
+        if self.send.mux.completion_due(self.snd_una) {
+            for id in self.send.mux.completed(self.snd_una) {
+                self.streams.send_done.insert(id, now);
+                self.events.push(StreamEvent::SendComplete(id));
+                self.maybe_release(id);
+            }
         }
         self.probe_window(now);
     }

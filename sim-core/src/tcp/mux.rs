@@ -121,6 +121,14 @@ impl MuxSend {
         })
     }
 
+    /// Whether [`MuxSend::completed`] has anything to return at `snd_una`.
+    #[inline]
+    pub fn completion_due(&self, snd_una: u64) -> bool {
+        self.fin_pending
+            .first()
+            .is_some_and(|&(end, _)| end <= snd_una)
+    }
+
     /// The streams whose END_STREAM frame is now cumulatively acknowledged (`snd_una`),
     /// each reported once, in stream order.
     pub fn completed(&mut self, snd_una: u64) -> Vec<StreamId> {

@@ -142,16 +142,18 @@ impl TransportDriver for TcpConnection {
         number: Option<u64>,
         pool: &mut PayloadPool,
     ) -> Option<Datagram> {
-        let Some(mut s) = self.poll_transmit(now) else {
+        let Some(plan) = self.poll_plan(now) else {
             self.note_send_opportunity(now);
             return None;
         };
+        // Built straight into the argument, not moved up from where it was decided.
+        let (mut b, old) = pool.boxed_tcp(self.build_segment(now, plan));
+        let size = self.on_segment_sent(now, &b);
         if let Some(k) = number {
-            s.conn = k;
+            b.conn = k;
         }
-        let size = u32::try_from(s.datagram_size()).expect("segment size fits u32");
-        let ect = self.ect(&s);
-        let (mut b, old) = pool.boxed_tcp(s);
+        let size = u32::try_from(size).expect("segment size fits u32");
+        let ect = self.ect(&b);
         if let Some(old) = old {
             self.recycle_segment(&mut b, old);
         }

@@ -127,6 +127,12 @@ impl RangeSet {
                     }
                     return;
                 }
+                // Fast path (a filled gap taken out of reassembly): exactly the first
+                // range goes.
+                if start <= f && end >= fe && self.ranges.get(1).is_none_or(|&(s, _)| end <= s) {
+                    self.ranges.pop_front();
+                    return;
+                }
             }
             _ => return,
         }
@@ -195,6 +201,7 @@ impl RangeSet {
 
     /// The end of the contiguous run of values starting at `from` (`from` itself if
     /// `from` is absent).
+    #[inline]
     pub fn contiguous_end(&self, from: u64) -> u64 {
         // Fast path (reading from the front): `from` below or in the first range.
         match self.ranges.front() {

@@ -64,11 +64,17 @@ impl SctpAssociation {
             self.stats.duplicate_stream_bytes += d.len;
             return true;
         }
-        self.rx.recv_above.insert(d.tsn, d.tsn + 1);
-        if let Some((s, e)) = self.rx.recv_above.first() {
-            if s == self.rx.recv_cum + 1 {
-                self.rx.recv_cum = e - 1;
-                self.rx.recv_above.remove(s, e);
+        if d.tsn == self.rx.recv_cum + 1 && self.rx.recv_above.is_empty() {
+            // The next TSN with nothing above it: the cumulative point moves, the set of
+            // TSNs above it stays empty (as inserting and removing it again would leave it).
+            self.rx.recv_cum = d.tsn;
+        } else {
+            self.rx.recv_above.insert(d.tsn, d.tsn + 1);
+            if let Some((s, e)) = self.rx.recv_above.first() {
+                if s == self.rx.recv_cum + 1 {
+                    self.rx.recv_cum = e - 1;
+                    self.rx.recv_above.remove(s, e);
+                }
             }
         }
         let is_new = !self.streams.recv_streams.contains_key(&d.stream);

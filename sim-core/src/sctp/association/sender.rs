@@ -8,6 +8,22 @@ use super::*;
 impl SctpAssociation {
     /// The next packet to send now, if any.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<SctpPacket> {
+        if self.state == AssocState::Established
+            && !self.hs.send_shutdown
+            && !self.hs.send_shutdown_ack
+            && !self.hs.send_shutdown_complete
+            && !self.is_closed()
+            && !self.hs.send_init
+            && self.hs.init_acks_to_send == 0
+            && !self.hs.send_cookie_ack
+            && !self.rx.sack_now
+            && !self.has_data_to_send()
+        {
+            // Nothing to send: no control chunk, no SACK due now (a pending one waits for
+            // data to ride on or its timer, §6.2), nothing marked or queued. What the steps
+            // below would find, without them.
+            return None;
+        }
         // The spare vector (issue 14: no allocation per packet); every path that sends
         // nothing puts it back.
         let mut chunks: Vec<Chunk> = std::mem::take(&mut self.spare_chunks);
@@ -131,10 +147,14 @@ impl SctpAssociation {
     /// Cuts the next new DATA chunk (round robin over the streams with queued messages)
     /// if it fits `room` and the peer's rwnd (§6.1 A), and records it as sent.
     pub(super) fn next_new_chunk(&mut self, room: u64, now: SimTime) -> Option<DataChunk> {
+        // No chunk fits (the packet is full): answered before the stream lookup.
+        if DATA_HEADER + 1 > room {
+            return None;
+        }
         let pmdcs = self.cfg.pmdcs();
         let id = self.streams.next_sendable()?;
-        let s = self.streams.send_streams.get(&id).expect("found");
-        let m = s.msgs.front().expect("ready");
+        let s = self.streams.send_streams.get_mut(&id).expect("found");
+        let m = s.msgs.front_mut().expect("ready");
         let len = (m.len - m.cut).min(pmdcs);
         let wire_len = len.max(1);
         if DATA_HEADER + wire_len > room {
@@ -145,8 +165,6 @@ impl SctpAssociation {
         if len > self.peer_rwnd && !self.rec.sent.is_empty() {
             return None;
         }
-        let s = self.streams.send_streams.get_mut(&id).expect("found");
-        let m = s.msgs.front_mut().expect("ready");
         let d = DataChunk {
             tsn: self.next_tsn,
             stream: id,
@@ -219,8 +237,14 @@ impl SctpAssociation {
         };
         self.next_packet_number += 1;
         self.stats.packets_sent += 1;
-        self.stats.bytes_sent += pkt.size();
-        self.stats.data_chunks_sent += pkt.data().count() as u64;
+        // `pkt.size()` and the DATA chunk count in one pass over the chunks.
+        let (mut size, mut data_chunks) = (COMMON_HEADER, 0u64);
+        for c in &pkt.chunks {
+            size += c.wire_size();
+            data_chunks += u64::from(matches!(c, Chunk::Data(_)));
+        }
+        self.stats.bytes_sent += size;
+        self.stats.data_chunks_sent += data_chunks;
         self.trace.push_with(now, || TraceEvent::PacketSent {
             packet: ProtocolPacket::Sctp(pkt.clone()),
             datagram_id: pkt.number,

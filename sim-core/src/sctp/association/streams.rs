@@ -85,7 +85,18 @@ impl Streams {
     /// The stream the round robin serves next: the first stream with a queued message
     /// after the last one served, else the first one (the order of a walk over every
     /// stream in ID order, over the index of the sendable ones only).
+    #[inline]
     pub(super) fn next_sendable(&self) -> Option<StreamId> {
+        // One stream (or none) with a queued message: it, wherever the cursor is.
+        if self.sendable.len() <= 1 {
+            return self.sendable.first().copied();
+        }
+        self.next_sendable_rr()
+    }
+
+    /// [`Streams::next_sendable`] with several streams to choose from.
+    #[inline(never)]
+    fn next_sendable_rr(&self) -> Option<StreamId> {
         let after = self.rr_cursor;
         after
             .and_then(|c| {

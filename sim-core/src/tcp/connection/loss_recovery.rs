@@ -502,6 +502,7 @@ impl TcpConnection {
 
     /// Marks lost what the preset's rule finds. Returns whether a retransmission was
     /// found lost (RACK).
+    #[inline]
     pub(super) fn detect_losses(&mut self, now: SimTime, new_sack: bool, partial: bool) -> bool {
         if !self.cfg.sack {
             self.detect_losses_dupack(partial);
@@ -527,11 +528,25 @@ impl TcpConnection {
     /// `RACK.rtt + reo_wnd` is lost (a retransmission too); those not yet due arm the
     /// reordering timer (§6.3) for the first of them, plus Linux's 2 ms slack
     /// (`TCP_TIMEOUT_MIN_US`). Returns whether a retransmission was found lost.
+    #[inline]
     pub(super) fn rack_detect(&mut self, now: SimTime) -> bool {
         self.rec.reo_deadline = None;
         if !self.rec.rack.valid {
             return false;
         }
+        if self
+            .sb
+            .rack_no_candidates((self.rec.rack.xmit, self.rec.rack.end_seq))
+        {
+            return false;
+        }
+        self.rack_detect_candidates(now)
+    }
+
+    /// [`TcpConnection::rack_detect`] over its candidates (out of line: the usual ACK has
+    /// none).
+    #[inline(never)]
+    fn rack_detect_candidates(&mut self, now: SimTime) -> bool {
         let reo = self.rec.rack.reo_wnd(
             self.rec.ca,
             self.sb.sacked_out,

@@ -10,21 +10,80 @@ use crate::tcp::recovery::{ts_ticks, CaState, Frto};
 use crate::time::SimTime;
 use crate::trace::{SenderProbe, TcpEvent, TcpSegment, TcpSenderState, TraceEvent};
 use crate::transport::stream::CloseKind;
-use crate::wire::tcp::{Flags, Segment};
+use crate::wire::tcp::{Flags, Segment, LINK_DEFAULT_OVERHEAD};
+
+/// What the next segment is, decided before it is built ([`TcpConnection::poll_plan`]):
+/// the segment is then built once, where it goes ([`TcpConnection::build_segment`]),
+/// instead of being moved up through every decision.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::tcp) enum SegPlan {
+    /// The SYN or SYN-ACK.
+    Syn,
+    /// A segment carrying the current ACK: payload `[seq, seq + len)` (none for a pure
+    /// ACK or the FIN), the FIN flag, CWR, and whether it is a retransmission.
+    Ack {
+        seq: u64,
+        len: u64,
+        fin: bool,
+        cwr: bool,
+        retransmission: bool,
+    },
+}
+
+impl SegPlan {
+    fn ack(seq: u64) -> Self {
+        SegPlan::Ack {
+            seq,
+            len: 0,
+            fin: false,
+            cwr: false,
+            retransmission: false,
+        }
+    }
+
+    fn data(seq: u64, len: u64, retransmission: bool) -> Self {
+        SegPlan::Ack {
+            seq,
+            len,
+            fin: false,
+            cwr: false,
+            retransmission,
+        }
+    }
+}
 
 impl TcpConnection {
     /// The next segment to send now, if any.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<Segment> {
+        let plan = self.poll_plan(now)?;
+        let seg = self.build_segment(now, plan);
+        self.on_segment_sent(now, &seg);
+        Some(seg)
+    }
+
+    /// What the next segment to send now is, if any: every change of state its sending
+    /// makes but the receiver's ACK bookkeeping ([`TcpConnection::build_segment`]), which
+    /// must follow at once.
+    #[inline]
+    pub(in crate::tcp) fn poll_plan(&mut self, now: SimTime) -> Option<SegPlan> {
         // RFC 7323 §3.2: TSval from a clock ticking in ms (Linux TCP_TS_HZ), offset by one
         // so that no timestamp is 0 (Linux never echoes 0).
         self.ts_now = ts_ticks(now) + 1;
-        let seg = self.next_segment(now)?;
+        self.next_segment(now)
+    }
+
+    /// The counters, the trace and the window probe of a segment just built. Returns its
+    /// datagram size ([`Segment::datagram_size`], computed once here).
+    #[inline]
+    pub(in crate::tcp) fn on_segment_sent(&mut self, now: SimTime, seg: &Segment) -> u64 {
         self.trace.push_with(now, || {
-            TraceEvent::Tcp(TcpEvent::SegmentSent(trace_segment(&seg)))
+            TraceEvent::Tcp(TcpEvent::SegmentSent(trace_segment(seg)))
         });
+        let ip_len = seg.ip_len();
+        let size = ip_len - LINK_DEFAULT_OVERHEAD;
         self.stats.segments_sent += 1;
-        self.stats.bytes_sent += seg.datagram_size();
-        self.stats.header_bytes_sent += seg.ip_len() - seg.len;
+        self.stats.bytes_sent += size;
+        self.stats.header_bytes_sent += ip_len - seg.len;
         self.stats.sack_blocks_sent += seg.sack.len() as u64;
         if seg.len == 0 {
             self.stats.pure_acks_sent += 1;
@@ -33,18 +92,71 @@ impl TcpConnection {
                 TraceEvent::SenderProbe(SenderProbe::Sent {
                     seq: seg.seq,
                     len: seg.len,
-                    ip_size: seg.ip_len(),
+                    ip_size: ip_len,
                     retransmission: seg.retransmission,
                 })
             });
             self.probe_window(now);
         }
-        Some(seg)
+        size
+    }
+
+    /// Builds the segment `plan` says (a SYN, or one carrying the current ACK and SACK
+    /// blocks, which it notes as sent).
+    #[inline]
+    pub(in crate::tcp) fn build_segment(&mut self, now: SimTime, plan: SegPlan) -> Segment {
+        let SegPlan::Ack {
+            seq,
+            len,
+            fin,
+            cwr,
+            retransmission,
+        } = plan
+        else {
+            return self.syn_segment(now);
+        };
+        let records = if len > 0 {
+            self.send.records_in(seq, seq + len)
+        } else {
+            Vec::new()
+        };
+        let sack = self.rx.sack_blocks(&self.cfg);
+        self.rx.ack_sent();
+        Segment {
+            conn: 0,
+            flags: Flags {
+                syn: false,
+                ack: true,
+                fin,
+                // RFC 3168 §6.1.3: ECE on every ACK until a CWR arrives.
+                ece: self.ecn.ece_pending,
+                cwr,
+            },
+            seq,
+            len,
+            ack: self.rx.rcv_nxt,
+            window: self.rx.rcv_wnd,
+            sack,
+            syn_options: None,
+            timestamps: self.cfg.timestamps,
+            ts_val: self.ts_now,
+            ts_ecr: self.rx.ts_recent,
+            records,
+            retransmission,
+        }
     }
 
     /// The checkers' window probe (issue 16; only while tracing).
+    #[inline]
     pub(super) fn probe_window(&mut self, now: SimTime) {
         if self.trace.is_on() {
+            self.push_window_probe(now);
+        }
+    }
+
+    #[inline(never)]
+    fn push_window_probe(&mut self, now: SimTime) {
+        {
             let w = SenderProbe::Window {
                 cwnd: self.send_window(),
                 // RFC 5681 §3.1: TCP's floor is the loss window, one segment.
@@ -72,21 +184,24 @@ impl TcpConnection {
         }
     }
 
-    pub(super) fn next_segment(&mut self, now: SimTime) -> Option<Segment> {
+    pub(super) fn next_segment(&mut self, now: SimTime) -> Option<SegPlan> {
         match self.close {
             Close::FinOwed(at) => {
                 self.close = Close::Closed(CloseKind::LocalClose, at);
-                let mut s = self.bare_segment();
-                s.flags.fin = true;
-                s.seq = self.snd_nxt;
-                return Some(s);
+                return Some(SegPlan::Ack {
+                    seq: self.snd_nxt,
+                    len: 0,
+                    fin: true,
+                    cwr: false,
+                    retransmission: false,
+                });
             }
             Close::Closed(..) => return None,
             Close::Open => {}
         }
         if self.hs.syn_pending {
             self.hs.syn_pending = false;
-            return Some(self.syn_segment(now));
+            return Some(SegPlan::Syn);
         }
         // RFC 7413 §4.2.2: a server that accepted SYN data may send before the handshake
         // completes.
@@ -97,37 +212,9 @@ impl TcpConnection {
             return Some(s);
         }
         if self.rx.ack_now {
-            return Some(self.bare_segment());
+            return Some(SegPlan::ack(self.snd_nxt));
         }
         None
-    }
-
-    /// A segment without payload carrying the current ACK (and SACK blocks).
-    pub(super) fn bare_segment(&mut self) -> Segment {
-        let sack = self.rx.sack_blocks(&self.cfg);
-        self.rx.ack_sent();
-        Segment {
-            conn: 0,
-            flags: Flags {
-                syn: false,
-                ack: true,
-                fin: false,
-                // RFC 3168 §6.1.3: ECE on every ACK until a CWR arrives.
-                ece: self.ecn.ece_pending,
-                cwr: false,
-            },
-            seq: self.snd_nxt,
-            len: 0,
-            ack: self.rx.rcv_nxt,
-            window: self.rx.rcv_wnd,
-            sack,
-            syn_options: None,
-            timestamps: self.cfg.timestamps,
-            ts_val: self.ts_now,
-            ts_ecr: self.rx.ts_recent,
-            records: Vec::new(),
-            retransmission: false,
-        }
     }
 
     /// `seg` was just put in a recycled box whose old content was `old`: keeps `old`'s
@@ -153,16 +240,6 @@ impl TcpConnection {
         } else if self.rx.spare_sack.capacity() < sack.capacity() {
             self.rx.spare_sack = sack;
         }
-    }
-
-    pub(super) fn data_segment(&mut self, seq: u64, len: u64, retransmission: bool) -> Segment {
-        let records = self.send.records_in(seq, seq + len);
-        let mut s = self.bare_segment();
-        s.seq = seq;
-        s.len = len;
-        s.records = records;
-        s.retransmission = retransmission;
-        s
     }
 
     /// Cuts multiplexer frames until the stream holds `target` bytes (or nothing waits).
@@ -198,7 +275,19 @@ impl TcpConnection {
                 && (self.send.stream_end > self.snd_nxt || self.send.mux.has_pending()))
     }
 
-    pub(super) fn next_data_segment(&mut self, now: SimTime) -> Option<Segment> {
+    pub(super) fn next_data_segment(&mut self, now: SimTime) -> Option<SegPlan> {
+        if !self.rec.force_retransmit
+            && !self.rec.tlp_pending
+            && self.sb.retx.is_empty()
+            && !self.pacer.is_enabled()
+            && self.send.stream_end == self.snd_nxt
+            && !self.send.mux.has_pending()
+        {
+            // Nothing to send or resend (the receiver of a transfer): what the steps below
+            // find, without them (no hole, no probe, no byte or frame waiting).
+            self.set_blocked(now, None);
+            return None;
+        }
         let cwnd = self.send_window();
         let pipe = self.sb.pipe.saturating_sub(self.rec.dupack_credit);
         // RFC 6675 §5 (4.2) / RFC 6298 §5.4: the first hole goes out whatever the window.
@@ -253,7 +342,7 @@ impl TcpConnection {
         now: SimTime,
         cwnd: u64,
         pipe: u64,
-    ) -> Option<Segment> {
+    ) -> Option<SegPlan> {
         self.fill_stream(self.snd_nxt + self.smss);
         let avail = self.send.stream_end - self.snd_nxt;
         if avail == 0 {
@@ -301,16 +390,18 @@ impl TcpConnection {
             self.rtx_timer.deadline = Some(now + self.rto());
         }
         self.schedule_tlp(now);
-        let mut s = self.data_segment(seq, len, false);
-        if self.ecn.cwr_pending {
-            // RFC 3168 §6.1.2: CWR on the first new data segment after the reduction.
-            s.flags.cwr = true;
-            self.ecn.cwr_pending = false;
-        }
-        Some(s)
+        // RFC 3168 §6.1.2: CWR on the first new data segment after the reduction.
+        let cwr = std::mem::take(&mut self.ecn.cwr_pending);
+        Some(SegPlan::Ack {
+            seq,
+            len,
+            fin: false,
+            cwr,
+            retransmission: false,
+        })
     }
 
-    pub(super) fn retransmit(&mut self, now: SimTime, seq: u64) -> Segment {
+    pub(super) fn retransmit(&mut self, now: SimTime, seq: u64) -> SegPlan {
         let prior_pipe = self.sb.pipe;
         let len = self.sb.retransmitted(now, seq);
         if let Some(r) = self.rate.as_mut() {
@@ -332,7 +423,7 @@ impl TcpConnection {
         if self.rtx_timer.deadline.is_none() {
             self.rtx_timer.deadline = Some(now + self.rto());
         }
-        self.data_segment(seq, len, true)
+        SegPlan::data(seq, len, true)
     }
 }
 

@@ -55,6 +55,10 @@ pub(super) struct Receiver {
     pub(super) rcv_nxt: u64,
     ooo: RangeSet,
     rx_records: BTreeMap<u64, Record>,
+    /// The offset of the record last put in `rx_records`: while its end is beyond
+    /// `rcv_nxt` it is still there (only records ending at or below `rcv_nxt` leave), so
+    /// the next segments of the same record skip the map.
+    last_record: Option<u64>,
     last_rx: Option<u64>,
     pub(super) unacked_bytes: u64,
     /// An ACK is owed now.
@@ -83,6 +87,7 @@ impl Receiver {
             rcv_nxt: 0,
             ooo: RangeSet::new(),
             rx_records: BTreeMap::new(),
+            last_record: None,
             last_rx: None,
             unacked_bytes: 0,
             ack_now: false,
@@ -201,15 +206,23 @@ impl Receiver {
         }
         let start = seg.seq.max(self.rcv_nxt);
         let had_gap = !self.ooo.is_empty();
-        let fresh = self.ooo.insert(start, end);
+        // Without a gap, in-order data never enters the out-of-order set: it would be
+        // inserted and removed again at once.
+        let in_order_no_gap = !had_gap && seg.seq <= self.rcv_nxt;
+        let fresh = if in_order_no_gap {
+            end - start
+        } else {
+            self.ooo.insert(start, end)
+        };
         stats.duplicate_bytes += seg.len - fresh;
         if fresh == 0 && cfg.sack {
             // RFC 2883 §4.2: a duplicate of out-of-order data is a D-SACK too.
             self.dsack = Some((start, end));
         }
         for r in &seg.records {
-            if r.end() > self.rcv_nxt {
+            if r.end() > self.rcv_nxt && self.last_record != Some(r.offset) {
                 self.rx_records.entry(r.offset).or_insert(*r);
+                self.last_record = Some(r.offset);
             }
         }
         if seg.seq > self.rcv_nxt {
@@ -218,8 +231,13 @@ impl Receiver {
             self.ack_now = true;
             return DataArrival::NotInOrder;
         }
-        let new_nxt = self.ooo.contiguous_end(self.rcv_nxt);
-        self.ooo.remove(self.rcv_nxt, new_nxt);
+        let new_nxt = if in_order_no_gap {
+            end
+        } else {
+            let n = self.ooo.contiguous_end(self.rcv_nxt);
+            self.ooo.remove(self.rcv_nxt, n);
+            n
+        };
         self.rcv_nxt = new_nxt;
         self.last_rx = None;
         if had_gap {

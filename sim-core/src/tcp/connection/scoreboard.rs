@@ -82,6 +82,17 @@ impl Scoreboard {
         i
     }
 
+    /// The index of the first segment at or above `seq` (`partition_point`, with the
+    /// common answer 0 (nothing SACKed above `snd_una`) found without a search).
+    #[inline]
+    fn first_from(&self, seq: u64) -> usize {
+        if self.segs.front().is_none_or(|f| f.seq >= seq) {
+            0
+        } else {
+            self.segs.partition_point(|s| s.seq < seq)
+        }
+    }
+
     pub(super) fn at(&self, seq: u64) -> &SentSeg {
         &self.segs[self.index(seq)]
     }
@@ -223,7 +234,7 @@ impl Scoreboard {
                 self.sack_segment(now, i, newly, trace);
                 new_sack = true;
             }
-            let first = self.segs.partition_point(|s| s.seq < a.max(hs));
+            let first = self.first_from(a.max(hs));
             let mut i = first;
             while i < self.segs.len() && self.segs[i].seq + self.segs[i].len <= b {
                 self.sack_segment(now, i, newly, trace);
@@ -233,7 +244,7 @@ impl Scoreboard {
             if self.highest_sacked > hs {
                 // The un-SACKed segments between the old and the new highest SACKed
                 // byte are holes now.
-                let mut j = self.segs.partition_point(|s| s.seq < hs);
+                let mut j = self.first_from(hs);
                 while j < self.segs.len() && self.segs[j].seq < self.highest_sacked {
                     if !self.segs[j].sacked {
                         self.holes.insert(self.segs[j].seq);
@@ -282,7 +293,7 @@ impl Scoreboard {
         stats: &mut TcpStats,
         trace: &mut TraceBuffer,
     ) -> Option<SimTime> {
-        let top = self.segs.partition_point(|s| s.seq < self.highest_sacked);
+        let top = self.first_from(self.highest_sacked);
         let (mut count, mut bytes) = (0u64, 0u64);
         let byte_thresh = (thresh - 1) * smss;
         // Walking down from the top: the SACKed segments count until the threshold is
@@ -343,7 +354,7 @@ impl Scoreboard {
         for &seq in self.holes.iter() {
             cand.push(self.index(seq));
         }
-        let start = self.segs.partition_point(|s| s.seq < self.highest_sacked);
+        let start = self.first_from(self.highest_sacked);
         for i in start..self.segs.len() {
             let s = &self.segs[i];
             if !s.retransmitted && !Rack::sent_after(rx, rend, s.sent, s.seq + s.len) {
@@ -392,6 +403,20 @@ impl Scoreboard {
         }
         self.rack_cand = cand;
         (lost_retrans, wait)
+    }
+
+    /// RACK has no candidate (see [`Scoreboard::rack_detect`]): no hole, and the first
+    /// segment above the highest SACKed byte, if any, is an original sent after
+    /// RACK.xmit_ts (the usual ACK of in-order data).
+    #[inline]
+    pub(super) fn rack_no_candidates(&self, (rx, rend): (SimTime, u64)) -> bool {
+        self.holes.is_empty()
+            && self
+                .segs
+                .get(self.first_from(self.highest_sacked))
+                .is_none_or(|s| {
+                    !s.retransmitted && !Rack::sent_after(rx, rend, s.sent, s.seq + s.len)
+                })
     }
 
     /// Linux `tcp_timeout_mark_lost`: every un-SACKed segment is lost, retransmissions

@@ -60,15 +60,22 @@ impl SendBuffer {
 
     /// The records overlapping `[start, end)`, in a recycled vector.
     pub(super) fn records_in(&mut self, start: u64, end: u64) -> Vec<Record> {
-        let i = self.records.partition_point(|r| r.end() <= start);
+        // New data is cut from the last records: a few steps back from the end find
+        // them; a retransmission further back is a binary search.
+        let n = self.records.len();
+        let mut i = n;
+        while i > 0 && n - i < 4 && self.records[i - 1].end() > start {
+            i -= 1;
+        }
+        if i > 0 && self.records[i - 1].end() > start {
+            i = self.records.partition_point(|r| r.end() <= start);
+        }
         let mut out = std::mem::take(&mut self.spare_records);
         out.clear();
-        out.extend(
-            self.records
-                .range(i..)
-                .take_while(|r| r.offset < end)
-                .copied(),
-        );
+        while let Some(r) = self.records.get(i).filter(|r| r.offset < end) {
+            out.push(*r);
+            i += 1;
+        }
         out
     }
 

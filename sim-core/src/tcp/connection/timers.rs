@@ -81,7 +81,14 @@ impl TcpConnection {
         if self.close.is_closed() {
             return None;
         }
-        let mut t = Timer::ALL.into_iter().filter_map(|t| self.timer(t)).min();
+        // The earliest armed timer of the table, without an iterator chain.
+        let earliest = |a: Option<SimTime>, b: Option<SimTime>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, None) => x,
+            (None, y) => y,
+        };
+        let [a, b, c, d] = Timer::ALL.map(|k| self.timer(k));
+        let mut t = earliest(earliest(a, b), earliest(c, d));
         if self.pacer.is_enabled() && self.state == TcpState::Established && self.has_sendable() {
             if let Some(r) = self.pacer.release_time(
                 self.rtt.smoothed_rtt(),
