@@ -1265,7 +1265,8 @@ impl<F> Recovery<F> {
             } else {
                 let base = backoff(self.rtt.pto_base(self.config.granularity), self.pto_count);
                 let d = base.saturating_add(backoff(self.config.max_ack_delay, self.pto_count));
-                app.time_of_last_ack_eliciting.map(|last| last.saturating_add(d))
+                app.time_of_last_ack_eliciting
+                    .map(|last| last.saturating_add(d))
             };
             debug_assert_eq!(self.timer, {
                 let mut general = None;
