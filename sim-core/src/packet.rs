@@ -178,22 +178,10 @@ impl PayloadPool {
         b
     }
 
-    /// `s` in a box, and the box's old content if it was a recycled one (so the sender
-    /// can reuse its vectors).
-    pub fn boxed_tcp(
-        &mut self,
-        s: crate::wire::tcp::Segment,
-    ) -> (
-        Box<crate::wire::tcp::Segment>,
-        Option<crate::wire::tcp::Segment>,
-    ) {
-        match self.tcp.pop() {
-            Some(mut b) => {
-                let old = std::mem::replace(&mut *b, s);
-                (b, Some(old))
-            }
-            None => (Box::new(s), None),
-        }
+    /// A recycled TCP segment box (its old content still in it), if the pool has one: the
+    /// sender takes its vectors back and writes the new segment over it.
+    pub fn tcp_box(&mut self) -> Option<Box<crate::wire::tcp::Segment>> {
+        self.tcp.pop()
     }
 
     /// `p` in a box, and the box's old content if it was a recycled one.

@@ -217,17 +217,17 @@ impl TcpConnection {
         None
     }
 
-    /// `seg` was just put in a recycled box whose old content was `old`: keeps `old`'s
-    /// vectors (emptied) for later segments, so that steady state allocates none. A
-    /// vector `seg` has not allocated (a pure ACK's records) takes `old`'s, to travel with
-    /// the box; otherwise the connection keeps it for its next segment. Only capacity
-    /// moves: every vector keeps its content.
-    pub fn recycle_segment(&mut self, seg: &mut Segment, old: Segment) {
-        let Segment {
-            mut records,
-            mut sack,
-            ..
-        } = old;
+    /// `seg` was just written into a recycled box whose old segment had the vectors
+    /// `records` and `sack`: keeps them (emptied) for later segments, so that steady state
+    /// allocates none. A vector `seg` has not allocated (a pure ACK's records) takes the
+    /// old one, to travel with the box; otherwise the connection keeps it for its next
+    /// segment. Only capacity moves: every vector keeps its content.
+    pub fn recycle_vectors(
+        &mut self,
+        seg: &mut Segment,
+        mut records: Vec<crate::wire::tcp::Record>,
+        mut sack: Vec<(u64, u64)>,
+    ) {
         records.clear();
         sack.clear();
         if seg.records.capacity() == 0 && seg.records.is_empty() {

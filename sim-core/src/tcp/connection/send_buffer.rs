@@ -18,7 +18,7 @@ pub(super) struct SendBuffer {
     pub(super) stream_end: u64,
     pub(super) mux: MuxSend,
     /// Emptied vector of a recycled segment, for the next segment's records
-    /// ([`TcpConnection::recycle_segment`](super::TcpConnection::recycle_segment)).
+    /// ([`TcpConnection::recycle_vectors`](super::TcpConnection::recycle_vectors)).
     spare_records: Vec<Record>,
 }
 
