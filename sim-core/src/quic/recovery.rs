@@ -1268,35 +1268,26 @@ impl<F> Recovery<F> {
                 app.time_of_last_ack_eliciting
                     .map(|last| last.saturating_add(d))
             };
-            debug_assert_eq!(self.timer, {
-                let mut general = None;
-                if let Some((t, _)) = self.earliest_loss_time() {
-                    general = Some(t);
-                } else if !self.at_anti_amplification_limit
-                    && !(self.no_ack_eliciting_in_flight()
-                        && self.peer_completed_address_validation())
-                {
-                    general = self.pto_time_and_space(now).map(|(t, _)| t);
-                }
-                general
-            });
+            debug_assert_eq!(self.timer, self.loss_detection_timer_all_spaces(now));
             return;
         }
+        self.timer = self.loss_detection_timer_all_spaces(now);
+    }
+
+    /// A.8 `SetLossDetectionTimer`'s timer over every space.
+    fn loss_detection_timer_all_spaces(&self, now: SimTime) -> Option<SimTime> {
         if let Some((t, _)) = self.earliest_loss_time() {
             // Time-threshold loss detection takes precedence.
-            self.timer = Some(t);
-            return;
+            return Some(t);
         }
         if self.at_anti_amplification_limit {
             // A server blocked by anti-amplification must not arm the PTO.
-            self.timer = None;
-            return;
+            return None;
         }
         if self.no_ack_eliciting_in_flight() && self.peer_completed_address_validation() {
-            self.timer = None;
-            return;
+            return None;
         }
-        self.timer = self.pto_time_and_space(now).map(|(t, _)| t);
+        self.pto_time_and_space(now).map(|(t, _)| t)
     }
 
     /// A.10 `DetectAndRemoveLostPackets`. Returns the lost packets in pn order; records
