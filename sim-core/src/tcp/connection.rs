@@ -546,14 +546,7 @@ impl TcpConnection {
             self.rtx_timer.deadline = Some(now + self.rto());
         }
         self.schedule_tlp(now);
-        if self.send.mux.completion_due(self.snd_una) {
-            for id in self.send.mux.completed(self.snd_una) {
-                self.streams.send_done.insert(id, now);
-                self.events.push(StreamEvent::SendComplete(id));
-                self.maybe_release(id);
-            }
-        }
-        self.probe_window(now);
+        self.ack_completions(now);
     }
 
     /// [`TcpConnection::on_ack`] with nothing outstanding, no SACK block, no rate sampler,
@@ -569,6 +562,12 @@ impl TcpConnection {
         self.rtx_timer.deadline = None;
         self.rec.reo_deadline = None;
         self.rec.tlp.deadline = None;
+        self.ack_completions(now);
+    }
+
+    /// The end of an ACK's processing: the streams whose data the cumulative ACK now covers
+    /// entirely are complete; then the checkers' window probe.
+    fn ack_completions(&mut self, now: SimTime) {
         if self.send.mux.completion_due(self.snd_una) {
             for id in self.send.mux.completed(self.snd_una) {
                 self.streams.send_done.insert(id, now);
