@@ -566,7 +566,9 @@ impl TcpConnection {
     }
 
     /// The end of an ACK's processing: the streams whose data the cumulative ACK now covers
-    /// entirely are complete; then the checkers' window probe.
+    /// entirely are complete; then the checkers' window probe. Always inlined: as a call it
+    /// cost ~20 instructions per packet on `tcp-bulk`.
+    #[inline(always)]
     fn ack_completions(&mut self, now: SimTime) {
         if self.send.mux.completion_due(self.snd_una) {
             for id in self.send.mux.completed(self.snd_una) {
