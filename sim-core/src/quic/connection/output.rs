@@ -633,22 +633,14 @@ impl Connection {
     /// own call then finds nothing left to check).
     fn app_frames_quiet(&mut self) -> bool {
         self.streams.check_blocked();
-        let v = &self.path.validation;
-        !self.handshake_done_pending
-            && v.responses_pending.is_empty()
-            && !v.challenge_pending
-            && self
-                .migration
-                .as_ref()
-                .is_none_or(|m| !m.ping_pending && !m.new_cid_pending)
-            && !self.recv_fc.update_pending
-            && !self.max_streams_pending
-            && !self.send_fc.blocked_pending()
-            // With no stream's new data waiting the connection cannot become blocked,
-            // and the STREAM writer has nothing either.
+        // No stream in the control index (its loop also clears a fully received stream's
+        // update flag) and no new data (so the connection cannot become blocked) or data
+        // to retransmit (the STREAM writer's whole input); then the connection-level
+        // control frames as `has_control_frames` asks for them.
+        !self.streams.any_ctrl()
             && !self.streams.any_new()
             && !self.streams.any_retx()
-            && !self.streams.any_ctrl()
+            && !self.has_control_frames()
     }
 
     pub(super) fn write_control_frames(
