@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -15,13 +15,18 @@ const CLI = process.env.QUICSIM || resolve('../../target/release/quicsim');
 const ART = process.env.ARTIFACTS || resolve('artifacts');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 mkdirSync(ART, { recursive: true });
+// Every temporary directory of the session (Chromium profiles, downloads, CLI outputs)
+// lives under one root, removed when the session ends: a run leaves nothing in the
+// system's temporary directory (they had accumulated by the thousand on a shared disk).
+const TMP_ROOT = mkdtempSync(join(tmpdir(), 'quicsim-e2e-run-'));
+const tempDir = (prefix) => mkdtempSync(join(TMP_ROOT, prefix));
 
 let context, page;
 const problems = []; // console errors and page errors, over the whole session
 
 before(async () => {
   // A fresh profile directory per session (playwright passes it as --user-data-dir).
-  context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'quicsim-chromium-')), {
+  context = await chromium.launchPersistentContext(tempDir('quicsim-chromium-'), {
     executablePath: CHROMIUM,
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -35,7 +40,10 @@ before(async () => {
   await page.goto(BASE);
 });
 
-after(async () => { await context?.close(); });
+after(async () => {
+  await context?.close();
+  rmSync(TMP_ROOT, { recursive: true, force: true });
+});
 
 /** Waits until the result's canvases are drawn (the page draws one canvas per task and
  * marks its root element `data-drawing` until the last). */
@@ -72,7 +80,7 @@ async function inked(sel) {
 
 /** The `digest` of run 0 of `quicsim run FILE --json` on `toml`. */
 function cliDigest(toml) {
-  const dir = mkdtempSync(join(tmpdir(), 'quicsim-e2e-'));
+  const dir = tempDir('quicsim-e2e-');
   const f = join(dir, 'scenario.toml');
   writeFileSync(f, toml);
   const doc = JSON.parse(execFileSync(CLI, ['run', f, '--json'], { encoding: 'utf8' }));
@@ -381,7 +389,7 @@ test('a bad input shows the field-named error of the CLI, inline, and nothing ru
   assert.match(msg, /rate/);
   assert.ok(await page.isDisabled('#run'));
   // The same words as the CLI prints for the same file.
-  const dir = mkdtempSync(join(tmpdir(), 'quicsim-e2e-'));
+  const dir = tempDir('quicsim-e2e-');
   const f = join(dir, 'bad.toml');
   writeFileSync(f, await page.inputValue('#toml'));
   let stderr = '';
@@ -396,7 +404,7 @@ test('the digest shown equals the CLI digest of the downloaded TOML (native = wa
   await page.click('button[data-scenario="examples/quic-bulk-ge.toml"]');
   const shown = await waitDone();
   const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
-  const file = join(mkdtempSync(join(tmpdir(), 'quicsim-e2e-')), dl.suggestedFilename());
+  const file = join(tempDir('quicsim-e2e-'), dl.suggestedFilename());
   await dl.saveAs(file);
   const toml = readFileSync(file, 'utf8');
   assert.equal(toml, await page.inputValue('#toml'));
@@ -408,7 +416,7 @@ test('exports: the TOML with its quicsim run digest beside the page\'s, results 
   const shown = await waitDone();
   assert.equal((await page.textContent('#toml-digest')).trim(), shown);
   const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
-  const dir = mkdtempSync(join(tmpdir(), 'quicsim-e2e-'));
+  const dir = tempDir('quicsim-e2e-');
   const file = join(dir, dl.suggestedFilename());
   await dl.saveAs(file);
   assert.equal(cliDigest(readFileSync(file, 'utf8')), shown);
@@ -630,7 +638,7 @@ test('a sweep: mean and CI per point, a point column in the tables and the CSV, 
   assert.equal(await page.locator('#flows td.point').count(), 20);
   // The CSV export has the point and its parameters.
   const [d] = await Promise.all([page.waitForEvent('download'), page.click('#dl-csv')]);
-  const f = join(mkdtempSync(join(tmpdir(), 'quicsim-e2e-')), d.suggestedFilename());
+  const f = join(tempDir('quicsim-e2e-'), d.suggestedFilename());
   await d.saveAs(f);
   const rows = readFileSync(f, 'utf8').trim().split('\n');
   assert.match(rows[0], /^point,point_params,run,seed,status,/);
@@ -653,7 +661,7 @@ test('a sweep: mean and CI per point, a point column in the tables and the CSV, 
 
 /** `quicsim run FILE --json` of `toml`: every run's (digest, status). */
 function cliRuns(toml) {
-  const dir = mkdtempSync(join(tmpdir(), 'quicsim-e2e-'));
+  const dir = tempDir('quicsim-e2e-');
   const f = join(dir, 'scenario.toml');
   writeFileSync(f, toml);
   const doc = JSON.parse(execFileSync(CLI, ['run', f, '--json'], { encoding: 'utf8', maxBuffer: 1 << 30 }));
@@ -941,7 +949,7 @@ test('issue 29 item 9: losses, PTOs, handover, migration and flow-control blocki
   assert.ok(lossy.includes('p = 0.2') && lossy.includes('200KB') && lossy.includes('runs = 2'), lossy);
   await page.fill('#toml', lossy);
   await page.click('#run');
-  const dir = mkdtempSync(join(tmpdir(), 'quicsim-e2e-'));
+  const dir = tempDir('quicsim-e2e-');
   writeFileSync(join(dir, 's.toml'), lossy);
   const [run0, run1] = JSON.parse(execFileSync(CLI, ['run', join(dir, 's.toml'), '--json'], { encoding: 'utf8' })).runs;
   await page.waitForFunction((d) => document.querySelector('#status')?.textContent.startsWith('done')
@@ -1171,7 +1179,7 @@ test('issue 30 item 2: a trace-driven link runs in the page with its capacity pl
 
 test('issue 29 item 14: the wasm is fetched once (load, run, Cancel, run), compressed, and a reload takes it from the cache', async () => {
   // A browser profile of its own: a cold cache.
-  const ctx = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'quicsim-chromium-load-')), {
+  const ctx = await chromium.launchPersistentContext(tempDir('quicsim-chromium-load-'), {
     executablePath: CHROMIUM,
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -1249,7 +1257,7 @@ test('issue 29 item 14: the wasm is fetched once (load, run, Cancel, run), compr
 test('issue 29 item 14: a long run reaches the charts thinned to their pixels and is drawn one canvas per task', async () => {
   // Paper 000's Bad dumbbell: 205 s simulated, a sample row every ~2 ms.
   const id = 'paper000/dumbbell-bad-10mb.toml';
-  const dir = mkdtempSync(join(tmpdir(), 'quicsim-e2e-'));
+  const dir = tempDir('quicsim-e2e-');
   execFileSync(CLI, ['run', resolve('../../scenarios', id), '--runs', '1', '--series', '--out', dir]);
   const csv = readdirSync(dir).find((f) => f.startsWith('series-') && f.includes('-p0-'));
   const cliRows = readFileSync(join(dir, csv), 'utf8').trim().split('\n').length - 1;
