@@ -148,6 +148,12 @@ impl SendFlow {
         }
     }
 
+    /// The limit at which the sender last found itself blocked (debug checks).
+    #[cfg(debug_assertions)]
+    pub(crate) fn blocked_at(&self) -> Option<u64> {
+        self.blocked_at
+    }
+
     /// A blocked frame waits to be sent.
     pub fn blocked_pending(&self) -> bool {
         self.blocked_pending

@@ -296,9 +296,11 @@ impl Stream {
 ///   frame is pending or the receive window's update is);
 /// - `readable`: bytes delivered and not yet read.
 ///
-/// `unchecked` holds the streams changed since the last look for newly blocked streams
-/// ([`StreamTable::check_blocked`]): a stream's blocked state can only change when the
-/// stream changes. The indexes are bit sets keyed by the stream ID (`IdSet`), so
+/// `unchecked` holds the streams that were, when last changed since the last look for
+/// newly blocked streams ([`StreamTable::check_blocked`]), blocked by their stream credit
+/// (unsent data, no credit: [`StreamIndex::may_block`]): a stream's blocked state can only
+/// change when the stream changes, and the look does nothing for a stream that is not so
+/// blocked (checked in debug builds). The indexes are bit sets keyed by the stream ID (`IdSet`), so
 /// iterating one in ascending ID order visits the same streams, in the same order, as
 /// walking the whole table and filtering by the predicate did, and the output is
 /// unchanged. With few streams (IDs below 64) every index operation touches one word.
@@ -318,8 +320,9 @@ struct StreamIndex {
     new_data: IdSet,
     ctrl: IdSet,
     readable: IdSet,
-    /// Streams changed since the last [`StreamTable::check_blocked`] (the stream's
-    /// `IN_UNCHECKED` bit mirrors membership).
+    /// Streams changed since the last [`StreamTable::check_blocked`] while blocked by
+    /// their stream credit ([`StreamIndex::may_block`]; the stream's `IN_UNCHECKED` bit
+    /// mirrors membership).
     unchecked: IdSet,
     /// Streams looked at by the per-packet scans (a work counter for tests and benches).
     visits: std::cell::Cell<u64>,
@@ -527,11 +530,21 @@ impl StreamIndex {
                 wants(IN_READABLE),
             );
         }
-        if filed & IN_UNCHECKED == 0 {
+        // Only a stream blocked as it is now can need the look of `check_blocked` (which
+        // does nothing for any other): a receive-side change (data in, data read) or a
+        // send with credit left marks nothing.
+        if filed & IN_UNCHECKED == 0 && Self::may_block(s) {
             filed |= IN_UNCHECKED;
             self.unchecked.insert(id);
         }
         s.filed = filed;
+    }
+
+    /// The condition under which [`StreamTable::check_blocked`] acts on a stream: data
+    /// waits and the stream credit is spent (RFC 9000 §4.1, §19.13).
+    #[inline]
+    fn may_block(s: &Stream) -> bool {
+        s.send.unsent() > 0 && s.send_credit() == 0
     }
 }
 
@@ -783,6 +796,23 @@ impl StreamTable {
     /// and no stream credit (RFC 9000 §4.1; at most once per limit, so a stream that did
     /// not change since needs no second look).
     pub fn check_blocked(&mut self) {
+        // Every stream left out is one the look would change nothing for: not blocked by
+        // its credit, or blocked at a limit already signalled (`SendFlow::on_blocked`).
+        // (Only streams with unsent data can be blocked: those of the `new_data` index.)
+        #[cfg(debug_assertions)]
+        let mut cur = None;
+        #[cfg(debug_assertions)]
+        while let Some(id) = self.idx.new_data.next_after(cur) {
+            cur = Some(id);
+            let s = self.indexed(id);
+            debug_assert!(
+                s.filed & IN_UNCHECKED != 0
+                    || !StreamIndex::may_block(s)
+                    || s.send_fc.blocked_at() == Some(s.send_fc.limit()),
+                "stream {} blocked but not marked for check_blocked",
+                s.id
+            );
+        }
         let StreamTable { by_type, idx, .. } = self;
         // Ascending ID order, as the walk over the whole table had.
         while let Some(id) = idx.unchecked.pop_first() {
@@ -790,7 +820,7 @@ impl StreamTable {
             let (t, n) = slot(id);
             if let Some(s) = by_type[t].get_mut(n).and_then(Option::as_mut) {
                 s.filed &= !IN_UNCHECKED;
-                if s.send.unsent() > 0 && s.send_credit() == 0 {
+                if StreamIndex::may_block(s) {
                     s.send_fc.on_blocked();
                     let ctrl = s.send_fc.blocked_pending() || s.recv_fc.update_pending;
                     file(&mut idx.ctrl, &mut s.filed, IN_CTRL, id, ctrl);
