@@ -1430,13 +1430,7 @@ impl<F> Recovery<F> {
         // Persistent congestion only compares outstanding ack-eliciting packets, so an
         // acknowledged packet older than every such packet is never "between" two.
         let oldest = self.eliciting_seqs.first_key().unwrap_or(self.next_seq);
-        while let Some(q) = self.acked_seqs.first_key() {
-            if q < oldest {
-                self.acked_seqs.pop_first();
-            } else {
-                break;
-            }
-        }
+        self.acked_seqs.remove_below(oldest);
     }
 }
 

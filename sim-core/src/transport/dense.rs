@@ -80,10 +80,27 @@ impl<V> DenseMap<V> {
     }
 
     /// Removes the smallest key, returning it with its value.
+    #[cfg(test)]
     pub(crate) fn pop_first(&mut self) -> Option<(u64, V)> {
         let key = self.first_key()?;
         let v = self.remove(key)?;
         Some((key, v))
+    }
+
+    /// Removes every key below `key` (dropping their values), in one pass over the front
+    /// slots.
+    pub(crate) fn remove_below(&mut self, key: u64) {
+        while self.len > 0 && self.base < key {
+            if let Some(Some(_)) = self.slots.pop_front() {
+                self.len -= 1;
+            }
+            self.base += 1;
+        }
+        if self.len == 0 {
+            self.slots.clear();
+        } else {
+            self.trim();
+        }
     }
 
     /// The smallest key present.
@@ -173,7 +190,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn behaves_like_btreemap(ops in proptest::collection::vec((0u8..6, 0u64..64, 0u64..8), 1..300)) {
+        fn behaves_like_btreemap(ops in proptest::collection::vec((0u8..7, 0u64..64, 0u64..8), 1..300)) {
             let mut d: DenseMap<u64> = DenseMap::default();
             let mut b: BTreeMap<u64, u64> = BTreeMap::new();
             for (op, k, w) in ops {
@@ -189,6 +206,10 @@ mod tests {
                         prop_assert_eq!(got, want);
                     }
                     4 => prop_assert_eq!(d.pop_first(), b.pop_first()),
+                    5 if w == 0 => {
+                        d.remove_below(k);
+                        b = b.split_off(&k);
+                    }
                     _ => {
                         let hi = k + w;
                         let got: Vec<(u64, u64)> = d.range(k, hi).map(|(x, &v)| (x, v)).collect();
