@@ -171,11 +171,22 @@ impl PayloadPool {
 
     /// An empty datagram box to build a QUIC datagram in (a recycled one if the pool has
     /// one; recycled boxes are emptied by [`PayloadPool::recycle`]). Give it back with
-    /// [`PayloadPool::recycle`] when nothing was built in it.
+    /// [`PayloadPool::return_unused_quic_box`] when nothing was built in it.
     pub fn quic_box(&mut self) -> Box<crate::wire::quic::QuicDatagram> {
         let b = self.quic.pop().unwrap_or_default();
         debug_assert!(b.packets.is_empty() && b.client_hello.is_none() && b.server_hello.is_none());
         b
+    }
+
+    /// Gives back a box from [`PayloadPool::quic_box`] that nothing was built in (the
+    /// empty poll): still empty, so kept as it is (no clearing, no match on the payload).
+    #[inline]
+    pub fn return_unused_quic_box(&mut self, b: Box<crate::wire::quic::QuicDatagram>) {
+        debug_assert!(b.packets.is_empty() && b.conn == 0);
+        debug_assert!(b.client_hello.is_none() && b.server_hello.is_none());
+        if self.quic.len() < Self::CAP {
+            self.quic.push(b);
+        }
     }
 
     /// A recycled TCP segment box (its old content still in it), if the pool has one: the

@@ -188,7 +188,7 @@ impl TransportDriver for Connection {
         // Built in place in a pooled box (no move of the datagram into a box afterwards).
         let mut d = pool.quic_box();
         let Some(size) = self.poll_transmit_into(now, &mut d) else {
-            pool.recycle(Payload::Quic(d));
+            pool.return_unused_quic_box(d);
             return None;
         };
         // With migration on, a server sends to its active path's peer address (the one it
