@@ -83,15 +83,35 @@ impl Pacer {
     /// Refills the bucket up to `now`: `gain * cwnd / srtt` bytes per unit time, capped at
     /// the burst size. Sub-byte remainders are dropped at each refill.
     pub fn refill(&mut self, now: SimTime, srtt: SimDuration, cwnd: u64, in_slow_start: bool) {
-        let elapsed = now.saturating_since(self.last).as_nanos() as u128;
+        let elapsed = now.saturating_since(self.last).as_nanos();
         self.last = now;
         let cap = self.burst;
+        if elapsed == 0 {
+            // Nothing accrues (another poll at the same instant): the bucket as it is.
+            self.tokens = self.tokens.min(cap);
+            return;
+        }
+        // The same quotients in 64 bits while the products fit (a 128-bit division is a
+        // library call), in 128 bits otherwise.
         let add = match self.rate {
-            Some(rate) => elapsed * rate as u128 / 1_000_000_000,
+            Some(rate) => match elapsed.checked_mul(rate) {
+                Some(p) => u128::from(p / 1_000_000_000),
+                None => elapsed as u128 * rate as u128 / 1_000_000_000,
+            },
             None => {
-                let srtt = srtt.as_nanos().max(1) as u128;
-                let num = self.gain(in_slow_start) as u128 * cwnd as u128;
-                elapsed * num / (1000 * srtt)
+                let srtt = srtt.as_nanos().max(1);
+                let gain = self.gain(in_slow_start);
+                let fast = gain
+                    .checked_mul(cwnd)
+                    .and_then(|num| elapsed.checked_mul(num))
+                    .zip(srtt.checked_mul(1000));
+                match fast {
+                    Some((p, d)) => u128::from(p / d),
+                    None => {
+                        let num = gain as u128 * cwnd as u128;
+                        elapsed as u128 * num / (1000 * srtt as u128)
+                    }
+                }
             }
         };
         self.tokens = (self.tokens as u128 + add).min(cap as u128) as u64;
@@ -137,6 +157,38 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `refill`'s 64-bit shortcuts give the 128-bit formula's tokens, also where the
+        /// products do not fit 64 bits, and at zero elapsed time.
+        #[test]
+        fn refill_is_the_128_bit_formula(
+            tokens in 0u64..200_000,
+            // Up to 13 days, 2^40-byte windows and rates: past 64 bits, within 128.
+            elapsed in prop_oneof![Just(0u64), 0u64..2_000_000_000, 0u64..1 << 50],
+            srtt in prop_oneof![0u64..1_000_000_000, 0u64..1 << 50],
+            cwnd in prop_oneof![0u64..100_000_000, 0u64..1 << 40],
+            rate in prop_oneof![Just(None), (1u64..10_000_000_000).prop_map(Some), (1u64..1 << 40).prop_map(Some)],
+            ss in any::<bool>(),
+        ) {
+            let mut p = Pacer::new(true, 200_000, 1200, 1.25, 2.0);
+            p.tokens = tokens;
+            p.set_rate(rate);
+            let now = SimTime::ZERO + SimDuration(elapsed);
+            let e = elapsed as u128;
+            let add = match rate {
+                Some(r) => e * r as u128 / 1_000_000_000,
+                None => {
+                    let num = p.gain(ss) as u128 * cwnd as u128;
+                    e * num / (1000 * srtt.max(1) as u128)
+                }
+            };
+            let want = (tokens as u128 + add).min(200_000) as u64;
+            p.refill(now, SimDuration(srtt), cwnd, ss);
+            prop_assert_eq!(p.tokens(), want);
+        }
+    }
 
     #[test]
     fn refill_caps_and_release_time_is_when_a_datagram_fits() {
