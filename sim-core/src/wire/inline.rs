@@ -4,118 +4,70 @@
 //! carries 1-3 frames, an ACK frame a range or two, a datagram one packet once the
 //! handshake is over).
 //!
-//! Safe code only: the free slots hold `T::default()` placeholders, so `T: Default`.
-//! Equality, ordering of items, `Debug` and iteration are those of the slice of items, as
-//! for a `Vec` (a `Debug` print reads the same as the `Vec` it replaces).
+//! The storage is `smallvec`'s `SmallVec<[T; N]>` (no placeholder items in the free
+//! slots: a push writes one item, a clear drops only the items there). Equality, ordering
+//! of items, `Debug` and iteration are those of the slice of items, as for a `Vec` (a
+//! `Debug` print reads the same as the `Vec` it replaces).
 
+use smallvec::SmallVec;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
-/// Up to `N` items in place, then all of them on the heap.
-///
-/// Invariant: while `spill` is empty the items are `inline[..len]`; once a push finds the
-/// inline slots full, every item moves to `spill` (`len` is then 0 and stays unused until
-/// `spill` is empty again).
+/// A vector keeping up to `N` items in place (see the module documentation).
 #[derive(Clone)]
 pub struct InlineVec<T, const N: usize> {
-    len: usize,
-    inline: [T; N],
-    spill: Vec<T>,
-}
-
-impl<T: Default, const N: usize> InlineVec<T, N> {
-    /// An empty vector (no allocation).
-    pub fn new() -> Self {
-        InlineVec {
-            len: 0,
-            inline: std::array::from_fn(|_| T::default()),
-            spill: Vec::new(),
-        }
-    }
-
-    /// Appends `item` (moves every item to the heap when the inline slots are full).
-    pub fn push(&mut self, item: T) {
-        if !self.spill.is_empty() {
-            self.spill.push(item);
-        } else if self.len < N {
-            self.inline[self.len] = item;
-            self.len += 1;
-        } else {
-            let mut v = Vec::with_capacity(2 * N.max(2));
-            v.extend(self.inline.iter_mut().map(std::mem::take));
-            v.push(item);
-            self.len = 0;
-            self.spill = v;
-        }
-    }
-
-    /// Removes and returns the last item.
-    pub fn pop(&mut self) -> Option<T> {
-        if !self.spill.is_empty() {
-            self.spill.pop()
-        } else if self.len > 0 {
-            self.len -= 1;
-            Some(std::mem::take(&mut self.inline[self.len]))
-        } else {
-            None
-        }
-    }
-
-    /// Removes every item (keeps a heap buffer if there is one).
-    pub fn clear(&mut self) {
-        self.spill.clear();
-        for slot in &mut self.inline[..self.len] {
-            *slot = T::default();
-        }
-        self.len = 0;
-    }
-
-    /// Keeps only the items for which `keep` is true, in order.
-    pub fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
-        if !self.spill.is_empty() {
-            self.spill.retain(keep);
-            return;
-        }
-        let mut kept = 0;
-        for i in 0..self.len {
-            if keep(&self.inline[i]) {
-                self.inline.swap(kept, i);
-                kept += 1;
-            }
-        }
-        for slot in &mut self.inline[kept..self.len] {
-            *slot = T::default();
-        }
-        self.len = kept;
-    }
-
-    /// `true` once the items live on the heap.
-    pub fn spilled(&self) -> bool {
-        !self.spill.is_empty()
-    }
+    v: SmallVec<[T; N]>,
 }
 
 impl<T, const N: usize> InlineVec<T, N> {
-    /// The items, in order.
-    pub fn as_slice(&self) -> &[T] {
-        if self.spill.is_empty() {
-            &self.inline[..self.len]
-        } else {
-            &self.spill
-        }
+    /// An empty vector (no allocation).
+    #[inline]
+    pub fn new() -> Self {
+        InlineVec { v: SmallVec::new() }
     }
 
-    /// The items, in order, mutable.
+    /// Appends `item` (on the heap once more than `N` items are held).
+    #[inline]
+    pub fn push(&mut self, item: T) {
+        self.v.push(item);
+    }
+
+    /// Removes and returns the last item.
+    #[inline]
+    pub fn pop(&mut self) -> Option<T> {
+        self.v.pop()
+    }
+
+    /// Drops every item (a heap buffer, if any, is kept).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.v.clear();
+    }
+
+    /// Keeps the items for which `keep` is true, in order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
+        self.v.retain(|x| keep(x));
+    }
+
+    /// The items are on the heap (more than `N` were held at some time).
+    pub fn spilled(&self) -> bool {
+        self.v.spilled()
+    }
+
+    /// The items.
+    #[inline]
+    pub fn as_slice(&self) -> &[T] {
+        self.v.as_slice()
+    }
+
+    /// The items, mutable.
+    #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        if self.spill.is_empty() {
-            &mut self.inline[..self.len]
-        } else {
-            &mut self.spill
-        }
+        self.v.as_mut_slice()
     }
 }
 
-impl<T: Default, const N: usize> Default for InlineVec<T, N> {
+impl<T, const N: usize> Default for InlineVec<T, N> {
     fn default() -> Self {
         Self::new()
     }
@@ -148,7 +100,7 @@ impl<T: fmt::Debug, const N: usize> fmt::Debug for InlineVec<T, N> {
     }
 }
 
-impl<T: Default, const N: usize> Extend<T> for InlineVec<T, N> {
+impl<T, const N: usize> Extend<T> for InlineVec<T, N> {
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
         for item in iter {
             self.push(item);
@@ -156,7 +108,7 @@ impl<T: Default, const N: usize> Extend<T> for InlineVec<T, N> {
     }
 }
 
-impl<T: Default, const N: usize> FromIterator<T> for InlineVec<T, N> {
+impl<T, const N: usize> FromIterator<T> for InlineVec<T, N> {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
         let mut v = Self::new();
         v.extend(iter);
@@ -164,7 +116,7 @@ impl<T: Default, const N: usize> FromIterator<T> for InlineVec<T, N> {
     }
 }
 
-impl<T: Default, const N: usize> From<Vec<T>> for InlineVec<T, N> {
+impl<T, const N: usize> From<Vec<T>> for InlineVec<T, N> {
     fn from(items: Vec<T>) -> Self {
         items.into_iter().collect()
     }
@@ -251,9 +203,9 @@ mod tests {
         assert!(v.spilled());
         assert_eq!(v.iter().copied().collect::<Vec<_>>(), vec![1, 2, 3]);
         while v.pop().is_some() {}
-        assert!(v.is_empty() && !v.spilled());
+        assert!(v.is_empty());
         v.push(4);
-        assert!(!v.spilled());
         assert_eq!(&*v, &[4]);
+        assert!(!InlineVec::<u64, 2>::from(vec![1, 2]).spilled());
     }
 }
