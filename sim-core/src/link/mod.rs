@@ -114,6 +114,9 @@ pub struct Link {
     epoch_start: SimTime,
     epoch_bits: u128,
     epoch_valid: bool,
+    /// `epoch_end()` as of the last `start_tx` (the epoch's fields change only there, and
+    /// a rate change or a flush invalidates the epoch).
+    epoch_end_at: SimTime,
     /// Propagating packets, ordered by arrival time (then by departure order).
     propagating: VecDeque<(SimTime, u64, Datagram)>,
     prop_seq: u64,
@@ -265,6 +268,7 @@ impl Link {
             epoch_start: SimTime::ZERO,
             epoch_bits: 0,
             epoch_valid: false,
+            epoch_end_at: SimTime::ZERO,
             propagating: VecDeque::new(),
             prop_seq: 0,
             last_arrival: SimTime::ZERO,
@@ -417,10 +421,8 @@ impl Link {
         let bits = wire as u128 * 8;
         // A new epoch whenever the serializer was idle (or the rate changed): departures
         // inside an epoch come from cumulative bits, so they never drift.
-        let continuing = self.epoch_valid && self.serializing.is_none() && {
-            let end = self.epoch_end();
-            end == now
-        };
+        let continuing = self.epoch_valid && self.serializing.is_none() && self.epoch_end_at == now;
+        debug_assert!(!self.epoch_valid || self.epoch_end_at == self.epoch_end());
         if !continuing {
             self.epoch_start = now;
             self.epoch_bits = 0;
@@ -428,6 +430,7 @@ impl Link {
         }
         self.epoch_bits += bits;
         let done = self.epoch_end();
+        self.epoch_end_at = done;
         self.serializing = Some(d);
         self.tx_started = now;
         done
