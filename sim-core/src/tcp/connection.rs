@@ -51,6 +51,7 @@ use crate::wire::tcp::Segment;
 mod handshake;
 mod loss_recovery;
 mod output;
+pub(in crate::tcp) use output::blank_segment;
 mod receiver;
 mod scoreboard;
 mod send_buffer;
