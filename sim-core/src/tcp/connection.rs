@@ -614,11 +614,10 @@ impl TcpConnection {
         self.newly = newly;
     }
 
-    /// Debug builds: a hash of the state an ACK's steps could change, of its `Debug` text
-    /// (every field but the configuration, the scratch list `newly` and the time
+    /// Debug builds: a digest of the state an ACK's steps could change, of its `Debug`
+    /// text (every field but the configuration, the scratch list `newly` and the time
     /// breakdown; destructured, so a new field must be placed here), for the check of
-    /// [`TcpConnection::on_ack`]'s nothing-owed path. Hashed as written, without
-    /// allocating (the allocation-per-packet test runs debug builds).
+    /// [`TcpConnection::on_ack`]'s nothing-owed path.
     #[cfg(debug_assertions)]
     fn ack_steps_state(&self) -> u64 {
         let TcpConnection {
@@ -655,26 +654,13 @@ impl TcpConnection {
             trace,
             breakdown: _,
         } = self;
-        struct HashWriter(std::collections::hash_map::DefaultHasher);
-        impl std::fmt::Write for HashWriter {
-            fn write_str(&mut self, s: &str) -> std::fmt::Result {
-                std::hash::Hasher::write(&mut self.0, s.as_bytes());
-                Ok(())
-            }
-        }
-        let mut w = HashWriter(Default::default());
-        std::fmt::Write::write_fmt(
-            &mut w,
-            format_args!(
-                "{side:?} {smss:?} {state:?} {started_at:?} {established_at:?} {connected_at:?} \
+        crate::hash::fmt_digest(format_args!(
+            "{side:?} {smss:?} {state:?} {started_at:?} {established_at:?} {connected_at:?} \
              {first_byte_at:?} {close:?} {last_activity:?} {hs:?} {send:?} {snd_una:?} \
              {snd_nxt:?} {sb:?} {ecn:?} {peer_right_edge:?} {cc:?} {rate:?} {rtt:?} \
              {pacer:?} {rec:?} {rtx_timer:?} {blocked:?} {rx:?} {ts_now:?} {streams:?} \
              {events:?} {stats:?} {trace:?}"
-            ),
-        )
-        .expect("formatting into a hasher");
-        std::hash::Hasher::finish(&w.0)
+        ))
     }
 
     /// The end of an ACK's processing: the streams whose data the cumulative ACK now covers

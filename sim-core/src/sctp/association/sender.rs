@@ -6,24 +6,88 @@
 use super::*;
 
 impl SctpAssociation {
-    /// The next packet to send now, if any.
+    /// The next packet to send now, if any. With nothing owed
+    /// ([`SctpAssociation::owes_nothing`]) the steps are skipped: debug builds run them
+    /// there too and check that they send nothing and leave the state as it was.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<SctpPacket> {
-        if self.state == AssocState::Established
-            && !self.hs.send_shutdown
-            && !self.hs.send_shutdown_ack
-            && !self.hs.send_shutdown_complete
-            && !self.is_closed()
-            && !self.hs.send_init
-            && self.hs.init_acks_to_send == 0
-            && !self.hs.send_cookie_ack
-            && !self.rx.sack_now
-            && !self.has_data_to_send()
-        {
-            // Nothing to send: no control chunk, no SACK due now (a pending one waits for
-            // data to ride on or its timer, §6.2), nothing marked or queued. What the steps
-            // below would find, without them.
+        if self.owes_nothing() {
+            #[cfg(debug_assertions)]
+            {
+                let before = self.debug_digest();
+                let sent = self.poll_steps(now);
+                debug_assert!(sent.is_none(), "nothing owed, yet {sent:?}");
+                debug_assert_eq!(before, self.debug_digest(), "nothing owed: state changed");
+            }
             return None;
         }
+        self.poll_steps(now)
+    }
+
+    /// Whether the next packet would carry nothing: no control chunk
+    /// ([`SctpAssociation::control_quiet`]), no SACK due now and none to ride on data (a
+    /// pending one waits for data or its timer, §6.2), nothing marked for retransmission,
+    /// and new data none queued or held back (the window full, Max.Burst spent (§6.1 D),
+    /// or T3's hold).
+    #[inline]
+    fn owes_nothing(&self) -> bool {
+        self.control_quiet()
+            && !self.rx.sack_now
+            && !(self.rx.sack_pending && self.has_data_to_send())
+            && self.rec.rtx.is_empty()
+            && (self.streams.sendable.is_empty()
+                || self.rec.flight >= self.cc.window()
+                || self.burst_left == 0
+                || self.rec.t3_hold != T3Hold::Off)
+    }
+
+    /// Debug builds: a digest of the association's `Debug` text (every field but the
+    /// configuration, the scratch vector, the time breakdown and the tests' delivery log;
+    /// destructured, so a new field must be placed here), for the check of
+    /// [`SctpAssociation::poll_transmit`]'s nothing-owed path.
+    #[cfg(debug_assertions)]
+    fn debug_digest(&self) -> u64 {
+        let SctpAssociation {
+            side,
+            cfg: _,
+            state,
+            vtag,
+            started_at,
+            handshake_at,
+            closed,
+            events,
+            stats,
+            trace,
+            trace_state,
+            trace_cc_state,
+            trace_metrics,
+            trace_rto,
+            hs,
+            streams,
+            rec,
+            next_tsn,
+            peer_rwnd,
+            cc,
+            rtt,
+            burst_left,
+            rx,
+            next_packet_number,
+            spare_chunks: _,
+            breakdown: _,
+            #[cfg(test)]
+                delivery_log: _,
+        } = self;
+        crate::hash::fmt_digest(format_args!(
+            "{side:?} {state:?} {vtag:?} {started_at:?} {handshake_at:?} {closed:?} \
+             {events:?} {stats:?} {trace:?} {trace_state:?} {trace_cc_state:?} \
+             {trace_metrics:?} {trace_rto:?} {hs:?} {streams:?} {rec:?} {next_tsn:?} \
+             {peer_rwnd:?} {cc:?} {rtt:?} {burst_left:?} {rx:?} {next_packet_number:?}"
+        ))
+    }
+
+    /// The steps of [`SctpAssociation::poll_transmit`]: the control chunks, a SACK,
+    /// retransmissions, new data.
+    #[inline(always)]
+    fn poll_steps(&mut self, now: SimTime) -> Option<SctpPacket> {
         // The spare vector (issue 14: no allocation per packet); every path that sends
         // nothing puts it back.
         let mut chunks: Vec<Chunk> = std::mem::take(&mut self.spare_chunks);
