@@ -210,11 +210,19 @@ impl SctpAssociation {
 
     /// Cuts the next new DATA chunk (round robin over the streams with queued messages)
     /// if it fits `room` and the peer's rwnd (§6.1 A), and records it as sent.
+    #[inline(always)]
     pub(super) fn next_new_chunk(&mut self, room: u64, now: SimTime) -> Option<DataChunk> {
-        // No chunk fits (the packet is full): answered before the stream lookup.
+        // No chunk fits (the packet is full): answered before the stream lookup, and
+        // without the call (one packet in two asks again once full).
         if DATA_HEADER + 1 > room {
             return None;
         }
+        self.cut_new_chunk(room, now)
+    }
+
+    /// [`SctpAssociation::next_new_chunk`] past the test for a full packet.
+    #[inline(never)]
+    fn cut_new_chunk(&mut self, room: u64, now: SimTime) -> Option<DataChunk> {
         let pmdcs = self.cfg.pmdcs();
         let id = self.streams.next_sendable()?;
         let s = self.streams.send_streams.get_mut(&id).expect("found");
