@@ -61,7 +61,7 @@ mod time_split;
 mod timers;
 
 use handshake::Handshake;
-use loss_recovery::{AckSummary, Recovery};
+use loss_recovery::Recovery;
 use receiver::{DataArrival, Receiver};
 use scoreboard::{Newly, Scoreboard};
 use send_buffer::SendBuffer;
@@ -216,12 +216,6 @@ pub struct TcpConnection {
     /// "Where the time went" ([`crate::breakdown`]): never read by the protocol.
     breakdown: BreakdownClock,
 }
-
-/// What the steps before the ECE reaction hand to those after it
-/// ([`TcpConnection::ack_steps_to_ece`]): the scoreboard's summary, the segments newly
-/// covered, the pipe before the ACK, whether anything was newly lost, the lost bytes
-/// before the ACK.
-type AckSteps = (AckSummary, Vec<Newly>, u64, bool, u64);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Blocked {
@@ -507,20 +501,14 @@ impl TcpConnection {
         self.peer_right_edge = self.peer_right_edge.max(ack + seg.window);
         if self.ack_owes_nothing(seg) {
             #[cfg(debug_assertions)]
-            let before = self.ack_steps_state();
-            #[cfg(debug_assertions)]
-            let steps = self.ack_steps_to_ece(now, seg, ack);
-            #[cfg(debug_assertions)]
-            debug_assert_eq!(before, self.ack_steps_state(), "idle ACK: steps to ECE");
+            {
+                // The steps with their ECE reaction, checked around it.
+                let new_data = self.ack_steps::<true>(now, seg, ack);
+                debug_assert!(!new_data);
+            }
+            #[cfg(not(debug_assertions))]
             if self.ecn.negotiated && seg.flags.ece && !seg.flags.syn {
                 self.on_ece(now);
-            }
-            #[cfg(debug_assertions)]
-            {
-                let before = self.ack_steps_state();
-                debug_assert!(!steps.0.new_data);
-                self.ack_steps_from_ece(now, steps);
-                debug_assert_eq!(before, self.ack_steps_state(), "idle ACK: steps after ECE");
             }
             self.rtx_timer.deadline = None;
             self.rec.reo_deadline = None;
@@ -534,12 +522,7 @@ impl TcpConnection {
             self.ack_completions(now);
             return;
         }
-        let steps = self.ack_steps_to_ece(now, seg, ack);
-        if self.ecn.negotiated && seg.flags.ece && !seg.flags.syn {
-            self.on_ece(now);
-        }
-        let new_data = steps.0.new_data;
-        self.ack_steps_from_ece(now, steps);
+        let new_data = self.ack_steps::<false>(now, seg, ack);
         self.ack_timers(now, new_data);
         self.ack_completions(now);
     }
@@ -574,10 +557,14 @@ impl TcpConnection {
             && self.rec.tlp.high_seq.is_none()
     }
 
-    /// The scoreboard, the RTT and RACK, loss recovery: the steps before the ECE
-    /// reaction. Returns what [`TcpConnection::ack_steps_from_ece`] needs.
+    /// The ACK's steps up to the timers: the scoreboard, the RTT and RACK, loss recovery,
+    /// the ECE reaction, the window, the rate sample. Returns whether the cumulative ACK
+    /// advanced. `IDLE_CHECK` (debug builds, [`TcpConnection::on_ack`]'s nothing-owed
+    /// path): assert that the steps before and after the ECE reaction change nothing.
     #[inline(always)]
-    fn ack_steps_to_ece(&mut self, now: SimTime, seg: &Segment, ack: u64) -> AckSteps {
+    fn ack_steps<const IDLE_CHECK: bool>(&mut self, now: SimTime, seg: &Segment, ack: u64) -> bool {
+        #[cfg(debug_assertions)]
+        let before = IDLE_CHECK.then(|| self.ack_steps_state());
         let prior_pipe = self.sb.pipe.saturating_sub(self.rec.dupack_credit);
         let prior_lost = self.stats.segments_lost;
         let prior_lost_bytes = self.sb.lost_bytes;
@@ -586,14 +573,16 @@ impl TcpConnection {
         let a = self.ack_scoreboard(now, seg, ack, &mut newly);
         self.ack_rtt(now, seg, &newly, &a);
         let lost_retrans = self.ack_loss_recovery(now, seg, &newly, &a);
+        #[cfg(debug_assertions)]
+        if let Some(before) = before {
+            debug_assert_eq!(before, self.ack_steps_state(), "idle ACK: steps to ECE");
+        }
+        if self.ecn.negotiated && seg.flags.ece && !seg.flags.syn {
+            self.on_ece(now);
+        }
+        #[cfg(debug_assertions)]
+        let before = IDLE_CHECK.then(|| self.ack_steps_state());
         let newly_lost = self.stats.segments_lost > prior_lost || lost_retrans;
-        (a, newly, prior_pipe, newly_lost, prior_lost_bytes)
-    }
-
-    /// The window and the rate sample: the steps after the ECE reaction.
-    #[inline(always)]
-    fn ack_steps_from_ece(&mut self, now: SimTime, steps: AckSteps) {
-        let (a, newly, prior_pipe, newly_lost, prior_lost_bytes) = steps;
         self.ack_window(now, &newly, a.new_data, prior_pipe, newly_lost);
         if let Some(r) = self.rate.as_mut() {
             // One rate sample per ACK, after its losses and acknowledgements.
@@ -612,6 +601,11 @@ impl TcpConnection {
             self.pacer.set_rate(self.cc.pacing_rate());
         }
         self.newly = newly;
+        #[cfg(debug_assertions)]
+        if let Some(before) = before {
+            debug_assert_eq!(before, self.ack_steps_state(), "idle ACK: steps after ECE");
+        }
+        a.new_data
     }
 
     /// Debug builds: a digest of the state an ACK's steps could change, of its `Debug`
