@@ -326,7 +326,9 @@ impl TcpConnection {
     }
 
     /// The next segment of new data if `pipe` leaves room in `cwnd` and the peer's window
-    /// allows it.
+    /// allows it. Always inlined: as a call it cost ~17 instructions per packet on
+    /// `tcp-bulk` (its frame, for every data segment and every cwnd-limited poll).
+    #[inline(always)]
     pub(super) fn new_data_segment(
         &mut self,
         now: SimTime,
