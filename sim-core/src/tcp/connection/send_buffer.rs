@@ -55,6 +55,7 @@ impl SendBuffer {
     }
 
     /// Appends the records overlapping `[start, end)` (`start < end`) to `out`.
+    #[inline(always)]
     pub(super) fn records_in(&self, start: u64, end: u64, out: &mut Vec<Record>) {
         // New data is cut from the last record, as a rule wholly (a multiplexer frame is
         // larger than a segment): records are contiguous, so no other one overlaps.
@@ -64,8 +65,14 @@ impl SendBuffer {
                 return;
             }
         }
-        // Else a few steps back from the end find them; a retransmission further back is
-        // a binary search.
+        self.records_in_search(start, end, out);
+    }
+
+    /// [`SendBuffer::records_in`] when the last record does not hold the whole range.
+    #[inline(never)]
+    fn records_in_search(&self, start: u64, end: u64, out: &mut Vec<Record>) {
+        // A few steps back from the end find them; a retransmission further back is a
+        // binary search.
         let n = self.records.len();
         let mut i = n;
         while i > 0 && n - i < 4 && self.records[i - 1].end() > start {
