@@ -8,15 +8,23 @@ use super::*;
 impl SctpAssociation {
     /// The next packet to send now, if any. With nothing owed
     /// ([`SctpAssociation::owes_nothing`]) the steps are skipped: debug builds run them
-    /// there too and check that they send nothing and leave the state as it was.
+    /// there too and check that they send nothing and (sampled) leave the state as it was.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<SctpPacket> {
         if self.owes_nothing() {
             #[cfg(debug_assertions)]
             {
-                let before = self.debug_digest();
+                // The state digest on one packet number in 16: its cost grows with the
+                // chunks outstanding (every poll, it quadrupled the debug test of a bulk
+                // transfer's allocations).
+                let before = self
+                    .next_packet_number
+                    .is_multiple_of(16)
+                    .then(|| self.debug_digest());
                 let sent = self.poll_steps(now);
                 debug_assert!(sent.is_none(), "nothing owed, yet {sent:?}");
-                debug_assert_eq!(before, self.debug_digest(), "nothing owed: state changed");
+                if let Some(before) = before {
+                    debug_assert_eq!(before, self.debug_digest(), "nothing owed: state changed");
+                }
             }
             return None;
         }
