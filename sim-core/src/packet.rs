@@ -190,7 +190,7 @@ impl PayloadPool {
     }
 
     /// A recycled TCP segment box (its old content still in it), if the pool has one: the
-    /// sender takes its vectors back and writes the new segment over it.
+    /// sender writes the new segment over it in place, its vectors keeping their capacity.
     pub fn tcp_box(&mut self) -> Option<Box<crate::wire::tcp::Segment>> {
         self.tcp.pop()
     }

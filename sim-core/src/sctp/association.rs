@@ -475,10 +475,17 @@ impl SctpAssociation {
         self.trace_state = Some(new);
     }
 
+    /// The qlog metrics and the checkers' probes after a packet, while tracing (the test
+    /// inlined: the call cost ~16 instructions per packet with tracing off).
+    #[inline(always)]
     fn trace_metrics(&mut self, now: SimTime) {
-        if !self.trace.is_on() {
-            return;
+        if self.trace.is_on() {
+            self.push_trace_metrics(now);
         }
+    }
+
+    #[inline(never)]
+    fn push_trace_metrics(&mut self, now: SimTime) {
         self.probe_window(now);
         let m = RecoveryMetrics {
             min_rtt: self.rtt.has_sample().then(|| self.rtt.min_rtt()),

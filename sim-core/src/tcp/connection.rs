@@ -51,6 +51,7 @@ use crate::wire::tcp::Segment;
 mod handshake;
 mod loss_recovery;
 mod output;
+pub(in crate::tcp) use output::blank_segment;
 mod receiver;
 mod scoreboard;
 mod send_buffer;
@@ -489,11 +490,64 @@ impl TcpConnection {
     }
 
     /// An ACK arrived (RFC 9293 §3.10.7.4): the scoreboard, the RTT and RACK, loss
-    /// recovery, the window, the timers and the streams' completions, in that order.
+    /// recovery, the window, the timers and the streams' completions, in that order. With
+    /// nothing owed ([`TcpConnection::ack_owes_nothing`]) the steps up to the timers are
+    /// skipped, as they would change nothing, and the timers are disarmed (RFC 6298 §5.2:
+    /// nothing outstanding; so neither RACK's nor the probe's): debug builds run the
+    /// general path's steps and timers there too and check that they leave the state as
+    /// the shortcut does.
     fn on_ack(&mut self, now: SimTime, seg: &Segment) {
         let ack = seg.ack.min(self.snd_nxt);
         self.peer_right_edge = self.peer_right_edge.max(ack + seg.window);
-        if self.sb.segs.is_empty()
+        if self.ack_owes_nothing(seg) {
+            #[cfg(debug_assertions)]
+            {
+                // The steps with their ECE reaction, checked around it.
+                let new_data = self.ack_steps::<true>(now, seg, ack);
+                debug_assert!(!new_data);
+            }
+            #[cfg(not(debug_assertions))]
+            if self.ecn.negotiated && seg.flags.ece && !seg.flags.syn {
+                self.on_ece(now);
+            }
+            self.rtx_timer.deadline = None;
+            self.rec.reo_deadline = None;
+            self.rec.tlp.deadline = None;
+            #[cfg(debug_assertions)]
+            {
+                let before = self.ack_steps_state();
+                self.ack_timers(now, false);
+                debug_assert_eq!(before, self.ack_steps_state(), "idle ACK: timers");
+            }
+            self.ack_completions(now);
+            return;
+        }
+        let new_data = self.ack_steps::<false>(now, seg, ack);
+        self.ack_timers(now, new_data);
+        self.ack_completions(now);
+    }
+
+    /// The timers after an ACK (`new_data`: the cumulative ACK advanced): RFC 6298 §5.2 /
+    /// §5.3, RACK's reordering timer with nothing outstanding, the probe (RFC 8985 §7.2).
+    #[inline(always)]
+    fn ack_timers(&mut self, now: SimTime, new_data: bool) {
+        if self.snd_una == self.snd_nxt {
+            self.rtx_timer.deadline = None;
+            self.rec.reo_deadline = None;
+        } else if new_data {
+            self.rtx_timer.deadline = Some(now + self.rto());
+        }
+        self.schedule_tlp(now);
+    }
+
+    /// Whether an ACK finds nothing owed: nothing outstanding (every byte sent
+    /// acknowledged, nothing lost or to retransmit), no SACK block, no rate sampler, no
+    /// probe outstanding, the open state. The ACK's steps up to the timers (scoreboard,
+    /// RTT, loss recovery, window, rate sample) then change nothing
+    /// ([`TcpConnection::on_ack`]; a receiver's ACK field on data, the usual case).
+    #[inline]
+    fn ack_owes_nothing(&self, seg: &Segment) -> bool {
+        self.sb.segs.is_empty()
             && self.sb.lost_out == 0
             && self.sb.retx.is_empty()
             && self.snd_una == self.snd_nxt
@@ -501,13 +555,16 @@ impl TcpConnection {
             && self.rate.is_none()
             && self.rec.ca == CaState::Open
             && self.rec.tlp.high_seq.is_none()
-        {
-            // Nothing outstanding (a receiver's ACK field on data): no scoreboard, RTT,
-            // RACK, loss or window step can change anything; only what they would leave
-            // behind is set.
-            self.on_ack_idle(now, seg);
-            return;
-        }
+    }
+
+    /// The ACK's steps up to the timers: the scoreboard, the RTT and RACK, loss recovery,
+    /// the ECE reaction, the window, the rate sample. Returns whether the cumulative ACK
+    /// advanced. `IDLE_CHECK` (debug builds, [`TcpConnection::on_ack`]'s nothing-owed
+    /// path): assert that the steps before and after the ECE reaction change nothing.
+    #[inline(always)]
+    fn ack_steps<const IDLE_CHECK: bool>(&mut self, now: SimTime, seg: &Segment, ack: u64) -> bool {
+        #[cfg(debug_assertions)]
+        let before = IDLE_CHECK.then(|| self.ack_steps_state());
         let prior_pipe = self.sb.pipe.saturating_sub(self.rec.dupack_credit);
         let prior_lost = self.stats.segments_lost;
         let prior_lost_bytes = self.sb.lost_bytes;
@@ -516,9 +573,15 @@ impl TcpConnection {
         let a = self.ack_scoreboard(now, seg, ack, &mut newly);
         self.ack_rtt(now, seg, &newly, &a);
         let lost_retrans = self.ack_loss_recovery(now, seg, &newly, &a);
+        #[cfg(debug_assertions)]
+        if let Some(before) = before {
+            debug_assert_eq!(before, self.ack_steps_state(), "idle ACK: steps to ECE");
+        }
         if self.ecn.negotiated && seg.flags.ece && !seg.flags.syn {
             self.on_ece(now);
         }
+        #[cfg(debug_assertions)]
+        let before = IDLE_CHECK.then(|| self.ack_steps_state());
         let newly_lost = self.stats.segments_lost > prior_lost || lost_retrans;
         self.ack_window(now, &newly, a.new_data, prior_pipe, newly_lost);
         if let Some(r) = self.rate.as_mut() {
@@ -538,31 +601,60 @@ impl TcpConnection {
             self.pacer.set_rate(self.cc.pacing_rate());
         }
         self.newly = newly;
-        // RFC 6298 §5.2 / §5.3.
-        if self.snd_una == self.snd_nxt {
-            self.rtx_timer.deadline = None;
-            self.rec.reo_deadline = None;
-        } else if a.new_data {
-            self.rtx_timer.deadline = Some(now + self.rto());
+        #[cfg(debug_assertions)]
+        if let Some(before) = before {
+            debug_assert_eq!(before, self.ack_steps_state(), "idle ACK: steps after ECE");
         }
-        self.schedule_tlp(now);
-        self.ack_completions(now);
+        a.new_data
     }
 
-    /// [`TcpConnection::on_ack`] with nothing outstanding, no SACK block, no rate sampler,
-    /// no probe outstanding, in the open state: the steps' outcome without the steps (no
-    /// segment newly acknowledged, no RTT sample (no new data), no loss, no growth), then
-    /// the ECE reaction, the timers (RFC 6298 §5.2: none armed with nothing outstanding,
-    /// so neither RACK's nor the probe), the completions and the probe, in `on_ack`'s
-    /// order.
-    fn on_ack_idle(&mut self, now: SimTime, seg: &Segment) {
-        if self.ecn.negotiated && seg.flags.ece && !seg.flags.syn {
-            self.on_ece(now);
-        }
-        self.rtx_timer.deadline = None;
-        self.rec.reo_deadline = None;
-        self.rec.tlp.deadline = None;
-        self.ack_completions(now);
+    /// Debug builds: a digest of the state an ACK's steps could change, of its `Debug`
+    /// text (every field but the configuration, the scratch list `newly` and the time
+    /// breakdown; destructured, so a new field must be placed here), for the check of
+    /// [`TcpConnection::on_ack`]'s nothing-owed path.
+    #[cfg(debug_assertions)]
+    fn ack_steps_state(&self) -> u64 {
+        let TcpConnection {
+            side,
+            cfg: _,
+            smss,
+            state,
+            started_at,
+            established_at,
+            connected_at,
+            first_byte_at,
+            close,
+            last_activity,
+            hs,
+            send,
+            snd_una,
+            snd_nxt,
+            sb,
+            newly: _,
+            ecn,
+            peer_right_edge,
+            cc,
+            rate,
+            rtt,
+            pacer,
+            rec,
+            rtx_timer,
+            blocked,
+            rx,
+            ts_now,
+            streams,
+            events,
+            stats,
+            trace,
+            breakdown: _,
+        } = self;
+        crate::hash::fmt_digest(format_args!(
+            "{side:?} {smss:?} {state:?} {started_at:?} {established_at:?} {connected_at:?} \
+             {first_byte_at:?} {close:?} {last_activity:?} {hs:?} {send:?} {snd_una:?} \
+             {snd_nxt:?} {sb:?} {ecn:?} {peer_right_edge:?} {cc:?} {rate:?} {rtt:?} \
+             {pacer:?} {rec:?} {rtx_timer:?} {blocked:?} {rx:?} {ts_now:?} {streams:?} \
+             {events:?} {stats:?} {trace:?}"
+        ))
     }
 
     /// The end of an ACK's processing: the streams whose data the cumulative ACK now covers

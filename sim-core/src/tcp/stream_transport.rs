@@ -146,29 +146,18 @@ impl TransportDriver for TcpConnection {
             self.note_send_opportunity(now);
             return None;
         };
-        // A recycled box gives its vectors back first; the segment, built straight into
-        // the assignment, is then written over the box's old content (one copy).
-        let mut spare = pool.tcp_box();
-        let old = spare
-            .as_mut()
-            .map(|b| (std::mem::take(&mut b.records), std::mem::take(&mut b.sack)));
-        let seg = self.build_segment(now, plan);
-        let mut b = match spare {
-            Some(mut b) => {
-                *b = seg;
-                b
-            }
-            None => Box::new(seg),
-        };
+        // The segment is written over a recycled box's old one, in place (its vectors
+        // keep their capacity).
+        let mut b = pool
+            .tcp_box()
+            .unwrap_or_else(|| Box::new(super::connection::blank_segment()));
+        self.write_segment(now, plan, &mut b);
         let size = self.on_segment_sent(now, &b);
         if let Some(k) = number {
             b.conn = k;
         }
         let size = u32::try_from(size).expect("segment size fits u32");
         let ect = self.ect(&b);
-        if let Some((records, sack)) = old {
-            self.recycle_vectors(&mut b, records, sack);
-        }
         let mut d = Datagram::new(local, remote, size, flow, Payload::Tcp(b));
         if ect {
             self.on_ect_sent();

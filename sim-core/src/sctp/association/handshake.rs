@@ -56,9 +56,24 @@ impl SctpAssociation {
         }
     }
 
+    /// Whether [`SctpAssociation::poll_control`] would owe nothing and go on with no
+    /// chunk: established and not closed, no shutdown or handshake chunk owed.
+    #[inline]
+    pub(super) fn control_quiet(&self) -> bool {
+        self.state == AssocState::Established
+            && !self.hs.send_shutdown
+            && !self.hs.send_shutdown_ack
+            && !self.hs.send_shutdown_complete
+            && !self.is_closed()
+            && !self.hs.send_init
+            && self.hs.init_acks_to_send == 0
+            && !self.hs.send_cookie_ack
+    }
+
     /// The shutdown and handshake chunks owed (§9.2, §5.1): `Ok` with the packet (or
     /// nothing) when they decide it, `Err` with the chunks and room left to go on with
-    /// (established: a COOKIE-ACK may lead the packet).
+    /// (established: a COOKIE-ACK may lead the packet). A flag added here belongs in
+    /// [`SctpAssociation::control_quiet`] too (debug builds check it).
     #[allow(clippy::type_complexity)]
     pub(super) fn poll_control(
         &mut self,

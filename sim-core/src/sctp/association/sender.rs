@@ -6,24 +6,96 @@
 use super::*;
 
 impl SctpAssociation {
-    /// The next packet to send now, if any.
+    /// The next packet to send now, if any. With nothing owed
+    /// ([`SctpAssociation::owes_nothing`]) the steps are skipped: debug builds run them
+    /// there too and check that they send nothing and (sampled) leave the state as it was.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<SctpPacket> {
-        if self.state == AssocState::Established
-            && !self.hs.send_shutdown
-            && !self.hs.send_shutdown_ack
-            && !self.hs.send_shutdown_complete
-            && !self.is_closed()
-            && !self.hs.send_init
-            && self.hs.init_acks_to_send == 0
-            && !self.hs.send_cookie_ack
-            && !self.rx.sack_now
-            && !self.has_data_to_send()
-        {
-            // Nothing to send: no control chunk, no SACK due now (a pending one waits for
-            // data to ride on or its timer, §6.2), nothing marked or queued. What the steps
-            // below would find, without them.
+        if self.owes_nothing() {
+            #[cfg(debug_assertions)]
+            {
+                // The state digest on one packet number in 16: its cost grows with the
+                // chunks outstanding (every poll, it quadrupled the debug test of a bulk
+                // transfer's allocations).
+                let before = self
+                    .next_packet_number
+                    .is_multiple_of(16)
+                    .then(|| self.debug_digest());
+                let sent = self.poll_steps(now);
+                debug_assert!(sent.is_none(), "nothing owed, yet {sent:?}");
+                if let Some(before) = before {
+                    debug_assert_eq!(before, self.debug_digest(), "nothing owed: state changed");
+                }
+            }
             return None;
         }
+        self.poll_steps(now)
+    }
+
+    /// Whether the next packet would carry nothing: no control chunk
+    /// ([`SctpAssociation::control_quiet`]), no SACK due now and none to ride on data (a
+    /// pending one waits for data or its timer, §6.2), nothing marked for retransmission,
+    /// and new data none queued or held back (the window full, Max.Burst spent (§6.1 D),
+    /// or T3's hold).
+    #[inline]
+    fn owes_nothing(&self) -> bool {
+        self.control_quiet()
+            && !self.rx.sack_now
+            && !(self.rx.sack_pending && self.has_data_to_send())
+            && self.rec.rtx.is_empty()
+            && (self.streams.sendable.is_empty()
+                || self.rec.flight >= self.cc.window()
+                || self.burst_left == 0
+                || self.rec.t3_hold != T3Hold::Off)
+    }
+
+    /// Debug builds: a digest of the association's `Debug` text (every field but the
+    /// configuration, the scratch vector, the time breakdown and the tests' delivery log;
+    /// destructured, so a new field must be placed here), for the check of
+    /// [`SctpAssociation::poll_transmit`]'s nothing-owed path.
+    #[cfg(debug_assertions)]
+    fn debug_digest(&self) -> u64 {
+        let SctpAssociation {
+            side,
+            cfg: _,
+            state,
+            vtag,
+            started_at,
+            handshake_at,
+            closed,
+            events,
+            stats,
+            trace,
+            trace_state,
+            trace_cc_state,
+            trace_metrics,
+            trace_rto,
+            hs,
+            streams,
+            rec,
+            next_tsn,
+            peer_rwnd,
+            cc,
+            rtt,
+            burst_left,
+            rx,
+            next_packet_number,
+            spare_chunks: _,
+            breakdown: _,
+            #[cfg(test)]
+                delivery_log: _,
+        } = self;
+        crate::hash::fmt_digest(format_args!(
+            "{side:?} {state:?} {vtag:?} {started_at:?} {handshake_at:?} {closed:?} \
+             {events:?} {stats:?} {trace:?} {trace_state:?} {trace_cc_state:?} \
+             {trace_metrics:?} {trace_rto:?} {hs:?} {streams:?} {rec:?} {next_tsn:?} \
+             {peer_rwnd:?} {cc:?} {rtt:?} {burst_left:?} {rx:?} {next_packet_number:?}"
+        ))
+    }
+
+    /// The steps of [`SctpAssociation::poll_transmit`]: the control chunks, a SACK,
+    /// retransmissions, new data.
+    #[inline(always)]
+    fn poll_steps(&mut self, now: SimTime) -> Option<SctpPacket> {
         // The spare vector (issue 14: no allocation per packet); every path that sends
         // nothing puts it back.
         let mut chunks: Vec<Chunk> = std::mem::take(&mut self.spare_chunks);
@@ -58,7 +130,7 @@ impl SctpAssociation {
         if (has_data && self.rec.t3.is_none()) || first_outstanding_resent {
             self.rec.t3 = Some(now + self.rec.rto);
         }
-        let pkt = self.finish_packet(now, chunks, trigger);
+        let pkt = self.finish_packet_inline(now, chunks, trigger);
         self.probe_window(now);
         Some(pkt)
     }
@@ -146,11 +218,19 @@ impl SctpAssociation {
 
     /// Cuts the next new DATA chunk (round robin over the streams with queued messages)
     /// if it fits `room` and the peer's rwnd (§6.1 A), and records it as sent.
+    #[inline(always)]
     pub(super) fn next_new_chunk(&mut self, room: u64, now: SimTime) -> Option<DataChunk> {
-        // No chunk fits (the packet is full): answered before the stream lookup.
+        // No chunk fits (the packet is full): answered before the stream lookup, and
+        // without the call (one packet in two asks again once full).
         if DATA_HEADER + 1 > room {
             return None;
         }
+        self.cut_new_chunk(room, now)
+    }
+
+    /// [`SctpAssociation::next_new_chunk`] past the test for a full packet.
+    #[inline(never)]
+    fn cut_new_chunk(&mut self, room: u64, now: SimTime) -> Option<DataChunk> {
         let pmdcs = self.cfg.pmdcs();
         let id = self.streams.next_sendable()?;
         let s = self.streams.send_streams.get_mut(&id).expect("found");
@@ -224,7 +304,21 @@ impl SctpAssociation {
         let _ = pkt;
     }
 
+    /// The packet of `chunks`: numbered, counted, traced.
+    #[inline(never)]
     pub(super) fn finish_packet(
+        &mut self,
+        now: SimTime,
+        chunks: Vec<Chunk>,
+        trigger: Option<SendTrigger>,
+    ) -> SctpPacket {
+        self.finish_packet_inline(now, chunks, trigger)
+    }
+
+    /// [`SctpAssociation::finish_packet`] inlined, for the data path (as a call its frame
+    /// cost ~20 instructions per packet).
+    #[inline(always)]
+    fn finish_packet_inline(
         &mut self,
         now: SimTime,
         chunks: Vec<Chunk>,

@@ -174,6 +174,10 @@ impl TcpConnection {
                 self.cc.on_packet_sent(now, len, self.sb.pipe);
             }
         }
+        let mut records = Vec::new();
+        if len > 0 {
+            self.send.records_in(0, len, &mut records);
+        }
         let ack = if server {
             // The SYN-ACK acknowledges accepted SYN data (RFC 7413 §4.2.2).
             self.rx.ack_sent();
@@ -206,7 +210,7 @@ impl TcpConnection {
             timestamps: false,
             ts_val: self.ts_now,
             ts_ecr: self.rx.ts_recent,
-            records: self.send.records_in(0, len),
+            records,
             retransmission: self.hs.syn_retransmitted,
         }
     }

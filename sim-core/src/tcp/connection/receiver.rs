@@ -77,8 +77,6 @@ pub(super) struct Receiver {
     /// Receive window advertised beyond `rcv_nxt`: `recv_window`, grown by auto-tuning.
     pub(super) rcv_wnd: u64,
     drs: RightSizing,
-    /// Emptied vector of a recycled segment, for the next segment's SACK blocks.
-    pub(super) spare_sack: Vec<(u64, u64)>,
 }
 
 impl Receiver {
@@ -105,7 +103,6 @@ impl Receiver {
                 // Linux tcp_init_buffer_space: rcvq_space.space = min(rcv_wnd, 10 * advmss).
                 space: cfg.recv_window.min(10 * smss),
             },
-            spare_sack: Vec::new(),
         }
     }
 
@@ -141,14 +138,14 @@ impl Receiver {
 
     /// RFC 2018 §4: the block holding the most recent segment first, then the others,
     /// highest first, as many as fit.
-    pub(super) fn sack_blocks(&mut self, cfg: &TcpConfig) -> Vec<(u64, u64)> {
+    /// Written over `out` (cleared first; its capacity kept, issue 14).
+    pub(super) fn sack_blocks(&mut self, cfg: &TcpConfig, out: &mut Vec<(u64, u64)>) {
+        out.clear();
         let dsack = self.dsack.take();
         if !cfg.sack || (self.ooo.is_empty() && dsack.is_none()) {
-            return Vec::new();
+            return;
         }
         let max = max_sack_blocks(cfg.timestamps);
-        let mut out = std::mem::take(&mut self.spare_sack);
-        out.clear();
         out.reserve(max);
         // RFC 2883 §4: a duplicate is reported in the first block (a D-SACK), the
         // ordinary blocks follow.
@@ -169,7 +166,6 @@ impl Receiver {
                 out.push(b);
             }
         }
-        out
     }
 
     /// A segment with payload arrived: reassembly and the ACK it calls for.

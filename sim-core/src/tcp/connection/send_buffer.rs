@@ -17,9 +17,6 @@ pub(super) struct SendBuffer {
     /// The end of the byte stream written so far.
     pub(super) stream_end: u64,
     pub(super) mux: MuxSend,
-    /// Emptied vector of a recycled segment, for the next segment's records
-    /// ([`TcpConnection::recycle_vectors`](super::TcpConnection::recycle_vectors)).
-    spare_records: Vec<Record>,
 }
 
 impl SendBuffer {
@@ -28,7 +25,6 @@ impl SendBuffer {
             records: VecDeque::new(),
             stream_end: 0,
             mux,
-            spare_records: Vec::new(),
         }
     }
 
@@ -58,10 +54,25 @@ impl SendBuffer {
         }
     }
 
-    /// The records overlapping `[start, end)`, in a recycled vector.
-    pub(super) fn records_in(&mut self, start: u64, end: u64) -> Vec<Record> {
-        // New data is cut from the last records: a few steps back from the end find
-        // them; a retransmission further back is a binary search.
+    /// Appends the records overlapping `[start, end)` (`start < end`) to `out`.
+    #[inline(always)]
+    pub(super) fn records_in(&self, start: u64, end: u64, out: &mut Vec<Record>) {
+        // New data is cut from the last record, as a rule wholly (a multiplexer frame is
+        // larger than a segment): records are contiguous, so no other one overlaps.
+        if let Some(last) = self.records.back() {
+            if last.offset <= start && end <= last.end() {
+                out.push(*last);
+                return;
+            }
+        }
+        self.records_in_search(start, end, out);
+    }
+
+    /// [`SendBuffer::records_in`] when the last record does not hold the whole range.
+    #[inline(never)]
+    fn records_in_search(&self, start: u64, end: u64, out: &mut Vec<Record>) {
+        // A few steps back from the end find them; a retransmission further back is a
+        // binary search.
         let n = self.records.len();
         let mut i = n;
         while i > 0 && n - i < 4 && self.records[i - 1].end() > start {
@@ -70,26 +81,16 @@ impl SendBuffer {
         if i > 0 && self.records[i - 1].end() > start {
             i = self.records.partition_point(|r| r.end() <= start);
         }
-        let mut out = std::mem::take(&mut self.spare_records);
-        out.clear();
         while let Some(r) = self.records.get(i).filter(|r| r.offset < end) {
             out.push(*r);
             i += 1;
         }
-        out
     }
 
     /// The cumulative ACK reached `ack`: the records wholly below it are dropped.
     pub(super) fn release_acked(&mut self, ack: u64) {
         while self.records.front().is_some_and(|r| r.end() <= ack) {
             self.records.pop_front();
-        }
-    }
-
-    /// Keeps an emptied record vector if it is larger than the one kept.
-    pub(super) fn keep_spare(&mut self, records: Vec<Record>) {
-        if self.spare_records.capacity() < records.capacity() {
-            self.spare_records = records;
         }
     }
 }
