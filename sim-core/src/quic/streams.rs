@@ -298,7 +298,7 @@ impl Stream {
 ///
 /// `unchecked` holds the streams that were, when last changed since the last look for
 /// newly blocked streams ([`StreamTable::check_blocked`]), blocked by their stream credit
-/// (unsent data, no credit: [`StreamIndex::may_block`]): a stream's blocked state can only
+/// (unsent data, no credit: `StreamIndex::may_block`): a stream's blocked state can only
 /// change when the stream changes, and the look does nothing for a stream that is not so
 /// blocked (checked in debug builds). The indexes are bit sets keyed by the stream ID (`IdSet`), so
 /// iterating one in ascending ID order visits the same streams, in the same order, as

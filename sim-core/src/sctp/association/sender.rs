@@ -7,7 +7,7 @@ use super::*;
 
 impl SctpAssociation {
     /// The next packet to send now, if any. With nothing owed
-    /// ([`SctpAssociation::owes_nothing`]) the steps are skipped: debug builds run them
+    /// (`SctpAssociation::owes_nothing`) the steps are skipped: debug builds run them
     /// there too and check that they send nothing and (sampled) leave the state as it was.
     pub fn poll_transmit(&mut self, now: SimTime) -> Option<SctpPacket> {
         if self.owes_nothing() {
