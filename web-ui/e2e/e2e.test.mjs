@@ -139,7 +139,17 @@ test('moving a slider with the keyboard rewrites the TOML, re-runs by itself and
   const rate0 = await page.inputValue('input[data-field="topology.link.rate"]');
   await slider.focus();
   for (let i = 0; i < 15; i++) await page.keyboard.press('ArrowLeft');
-  const rate1 = await page.inputValue('input[data-field="topology.link.rate"]');
+  // The page handles the presses after `press` returns: read the field once it has
+  // settled (the same value twice, 300 ms apart), not in the middle of the presses (an
+  // intermediate value read there matched an intermediate TOML, then the TOML moved on).
+  const field = 'input[data-field="topology.link.rate"]';
+  let rate1 = await page.inputValue(field);
+  for (;;) {
+    await page.waitForTimeout(300);
+    const r = await page.inputValue(field);
+    if (r === rate1) break;
+    rate1 = r;
+  }
   assert.notEqual(rate1, rate0);
   // The TOML is re-rendered after the field: wait for it rather than racing the render
   // (as long as the other waits: a debounced re-run can hold the page for seconds on a
