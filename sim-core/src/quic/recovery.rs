@@ -38,6 +38,7 @@ use super::ecn::{EcnValidation, EcnVerdict};
 use crate::cc::{self, CongestionController, RateSampler};
 use crate::time::{SimDuration, SimTime};
 use crate::transport::dense::DenseMap;
+use crate::transport::ranges::RangeSet;
 use crate::transport::rtt::{RttEstimator, DEFAULT_INITIAL_RTT};
 use crate::wire::quic::EcnCounts;
 use std::collections::VecDeque;
@@ -506,11 +507,10 @@ pub struct Recovery<F> {
     timer: Option<SimTime>,
     last_now: SimTime,
     next_seq: u64,
-    /// Send-order numbers of acknowledged packets newer than the oldest outstanding
-    /// ack-eliciting one.
-    acked_seqs: DenseMap<()>,
-    /// Send-order numbers of outstanding ack-eliciting in-flight packets.
-    eliciting_seqs: DenseMap<()>,
+    /// Send-order numbers of acknowledged packets, as ranges, kept from the oldest
+    /// outstanding packet on (see [`Recovery::prune_acked_seqs`]). Acknowledgements come
+    /// mostly in send order, so an insert usually grows the last range.
+    acked_seqs: RangeSet,
     stats: RecoveryStats,
     /// When the current network path started (connection migration, RFC 9000 §9):
     /// packets sent before it feed neither the RTT estimator nor the controller of this
@@ -573,8 +573,7 @@ impl<F> Recovery<F> {
             timer: None,
             last_now: SimTime::ZERO,
             next_seq: 0,
-            acked_seqs: DenseMap::default(),
-            eliciting_seqs: DenseMap::default(),
+            acked_seqs: RangeSet::new(),
             stats: RecoveryStats::default(),
             path_start: None,
             newly_acked: Vec::new(),
@@ -776,9 +775,6 @@ impl<F> Recovery<F> {
         let (in_flight, size, app_limited) = (pkt.in_flight, pkt.size, pkt.app_limited);
         let seq = self.next_seq;
         self.next_seq += 1;
-        if in_flight && pkt.ack_eliciting {
-            self.eliciting_seqs.insert(seq, ());
-        }
         s.sent.insert(pkt.pn, Entry { pkt, seq });
         if in_flight {
             if let Some(r) = self.rate.as_mut() {
@@ -874,7 +870,7 @@ impl<F> Recovery<F> {
             for pn in hits.drain(..) {
                 if let Some(rec) = s.lost.remove(pn) {
                     out.spurious_losses += 1;
-                    self.acked_seqs.insert(rec.seq, ());
+                    self.acked_seqs.insert(rec.seq, rec.seq + 1);
                 }
             }
             self.lost_hits = hits;
@@ -887,7 +883,7 @@ impl<F> Recovery<F> {
         }
         newly.sort_by_key(|e| e.pkt.pn);
         for e in &newly {
-            self.acked_seqs.insert(e.seq, ());
+            self.acked_seqs.insert(e.seq, e.seq + 1);
         }
 
         // RTT sample (§5.1): the largest acknowledged is newly acknowledged and at least
@@ -1170,7 +1166,6 @@ impl<F> Recovery<F> {
         self.bytes_in_flight -= p.size;
         if p.ack_eliciting {
             s.ack_eliciting_in_flight -= 1;
-            self.eliciting_seqs.remove(seq);
         }
     }
 
@@ -1392,7 +1387,8 @@ impl<F> Recovery<F> {
                 && self.on_current_path(e.pkt.time_sent)
         }) {
             match prev {
-                Some(p) if e.seq <= p.seq + 1 || !self.acked_seqs.any_in(p.seq + 1, e.seq - 1) => {}
+                Some(p) if e.seq <= p.seq + 1 || self.acked_seqs.covered(p.seq + 1, e.seq) == 0 => {
+                }
                 _ => run_start = Some(e),
             }
             prev = Some(e);
@@ -1426,11 +1422,23 @@ impl<F> Recovery<F> {
         self.prune_acked_seqs();
     }
 
+    /// Forgets the acknowledged send-order numbers below the oldest outstanding packet.
+    ///
+    /// Persistent congestion (§7.6.2) asks only whether a packet sent between two lost
+    /// ack-eliciting ones was acknowledged; both were outstanding (or not yet sent) at the
+    /// last pruning, so the numbers it asks about lie above every packet outstanding then,
+    /// and an acknowledged number below the oldest outstanding packet (of any kind: the
+    /// first record of a sent map, the oldest of its space) is never asked about. That
+    /// bound is at or below the oldest outstanding ack-eliciting packet, so the answers
+    /// are those of pruning at that packet; it costs no per-packet bookkeeping.
     fn prune_acked_seqs(&mut self) {
-        // Persistent congestion only compares outstanding ack-eliciting packets, so an
-        // acknowledged packet older than every such packet is never "between" two.
-        let oldest = self.eliciting_seqs.first_key().unwrap_or(self.next_seq);
-        self.acked_seqs.remove_below(oldest);
+        let oldest = self
+            .spaces
+            .iter()
+            .filter_map(|s| s.sent.first_value().map(|e| e.seq))
+            .min()
+            .unwrap_or(self.next_seq);
+        self.acked_seqs.remove(0, oldest);
     }
 }
 
@@ -1990,8 +1998,6 @@ mod tests {
                     sum += ss;
                 }
                 prop_assert_eq!(sum, r.bytes_in_flight());
-                let ae: u64 = r.spaces.iter().map(|s| s.ack_eliciting_in_flight).sum();
-                prop_assert_eq!(ae, r.eliciting_seqs.len() as u64);
                 prop_assert!(r.cwnd() >= 2400);
                 // Conservation: every sent packet is outstanding or was returned once.
                 for sp in Space::ALL {
