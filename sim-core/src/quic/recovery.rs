@@ -516,9 +516,9 @@ pub struct Recovery<F> {
     /// packets sent before it feed neither the RTT estimator nor the controller of this
     /// path (§9.4). `None`: the connection never changed path.
     path_start: Option<SimTime>,
-    /// Reused buffer of the packets one ACK acknowledges (empty between calls): no
-    /// allocation per ACK.
-    newly_acked: Vec<Entry<F>>,
+    /// Reused buffer of the send-order numbers of the packets one ACK acknowledges, beside
+    /// [`AckOutcome::acked`] (empty between calls): no allocation per ACK.
+    acked_seq_buf: Vec<u64>,
     /// Reused buffer of the declared-lost records one ACK covers (empty between calls).
     lost_hits: Vec<u64>,
     /// An emptied [`AckOutcome::acked`] handed back ([`Recovery::recycle_acked`]), for
@@ -576,7 +576,7 @@ impl<F> Recovery<F> {
             acked_seqs: RangeSet::new(),
             stats: RecoveryStats::default(),
             path_start: None,
-            newly_acked: Vec::new(),
+            acked_seq_buf: Vec::new(),
             lost_hits: Vec::new(),
             acked_buf: Vec::new(),
             lost_pns: Vec::new(),
@@ -852,18 +852,37 @@ impl<F> Recovery<F> {
         // Bytes in flight before this ACK (for the under-utilisation test of §7.8).
         let prior_in_flight = self.bytes_in_flight;
 
-        // DetectAndRemoveAckedPackets, and spurious losses.
-        let mut newly = std::mem::take(&mut self.newly_acked);
-        debug_assert!(newly.is_empty());
+        // DetectAndRemoveAckedPackets, and spurious losses. The records leave the sent map
+        // straight into the outcome's list (their send-order numbers beside them), in
+        // ascending packet numbers: the ranges are visited lowest first.
+        let mut acked = std::mem::take(&mut self.acked_buf);
+        let mut seqs = std::mem::take(&mut self.acked_seq_buf);
+        debug_assert!(acked.is_empty() && seqs.is_empty());
         {
             let s = &mut self.spaces[si];
-            for &(a, b) in ranges {
+            // Lowest range first: an ACK frame lists its ranges disjoint and largest first,
+            // so the keys come out ascending; for any other order they are sorted after.
+            let mut ordered = true;
+            for &(a, b) in ranges.iter().rev() {
                 // A range wholly below every packet still in the map (most ranges of a
                 // frame repeat what earlier ACKs acknowledged) removes nothing.
                 if s.sent.first_key().is_some_and(|f| a.max(b) >= f) {
-                    s.sent.remove_range_into(a.min(b), a.max(b), &mut newly);
+                    s.sent.remove_range_with(a.min(b), a.max(b), |e| {
+                        ordered &= acked.last().is_none_or(|l: &SentPacket<F>| l.pn < e.pkt.pn);
+                        seqs.push(e.seq);
+                        acked.push(e.pkt);
+                    });
                 }
             }
+            if !ordered {
+                let mut both: Vec<_> = acked.drain(..).zip(seqs.drain(..)).collect();
+                both.sort_by_key(|(p, _)| p.pn);
+                for (p, seq) in both {
+                    acked.push(p);
+                    seqs.push(seq);
+                }
+            }
+            debug_assert!(acked.windows(2).all(|w| w[0].pn < w[1].pn));
             // Declared-lost records the ACK covers: spurious losses.
             let mut hits = std::mem::take(&mut self.lost_hits);
             newly_acked_lost_records(&s.lost, ranges, &mut s.prev_ack, &mut hits);
@@ -876,22 +895,22 @@ impl<F> Recovery<F> {
             self.lost_hits = hits;
         }
         self.stats.spurious_losses += out.spurious_losses;
-        if newly.is_empty() {
+        if acked.is_empty() {
             // A.7: nothing newly acknowledged: no RTT sample, no loss detection.
-            self.newly_acked = newly;
+            self.acked_buf = acked;
+            self.acked_seq_buf = seqs;
             return out;
         }
-        newly.sort_by_key(|e| e.pkt.pn);
-        for e in &newly {
-            self.acked_seqs.insert(e.seq, e.seq + 1);
+        for &seq in &seqs {
+            self.acked_seqs.insert(seq, seq + 1);
         }
 
         // RTT sample (§5.1): the largest acknowledged is newly acknowledged and at least
         // one newly acknowledged packet is ack-eliciting.
-        let largest_new = newly.last().map(|e| &e.pkt);
+        let largest_new = acked.last();
         if let Some(p) = largest_new {
             if p.pn == ack_largest
-                && newly.iter().any(|e| e.pkt.ack_eliciting)
+                && acked.iter().any(|p| p.ack_eliciting)
                 && self.on_current_path(p.time_sent)
             {
                 let latest = now.saturating_since(p.time_sent);
@@ -912,11 +931,11 @@ impl<F> Recovery<F> {
         // A.7: ECN information before loss detection (B.7 ProcessECN).
         if let Some((v, counts)) = ecn {
             if largest_increased {
-                let newly_ect0 = newly.iter().filter(|e| e.pkt.ect0).count() as u64;
+                let newly_ect0 = acked.iter().filter(|p| p.ect0).count() as u64;
                 if let EcnVerdict::Ce(ce) = v.on_ack(si, newly_ect0, counts) {
                     // B.7: the send time of the largest acknowledged packet (newly
                     // acknowledged, since the largest acknowledged increased).
-                    let sent = newly.last().map_or(now, |e| e.pkt.time_sent);
+                    let sent = acked.last().map_or(now, |p| p.time_sent);
                     let was = self.cc.in_recovery(sent);
                     self.cc.on_ecn_ce(now, sent, ce, self.bytes_in_flight);
                     // Counted when the controller started a recovery period (BBRv1 does
@@ -942,13 +961,12 @@ impl<F> Recovery<F> {
         // packet was sent app- or flow-control-limited, or the window was not full
         // before this ACK (`cwnd_limited`).
         let snap = self.rtt.snapshot();
-        for e in &newly {
-            let p = &e.pkt;
+        for (p, &seq) in acked.iter().zip(&seqs) {
             if p.in_flight {
                 if let Some(r) = self.rate.as_mut() {
-                    r.on_packet_acked(e.seq, now);
+                    r.on_packet_acked(seq, now);
                 }
-                self.remove_from_flight(si, p, e.seq);
+                self.remove_from_flight(si, p, seq);
                 let under_utilised = p.app_limited || !self.cwnd_limited(prior_in_flight);
                 self.cc
                     .on_packet_acked(now, p.time_sent, p.size, under_utilised, &snap);
@@ -959,11 +977,9 @@ impl<F> Recovery<F> {
             let rs = r.generate(snap.min_rtt, self.bytes_in_flight);
             self.cc.on_rate_sample(now, &rs, &snap);
         }
-        let mut acked = std::mem::take(&mut self.acked_buf);
-        debug_assert!(acked.is_empty());
-        acked.extend(newly.drain(..).map(|e| e.pkt));
         out.acked = acked;
-        self.newly_acked = newly;
+        seqs.clear();
+        self.acked_seq_buf = seqs;
 
         // A.7: reset the PTO backoff, except for a client whose address is not validated.
         if self.peer_completed_address_validation() {
@@ -1689,6 +1705,32 @@ mod tests {
         r.on_packet_sent(at(0), Space::Initial, pkt(0, at(0), 1200));
         r.on_ack_received(SimTime(100_000), Space::Initial, &[(0, 0)], ms(0));
         assert_eq!(r.loss_delay(), ms(1));
+    }
+
+    /// The acknowledged packets come out in packet-number order whatever order the ranges
+    /// are given in (ascending, overlapping, either bound first), as for a frame's order.
+    #[test]
+    fn acked_in_packet_number_order_for_any_range_order() {
+        let frame: &[(u64, u64)] = &[(8, 9), (5, 6), (1, 2)];
+        let others: [&[(u64, u64)]; 3] = [
+            &[(1, 2), (5, 6), (8, 9)],
+            &[(2, 1), (9, 8), (6, 5)],
+            &[(5, 6), (1, 2), (8, 9), (2, 5), (9, 9)],
+        ];
+        let ack = |ranges: &[(u64, u64)]| {
+            let mut r = server();
+            r.set_handshake_confirmed();
+            for pn in 0..10 {
+                r.on_packet_sent(at(pn), Space::ApplicationData, pkt(pn, at(pn), 1000));
+            }
+            let o = r.on_ack_received(at(30), Space::ApplicationData, ranges, ms(0));
+            (pns(&o.acked), r.bytes_in_flight())
+        };
+        // 0, 3 and 4 are lost (packet threshold), 7 stays in flight.
+        assert_eq!(ack(frame), (vec![1, 2, 5, 6, 8, 9], 1000));
+        assert_eq!(ack(others[0]), ack(frame));
+        assert_eq!(ack(others[1]), ack(frame));
+        assert_eq!(ack(others[2]), (vec![1, 2, 3, 4, 5, 6, 8, 9], 1000));
     }
 
     #[test]

@@ -130,14 +130,14 @@ impl<V> DenseMap<V> {
             .filter_map(move |i| self.slots[i].as_ref().map(|v| (base + i as u64, v)))
     }
 
-    /// Removes every key in `lo..=hi`, pushing the values onto `out` in ascending key
-    /// order.
-    pub(crate) fn remove_range_into(&mut self, lo: u64, hi: u64, out: &mut Vec<V>) {
+    /// Removes every key in `lo..=hi`, handing the values to `out` in ascending key order.
+    #[inline]
+    pub(crate) fn remove_range_with(&mut self, lo: u64, hi: u64, mut out: impl FnMut(V)) {
         let r = self.index_range(lo, hi);
         let mut removed = 0;
         for i in r {
             if let Some(v) = self.slots[i].take() {
-                out.push(v);
+                out(v);
                 removed += 1;
             }
         }
@@ -186,7 +186,7 @@ mod tests {
                     3 => {
                         let hi = k + w;
                         let mut got = Vec::new();
-                        d.remove_range_into(k, hi, &mut got);
+                        d.remove_range_with(k, hi, |v| got.push(v));
                         let keys: Vec<u64> = b.range(k..=hi).map(|(&x, _)| x).collect();
                         let want: Vec<u64> = keys.iter().map(|x| b.remove(x).unwrap()).collect();
                         prop_assert_eq!(got, want);
