@@ -56,7 +56,9 @@ pub trait Endpoint {
     /// endpoint sends from `new` from now on. Default: ignore.
     fn handle_local_address_change(&mut self, _now: SimTime, _new: Addr) {}
 
-    /// The endpoint's local address.
+    /// The endpoint's local address. It may change only in
+    /// [`Endpoint::handle_local_address_change`]: the runner reads it once at the start and
+    /// again after each such call, and delivers datagrams by the address it read.
     fn local_addr(&self) -> Addr;
 
     /// `true` once the endpoint's work is finished (a source sent everything, a transfer

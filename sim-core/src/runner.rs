@@ -144,6 +144,10 @@ impl Ev {
 
 struct Slot {
     ep: Box<dyn Endpoint>,
+    /// `ep.local_addr()`, kept: an endpoint's address changes only in
+    /// `handle_local_address_change` (a handover), after which it is read again. Delivery
+    /// compares it with every datagram's destination, per endpoint of the host.
+    addr: Addr,
     /// The endpoint's trace kind ([`crate::flows::FlowEndpoint::kind`]).
     kind: &'static str,
     id: EndpointId,
@@ -368,6 +372,7 @@ impl Build<'_> {
             connection: 0,
         };
         self.eps.push(Slot {
+            addr: ep.local_addr(),
             ep,
             kind,
             id,
@@ -511,7 +516,11 @@ impl Sim<'_> {
                 .endpoints
                 .iter()
                 .copied()
-                .find(|&e| self.eps[e].ep.local_addr() == d.dst);
+                .find(|&e| self.eps[e].addr == d.dst);
+            debug_assert!(self.net.nodes[node]
+                .endpoints
+                .iter()
+                .all(|&e| self.eps[e].addr == self.eps[e].ep.local_addr()));
             match target {
                 Some(e) => {
                     self.touch(d.flow as usize);
@@ -931,6 +940,7 @@ impl Sim<'_> {
                     _ => Addr::new(old.ip, old.port.wrapping_add(1000)),
                 };
                 self.eps[e].ep.handle_local_address_change(now, new);
+                self.eps[e].addr = self.eps[e].ep.local_addr();
                 self.service(now, e);
             }
         }
