@@ -490,6 +490,10 @@ fn newly_acked_lost_records(
     prev.extend(ranges.iter().map(norm));
 }
 
+/// How many ranges of acknowledged send-order numbers [`Recovery::housekeeping`] lets
+/// accumulate before pruning them (a memory bound only; pruning changes no answer).
+const ACKED_SEQ_RANGES_KEPT: usize = 16;
+
 /// RFC 9002 loss recovery for one connection (one path).
 #[derive(Debug)]
 pub struct Recovery<F> {
@@ -1420,6 +1424,16 @@ impl<F> Recovery<F> {
     /// Forget old declared-lost records and acknowledged send-order numbers that can no
     /// longer matter.
     fn housekeeping(&mut self, now: SimTime) {
+        // The acknowledged send-order numbers are pruned for memory only (any bound at or
+        // below the oldest outstanding packet gives the same answers, see
+        // `prune_acked_seqs`): acknowledgements in send order keep them one range, so
+        // only a set split by holes is pruned.
+        if self.acked_seqs.len() > ACKED_SEQ_RANGES_KEPT {
+            self.prune_acked_seqs();
+        }
+        if self.spaces.iter().all(|s| s.lost.v.is_empty()) {
+            return;
+        }
         let retention = self
             .rtt
             .pto_base(self.config.granularity)
@@ -1435,7 +1449,6 @@ impl<F> Recovery<F> {
                 }
             }
         }
-        self.prune_acked_seqs();
     }
 
     /// Forgets the acknowledged send-order numbers below the oldest outstanding packet.
@@ -1705,6 +1718,27 @@ mod tests {
         r.on_packet_sent(at(0), Space::Initial, pkt(0, at(0), 1200));
         r.on_ack_received(SimTime(100_000), Space::Initial, &[(0, 0)], ms(0));
         assert_eq!(r.loss_delay(), ms(1));
+    }
+
+    /// Acknowledged send-order numbers split by holes are pruned: the set stays bounded
+    /// (packets acknowledged one in two, the others lost).
+    #[test]
+    fn acked_send_order_numbers_stay_bounded() {
+        let mut r = server();
+        r.set_handshake_confirmed();
+        for pn in 0..400 {
+            r.on_packet_sent(at(pn), Space::ApplicationData, pkt(pn, at(pn), 1000));
+            if pn % 2 == 0 {
+                r.on_ack_received(at(pn), Space::ApplicationData, &[(pn, pn)], ms(0));
+            }
+            let outstanding = r.spaces[2].sent.first_key().unwrap_or(pn + 1);
+            assert!(
+                r.acked_seqs.len() <= ACKED_SEQ_RANGES_KEPT + 1,
+                "{} ranges at pn {pn}, oldest outstanding {outstanding}",
+                r.acked_seqs.len()
+            );
+        }
+        assert!(r.stats().lost_packets > 150);
     }
 
     /// The acknowledged packets come out in packet-number order whatever order the ranges
