@@ -501,6 +501,9 @@ pub struct Recovery<F> {
     is_client: bool,
     rtt: RttEstimator,
     cc: Box<dyn CongestionController>,
+    /// `cc.window()`, read again after every call that may change the controller (the
+    /// window is asked for on every poll and per acknowledged packet).
+    cwnd: u64,
     spaces: [SpaceState<F>; 3],
     bytes_in_flight: u64,
     pto_count: u32,
@@ -566,6 +569,7 @@ impl<F> Recovery<F> {
             rtt: RttEstimator::new(config.initial_rtt),
             config,
             is_client,
+            cwnd: cc.window(),
             cc,
             spaces: [SpaceState::new(), SpaceState::new(), SpaceState::new()],
             bytes_in_flight: 0,
@@ -607,12 +611,13 @@ impl<F> Recovery<F> {
     }
     /// The congestion window in bytes.
     pub fn cwnd(&self) -> u64 {
-        self.cc.window()
+        debug_assert_eq!(self.cwnd, self.cc.window(), "cached window stale");
+        self.cwnd
     }
     /// Whether `bytes` more may be sent: `bytes_in_flight + bytes <= cwnd` (§7). PTO probes
     /// are exempt (§6.2.4); the caller decides when it sends one.
     pub fn can_send(&self, bytes: u64) -> bool {
-        self.bytes_in_flight.saturating_add(bytes) <= self.cc.window()
+        self.bytes_in_flight.saturating_add(bytes) <= self.cwnd()
     }
     /// Consecutive PTOs without an acknowledgement that reset the count.
     pub fn pto_count(&self) -> u32 {
@@ -785,6 +790,7 @@ impl<F> Recovery<F> {
                 r.on_packet_sent(seq, now, size, self.bytes_in_flight - size, app_limited);
             }
             self.cc.on_packet_sent(now, size, self.bytes_in_flight);
+            self.cwnd = self.cc.window();
             self.set_loss_detection_timer(now);
         }
     }
@@ -942,6 +948,7 @@ impl<F> Recovery<F> {
                     let sent = acked.last().map_or(now, |p| p.time_sent);
                     let was = self.cc.in_recovery(sent);
                     self.cc.on_ecn_ce(now, sent, ce, self.bytes_in_flight);
+                    self.cwnd = self.cc.window();
                     // Counted when the controller started a recovery period (BBRv1 does
                     // not react to CE).
                     if !was && self.cc.in_recovery(sent) {
@@ -974,12 +981,14 @@ impl<F> Recovery<F> {
                 let under_utilised = p.app_limited || !self.cwnd_limited(prior_in_flight);
                 self.cc
                     .on_packet_acked(now, p.time_sent, p.size, under_utilised, &snap);
+                self.cwnd = self.cc.window();
             }
         }
         if let Some(r) = self.rate.as_mut() {
             // One rate sample per ACK, after its losses and acknowledgements.
             let rs = r.generate(snap.min_rtt, self.bytes_in_flight);
             self.cc.on_rate_sample(now, &rs, &snap);
+            self.cwnd = self.cc.window();
         }
         out.acked = acked;
         seqs.clear();
@@ -1013,7 +1022,7 @@ impl<F> Recovery<F> {
     /// (a paced or ACK-clocked slow start has not yet filled the doubled window: RFC 9002
     /// §7.8 says a pacing delay is not application limitation).
     fn cwnd_limited(&self, prior_in_flight: u64) -> bool {
-        let cwnd = self.cc.window();
+        let cwnd = self.cwnd();
         prior_in_flight >= cwnd
             || cwnd - prior_in_flight <= 3 * self.config.max_datagram_size
             || (self.cc.in_slow_start() && prior_in_flight > cwnd / 2)
@@ -1158,6 +1167,7 @@ impl<F> Recovery<F> {
         initial_rtt: SimDuration,
     ) {
         self.rate = cc.wants_rate_samples().then(RateSampler::new);
+        self.cwnd = cc.window();
         self.cc = cc;
         self.rtt = RttEstimator::new(initial_rtt);
         self.pto_count = 0;
@@ -1380,6 +1390,7 @@ impl<F> Recovery<F> {
                 self.stats.congestion_events += 1;
             }
             self.cc.on_congestion_event(now, t, self.bytes_in_flight);
+            self.cwnd = self.cc.window();
         }
         // §7.6.2: only packets sent after the first RTT sample.
         let Some(first_sample) = self.rtt.first_sample_time() else {
@@ -1389,6 +1400,7 @@ impl<F> Recovery<F> {
             self.stats.persistent_congestion += 1;
             self.rtt.on_persistent_congestion();
             self.cc.on_persistent_congestion(now);
+            self.cwnd = self.cc.window();
             return true;
         }
         false
