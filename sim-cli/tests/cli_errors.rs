@@ -2,16 +2,16 @@
 //! name are never paths, I/O failures exit 1 and bad input 2 (README "Exit codes"), and
 //! the status has one spelling in every output.
 
+mod common;
+
+use common::TmpDir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_quicsim");
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("quicsim-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmp(name: &str) -> TmpDir {
+    TmpDir::new("cli", name)
 }
 
 fn quicsim(args: &[&str]) -> Output {

@@ -3,16 +3,16 @@
 //! error with exit 2 for bad input and 1 for I/O failures (README "Exit codes"). One test
 //! per item; docs/adversarial.md lists them.
 
+mod common;
+
+use common::TmpDir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_quicsim");
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("quicsim-i28-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmp(name: &str) -> TmpDir {
+    TmpDir::new("i28", name)
 }
 
 fn quicsim(args: &[&str]) -> Output {

@@ -3,6 +3,9 @@
 //! `wire`); the pairing code itself is tested now in sim-core (`study::paired`), in
 //! `tests/tests/paired.rs` and by the CLI's `paired_table` unit test.
 
+mod common;
+
+use common::TmpDir;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -20,13 +23,13 @@ transports = ["tcp", "quic"]
 workload = { kind = "bulk", bytes = "200KB" }
 "#;
 
-fn file(name: &str, text: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("quicsim-paired-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+/// The scenario file `s.toml` holding `text` in a fresh directory, and the directory's guard
+/// (the directory is removed when the guard drops).
+fn file(name: &str, text: &str) -> (TmpDir, PathBuf) {
+    let d = TmpDir::new("paired", name);
     let p = d.join("s.toml");
     std::fs::write(&p, text).unwrap();
-    p
+    (d, p)
 }
 
 fn ok(o: Output) -> String {
@@ -40,7 +43,7 @@ fn ok(o: Output) -> String {
 
 #[test]
 fn run_prints_the_paired_table_and_json_carries_it() {
-    let f = file("run", SCENARIO);
+    let (_d, f) = file("run", SCENARIO);
     let text = ok(Command::new(BIN).arg("run").arg(&f).output().unwrap());
     assert!(text.contains("paired comparison — baseline tcp"), "{text}");
     assert!(text.contains("flow0.ep0.completion_secs"), "{text}");
@@ -62,7 +65,7 @@ fn run_prints_the_paired_table_and_json_carries_it() {
 #[test]
 fn sweep_summaries_gain_paired_differences() {
     let text = format!("{SCENARIO}[sweep]\n\"topology.link.delay\" = [\"10ms\", \"30ms\"]\n");
-    let f = file("sweep", &text);
+    let (_d, f) = file("sweep", &text);
     let out = f.parent().unwrap().join("out");
     ok(Command::new(BIN)
         .arg("sweep")

@@ -4,16 +4,16 @@
 //! whether the verdict is robust or depends on it, the paper's page has the table; the
 //! figure has human axis labels and the paper's numbers in its legend.
 
+mod common;
+
+use common::TmpDir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_quicsim");
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("quicsim-sensitivity-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmp(name: &str) -> TmpDir {
+    TmpDir::new("sensitivity", name)
 }
 
 fn s(p: &Path) -> &str {

@@ -3,6 +3,9 @@
 //! (4 294 967 295) starts printing at once with flat memory, and the streamed text and JSON
 //! are the bytes of the whole-study document.
 
+mod common;
+
+use common::TmpDir;
 use sim_core::study::{Overrides, Study};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -15,13 +18,13 @@ const TINY: &str = "name = \"tiny\"\nseed = 1\n[topology]\nkind = \"two_hosts\"\
 link = { rate = \"10Mbps\", delay = \"1ms\" }\n[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\n\
 size = \"100B\"\nduration = \"2ms\"\n";
 
-fn scenario(name: &str, text: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("quicsim-stream-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
+/// The scenario file `s.toml` holding `text` in a fresh directory, and the directory's guard
+/// (the directory is removed when the guard drops).
+fn scenario(name: &str, text: &str) -> (TmpDir, PathBuf) {
+    let d = TmpDir::new("stream", name);
     let p = d.join("s.toml");
     std::fs::write(&p, text).unwrap();
-    p
+    (d, p)
 }
 
 /// Peak resident set of a live process in KiB (`VmHWM` of /proc/PID/status).
@@ -94,7 +97,7 @@ const RSS_BOUND_KIB: u64 = 200 * 1024;
 
 #[test]
 fn max_runs_streams_text_in_job_order_with_flat_memory() {
-    let f = scenario("text", TINY);
+    let (_d, f) = scenario("text", TINY);
     // Each run prints 3 lines (run, flow, link): 600 lines are the first 200 runs, more
     // than one window of a 2-core machine (64 jobs per thread).
     let (lines, rss) = first_lines_of_max_runs(&f, &[], 1 + 600);
@@ -115,7 +118,7 @@ fn max_runs_streams_text_in_job_order_with_flat_memory() {
 
 #[test]
 fn max_runs_streams_the_json_runs_array_with_flat_memory() {
-    let f = scenario("json", TINY);
+    let (_d, f) = scenario("json", TINY);
     let (lines, rss) = first_lines_of_max_runs(&f, &["--json"], 5000);
     assert_eq!(lines.len(), 5000, "output streamed before the end");
     assert_eq!(lines[0], "{\n");
@@ -137,7 +140,7 @@ fn max_runs_streams_the_json_runs_array_with_flat_memory() {
 #[test]
 fn streamed_json_is_the_whole_study_document() {
     let text = format!("runs = 150\n{TINY}[sweep]\n\"topology.link.delay\" = [\"1ms\", \"3ms\"]\n");
-    let f = scenario("doc", &text);
+    let (_d, f) = scenario("doc", &text);
     let out = cli_ok(Command::new(BIN).args(["run", f.to_str().unwrap(), "--json"]));
     let (study, results) = whole_study(&text);
     assert_eq!(study.jobs().len(), 300);
@@ -155,7 +158,7 @@ workload = { kind = \"bulk\", bytes = \"2KB\" }\n";
 /// and printed nothing until the end. The summary.csv rows are written as the runs finish.
 #[test]
 fn max_runs_with_out_dir_streams_with_flat_memory() {
-    let f = scenario("outdir", TINY);
+    let (_d, f) = scenario("outdir", TINY);
     let dir = f.parent().unwrap().join("out");
     let (lines, rss) = first_lines_of_max_runs(&f, &["--out", dir.to_str().unwrap()], 1 + 600);
     assert_eq!(lines.len(), 601, "output streamed before the end");
@@ -193,7 +196,7 @@ fn max_runs_with_out_dir_streams_with_flat_memory() {
 /// per run.
 #[test]
 fn max_runs_of_a_paired_comparison_streams_with_bounded_memory() {
-    let f = scenario("paired", TINY_PAIRED);
+    let (_d, f) = scenario("paired", TINY_PAIRED);
     // Each run prints about 10 lines (run, flow, 3 per endpoint, links): read the first
     // ~200 runs of the baseline, more than one window of a 2-core machine.
     let (lines, rss) = first_lines_of_max_runs(&f, &[], 2000);
@@ -224,7 +227,7 @@ fn max_runs_of_a_paired_comparison_streams_with_bounded_memory() {
 fn streamed_out_files_and_paired_document_are_the_whole_study_documents() {
     let text =
         format!("runs = 140\n{TINY_PAIRED}[sweep]\n\"topology.link.delay\" = [\"1ms\", \"3ms\"]\n");
-    let f = scenario("pairdoc", &text);
+    let (_d, f) = scenario("pairdoc", &text);
     let dir = f.parent().unwrap().join("out");
     let out = cli_ok(
         Command::new(BIN)

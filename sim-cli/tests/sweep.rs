@@ -2,6 +2,9 @@
 //! not depend on --jobs, on a kill and resume, or on sharding; damaged inputs are refused
 //! with errors that name what is wrong.
 
+mod common;
+
+use common::TmpDir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -25,11 +28,8 @@ workload = { kind = "bulk", bytes = "200KB", streams = 2 }
 "topology.link.delay" = ["5ms", "20ms"]
 "#;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("quicsim-sweep-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmp(name: &str) -> TmpDir {
+    TmpDir::new("sweep", name)
 }
 
 fn scenario(dir: &Path, text: &str) -> PathBuf {
