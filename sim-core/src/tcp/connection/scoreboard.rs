@@ -9,7 +9,7 @@ use super::TcpStats;
 use crate::tcp::recovery::Rack;
 use crate::time::{SimDuration, SimTime};
 use crate::trace::{SenderProbe, TcpEvent, TcpLossRule, TraceBuffer, TraceEvent};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// One sent segment on the scoreboard.
 #[derive(Clone, Debug)]
@@ -63,8 +63,12 @@ pub(super) struct Scoreboard {
     /// `highest_sacked` (still in `segs`). SACK processing and loss detection visit these
     /// instead of walking every SACKed segment on each ACK (issue 14: the walk was ~40 %
     /// of a TCP bulk transfer with drop-tail losses). Checked against the scoreboard by
-    /// `debug_check_holes`.
-    pub(super) holes: BTreeSet<u64>,
+    /// `debug_check_holes`. Each with the segment's position counted from the first
+    /// segment ever sent (`popped` plus its index): segments leave `segs` only at the
+    /// front, so its index is that position less `popped`, without a search.
+    pub(super) holes: BTreeMap<u64, u64>,
+    /// Segments removed from the front of `segs` so far.
+    popped: u64,
     /// Segments marked lost and not yet acknowledged (Linux `lost_out`).
     pub(super) lost_out: u64,
     /// SACKed segments above `snd_una` (Linux `sacked_out`).
@@ -84,6 +88,14 @@ impl Scoreboard {
 
     /// The index of the first segment at or above `seq` (`partition_point`, with the
     /// common answer 0 (nothing SACKed above `snd_una`) found without a search).
+    /// The index in `segs` of the hole at `seq` recorded at position `at` (see `holes`).
+    #[inline]
+    fn hole_index(&self, seq: u64, at: u64) -> usize {
+        let i = (at - self.popped) as usize;
+        debug_assert_eq!(i, self.index(seq), "hole position");
+        i
+    }
+
     #[inline]
     fn first_from(&self, seq: u64) -> usize {
         if self.segs.front().is_none_or(|f| f.seq >= seq) {
@@ -177,6 +189,7 @@ impl Scoreboard {
                 break;
             }
             let mut s = self.segs.pop_front().expect("front");
+            self.popped += 1;
             self.retx.remove(&s.seq);
             if s.lost && !s.sacked {
                 self.lost_out -= 1;
@@ -222,11 +235,11 @@ impl Scoreboard {
             let hs = self.highest_sacked;
             let (mut cursor, below) = (a, b.min(hs));
             while cursor < below {
-                let Some(&seq) = self.holes.range(cursor..below).next() else {
+                let Some((&seq, &at)) = self.holes.range(cursor..below).next() else {
                     break;
                 };
                 cursor = seq + 1;
-                let i = self.index(seq);
+                let i = self.hole_index(seq, at);
                 if self.segs[i].seq + self.segs[i].len > b {
                     break;
                 }
@@ -247,7 +260,7 @@ impl Scoreboard {
                 let mut j = self.first_from(hs);
                 while j < self.segs.len() && self.segs[j].seq < self.highest_sacked {
                     if !self.segs[j].sacked {
-                        self.holes.insert(self.segs[j].seq);
+                        self.holes.insert(self.segs[j].seq, self.popped + j as u64);
                     }
                     j += 1;
                 }
@@ -317,9 +330,9 @@ impl Scoreboard {
         let Some(mut cursor) = below else {
             return newest;
         };
-        while let Some(&seq) = self.holes.range(..cursor).next_back() {
+        while let Some((&seq, &pos)) = self.holes.range(..cursor).next_back() {
             cursor = seq;
-            let i = self.index(seq);
+            let i = self.hole_index(seq, pos);
             if self.segs[i].lost {
                 break;
             }
@@ -351,8 +364,8 @@ impl Scoreboard {
         // data goes out in sequence order, so later ones are later still).
         let mut cand = std::mem::take(&mut self.rack_cand);
         cand.clear();
-        for &seq in self.holes.iter() {
-            cand.push(self.index(seq));
+        for (&seq, &at) in self.holes.iter() {
+            cand.push(self.hole_index(seq, at));
         }
         let start = self.first_from(self.highest_sacked);
         for i in start..self.segs.len() {
@@ -488,7 +501,10 @@ impl Scoreboard {
                 .iter()
                 .filter(|s| !s.sacked && s.seq < self.highest_sacked)
                 .map(|s| s.seq);
-            debug_assert!(self.holes.iter().copied().eq(want), "scoreboard holes");
+            debug_assert!(self.holes.keys().copied().eq(want), "scoreboard holes");
+            for (&seq, &at) in &self.holes {
+                debug_assert_eq!(at - self.popped, self.index(seq) as u64, "hole position");
+            }
         }
     }
 
