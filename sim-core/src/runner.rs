@@ -641,6 +641,13 @@ impl Sim<'_> {
     /// Whether every flow is finished ([`Sim::flow_done`] of every flow): re-evaluates the
     /// flows touched since the last call and keeps the count of unfinished ones.
     fn all_done(&mut self) -> bool {
+        // More flows were unfinished at their last look than have been touched since: at
+        // least one of those not touched is still unfinished. The touched ones stay
+        // marked and are looked at when the answer can be yes (their doneness then is
+        // what counts, not the one in between).
+        if self.undone > self.dirty.len() {
+            return false;
+        }
         for i in 0..self.dirty.len() {
             let f = self.dirty[i];
             let done = self.flow_done(f);
