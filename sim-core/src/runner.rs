@@ -115,15 +115,27 @@ pub(crate) fn borrowed_tracer<'t>(tracer: &'t mut dyn Tracer) -> Box<dyn Tracer 
     Box::new(Borrowed(tracer))
 }
 
+/// A scheduler event. Indexes (endpoint, link, change, handover) are kept in 32 bits so
+/// that an event is 16 bytes and a heap entry 32: the heap moves entries on every push
+/// and pop (a run cannot hold 2^32 endpoints, links or scheduled changes; [`ix`]).
 #[derive(Debug)]
 enum Ev {
-    Start(usize),
-    Timer(usize, u64),
-    TxDone(LinkId, u32),
-    Arrive(LinkId, u32),
-    Change(LinkId, u32, usize),
-    Handover(usize),
+    Start(u32),
+    Timer(u32, u64),
+    TxDone(u32, u32),
+    Arrive(u32, u32),
+    Change(u32, u32, u32),
+    Handover(u32),
     Sample,
+}
+
+// The size the heap entries rely on (see `Ev`).
+const _: () = assert!(std::mem::size_of::<Ev>() == 16);
+
+/// An index as an event stores it (see [`Ev`]).
+#[inline]
+fn ix(i: usize) -> u32 {
+    u32::try_from(i).expect("fewer than 2^32 endpoints, links, changes and handovers")
 }
 
 impl Ev {
@@ -296,7 +308,8 @@ impl<'t> Sim<'t> {
         }
         for (l, link) in sim.net.links.iter().enumerate() {
             for (i, c) in link.changes().iter().enumerate() {
-                sim.sched.schedule(c.at, Ev::Change(l, link.generation, i));
+                sim.sched
+                    .schedule(c.at, Ev::Change(ix(l), link.generation, ix(i)));
             }
         }
         let handovers = match &cfg.topology {
@@ -305,11 +318,11 @@ impl<'t> Sim<'t> {
             }
         };
         for (i, h) in handovers.iter().enumerate() {
-            sim.sched.schedule(h.at, Ev::Handover(i));
+            sim.sched.schedule(h.at, Ev::Handover(ix(i)));
         }
         for i in 0..sim.eps.len() {
             let at = sim.eps[i].start;
-            sim.sched.schedule(at, Ev::Start(i));
+            sim.sched.schedule(at, Ev::Start(ix(i)));
         }
         if cfg.output.series {
             let mut columns = vec!["time_s".to_string()];
@@ -501,7 +514,7 @@ impl Sim<'_> {
             Offer::Accepted => {}
             Offer::StartedTx(at) => {
                 let g = self.net.links[link].generation;
-                self.sched.schedule(at, Ev::TxDone(link, g));
+                self.sched.schedule(at, Ev::TxDone(ix(link), g));
             }
         }
     }
@@ -590,7 +603,7 @@ impl Sim<'_> {
             if slot.pending.is_none_or(|(p, _)| p > t) {
                 slot.gen += 1;
                 slot.pending = Some((t, slot.gen));
-                self.sched.schedule(t, Ev::Timer(e, slot.gen));
+                self.sched.schedule(t, Ev::Timer(ix(e), slot.gen));
             }
         }
     }
@@ -609,7 +622,7 @@ impl Sim<'_> {
             Some(t) => {
                 slot.gen += 1;
                 slot.pending = Some((t, slot.gen));
-                self.sched.schedule(t, Ev::Timer(e, slot.gen));
+                self.sched.schedule(t, Ev::Timer(ix(e), slot.gen));
                 false
             }
             None => false,
@@ -751,9 +764,9 @@ impl Sim<'_> {
         }
         // Stale timers and stale link events are skipped without counting.
         let live = match ev {
-            Ev::Timer(e, g) => self.timer_due(now, e, g),
+            Ev::Timer(e, g) => self.timer_due(now, e as usize, g),
             Ev::TxDone(l, g) | Ev::Arrive(l, g) | Ev::Change(l, g, _) => {
-                self.net.links[l].generation == g
+                self.net.links[l as usize].generation == g
             }
             _ => true,
         };
@@ -851,16 +864,19 @@ impl Sim<'_> {
     fn handle(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::Start(e) => {
+                let e = e as usize;
                 self.eps[e].started = true;
                 self.eps[e].ep.start(now);
                 self.service(now, e);
             }
             Ev::Timer(e, _) => {
+                let e = e as usize;
                 self.eps[e].armed = None;
                 self.eps[e].ep.handle_timeout(now);
                 self.service(now, e);
             }
-            Ev::TxDone(l, g) => {
+            Ev::TxDone(lx, g) => {
+                let l = lx as usize;
                 let done = self.net.links[l].tx_done(now);
                 if let Some((reason, d)) = done.dropped {
                     self.drop_packet(d, reason, Some(l));
@@ -868,13 +884,14 @@ impl Sim<'_> {
                 if let Some(at) = done.arrival {
                     // A link's arrivals come in the order it sends them (unless it
                     // reorders): one scheduler lane per link.
-                    self.sched.schedule_in_lane(l, at, Ev::Arrive(l, g));
+                    self.sched.schedule_in_lane(l, at, Ev::Arrive(lx, g));
                 }
                 if let Some(at) = done.next_tx_done {
-                    self.sched.schedule(at, Ev::TxDone(l, g));
+                    self.sched.schedule(at, Ev::TxDone(lx, g));
                 }
             }
             Ev::Arrive(l, _) => {
+                let l = l as usize;
                 let d = self.net.links[l].arrive();
                 if d.corrupted {
                     self.net.links[l]
@@ -886,7 +903,8 @@ impl Sim<'_> {
                 let to = self.net.links[l].to;
                 self.at_node(now, to, d);
             }
-            Ev::Change(l, g, i) => {
+            Ev::Change(lx, g, i) => {
+                let (l, i) = (lx as usize, i as usize);
                 if self.tracing {
                     let link = &self.net.links[l];
                     let event = TraceEvent::LinkChanged {
@@ -896,10 +914,10 @@ impl Sim<'_> {
                     self.trace_net(None, event);
                 }
                 if let Some(at) = self.net.links[l].apply_change(now, i) {
-                    self.sched.schedule(at, Ev::TxDone(l, g));
+                    self.sched.schedule(at, Ev::TxDone(lx, g));
                 }
             }
-            Ev::Handover(i) => self.handover(now, i),
+            Ev::Handover(i) => self.handover(now, i as usize),
             Ev::Sample => {}
         }
     }
@@ -934,7 +952,7 @@ impl Sim<'_> {
             let g = self.net.links[l].generation;
             let times: Vec<SimTime> = self.net.links[l].changes().iter().map(|c| c.at).collect();
             for (ci, at) in times.into_iter().enumerate() {
-                self.sched.schedule(at, Ev::Change(l, g, ci));
+                self.sched.schedule(at, Ev::Change(ix(l), g, ix(ci)));
             }
         }
         if effect.address != AddressChange::None {
