@@ -332,7 +332,7 @@ struct StreamIndex {
 /// non-zero word (`summary`), so that finding the next member skips 4 096 absent IDs per
 /// summary word. Insert and remove are a few bit operations; with IDs below 64 (a
 /// connection with up to 16 streams of a type) every operation touches one word of each.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 struct IdSet {
     /// Bit `id % 64` of word `id / 64`: `id` is a member.
     words: Vec<u64>,
@@ -340,6 +340,19 @@ struct IdSet {
     summary: Vec<u64>,
     /// Members.
     count: usize,
+}
+
+/// The members (not the words: a set grown and emptied again is the same set).
+impl std::fmt::Debug for IdSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut members = f.debug_set();
+        let mut cur = None;
+        while let Some(id) = self.next_after(cur) {
+            members.entry(&id);
+            cur = Some(id);
+        }
+        members.finish()
+    }
 }
 
 /// Bit `i % 64` of a word, as a mask.

@@ -612,6 +612,8 @@ impl Connection {
             }
             self.remote_opened = self.remote_opened.max(index + 1);
         }
+        let srtt = self.path.recovery.rtt().smoothed_rtt();
+        let at_once = reader.reads_at_once();
         let mut s = self.streams.get_mut(&id).expect("stream exists");
         if offset + len > s.recv_fc.limit {
             self.stats.flow_control_violations += 1; // FLOW_CONTROL_ERROR
@@ -624,6 +626,22 @@ impl Connection {
         if delivered > 0 && s.first_byte_at.is_none() {
             s.first_byte_at = Some(now);
         }
+        // A reader that reads everything at once (`AppReader::reads_at_once`): its read
+        // done here, the stream's part of `consume` (the connection's part follows in
+        // the same order), so the stream is re-filed once and never in `readable`.
+        let mut read = 0;
+        let mut stream_window = 0;
+        if delivered > 0 && at_once {
+            read = s.recv.readable();
+            s.recv.consumed += read;
+            s.recv_fc.consumed = s.recv.consumed;
+            if !s.recv.is_fully_received() {
+                s.recv_fc.maybe_update(now, srtt);
+            }
+            stream_window = s.recv_fc.allowance.window();
+        }
+        // Nothing changes the stream from here on but the reader's call.
+        let completes = s.recv_complete_at.is_none() && s.recv.is_fully_read();
         drop(s);
         self.recv_fc.received += grew;
         if self.recv_fc.received > self.recv_fc.limit {
@@ -632,11 +650,17 @@ impl Connection {
         if self.migration.is_some() {
             self.migration_on_stream_bytes(now, new);
         }
-        if delivered > 0 {
+        if read > 0 {
+            self.consume_conn(now, srtt, stream_window, read);
+        } else if delivered > 0 {
             // The `Readable` event, synchronously: the application reads now.
             reader.on_readable(now, self, id);
+            self.check_read_complete(now, id);
+            return;
         }
-        self.check_read_complete(now, id);
+        if completes {
+            self.complete_read(now, id);
+        }
     }
 
     // ----- reads by the application ----------------------------------------------------------
@@ -672,11 +696,18 @@ impl Connection {
         }
         let stream_window = s.recv_fc.allowance.window();
         drop(s);
+        self.consume_conn(now, srtt, stream_window, n);
+        self.check_read_complete(now, id);
+    }
+
+    /// The connection's part of consuming `n` bytes of a stream whose window is now
+    /// `stream_window`.
+    #[inline]
+    fn consume_conn(&mut self, now: SimTime, srtt: SimDuration, stream_window: u64, n: u64) {
         self.recv_fc.allowance.on_stream_window(stream_window);
         self.recv_fc.consumed += n;
         self.recv_fc.maybe_update(now, srtt);
         self.stats.stream_bytes_read += n;
-        self.check_read_complete(now, id);
     }
 
     pub(super) fn check_read_complete(&mut self, now: SimTime, id: u64) {
@@ -686,10 +717,14 @@ impl Connection {
             .streams
             .get(&id)
             .is_some_and(|s| s.recv_complete_at.is_none() && s.recv.is_fully_read());
-        if !completes {
-            return;
+        if completes {
+            self.complete_read(now, id);
         }
-        let mut s = self.streams.get_mut(&id).expect("looked at above");
+    }
+
+    /// Stream `id` was read to its end: its receive half is complete.
+    fn complete_read(&mut self, now: SimTime, id: u64) {
+        let mut s = self.streams.get_mut(&id).expect("a stream read to its end");
         s.recv_complete_at = Some(now);
         s.recv_fc.update_pending = false;
         drop(s);
