@@ -587,34 +587,12 @@ impl Connection {
         fin: bool,
         reader: &mut dyn AppReader,
     ) {
-        let remote_bit = match self.role {
-            Role::Client => 1,
-            Role::Server => 0,
-        };
-        if !self.streams.contains_key(&id) {
-            if id & 1 != remote_bit || id & 2 != 0 {
-                return; // not a remote bidirectional stream we know: ignore
-            }
-            let index = id / 4;
-            if index >= self.local_max_streams {
-                self.stats.stream_limit_violations += 1; // STREAM_LIMIT_ERROR
-                return;
-            }
-            // RFC 9000 §3.2: opening a stream opens all lower-numbered ones of its type
-            // (those not open yet: remote streams open in order, only here).
-            for k in self.remote_opened..=index {
-                let sid = k * 4 + remote_bit;
-                debug_assert!(!self.streams.contains_key(&sid));
-                let fc = RecvFlow::with_params(self.cfg.stream_allowance());
-                self.streams
-                    .insert(Stream::new(sid, self.peer_window_remote_streams, fc));
-                self.events.push(ConnEvent::StreamOpened(sid));
-            }
-            self.remote_opened = self.remote_opened.max(index + 1);
-        }
         let srtt = self.path.recovery.rtt().smoothed_rtt();
         let at_once = reader.reads_at_once();
-        let mut s = self.streams.get_mut(&id).expect("stream exists");
+        if !self.streams.contains_key(&id) && !self.open_remote_streams(id) {
+            return;
+        }
+        let mut s = self.streams.get_recv_mut(&id).expect("stream exists");
         if offset + len > s.recv_fc.limit {
             self.stats.flow_control_violations += 1; // FLOW_CONTROL_ERROR
         }
@@ -663,6 +641,37 @@ impl Connection {
         }
     }
 
+    /// A STREAM frame for stream `id` that is not in the table: opens it (and every
+    /// lower-numbered one of its type) if it is a remote bidirectional stream within our
+    /// limit; `false` when the frame is to be ignored.
+    #[cold]
+    fn open_remote_streams(&mut self, id: u64) -> bool {
+        let remote_bit = match self.role {
+            Role::Client => 1,
+            Role::Server => 0,
+        };
+        if id & 1 != remote_bit || id & 2 != 0 {
+            return false; // not a remote bidirectional stream we know: ignore
+        }
+        let index = id / 4;
+        if index >= self.local_max_streams {
+            self.stats.stream_limit_violations += 1; // STREAM_LIMIT_ERROR
+            return false;
+        }
+        // RFC 9000 §3.2: opening a stream opens all lower-numbered ones of its type
+        // (those not open yet: remote streams open in order, only here).
+        for k in self.remote_opened..=index {
+            let sid = k * 4 + remote_bit;
+            debug_assert!(!self.streams.contains_key(&sid));
+            let fc = RecvFlow::with_params(self.cfg.stream_allowance());
+            self.streams
+                .insert(Stream::new(sid, self.peer_window_remote_streams, fc));
+            self.events.push(ConnEvent::StreamOpened(sid));
+        }
+        self.remote_opened = self.remote_opened.max(index + 1);
+        true
+    }
+
     // ----- reads by the application ----------------------------------------------------------
 
     /// The application reads up to `max` readable bytes of stream `id` (RFC 9000 §2.2:
@@ -686,7 +695,7 @@ impl Connection {
 
     pub(super) fn consume(&mut self, now: SimTime, id: u64, n: u64) {
         let srtt = self.path.recovery.rtt().smoothed_rtt();
-        let Some(mut s) = self.streams.get_mut(&id) else {
+        let Some(mut s) = self.streams.get_recv_mut(&id) else {
             return;
         };
         s.recv.consumed += n;
@@ -724,7 +733,10 @@ impl Connection {
 
     /// Stream `id` was read to its end: its receive half is complete.
     fn complete_read(&mut self, now: SimTime, id: u64) {
-        let mut s = self.streams.get_mut(&id).expect("a stream read to its end");
+        let mut s = self
+            .streams
+            .get_recv_mut(&id)
+            .expect("a stream read to its end");
         s.recv_complete_at = Some(now);
         s.recv_fc.update_pending = false;
         drop(s);
