@@ -655,7 +655,7 @@ impl Connection {
                 )
             )
         };
-        let before = (pn % 16 == 0).then(|| digest(self));
+        let before = pn.is_multiple_of(16).then(|| digest(self));
         let mut frames = FrameVec::new();
         let mut room = u64::from(u16::MAX);
         let mut info = SentInfo::default();
