@@ -121,6 +121,13 @@ pub(crate) fn plan_ack(
         && sp.ack_cache.first().is_some_and(|&(s, _)| s == top_start);
     if cached {
         sp.ack_cache[0].1 = top_end - 1;
+    } else if sp.to_ack.len() == 1 {
+        // The only range (most often: pruning moved its start, RFC 9000 §13.2.4).
+        sp.ack_cache.clear();
+        sp.ack_cache.push((top_start, top_end - 1));
+        sp.ack_cache_rest = 0;
+        sp.ack_cache_max = max_ack_ranges;
+        sp.ack_cache_ok = true;
     } else {
         sp.ack_cache.clear();
         sp.ack_cache.extend(

@@ -332,7 +332,7 @@ struct StreamIndex {
 /// non-zero word (`summary`), so that finding the next member skips 4 096 absent IDs per
 /// summary word. Insert and remove are a few bit operations; with IDs below 64 (a
 /// connection with up to 16 streams of a type) every operation touches one word of each.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 struct IdSet {
     /// Bit `id % 64` of word `id / 64`: `id` is a member.
     words: Vec<u64>,
@@ -340,6 +340,19 @@ struct IdSet {
     summary: Vec<u64>,
     /// Members.
     count: usize,
+}
+
+/// The members (not the words: a set grown and emptied again is the same set).
+impl std::fmt::Debug for IdSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut members = f.debug_set();
+        let mut cur = None;
+        while let Some(id) = self.next_after(cur) {
+            members.entry(&id);
+            cur = Some(id);
+        }
+        members.finish()
+    }
 }
 
 /// Bit `i % 64` of a word, as a mask.
@@ -540,6 +553,29 @@ impl StreamIndex {
         s.filed = filed;
     }
 
+    /// [`StreamIndex::refile`] after a change of the receive half only (`recv`,
+    /// `recv_fc`, the receive times): of the four indexes only `readable` and `ctrl` (a
+    /// MAX_STREAM_DATA owed) can change; `retx` and `new_data` are the send half's
+    /// (checked against a full re-filing in debug builds).
+    #[inline]
+    fn refile_recv(&mut self, s: &mut Stream) {
+        let id = s.id;
+        let ctrl = s.send_fc.blocked_pending() || s.recv_fc.update_pending;
+        file(&mut self.ctrl, &mut s.filed, IN_CTRL, id, ctrl);
+        let readable = s.recv.readable() > 0;
+        file(&mut self.readable, &mut s.filed, IN_READABLE, id, readable);
+        if s.filed & IN_UNCHECKED == 0 && Self::may_block(s) {
+            s.filed |= IN_UNCHECKED;
+            self.unchecked.insert(id);
+        }
+        debug_assert_eq!(
+            s.filed & !IN_UNCHECKED,
+            Self::wanted(s),
+            "a receive-side change of stream {} changed its send half",
+            s.id
+        );
+    }
+
     /// The condition under which [`StreamTable::check_blocked`] acts on a stream: data
     /// waits and the stream credit is spent (RFC 9000 §4.1, §19.13).
     #[inline]
@@ -572,6 +608,34 @@ impl DerefMut for StreamMut<'_> {
 impl Drop for StreamMut<'_> {
     fn drop(&mut self) {
         self.idx.refile(self.s);
+    }
+}
+
+/// Mutable access to one stream of a [`StreamTable`] for a change of its receive half
+/// only (`recv`, `recv_fc`, `first_byte_at`, `recv_complete_at`); re-files it in the
+/// indexes such a change can move it in when dropped.
+#[derive(Debug)]
+pub struct RecvMut<'a> {
+    s: &'a mut Stream,
+    idx: &'a mut StreamIndex,
+}
+
+impl Deref for RecvMut<'_> {
+    type Target = Stream;
+    fn deref(&self) -> &Stream {
+        self.s
+    }
+}
+
+impl DerefMut for RecvMut<'_> {
+    fn deref_mut(&mut self) -> &mut Stream {
+        self.s
+    }
+}
+
+impl Drop for RecvMut<'_> {
+    fn drop(&mut self) {
+        self.idx.refile_recv(self.s);
     }
 }
 
@@ -647,6 +711,18 @@ impl StreamTable {
         let (t, n) = slot(*id);
         let s = self.by_type[t].get_mut(n)?.as_mut()?;
         Some(StreamMut {
+            s,
+            idx: &mut self.idx,
+        })
+    }
+
+    /// Mutable access to stream `id` for a change of its receive half only
+    /// ([`RecvMut`]; cheaper re-filing than [`StreamTable::get_mut`]).
+    #[inline]
+    pub fn get_recv_mut(&mut self, id: &u64) -> Option<RecvMut<'_>> {
+        let (t, n) = slot(*id);
+        let s = self.by_type[t].get_mut(n)?.as_mut()?;
+        Some(RecvMut {
             s,
             idx: &mut self.idx,
         })

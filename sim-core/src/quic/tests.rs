@@ -28,13 +28,28 @@ struct Setup {
 
 /// A QUIC endpoint running `bulk` with `cfg` (the client reads at `cfg.bulk.read_rate`).
 fn quic_endpoint(role: Role, cfg: Setup, local: Addr, remote: Addr) -> QuicEndpoint {
+    quic_endpoint_reading(role, cfg, local, remote, false)
+}
+
+/// [`quic_endpoint`]; with `general_read` its reader is always called through
+/// `on_readable` (no `reads_at_once` shortcut).
+fn quic_endpoint_reading(
+    role: Role,
+    cfg: Setup,
+    local: Addr,
+    remote: Addr,
+    general_read: bool,
+) -> QuicEndpoint {
     let read_rate = match role {
         Role::Client => cfg.bulk.read_rate,
         Role::Server => None,
     };
     let w = &cfg.bulk;
-    let app = Bulk::new(w.streams, w.bytes, w.request_size)
-        .with_reader(Reader::new(read_rate, cfg.quic.max_udp_payload));
+    let mut reader = Reader::new(read_rate, cfg.quic.max_udp_payload);
+    if general_read {
+        reader = reader.without_read_shortcut();
+    }
+    let app = Bulk::new(w.streams, w.bytes, w.request_size).with_reader(reader);
     BulkEndpoint::new(Connection::new(role, cfg.quic), app, local, remote, 0)
 }
 
@@ -769,6 +784,63 @@ proptest! {
         }
         prop_assert_eq!(total, bytes);
         prop_assert_eq!(h.metrics(0).transport.stream_bytes_read, bytes);
+    }
+
+    /// An immediate reader's bytes consumed by the connection itself (the
+    /// `AppReader::reads_at_once` shortcut of `on_stream_frame`) give the run that calling
+    /// the reader's `on_readable` gives: the same datagrams at the same times, the same
+    /// stream progress after every event and the same connection state at the end (its
+    /// whole `Debug` form: flow-control limits and allowances, the stream table and its
+    /// indexes, counters, events), over losses, windows, allowances and stream counts.
+    #[test]
+    fn reads_at_once_equal_the_readable_call(
+        seed in 0u64..1_000_000,
+        loss_pct in 0u32..8,
+        delay_ms in 1u64..40,
+        bytes in 0u64..200_000,
+        streams in 1u64..5,
+        window in 1_200u64..30_000,
+        conn_window in 2_000u64..60_000,
+        kind in prop::sample::select(crate::transport::allowance::AllowanceKind::ALL.to_vec()),
+        drops in prop::collection::btree_set(0u64..40, 0..4),
+    ) {
+        let quic = QuicConfig {
+            stream_window: window,
+            connection_window: conn_window,
+            allowance: kind.into(),
+            max_stream_window: kind.grows().then_some(window * 8),
+            max_connection_window: kind.grows().then_some(conn_window * 8),
+            ..QuicConfig::default()
+        };
+        prop_assert!(quic.validate().is_ok(), "{:?}", quic.validate());
+        let run = |general_read: bool| {
+            let cfg = Setup {
+                quic: quic.clone(),
+                bulk: BulkSpec {
+                    bytes,
+                    streams,
+                    ..BulkSpec::default()
+                },
+            };
+            let mut h = Harness::new(cfg.clone(), delay_ms, Some(Rate(20_000_000)), seed);
+            let (ca, sa) = (Addr::new(0x0a00_0001, 4433), Addr::new(0x0a00_0002, 443));
+            h.eps = [
+                quic_endpoint_reading(Role::Client, cfg.clone(), ca, sa, general_read),
+                quic_endpoint_reading(Role::Server, cfg, sa, ca, general_read),
+            ];
+            h.loss = f64::from(loss_pct) / 100.0;
+            h.drops[1] = drops.clone();
+            let ok = h.run(SimTime(3_000_000_000_000), 20_000_000);
+            let state = h.eps.iter().map(|e| format!("{:?}", e.connection())).collect::<Vec<_>>();
+            (ok, h.now, h.trace, h.progress, state)
+        };
+        let (fast, general) = (run(false), run(true));
+        prop_assert!(fast.0, "run did not finish");
+        prop_assert_eq!(fast.1, general.1);
+        prop_assert_eq!(&fast.2, &general.2, "datagrams");
+        prop_assert_eq!(&fast.3, &general.3, "stream progress");
+        prop_assert_eq!(&fast.4[0], &general.4[0], "client state");
+        prop_assert_eq!(&fast.4[1], &general.4[1], "server state");
     }
 }
 

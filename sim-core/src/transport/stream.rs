@@ -229,4 +229,11 @@ pub trait AppReader {
     /// The deadline came (the transport calls it at [`AppReader::deadline`], in its own
     /// timer order).
     fn on_deadline(&mut self, now: SimTime, t: &mut dyn StreamTransport);
+
+    /// `true` only while [`AppReader::on_readable`] does exactly
+    /// `t.read(now, id, u64::MAX)` and nothing else: the transport may then consume the
+    /// readable bytes itself, as that read would, instead of the call.
+    fn reads_at_once(&self) -> bool {
+        false
+    }
 }

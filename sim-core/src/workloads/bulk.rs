@@ -178,6 +178,10 @@ impl AppReader for Bulk {
     fn on_deadline(&mut self, now: SimTime, t: &mut dyn StreamTransport) {
         self.reader.on_deadline(now, t);
     }
+
+    fn reads_at_once(&self) -> bool {
+        self.reader.reads_at_once()
+    }
 }
 
 /// One connection of transport `T` running [`Bulk`], driven by the engine.

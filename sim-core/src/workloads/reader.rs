@@ -35,6 +35,9 @@ pub struct Reader {
     busy: Option<Chunk>,
     /// The stream read last (round-robin cursor).
     cursor: Option<StreamId>,
+    /// [`AppReader::reads_at_once`]: immediate (tests may turn it off to compare with the
+    /// `Readable` call).
+    at_once: bool,
 }
 
 impl Reader {
@@ -46,7 +49,16 @@ impl Reader {
             chunk,
             busy: None,
             cursor: None,
+            at_once: rate.is_none(),
         }
+    }
+
+    /// The same reader, always called through [`AppReader::on_readable`] (the transport's
+    /// shortcut for [`AppReader::reads_at_once`] off: tests compare the two).
+    #[cfg(test)]
+    pub(crate) fn without_read_shortcut(mut self) -> Self {
+        self.at_once = false;
+        self
     }
 
     /// A reader consuming everything readable at once.
@@ -123,6 +135,11 @@ impl AppReader for Reader {
             t.read(now, id, len);
             self.start_next(now, t);
         }
+    }
+
+    /// Immediate: `on_readable` is that one read.
+    fn reads_at_once(&self) -> bool {
+        self.at_once
     }
 }
 

@@ -617,6 +617,10 @@ impl AppReader for Video {
     fn on_deadline(&mut self, now: SimTime, t: &mut dyn StreamTransport) {
         self.reader.on_deadline(now, t);
     }
+
+    fn reads_at_once(&self) -> bool {
+        self.reader.reads_at_once()
+    }
 }
 
 #[cfg(test)]

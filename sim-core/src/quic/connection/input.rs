@@ -587,32 +587,12 @@ impl Connection {
         fin: bool,
         reader: &mut dyn AppReader,
     ) {
-        let remote_bit = match self.role {
-            Role::Client => 1,
-            Role::Server => 0,
-        };
-        if !self.streams.contains_key(&id) {
-            if id & 1 != remote_bit || id & 2 != 0 {
-                return; // not a remote bidirectional stream we know: ignore
-            }
-            let index = id / 4;
-            if index >= self.local_max_streams {
-                self.stats.stream_limit_violations += 1; // STREAM_LIMIT_ERROR
-                return;
-            }
-            // RFC 9000 §3.2: opening a stream opens all lower-numbered ones of its type
-            // (those not open yet: remote streams open in order, only here).
-            for k in self.remote_opened..=index {
-                let sid = k * 4 + remote_bit;
-                debug_assert!(!self.streams.contains_key(&sid));
-                let fc = RecvFlow::with_params(self.cfg.stream_allowance());
-                self.streams
-                    .insert(Stream::new(sid, self.peer_window_remote_streams, fc));
-                self.events.push(ConnEvent::StreamOpened(sid));
-            }
-            self.remote_opened = self.remote_opened.max(index + 1);
+        let srtt = self.path.recovery.rtt().smoothed_rtt();
+        let at_once = reader.reads_at_once();
+        if !self.streams.contains_key(&id) && !self.open_remote_streams(id) {
+            return;
         }
-        let mut s = self.streams.get_mut(&id).expect("stream exists");
+        let mut s = self.streams.get_recv_mut(&id).expect("stream exists");
         if offset + len > s.recv_fc.limit {
             self.stats.flow_control_violations += 1; // FLOW_CONTROL_ERROR
         }
@@ -624,6 +604,22 @@ impl Connection {
         if delivered > 0 && s.first_byte_at.is_none() {
             s.first_byte_at = Some(now);
         }
+        // A reader that reads everything at once (`AppReader::reads_at_once`): its read
+        // done here, the stream's part of `consume` (the connection's part follows in
+        // the same order), so the stream is re-filed once and never in `readable`.
+        let mut read = 0;
+        let mut stream_window = 0;
+        if delivered > 0 && at_once {
+            read = s.recv.readable();
+            s.recv.consumed += read;
+            s.recv_fc.consumed = s.recv.consumed;
+            if !s.recv.is_fully_received() {
+                s.recv_fc.maybe_update(now, srtt);
+            }
+            stream_window = s.recv_fc.allowance.window();
+        }
+        // Nothing changes the stream from here on but the reader's call.
+        let completes = s.recv_complete_at.is_none() && s.recv.is_fully_read();
         drop(s);
         self.recv_fc.received += grew;
         if self.recv_fc.received > self.recv_fc.limit {
@@ -632,11 +628,48 @@ impl Connection {
         if self.migration.is_some() {
             self.migration_on_stream_bytes(now, new);
         }
-        if delivered > 0 {
+        if read > 0 {
+            self.consume_conn(now, srtt, stream_window, read);
+        } else if delivered > 0 {
             // The `Readable` event, synchronously: the application reads now.
             reader.on_readable(now, self, id);
+            self.check_read_complete(now, id);
+            return;
         }
-        self.check_read_complete(now, id);
+        if completes {
+            self.complete_read(now, id);
+        }
+    }
+
+    /// A STREAM frame for stream `id` that is not in the table: opens it (and every
+    /// lower-numbered one of its type) if it is a remote bidirectional stream within our
+    /// limit; `false` when the frame is to be ignored.
+    #[cold]
+    fn open_remote_streams(&mut self, id: u64) -> bool {
+        let remote_bit = match self.role {
+            Role::Client => 1,
+            Role::Server => 0,
+        };
+        if id & 1 != remote_bit || id & 2 != 0 {
+            return false; // not a remote bidirectional stream we know: ignore
+        }
+        let index = id / 4;
+        if index >= self.local_max_streams {
+            self.stats.stream_limit_violations += 1; // STREAM_LIMIT_ERROR
+            return false;
+        }
+        // RFC 9000 §3.2: opening a stream opens all lower-numbered ones of its type
+        // (those not open yet: remote streams open in order, only here).
+        for k in self.remote_opened..=index {
+            let sid = k * 4 + remote_bit;
+            debug_assert!(!self.streams.contains_key(&sid));
+            let fc = RecvFlow::with_params(self.cfg.stream_allowance());
+            self.streams
+                .insert(Stream::new(sid, self.peer_window_remote_streams, fc));
+            self.events.push(ConnEvent::StreamOpened(sid));
+        }
+        self.remote_opened = self.remote_opened.max(index + 1);
+        true
     }
 
     // ----- reads by the application ----------------------------------------------------------
@@ -662,7 +695,7 @@ impl Connection {
 
     pub(super) fn consume(&mut self, now: SimTime, id: u64, n: u64) {
         let srtt = self.path.recovery.rtt().smoothed_rtt();
-        let Some(mut s) = self.streams.get_mut(&id) else {
+        let Some(mut s) = self.streams.get_recv_mut(&id) else {
             return;
         };
         s.recv.consumed += n;
@@ -672,11 +705,18 @@ impl Connection {
         }
         let stream_window = s.recv_fc.allowance.window();
         drop(s);
+        self.consume_conn(now, srtt, stream_window, n);
+        self.check_read_complete(now, id);
+    }
+
+    /// The connection's part of consuming `n` bytes of a stream whose window is now
+    /// `stream_window`.
+    #[inline]
+    fn consume_conn(&mut self, now: SimTime, srtt: SimDuration, stream_window: u64, n: u64) {
         self.recv_fc.allowance.on_stream_window(stream_window);
         self.recv_fc.consumed += n;
         self.recv_fc.maybe_update(now, srtt);
         self.stats.stream_bytes_read += n;
-        self.check_read_complete(now, id);
     }
 
     pub(super) fn check_read_complete(&mut self, now: SimTime, id: u64) {
@@ -686,10 +726,17 @@ impl Connection {
             .streams
             .get(&id)
             .is_some_and(|s| s.recv_complete_at.is_none() && s.recv.is_fully_read());
-        if !completes {
-            return;
+        if completes {
+            self.complete_read(now, id);
         }
-        let mut s = self.streams.get_mut(&id).expect("looked at above");
+    }
+
+    /// Stream `id` was read to its end: its receive half is complete.
+    fn complete_read(&mut self, now: SimTime, id: u64) {
+        let mut s = self
+            .streams
+            .get_recv_mut(&id)
+            .expect("a stream read to its end");
         s.recv_complete_at = Some(now);
         s.recv_fc.update_pending = false;
         drop(s);

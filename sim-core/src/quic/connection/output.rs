@@ -525,10 +525,13 @@ impl Connection {
             // end would refuse it; building its ACK frame first changes nothing).
             return None;
         }
-        if i == 2 && !ack_due && !probe && self.app_frames_quiet() {
-            // Nothing ack-eliciting to write and no ACK due: no packet, as the end of
-            // this function would find after running the writers (a receiver's every
-            // empty poll came here with its window open).
+        // Nothing ack-eliciting to write (asked only when the writers would run, as the
+        // look runs their first step on the streams).
+        let quiet = i == 2 && !probe && may_elicit && self.app_frames_quiet();
+        if quiet && !ack_due {
+            // No ACK due either: no packet, as the end of this function would find after
+            // running the writers (a receiver's every empty poll came here with its
+            // window open).
             return None;
         }
         // The frame list and the record are made once a packet may follow (a default
@@ -555,7 +558,11 @@ impl Connection {
             }
         }
         let mut eliciting = false;
-        if may_elicit {
+        if quiet {
+            // An ACK-only packet (a receiver's every ACK): the writers would write nothing.
+            #[cfg(debug_assertions)]
+            self.debug_check_writers_quiet(now, pn);
+        } else if may_elicit {
             if i == 2 {
                 eliciting |= self.write_control_frames(now, &mut frames, &mut room);
             }
@@ -624,6 +631,54 @@ impl Connection {
             },
             info,
         ))
+    }
+
+    /// Debug builds: the writers that a quiet application space skips
+    /// ([`Connection::app_frames_quiet`]) write nothing and return `false`; on one packet
+    /// number in 16 they also leave the state they touch unchanged (its `Debug` form
+    /// compared; every time it would make debug runs with many streams slow).
+    #[cfg(debug_assertions)]
+    fn debug_check_writers_quiet(&mut self, now: SimTime, pn: u64) {
+        let digest = |c: &Self| {
+            format!(
+                "{:?}",
+                (
+                    &c.streams,
+                    &c.send_fc,
+                    &c.recv_fc,
+                    &c.stats,
+                    c.rr_cursor,
+                    c.handshake_done_pending,
+                    c.max_streams_pending,
+                    &c.path.validation,
+                    &c.migration,
+                )
+            )
+        };
+        let before = pn.is_multiple_of(16).then(|| digest(self));
+        let mut frames = FrameVec::new();
+        let mut room = u64::from(u16::MAX);
+        let mut info = SentInfo::default();
+        let mut wrote = self.write_control_frames(now, &mut frames, &mut room);
+        let src = StreamSource {
+            streams: &mut self.streams,
+            send_fc: &mut self.send_fc,
+            scheduler: self.cfg.scheduler,
+            rr_cursor: &mut self.rr_cursor,
+            bytes_retransmitted: &mut self.stats.stream_bytes_retransmitted,
+        };
+        wrote |= packetizer::write_stream_frames(src, &mut frames, &mut room, &mut info);
+        assert!(
+            !wrote && frames.is_empty(),
+            "a quiet space wrote {frames:?}"
+        );
+        if let Some(before) = before {
+            assert_eq!(
+                before,
+                digest(self),
+                "a quiet space's writers changed the state"
+            );
+        }
     }
 
     /// Whether [`Connection::write_control_frames`] and the STREAM frame writer would
