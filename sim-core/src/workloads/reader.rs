@@ -35,9 +35,9 @@ pub struct Reader {
     busy: Option<Chunk>,
     /// The stream read last (round-robin cursor).
     cursor: Option<StreamId>,
-    /// [`AppReader::reads_at_once`]: immediate (tests may turn it off to compare with the
-    /// `Readable` call).
-    at_once: bool,
+    /// [`AppReader::reads_at_once`] turned off (tests compare the transport's shortcut
+    /// with the `Readable` call).
+    no_shortcut: bool,
 }
 
 impl Reader {
@@ -49,7 +49,7 @@ impl Reader {
             chunk,
             busy: None,
             cursor: None,
-            at_once: rate.is_none(),
+            no_shortcut: false,
         }
     }
 
@@ -57,7 +57,7 @@ impl Reader {
     /// shortcut for [`AppReader::reads_at_once`] off: tests compare the two).
     #[cfg(test)]
     pub(crate) fn without_read_shortcut(mut self) -> Self {
-        self.at_once = false;
+        self.no_shortcut = true;
         self
     }
 
@@ -139,7 +139,7 @@ impl AppReader for Reader {
 
     /// Immediate: `on_readable` is that one read.
     fn reads_at_once(&self) -> bool {
-        self.at_once
+        self.is_immediate() && !self.no_shortcut
     }
 }
 

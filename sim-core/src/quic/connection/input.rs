@@ -611,12 +611,7 @@ impl Connection {
         let mut stream_window = 0;
         if delivered > 0 && at_once {
             read = s.recv.readable();
-            s.recv.consumed += read;
-            s.recv_fc.consumed = s.recv.consumed;
-            if !s.recv.is_fully_received() {
-                s.recv_fc.maybe_update(now, srtt);
-            }
-            stream_window = s.recv_fc.allowance.window();
+            stream_window = consume_stream(&mut s, now, srtt, read);
         }
         // Nothing changes the stream from here on but the reader's call.
         let completes = s.recv_complete_at.is_none() && s.recv.is_fully_read();
@@ -698,18 +693,14 @@ impl Connection {
         let Some(mut s) = self.streams.get_recv_mut(&id) else {
             return;
         };
-        s.recv.consumed += n;
-        s.recv_fc.consumed = s.recv.consumed;
-        if !s.recv.is_fully_received() {
-            s.recv_fc.maybe_update(now, srtt);
-        }
-        let stream_window = s.recv_fc.allowance.window();
+        let stream_window = consume_stream(&mut s, now, srtt, n);
         drop(s);
         self.consume_conn(now, srtt, stream_window, n);
         self.check_read_complete(now, id);
     }
 
-    /// The connection's part of consuming `n` bytes of a stream whose window is now
+    /// The connection's part of consuming `n` bytes of a stream (after
+    /// [`consume_stream`]) whose window is now
     /// `stream_window`.
     #[inline]
     fn consume_conn(&mut self, now: SimTime, srtt: SimDuration, stream_window: u64, n: u64) {
@@ -1031,4 +1022,17 @@ impl Connection {
     pub(super) fn has_unsent_stream_data(&self) -> bool {
         self.streams.any_retx() || self.streams.any_new()
     }
+}
+
+/// The stream's part of consuming `n` of its readable bytes: the read offset, its flow
+/// control (a MAX_STREAM_DATA update while more may come); returns the stream's receive
+/// window for the connection's part ([`Connection::consume_conn`]).
+#[inline]
+fn consume_stream(s: &mut Stream, now: SimTime, srtt: SimDuration, n: u64) -> u64 {
+    s.recv.consumed += n;
+    s.recv_fc.consumed = s.recv.consumed;
+    if !s.recv.is_fully_received() {
+        s.recv_fc.maybe_update(now, srtt);
+    }
+    s.recv_fc.allowance.window()
 }

@@ -570,13 +570,7 @@ impl Connection {
                 let cs = &mut self.spaces[i].crypto_send;
                 eliciting |= packetizer::write_crypto_frames(cs, &mut frames, &mut room, &mut info);
             } else {
-                let src = StreamSource {
-                    streams: &mut self.streams,
-                    send_fc: &mut self.send_fc,
-                    scheduler: self.cfg.scheduler,
-                    rr_cursor: &mut self.rr_cursor,
-                    bytes_retransmitted: &mut self.stats.stream_bytes_retransmitted,
-                };
+                let src = self.stream_source();
                 eliciting |=
                     packetizer::write_stream_frames(src, &mut frames, &mut room, &mut info);
             }
@@ -633,6 +627,17 @@ impl Connection {
         ))
     }
 
+    /// What the STREAM frame writer works on ([`packetizer::write_stream_frames`]).
+    fn stream_source(&mut self) -> StreamSource<'_> {
+        StreamSource {
+            streams: &mut self.streams,
+            send_fc: &mut self.send_fc,
+            scheduler: self.cfg.scheduler,
+            rr_cursor: &mut self.rr_cursor,
+            bytes_retransmitted: &mut self.stats.stream_bytes_retransmitted,
+        }
+    }
+
     /// Debug builds: the writers that a quiet application space skips
     /// ([`Connection::app_frames_quiet`]) write nothing and return `false`; on one packet
     /// number in 16 they also leave the state they touch unchanged (its `Debug` form
@@ -662,13 +667,7 @@ impl Connection {
         let mut room = u64::from(u16::MAX);
         let mut info = SentInfo::default();
         let mut wrote = self.write_control_frames(now, &mut frames, &mut room);
-        let src = StreamSource {
-            streams: &mut self.streams,
-            send_fc: &mut self.send_fc,
-            scheduler: self.cfg.scheduler,
-            rr_cursor: &mut self.rr_cursor,
-            bytes_retransmitted: &mut self.stats.stream_bytes_retransmitted,
-        };
+        let src = self.stream_source();
         wrote |= packetizer::write_stream_frames(src, &mut frames, &mut room, &mut info);
         assert!(
             !wrote && frames.is_empty(),
