@@ -1133,3 +1133,36 @@ fn lossless_transfer_matches_the_model_full_grid() {
     }
     println!("largest deviation {:.3} %", worst * 100.0);
 }
+
+/// §5.1 E: a server that gets a COOKIE-ECHO owes a COOKIE-ACK even when nothing else is
+/// owed (no DATA came with the echo, so no SACK; nothing of its own to send). The
+/// nothing-owed shortcut of `poll_transmit` must not swallow it (`control_quiet`).
+#[test]
+fn cookie_ack_is_sent_when_nothing_else_is_owed() {
+    use super::association::AssocState;
+    let mut c = SctpAssociation::new(Side::Client, SctpConfig::default());
+    let mut s = SctpAssociation::new(Side::Server, SctpConfig::default());
+    let t = SimTime::ZERO;
+    c.start(t);
+    let init = c.poll_transmit(t).expect("INIT");
+    assert!(matches!(init.chunks[0], Chunk::Init(_)));
+    s.handle_packet(t, &init);
+    let init_ack = s.poll_transmit(t).expect("INIT-ACK");
+    assert!(matches!(init_ack.chunks[0], Chunk::InitAck { .. }));
+    assert!(s.poll_transmit(t).is_none());
+    c.handle_packet(t, &init_ack);
+    let echo = c.poll_transmit(t).expect("COOKIE-ECHO");
+    assert!(
+        matches!(echo.chunks[..], [Chunk::CookieEcho { .. }]),
+        "{echo:?}"
+    );
+    s.handle_packet(t, &echo);
+    assert_eq!(s.state(), AssocState::Established);
+    let ack = s
+        .poll_transmit(t)
+        .expect("a COOKIE-ACK, whatever else is owed");
+    assert!(matches!(ack.chunks[..], [Chunk::CookieAck]), "{ack:?}");
+    assert!(s.poll_transmit(t).is_none(), "one COOKIE-ACK");
+    c.handle_packet(t, &ack);
+    assert_eq!(c.state(), AssocState::Established);
+}
