@@ -58,23 +58,28 @@ impl<E> Ord for Entry<E> {
 /// **Lanes.** Most events of a packet simulation are arrivals at the far end of a link,
 /// and a link (without reordering) delivers in the order it sends: its arrival events are
 /// scheduled in increasing `(time, seq)` already. [`Scheduler::schedule_in_lane`] keeps
-/// such a run of events in a FIFO of its own and only the lane's front in the heap, so the
-/// heap holds a few entries per link and endpoint instead of one per packet in flight
-/// (hundreds on a long fat link). An event that would not be last in its lane's order
-/// goes into the heap directly. Either way every event is popped in `(time, seq)` order:
-/// lanes change the cost, never the order.
+/// such a run of events in a FIFO of its own and only the lane's front filed (in the heap
+/// or the front slot), so the heap holds a few entries per link and endpoint instead of
+/// one per packet in flight (hundreds on a long fat link). An event that would not be last
+/// in its lane's order is filed as an ordinary event. Either way every event is popped in
+/// `(time, seq)` order: lanes change the cost, never the order.
+///
+/// **The front slot.** The earliest entry waits outside the heap when it was filed
+/// earlier than everything in it (see `front`): popping a plain event from there needs no
+/// sift; a lane whose front leaves the slot files its next event like a new one.
 pub struct Scheduler<E> {
     /// The earliest entry, when it was filed earlier than every entry of `heap` (so it is
-    /// the next to run): kept outside the heap, it leaves without a sift. In a packet
+    /// the next to run): kept outside the heap, a plain event leaves without a sift. In a packet
     /// simulation the event just scheduled is often the next one (a link's next
     /// serializer completion, a lane's next arrival), so many events never enter the
     /// heap. Invariant: when `Some`, its key is below every key in `heap`.
     front: Option<Entry<E>>,
     heap: BinaryHeap<Entry<E>>,
-    /// Per lane: its events in increasing key order; the front one is in the heap as
-    /// `Item::Lane`.
+    /// Per lane: its events in increasing key order; the front one is filed (in the heap
+    /// or in `front`) as `Item::Lane`.
     lanes: Vec<VecDeque<(u128, E)>>,
-    /// Events queued (heap events plus lane events).
+    /// Events queued (the front slot's, the heap's and the lanes', cancelled ones included
+    /// until they are skipped).
     queued: usize,
     next_seq: u64,
     now: SimTime,
@@ -183,10 +188,11 @@ impl<E> Scheduler<E> {
         }
     }
 
-    /// Removes the event with the smallest key (from the heap or the front of a lane).
-    /// A lane with more events keeps its heap entry, re-keyed to its next event in place
-    /// (one sift instead of a pop and a push); keys are unique, so the heap's layout never
-    /// decides the order.
+    /// Removes the event with the smallest key: the front slot's if it holds one (a lane's
+    /// next event is then filed like a new one), else the heap's top (a lane with more
+    /// events keeps its heap entry, re-keyed to its next event in place: one sift instead
+    /// of a pop and a push). Keys are unique, so where an entry waits never decides the
+    /// order.
     fn pop_event(&mut self) -> Option<(u128, E)> {
         if let Some(f) = self.front.take() {
             self.queued -= 1;
@@ -309,57 +315,73 @@ mod tests {
         }
 
         /// Neither lanes nor the front slot change the order: events scheduled in lanes
-        /// (in or out of their lane's order) and plain events, interleaved with pops
-        /// and cancellations, pop exactly as a sorted map of `(time, seq)` gives them.
+        /// (in or out of their lane's order) and plain events, some in the past (clamped
+        /// to now), interleaved with pops and cancellations of any earlier event, pop
+        /// exactly as a sorted map of `(time, seq)` gives them; after every step `len` and
+        /// `peek_time` are exact (cancelled events count until they are skipped).
         #[test]
         fn pops_as_a_sorted_reference(
             ops in proptest::collection::vec((0u64..40, 0usize..4, 0u8..5), 0..300)
         ) {
+            use std::collections::{BTreeMap, BTreeSet};
             let mut s = Scheduler::new();
-            // The reference: every live event by (time, seq), and `now`.
-            let mut reference = std::collections::BTreeMap::new();
+            // The reference: live events by (time, seq), cancelled ones not yet skipped.
+            let mut live: BTreeMap<(u64, u64), usize> = BTreeMap::new();
+            let mut dead: BTreeSet<(u64, u64)> = BTreeSet::new();
             let mut ids = Vec::new();
             let mut now = 0u64;
             let mut seq = 0u64;
             for (i, &(dt, lane, op)) in ops.iter().enumerate() {
                 match op {
-                    // Pop: the reference's first, `now` moves to it.
+                    // Pop: the first live event; the cancelled ones before it are skipped.
                     0 => {
-                        let want = reference.pop_first().map(|((t, _), v)| (SimTime(t), v));
-                        if let Some((t, _)) = want {
-                            now = t.0;
+                        let want = live.pop_first();
+                        match want {
+                            Some((k, _)) => {
+                                dead = dead.split_off(&k);
+                                now = k.0;
+                            }
+                            None => dead.clear(),
                         }
-                        prop_assert_eq!(s.pop(), want);
+                        prop_assert_eq!(s.pop(), want.map(|((t, _), v)| (SimTime(t), v)));
                     }
                     // A plain event (sometimes in the past: clamped to now).
                     1 => {
                         let at = (now + dt).saturating_sub(5);
-                        ids.push((s.schedule(SimTime(at), i), (at.max(now), seq)));
-                        reference.insert((at.max(now), seq), i);
+                        let k = (at.max(now), seq);
+                        ids.push((s.schedule(SimTime(at), i), k));
+                        live.insert(k, i);
                         seq += 1;
                     }
-                    // Cancel an earlier event (a no-op if it ran already).
+                    // Cancel any earlier event (a no-op if it ran or was cancelled).
                     2 => {
-                        if let Some(&(id, k)) = ids.get(dt as usize % ids.len().max(1)) {
+                        if !ids.is_empty() {
+                            let (id, k) = ids[(dt as usize * 7 + i) % ids.len()];
                             s.cancel(id);
-                            reference.remove(&k);
+                            if live.remove(&k).is_some() {
+                                dead.insert(k);
+                            }
                         }
                     }
-                    // A lane event (lane 3: times anywhere, often out of the lane's order).
+                    // A lane event (lane 3: times anywhere, often out of the lane's order,
+                    // sometimes in the past).
                     _ => {
-                        let at = now + if lane == 3 { dt } else { dt / 8 };
-                        ids.push((s.schedule_in_lane(lane, SimTime(at), i), (at, seq)));
-                        reference.insert((at, seq), i);
+                        let at = if lane == 3 { (now + dt).saturating_sub(5) } else { now + dt / 8 };
+                        let k = (at.max(now), seq);
+                        ids.push((s.schedule_in_lane(lane, SimTime(at), i), k));
+                        live.insert(k, i);
                         seq += 1;
                     }
                 }
-                // `peek_time` may see a cancelled event; a live one is never later.
-                if let (Some(p), Some((&(t, _), _))) = (s.peek_time(), reference.first_key_value()) {
-                    prop_assert!(p.0 <= t);
-                }
+                prop_assert_eq!(s.len(), live.len() + dead.len());
+                let first = match (live.keys().next(), dead.first()) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                prop_assert_eq!(s.peek_time(), first.map(|k| SimTime(k.0)));
             }
             let rest: Vec<_> = std::iter::from_fn(|| s.pop()).collect();
-            let expected: Vec<_> = reference.into_iter().map(|((t, _), v)| (SimTime(t), v)).collect();
+            let expected: Vec<_> = live.into_iter().map(|((t, _), v)| (SimTime(t), v)).collect();
             prop_assert_eq!(rest, expected);
             prop_assert!(s.is_empty());
         }

@@ -4,7 +4,8 @@
 //! A record ([`crate::quic::connection::SentInfo`]) holds a [`SentFrames`] handle, two
 //! slot indexes, instead of a vector of its own: the frames live in one [`FrameSlab`] per
 //! connection as a singly linked list of slots, in the order the packet carried them
-//! (RFC 9000 §13.3 requeues a lost packet's frames in that order). A slot freed by an
+//! (the model requeues a lost packet's information in that order, RFC 9000 §13.3 leaving
+//! the order to the sender, and the qlog `packet_lost` event lists it so). A slot freed by an
 //! acknowledgement or a loss goes on the slab's free list and carries the next packet's
 //! frame, so in steady state a packet's record costs no allocation and no buffer to
 //! recycle, and moving a record moves 8 bytes of frame handle, not a vector. Any record

@@ -1134,7 +1134,7 @@ fn lossless_transfer_matches_the_model_full_grid() {
     println!("largest deviation {:.3} %", worst * 100.0);
 }
 
-/// §5.1 E: a server that gets a COOKIE-ECHO owes a COOKIE-ACK even when nothing else is
+/// RFC 9260 §5.1 D: a server that gets a COOKIE-ECHO owes a COOKIE-ACK even when nothing else is
 /// owed (no DATA came with the echo, so no SACK; nothing of its own to send). The
 /// nothing-owed shortcut of `poll_transmit` must not swallow it (`control_quiet`).
 #[test]
