@@ -135,9 +135,9 @@ impl<E> Scheduler<E> {
     /// where an entry is filed never changes the order.
     #[inline]
     fn file(&mut self, e: Entry<E>) {
-        match &self.front {
+        match &mut self.front {
             Some(f) if e.key < f.key => {
-                let old = self.front.replace(e).expect("front is set");
+                let old = std::mem::replace(f, e);
                 self.heap.push(old);
             }
             Some(_) => self.heap.push(e),
